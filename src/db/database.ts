@@ -1,0 +1,68 @@
+/**
+ * Opens the service's database: PostgreSQL through a connection pool when DATABASE_URL is set,
+ * otherwise PGlite (PostgreSQL compiled to WASM) in DATA_DIR. Both speak the same SQL dialect,
+ * so everything above this file is written once.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect } from 'kysely';
+import { PGliteDialect } from 'kysely-pglite-dialect';
+import pg from 'pg';
+import type { Config } from '../config.js';
+import type { Database } from './schema.js';
+
+export type DatabaseKind = 'postgres' | 'pglite';
+
+export interface AppDatabase {
+  readonly db: Kysely<Database>;
+  readonly kind: DatabaseKind;
+  /** The pool behind a PostgreSQL database (for LISTEN/NOTIFY and pool metrics). */
+  readonly pool: pg.Pool | undefined;
+  /** The PGlite instance behind an embedded database. */
+  readonly pglite: PGlite | undefined;
+  close(): Promise<void>;
+}
+
+/** int8 values (identity columns, counts) fit in a JS number here; parse them as numbers on pg too. */
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === pg.types.builtins.INT8 && format !== 'binary') return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+export function createPostgresPool(connectionString: string, max: number): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    types: pgTypes as pg.CustomTypesConfig,
+    // Fail fast when the database is unreachable instead of queueing requests forever.
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    // A statement that runs this long is a bug or an outage; end it so that the request can answer.
+    statement_timeout: 30_000,
+    keepAlive: true,
+  });
+  // An idle client losing its connection (database restart) must not crash the process.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+export function openPostgres(connectionString: string, max: number): AppDatabase {
+  const pool = createPostgresPool(connectionString, max);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, kind: 'postgres', pool, pglite: undefined, close: () => db.destroy() };
+}
+
+export function openPglite(pglite: PGlite): AppDatabase {
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return { db, kind: 'pglite', pool: undefined, pglite, close: () => db.destroy() };
+}
+
+export function openDatabase(config: Config): AppDatabase {
+  if (config.databaseUrl) return openPostgres(config.databaseUrl, config.databasePoolSize);
+  const directory = path.join(config.dataDir, 'pgdata');
+  fs.mkdirSync(directory, { recursive: true });
+  return openPglite(new PGlite(directory));
+}

@@ -1,0 +1,14 @@
+/** Recognises database errors that the services turn into problems. */
+
+interface DatabaseError {
+  code?: string;
+  constraint?: string;
+  message?: string;
+}
+
+/** A unique-constraint violation (SQLSTATE 23505), optionally of one named constraint. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as DatabaseError;
+  if (e?.code !== '23505') return false;
+  return constraint === undefined || e.constraint === constraint || (e.message ?? '').includes(`"${constraint}"`);
+}

@@ -1,0 +1,13 @@
+/** `npm run migrate`: applies pending migrations to the configured database and exits. */
+import { loadConfig } from '../config.js';
+import { openDatabase } from './database.js';
+import { migrateToLatest } from './migrate.js';
+
+const config = loadConfig();
+const database = openDatabase(config);
+try {
+  const applied = await migrateToLatest(database.db);
+  console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
+} finally {
+  await database.close();
+}

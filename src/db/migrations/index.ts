@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_foundation.js';
+
+/**
+ * Every migration, in order. Listed explicitly (no directory scanning) so that the compiled
+ * build, the tests and `npm run migrate` apply exactly the same set.
+ */
+export const migrations: Record<string, Migration> = {
+  '0001_foundation': m0001,
+};

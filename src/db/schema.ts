@@ -1,0 +1,129 @@
+/**
+ * Row types of every table, as Kysely sees them. Column names are snake_case in SQL and here;
+ * repositories map rows to the camelCase shapes of the API.
+ */
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** A timestamp column with a database default: read as Date, optional on insert. */
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+/** A timestamp column that every insert sets. */
+type RequiredTimestamp = ColumnType<Date, Date | string, Date | string>;
+/** A timestamp column that may be null. */
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+/** A column the database fills on insert (identity or default) and that is never updated. */
+type Serial = ColumnType<number, never, never>;
+
+export interface ServerSecretsTable {
+  name: string;
+  value: string;
+  created_at: Timestamp;
+}
+
+export interface TenantsTable {
+  id: string;
+  name: string;
+  scopes: string[];
+  api_enabled: boolean;
+  webhook_access: boolean;
+  seq: Serial;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ClientCredentialsTable {
+  client_id: string;
+  tenant_id: string;
+  secret_hash: string;
+  created_at: Timestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface ProjectsTable {
+  tenant_id: string;
+  project_id: string;
+  project_id_is_integer: boolean;
+  project_name: string;
+  status: 'Active' | 'Inactive';
+  upstream_record_id: string | null;
+  seq: Serial;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ItemsTable {
+  tenant_id: string;
+  item_id: string;
+  item_id_is_integer: boolean;
+  item_name: string;
+  upstream_record_id: string | null;
+  seq: Serial;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface SitesTable {
+  id: string;
+  tenant_id: string;
+  seq: Serial;
+  site_code: string;
+  name: string;
+  address_line1: string;
+  address_line2: string | null;
+  city: string;
+  state_region: string;
+  postal_code: string;
+  country: string;
+  unique_id: string | null;
+  unique_id2: string | null;
+  friendly_location_name: string | null;
+  friendly_location_name2: string | null;
+  key_required: boolean | null;
+  status: string;
+  version: Generated<number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface SiteAssetsTable {
+  id: number;
+  tenant_id: string;
+  site_id: string;
+  unique_id: string;
+  friendly_location: string;
+  asset_status: string;
+  asset_display: string;
+  seq: Serial;
+  created_at: Timestamp;
+}
+
+export interface IdempotencyKeysTable {
+  tenant_id: string;
+  resource_type: string;
+  key: string;
+  request_hash: string;
+  resource_id: string;
+  response_status: number;
+  response_body: unknown;
+  response_etag: string | null;
+  completed_at: RequiredTimestamp;
+  expires_at: RequiredTimestamp;
+}
+
+export interface Database {
+  server_secrets: ServerSecretsTable;
+  tenants: TenantsTable;
+  client_credentials: ClientCredentialsTable;
+  projects: ProjectsTable;
+  items: ItemsTable;
+  sites: SitesTable;
+  site_assets: SiteAssetsTable;
+  idempotency_keys: IdempotencyKeysTable;
+}
+
+export type TenantRow = Selectable<TenantsTable>;
+export type SiteRow = Selectable<SitesTable>;
+export type NewSite = Insertable<SitesTable>;
+export type SiteUpdate = Updateable<SitesTable>;
+export type ProjectRow = Selectable<ProjectsTable>;
+export type ItemRow = Selectable<ItemsTable>;
+export type SiteAssetRow = Selectable<SiteAssetsTable>;

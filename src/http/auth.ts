@@ -1,0 +1,78 @@
+/**
+ * Bearer-token protection of client routes. A route declares the scope it needs in its config
+ * (`config: { scope: 'sites:read' }`); this plugin then (1) adds the OAuth2 security requirement to
+ * the route's schema, so the OpenAPI document states it, and (2) authenticates every request to the
+ * route before its body is read: 401 for a missing or bad token, 403 for a missing scope.
+ */
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { CredentialStatus } from '../modules/auth/credential-status.js';
+import type { Scope } from '../modules/auth/scopes.js';
+import type { TokenService } from '../modules/auth/tokens.js';
+import { Problem } from './problem.js';
+
+export interface AuthContext {
+  tenantId: string;
+  clientId: string;
+  scopes: ReadonlySet<string>;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a client route needs; routes without it are not client-authenticated. */
+    scope?: Scope;
+  }
+  interface FastifyRequest {
+    /** The authenticated client of a client route (set before the handler runs). */
+    auth: AuthContext;
+  }
+}
+
+export const SECURITY_SCHEME = 'clientCredentials';
+
+const REALM = 'Bearer realm="site-services"';
+
+function unauthorized(detail: string): Problem {
+  return new Problem('unauthorized', detail, { headers: { 'www-authenticate': `${REALM}, error="invalid_token"` } });
+}
+
+/** The token of an `Authorization: Bearer` header, or undefined. */
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return undefined;
+  const match = /^Bearer +([^\s]+) *$/i.exec(header);
+  return match?.[1];
+}
+
+export function registerClientAuth(app: FastifyInstance, deps: { tokens: TokenService; credentialStatus: CredentialStatus }): void {
+  const authenticate: onRequestHookHandler = async (request) => {
+    const scope = request.routeOptions.config.scope!;
+    const token = bearerToken(request);
+    if (token === undefined) {
+      throw new Problem('unauthorized', 'A bearer token is required: send Authorization: Bearer <access_token>.', {
+        headers: { 'www-authenticate': REALM },
+      });
+    }
+    const grant = await deps.tokens.verify(token);
+    if (!grant) throw unauthorized('The bearer token is invalid or expired. Fetch a new token and retry once.');
+    const status = await deps.credentialStatus.lookup(grant.clientId);
+    if (!status.active || status.tenantId !== grant.tenantId) throw unauthorized('The credentials of this token have been revoked.');
+    // A scope removed from the tenant stops working for tokens already issued.
+    const scopes = new Set(grant.scopes.filter((granted) => status.tenantScopes.has(granted)));
+    request.auth = { tenantId: grant.tenantId, clientId: grant.clientId, scopes };
+    request.log = request.log.child({ tenantId: grant.tenantId, clientId: grant.clientId });
+    if (!scopes.has(scope)) {
+      throw new Problem('forbidden', `This operation needs the scope ${scope}; the token does not carry it.`, {
+        headers: { 'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
+      });
+    }
+  };
+
+  app.decorateRequest('auth', null as unknown as AuthContext);
+  app.addHook('onRoute', (route) => {
+    const scope = route.config?.scope;
+    if (!scope) return;
+    route.schema = { ...route.schema, security: [{ [SECURITY_SCHEME]: [scope] }] } as typeof route.schema;
+    const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
+    route.onRequest = [authenticate, ...existing];
+  });
+}

@@ -1,0 +1,105 @@
+/**
+ * The one place where errors become responses. Every error is `application/problem+json` (RFC 9457)
+ * except on routes flagged `oauthErrors` (the token endpoint), which answer `application/json` with the
+ * problem members plus OAuth's `error` and `error_description` so that OAuth client libraries read them.
+ * Unknown errors become a bare 500 and a log line; a 5xx never shows internals.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fieldErrorsFromAjv } from './validation.js';
+import { Problem, problemBody, validationProblem } from './problem.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Answer errors in the OAuth token endpoint's format (RFC 6749 §5.2). */
+    oauthErrors?: boolean;
+  }
+}
+
+const OAUTH_ERROR_BY_STATUS: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'invalid_client',
+  415: 'invalid_request',
+  429: 'temporarily_unavailable',
+  503: 'temporarily_unavailable',
+};
+
+/** PostgreSQL and driver conditions that mean "the database is not reachable right now". */
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08006']);
+
+function isDatabaseUnavailable(error: Error & { code?: string }): boolean {
+  if (error.code && UNAVAILABLE_CODES.has(error.code)) return true;
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed/i.test(error.message);
+}
+
+/** Maps anything thrown to a Problem; undefined for a genuinely unexpected error. */
+export function toProblem(error: FastifyError & { code?: string }): Problem | undefined {
+  if (error instanceof Problem) return error;
+  if (error.validation) {
+    const root = error.validationContext === 'body' ? 'body' : (error.validationContext ?? 'request');
+    return validationProblem(fieldErrorsFromAjv(error.validation as never, root));
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new Problem('unsupported-media-type', 'This endpoint does not accept that Content-Type. Send application/json.');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new Problem('payload-too-large', 'The request body is larger than this endpoint accepts.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new Problem('malformed-request', 'The body is empty although Content-Type is application/json.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new Problem('malformed-request', 'The request body is not well-formed JSON.');
+  }
+  if (isDatabaseUnavailable(error)) {
+    return new Problem('service-unavailable', 'The service is temporarily unavailable. Retry with backoff.', { headers: { 'retry-after': '5' } });
+  }
+  const status = error.statusCode;
+  if (status === 400) return new Problem('malformed-request', 'The request could not be parsed.');
+  if (status === 413) return new Problem('payload-too-large', 'The request body is too large.');
+  if (status === 415) return new Problem('unsupported-media-type', 'Unsupported Content-Type.');
+  return undefined;
+}
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: Problem, problemBaseUrl: string) {
+  const body = problemBody(problem, problemBaseUrl);
+  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+  if (request.routeOptions.config?.oauthErrors) {
+    body.error = problem.extensions.error ?? OAUTH_ERROR_BY_STATUS[problem.status] ?? (problem.status >= 500 ? 'server_error' : 'invalid_request');
+    body.error_description = problem.extensions.error_description ?? problem.detail;
+    reply.header('cache-control', 'no-store');
+    return reply.code(problem.status).type('application/json; charset=utf-8').send(body);
+  }
+  return reply.code(problem.status).type('application/problem+json; charset=utf-8').send(body);
+}
+
+export function registerErrorHandling(app: FastifyInstance, problemBaseUrl: string): void {
+  // Routes by pattern, to tell "no such path" (404) from "no such method on this path" (405).
+  const routes: { pattern: RegExp; methods: Set<string> }[] = [];
+  app.addHook('onRoute', (route) => {
+    const source = route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\?:[A-Za-z_][\w-]*/g, '[^/]+');
+    const pattern = new RegExp(`^${source}/?$`);
+    let entry = routes.find((candidate) => candidate.pattern.source === pattern.source);
+    if (!entry) routes.push((entry = { pattern, methods: new Set() }));
+    for (const method of [route.method].flat()) entry.methods.add(method);
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const problem = toProblem(error);
+    if (problem) {
+      if (problem.status >= 500) request.log.warn({ err: error }, 'request failed: %s', problem.slug);
+      return sendProblem(request, reply, problem, problemBaseUrl);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendProblem(request, reply, new Problem('internal-error', 'The service failed unexpectedly.'), problemBaseUrl);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!;
+    const allowed = routes.find((route) => route.pattern.test(path))?.methods;
+    if (allowed && allowed.size > 0) {
+      const allow = [...allowed].sort().join(', ');
+      reply.header('allow', allow);
+      return sendProblem(request, reply, new Problem('method-not-allowed', `${request.method} is not supported on this path. Allowed: ${allow}.`), problemBaseUrl);
+    }
+    return sendProblem(request, reply, new Problem('not-found', `No resource lives at ${path}.`), problemBaseUrl);
+  });
+}

@@ -1,0 +1,157 @@
+/**
+ * Idempotent creates (SPEC: Idempotent creates). A create with an Idempotency-Key runs in one
+ * transaction that (1) takes a transaction-scoped advisory lock on the key, (2) replays a completed
+ * request or refuses a conflicting one, else (3) creates the resource and stores the response snapshot.
+ *
+ * Because the lock and the snapshot live in the same transaction as the resource, a key is never left
+ * half-done: a crash or error rolls everything back and the same key can simply be retried. A second
+ * request arriving while the first holds the lock gets 409 idempotency-pending instead of waiting.
+ */
+import { createHash } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { jsonb } from '../db/json.js';
+import type { Clock } from '../lib/clock.js';
+import { Problem, validationProblem } from './problem.js';
+
+export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export const IdempotencyKeyHeader = Type.Optional(
+  Type.String({
+    minLength: 1,
+    maxLength: 255,
+    description: 'Makes the create safe to retry: the same key and body within 24 hours replay the original response.',
+  }),
+);
+
+export interface CreatedResource {
+  /** The new resource's id, for the accessibility check on replay. */
+  id: string;
+  status: number;
+  body: unknown;
+  etag: string | undefined;
+}
+
+export interface CreateOutcome extends CreatedResource {
+  replayed: boolean;
+}
+
+export interface IdempotentCreateOptions {
+  tenantId: string;
+  resourceType: string;
+  key: string | undefined;
+  payload: unknown;
+  /** Whether the resource a completed key points at is still the client's (SPEC rule 5). */
+  stillAccessible: (tx: Transaction<Database>, resourceId: string) => Promise<boolean>;
+}
+
+const KEY_PATTERN = /^[\x21-\x7e]+$/;
+
+/** JSON with object keys sorted, so that the same payload always hashes the same. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, member]) => member !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([name, member]) => `${JSON.stringify(name)}:${canonicalJson(member)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** A signed 64-bit advisory lock id for one (tenant, resource type, key). */
+function lockId(tenantId: string, resourceType: string, key: string): string {
+  return createHash('sha256').update(`${tenantId}\u0000${resourceType}\u0000${key}`).digest().readBigInt64BE(0).toString();
+}
+
+export async function createIdempotently(
+  db: Kysely<Database>,
+  clock: Clock,
+  options: IdempotentCreateOptions,
+  create: (tx: Transaction<Database>) => Promise<CreatedResource>,
+): Promise<CreateOutcome> {
+  const { tenantId, resourceType, key } = options;
+  if (key === undefined) {
+    const created = await db.transaction().execute(create);
+    return { ...created, replayed: false };
+  }
+  if (!KEY_PATTERN.test(key)) {
+    throw validationProblem({ 'Idempotency-Key': ['must be 1 to 255 visible ASCII characters'] });
+  }
+  const requestHash = createHash('sha256').update(canonicalJson(options.payload)).digest('hex');
+
+  return db.transaction().execute(async (tx) => {
+    const locked = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${lockId(tenantId, resourceType, key)}::bigint) as locked`.execute(tx);
+    if (!locked.rows[0]?.locked) {
+      throw new Problem('idempotency-pending', 'A request with this Idempotency-Key is still in progress. Retry later with the same key and body.', {
+        headers: { 'retry-after': '1' },
+      });
+    }
+    const now = clock.now();
+    const existing = await tx
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('resource_type', '=', resourceType)
+      .where('key', '=', key)
+      .executeTakeFirst();
+
+    if (existing && existing.expires_at > now) {
+      if (existing.request_hash !== requestHash) {
+        throw new Problem('idempotency-conflict', 'This Idempotency-Key was already used with a different request body. Use a new key for a different request.');
+      }
+      if (!(await options.stillAccessible(tx, existing.resource_id))) {
+        throw new Problem('not-found', 'The resource created with this Idempotency-Key is no longer accessible.');
+      }
+      return {
+        id: existing.resource_id,
+        status: existing.response_status,
+        body: existing.response_body,
+        etag: existing.response_etag ?? undefined,
+        replayed: true,
+      };
+    }
+    if (existing) {
+      // Past its replay window the key is free again.
+      await tx
+        .deleteFrom('idempotency_keys')
+        .where('tenant_id', '=', tenantId)
+        .where('resource_type', '=', resourceType)
+        .where('key', '=', key)
+        .execute();
+    }
+
+    const created = await create(tx);
+    await tx
+      .insertInto('idempotency_keys')
+      .values({
+        tenant_id: tenantId,
+        resource_type: resourceType,
+        key,
+        request_hash: requestHash,
+        resource_id: created.id,
+        response_status: created.status,
+        response_body: jsonb(created.body),
+        response_etag: created.etag ?? null,
+        completed_at: now,
+        expires_at: new Date(now.getTime() + REPLAY_WINDOW_MS),
+      })
+      .execute();
+    return { ...created, replayed: false };
+  });
+}
+
+/** Writes a create's outcome: the original status, body and ETag, marked when it is a replay. */
+export function sendCreateOutcome(reply: FastifyReply, outcome: CreateOutcome) {
+  if (outcome.etag) reply.header('etag', outcome.etag);
+  if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+  return reply.code(outcome.status).send(outcome.body);
+}
+
+/** Deletes keys past their replay window; run periodically by the maintenance loop. */
+export async function purgeExpiredIdempotencyKeys(db: Kysely<Database>, now: Date): Promise<number> {
+  const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).executeTakeFirst();
+  return Number(result.numDeletedRows ?? 0);
+}

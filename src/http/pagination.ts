@@ -1,0 +1,64 @@
+/**
+ * Keyset pagination. Lists are ordered by an internal, monotonically increasing position (creation
+ * order); a cursor seals that position together with the list's name and the tenant, so a cursor is
+ * opaque, cannot be forged, and is refused (422) by another list or another tenant.
+ */
+import { Type } from '@sinclair/typebox';
+import { seal, unseal } from '../lib/secrets.js';
+import { validationProblem } from './problem.js';
+
+export const DEFAULT_PAGE_SIZE = 25;
+export const MAX_PAGE_SIZE = 100;
+
+export const PageSizeParameter = Type.Integer({
+  minimum: 1,
+  maximum: MAX_PAGE_SIZE,
+  default: DEFAULT_PAGE_SIZE,
+  description: 'Records per page, 1 to 100; default 25.',
+});
+
+export const PageQuery = {
+  'page[size]': Type.Optional(PageSizeParameter),
+  'page[after]': Type.Optional(
+    Type.String({ minLength: 1, maxLength: 512, description: "The previous page's meta.nextCursor." }),
+  ),
+};
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | undefined;
+}
+
+export class CursorCodec {
+  constructor(private readonly key: Buffer) {}
+
+  encode(list: string, tenantId: string, position: number): string {
+    return seal(this.key, String(position), `${list}|${tenantId}`);
+  }
+
+  /** The position after which the next page starts; 422 when the cursor is not one of this list's. */
+  decode(list: string, tenantId: string, cursor: string): number {
+    const opened = unseal(this.key, cursor, `${list}|${tenantId}`)?.toString('utf8');
+    const position = opened === undefined ? NaN : Number(opened);
+    if (!Number.isSafeInteger(position) || position < 0) {
+      throw validationProblem({ 'page[after]': ['is not a cursor of this list; pass meta.nextCursor of the previous page unchanged'] });
+    }
+    return position;
+  }
+
+  /**
+   * Cuts a page from rows fetched with `limit = size + 1`: the extra row only proves that more exist.
+   */
+  page<T>(list: string, tenantId: string, rows: T[], size: number, positionOf: (row: T) => number): Page<T> {
+    const items = rows.slice(0, size);
+    const last = items[items.length - 1];
+    return {
+      items,
+      nextCursor: rows.length > size && last !== undefined ? this.encode(list, tenantId, positionOf(last)) : undefined,
+    };
+  }
+}
+
+export function listMeta(pageSize: number, nextCursor: string | undefined) {
+  return nextCursor === undefined ? { pageSize } : { pageSize, nextCursor };
+}

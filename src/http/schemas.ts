@@ -1,0 +1,88 @@
+/** Schema pieces shared by every route: problem responses, nullable types, bounded strings, path ids. */
+import { type TNull, type TSchema, type TUnion, Type } from '@sinclair/typebox';
+import { PROBLEM_TYPES } from './problem.js';
+
+/**
+ * `type: [T, "null"]`: a value of T or null, written as OpenAPI 3.1 (JSON Schema 2020-12) writes it
+ * rather than as an anyOf. Typed as TypeBox's union so that handlers see `T | null`.
+ */
+export function Nullable<T extends TSchema>(schema: T): TUnion<[T, TNull]> {
+  const type = (schema as { type?: string }).type;
+  if (typeof type !== 'string') throw new Error('Nullable takes a schema with one primitive type');
+  return { ...schema, type: [type, 'null'] } as unknown as TUnion<[T, TNull]>;
+}
+
+/** A required, non-empty string of at most `max` characters. */
+export function Text(max: number, options: { description?: string; examples?: unknown[]; pattern?: string } = {}) {
+  return Type.String({ minLength: 1, maxLength: max, ...options });
+}
+
+export const DateTime = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
+
+export const IdParams = Type.Object({ id: Type.String({ maxLength: 100, description: 'The resource id.' }) }, { additionalProperties: false });
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({ format: 'uri', description: 'Identifies the problem: {PROBLEM_BASE_URL}/<slug>; the address explains it.' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    errors: Type.Optional(
+      Type.Record(Type.String(), Type.Array(Type.String()), {
+        description: 'On validation failures: each failing field (or query parameter or header) with its messages.',
+      }),
+    ),
+  },
+  { $id: 'Problem', title: 'Problem details (RFC 9457)', additionalProperties: true },
+);
+
+export const OAuthProblemSchema = Type.Object(
+  {
+    type: Type.String({ format: 'uri' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    error: Type.String({
+      description: 'OAuth 2.0 error code (RFC 6749 §5.2).',
+      enum: ['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_scope', 'temporarily_unavailable', 'server_error'],
+    }),
+    error_description: Type.String(),
+  },
+  { title: 'Token endpoint error (problem members and OAuth members)', additionalProperties: true },
+);
+
+const STATUS_DESCRIPTIONS: Record<number, string> = {
+  400: 'Malformed request (unparseable body).',
+  401: 'Missing, invalid or expired bearer token.',
+  403: 'The token lacks the required scope.',
+  404: 'Not found, or not owned by your client.',
+  405: 'Method not allowed on this path.',
+  409: 'Conflict.',
+  413: `Uploaded file larger than 10 MiB.`,
+  415: 'Unsupported media type.',
+  422: 'Validation failed; `errors` names each failing field.',
+  429: 'Rate limit exceeded; wait Retry-After seconds.',
+  500: 'Unexpected failure; does not prove that a write failed.',
+  503: 'Temporarily unavailable; retry with backoff.',
+};
+
+export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 503;
+
+/** Response schemas for the problem statuses a route can answer, with SPEC's meaning of each. */
+export function problemResponses(statuses: ProblemStatus[], descriptions: Partial<Record<ProblemStatus, string>> = {}) {
+  const responses: Record<number, TSchema> = {};
+  for (const status of statuses) {
+    const slugs = Object.entries(PROBLEM_TYPES)
+      .filter(([, problem]) => problem.status === status)
+      .map(([slug]) => slug);
+    responses[status] = Type.Ref(ProblemSchema, {
+      description: `${descriptions[status] ?? STATUS_DESCRIPTIONS[status]} Problem types: ${slugs.join(', ')}.`,
+    });
+  }
+  return responses;
+}
+
+/** `{data: T}`: the operator API wraps every payload like the client API does. */
+export function DataOf<T extends TSchema>(schema: T) {
+  return Type.Object({ data: schema }, { additionalProperties: false });
+}

@@ -1,0 +1,150 @@
+/**
+ * Request validation. Bodies are validated strictly (no coercion, no stripping of unknown members,
+ * every error reported); path, query and headers are coerced from their string form. Ajv errors are
+ * turned into the `errors` map of a 422 validation-error problem, keyed by the field's name.
+ */
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import type { FieldErrors } from './problem.js';
+
+/** Fields that responses carry but no request may write; naming them in a body says so plainly. */
+const READ_ONLY_FIELDS = new Set([
+  'id',
+  'clientId',
+  // Writable on messages, whose schema declares it; read-only everywhere else.
+  'status',
+  'createdAt',
+  'updatedAt',
+  'svcPm',
+  'recordOwner',
+  'method',
+  'occurredAt',
+  'assetsToService',
+  'siteVisitAssets',
+  'returnLabel',
+  'fileAttachment',
+  'tenantId',
+]);
+
+function createAjv(options: Options): Ajv {
+  const ajv = new Ajv({ strict: false, allErrors: true, verbose: true, removeAdditional: false, ...options });
+  (addFormats as unknown as (ajv: Ajv) => void)(ajv);
+  return ajv;
+}
+
+const bodyAjv = createAjv({ coerceTypes: false, useDefaults: false });
+const parameterAjv = createAjv({ coerceTypes: true, useDefaults: true });
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const ajv = httpPart === 'body' ? bodyAjv : parameterAjv;
+  return ajv.compile(schema as object) as ValidateFunction;
+};
+
+/** Compiles a schema with the strict body rules, for validating data outside of a route (uploads, workflow). */
+export function compileBodyValidator(schema: object): ValidateFunction {
+  return bodyAjv.compile(schema);
+}
+
+function fieldName(instancePath: string, child?: string, rootName = 'body'): string {
+  const segments = instancePath
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (child !== undefined) segments.push(child);
+  if (segments.length === 0) return rootName;
+  return segments.reduce((name, segment) => (/^\d+$/.test(segment) && name ? `${name}[${segment}]` : name ? `${name}.${segment}` : segment), '');
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'a boolean (true or false)',
+  array: 'an array',
+  object: 'an object',
+  null: 'null',
+};
+
+function describeTypes(schema: unknown): string {
+  const branches = (schema as { anyOf?: unknown[] })?.anyOf ?? [schema];
+  const names = branches.flatMap((branch) => {
+    const b = branch as { type?: string | string[]; const?: unknown; enum?: unknown[] };
+    if (b.const !== undefined) return [JSON.stringify(b.const)];
+    if (b.enum) return b.enum.map((value) => JSON.stringify(value));
+    const types = Array.isArray(b.type) ? b.type : b.type ? [b.type] : [];
+    return types.map((type) => TYPE_NAMES[type] ?? type);
+  });
+  return [...new Set(names)].join(' or ') || 'a valid value';
+}
+
+function message(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'type':
+      return error.data === null ? `must be ${describeTypes(error.parentSchema)}, not null` : `must be ${describeTypes(error.parentSchema)}`;
+    case 'enum':
+      return `must be one of: ${(params.allowedValues as unknown[]).map((value) => String(value)).join('; ')}`;
+    case 'const':
+      return `must be ${JSON.stringify(params.allowedValue)}`;
+    case 'anyOf':
+      return `must be ${describeTypes(error.parentSchema)}`;
+    case 'minLength':
+      return params.limit === 1 ? 'must not be empty' : `must be at least ${params.limit} characters`;
+    case 'maxLength':
+      return `must be at most ${params.limit} characters`;
+    case 'minimum':
+      return `must be at least ${params.limit}`;
+    case 'maximum':
+      return `must be at most ${params.limit}`;
+    case 'minItems':
+      return params.limit === 1 ? 'must not be empty' : `must have at least ${params.limit} entries`;
+    case 'maxItems':
+      return `must have at most ${params.limit} entries`;
+    case 'uniqueItems':
+      return 'must not contain duplicates';
+    case 'format':
+      return params.format === 'date-time'
+        ? 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-22T09:00:00Z'
+        : params.format === 'date'
+          ? 'must be a date such as 2026-11-22'
+          : `must be a valid ${params.format}`;
+    case 'pattern': {
+      const description = (error.parentSchema as { description?: string } | undefined)?.description;
+      return description ? `must match the expected format (${description})` : 'must match the expected format';
+    }
+    default:
+      return error.message ?? 'is invalid';
+  }
+}
+
+/** Turns Ajv's errors into `field → messages`, one readable message per failure. */
+export function fieldErrorsFromAjv(errors: readonly ErrorObject[], rootName = 'body'): FieldErrors {
+  // For a union (anyOf) report the union once, not each branch's complaint.
+  const unions = errors.filter((error) => error.keyword === 'anyOf');
+  const relevant = errors.filter(
+    (error) =>
+      error.keyword === 'anyOf' ||
+      !unions.some((union) => error.instancePath === union.instancePath && error.schemaPath.startsWith(`${union.schemaPath}/`)),
+  );
+  const result: FieldErrors = {};
+  const add = (field: string, text: string) => {
+    const list = (result[field] ??= []);
+    if (!list.includes(text)) list.push(text);
+  };
+  for (const error of relevant) {
+    const params = error.params as Record<string, unknown>;
+    if (error.keyword === 'required') {
+      add(fieldName(error.instancePath, String(params.missingProperty), rootName), 'is required');
+    } else if (error.keyword === 'additionalProperties') {
+      const name = String(params.additionalProperty);
+      add(
+        fieldName(error.instancePath, name, rootName),
+        READ_ONLY_FIELDS.has(name) && error.instancePath === '' ? 'is read-only and cannot be written' : 'is not a known field',
+      );
+    } else {
+      add(fieldName(error.instancePath, undefined, rootName), message(error));
+    }
+  }
+  return result;
+}

@@ -1,0 +1,40 @@
+import { randomBytes, randomInt } from 'node:crypto';
+
+/** Lower-case Crockford base32: no padding, no look-alike letters, safe in URLs and logs. */
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+function base32(bytes: Buffer): string {
+  let bits = 0;
+  let value = 0;
+  let out = '';
+  for (const byte of bytes) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += ALPHABET[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += ALPHABET[(value << (5 - bits)) & 31];
+  return out;
+}
+
+export type IdPrefix = 'tnt' | 'cli' | 'site' | 'visit' | 'msg' | 'whsub' | 'evt' | 'dlv' | 'file';
+
+/** A prefixed opaque identifier with 128 random bits, e.g. `site_5k2x…`. Never a database serial. */
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${base32(randomBytes(16))}`;
+}
+
+/** A random secret of 256 bits, base32-encoded, with a readable prefix. */
+export function newSecret(prefix: string): string {
+  return `${prefix}_${base32(randomBytes(32))}`;
+}
+
+/**
+ * Integer record ids (SPEC: site assets are addressed by integer). Random rather than sequential
+ * so that they reveal nothing about other tenants' volumes; callers retry on the rare collision.
+ */
+export function newIntegerId(): number {
+  return randomInt(100_000_000, 2_147_483_647);
+}

@@ -1,0 +1,50 @@
+/** Client credential pairs: a client_id and the scrypt hash of its secret, owned by one tenant. */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export interface CredentialRecord {
+  clientId: string;
+  tenantId: string;
+  secretHash: string;
+  tenantScopes: string[];
+}
+
+export async function insertCredential(tx: Executor, tenantId: string, clientId: string, secretHash: string, now: Date): Promise<void> {
+  await tx.insertInto('client_credentials').values({ client_id: clientId, tenant_id: tenantId, secret_hash: secretHash, created_at: now, revoked_at: null }).execute();
+}
+
+/** The credential with its tenant's current scopes; undefined when unknown or revoked. */
+export async function findActiveCredential(db: Executor, clientId: string): Promise<CredentialRecord | undefined> {
+  const row = await db
+    .selectFrom('client_credentials as c')
+    .innerJoin('tenants as t', 't.id', 'c.tenant_id')
+    .select(['c.client_id', 'c.tenant_id', 'c.secret_hash', 't.scopes'])
+    .where('c.client_id', '=', clientId)
+    .where('c.revoked_at', 'is', null)
+    .executeTakeFirst();
+  return row && { clientId: row.client_id, tenantId: row.tenant_id, secretHash: row.secret_hash, tenantScopes: row.scopes };
+}
+
+export async function listCredentials(db: Executor, tenantId: string) {
+  return db
+    .selectFrom('client_credentials')
+    .select(['client_id', 'created_at', 'revoked_at'])
+    .where('tenant_id', '=', tenantId)
+    .orderBy('created_at')
+    .orderBy('client_id')
+    .execute();
+}
+
+/** Revokes a pair; false when the tenant has no such active pair. */
+export async function revokeCredential(tx: Executor, tenantId: string, clientId: string, now: Date): Promise<boolean> {
+  const result = await tx
+    .updateTable('client_credentials')
+    .set({ revoked_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('client_id', '=', clientId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

@@ -1,0 +1,90 @@
+/** Operator API: a tenant's projects and items. */
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../app-context.js';
+import { DataOf, problemResponses } from '../../http/schemas.js';
+import type { Api } from '../../http/types.js';
+import { TenantParams } from '../tenants/schemas.js';
+import { getTenant } from '../tenants/service.js';
+import * as repository from './repository.js';
+import { Item, ItemCreateBody, Project, ProjectCreateBody, ProjectParams, ProjectPatchBody } from './schemas.js';
+import * as reference from './service.js';
+
+const tags = ['Reference data'];
+
+export function registerReferenceAdminRoutes(app: Api, ctx: AppContext): void {
+  const { db, clock } = ctx;
+
+  app.post(
+    '/admin/v1/tenants/:tenantId/projects',
+    {
+      schema: {
+        operationId: 'createProject',
+        summary: 'Add a project to a tenant',
+        tags,
+        params: TenantParams,
+        body: ProjectCreateBody,
+        response: { 201: DataOf(Project), ...problemResponses([401, 404, 409, 422]) },
+      },
+    },
+    async (request, reply) => {
+      await getTenant(db, request.params.tenantId);
+      return reply.code(201).send({ data: await reference.createProject(db, request.params.tenantId, request.body, clock.now()) });
+    },
+  );
+
+  app.get(
+    '/admin/v1/tenants/:tenantId/projects',
+    {
+      schema: { operationId: 'listTenantProjects', summary: 'List a tenant\'s projects, active or not', tags, params: TenantParams, response: { 200: DataOf(Type.Array(Project)), ...problemResponses([401, 404]) } },
+    },
+    async (request) => {
+      await getTenant(db, request.params.tenantId);
+      const rows = await repository.listProjects(db, request.params.tenantId, { activeOnly: false, limit: 10_000 });
+      return { data: rows.map(reference.toProject) };
+    },
+  );
+
+  app.patch(
+    '/admin/v1/tenants/:tenantId/projects/:projectId',
+    {
+      schema: {
+        operationId: 'updateProject',
+        summary: 'Rename a project or change its status',
+        tags,
+        params: ProjectParams,
+        body: ProjectPatchBody,
+        response: { 200: DataOf(Project), ...problemResponses([401, 404, 422]) },
+      },
+    },
+    async (request) => ({ data: await reference.patchProject(db, request.params.tenantId, request.params.projectId, request.body, clock.now()) }),
+  );
+
+  app.post(
+    '/admin/v1/tenants/:tenantId/items',
+    {
+      schema: {
+        operationId: 'createItem',
+        summary: 'Add an item to a tenant',
+        tags,
+        params: TenantParams,
+        body: ItemCreateBody,
+        response: { 201: DataOf(Item), ...problemResponses([401, 404, 409, 422]) },
+      },
+    },
+    async (request, reply) => {
+      await getTenant(db, request.params.tenantId);
+      return reply.code(201).send({ data: await reference.createItem(db, request.params.tenantId, request.body, clock.now()) });
+    },
+  );
+
+  app.get(
+    '/admin/v1/tenants/:tenantId/items',
+    {
+      schema: { operationId: 'listTenantItems', summary: 'List a tenant\'s items', tags, params: TenantParams, response: { 200: DataOf(Type.Array(Item)), ...problemResponses([401, 404]) } },
+    },
+    async (request) => {
+      await getTenant(db, request.params.tenantId);
+      return { data: (await repository.listItems(db, request.params.tenantId, 10_000)).map(reference.toItem) };
+    },
+  );
+}

@@ -1,0 +1,74 @@
+/** Provisioning and reading reference data. */
+import type { Kysely } from 'kysely';
+import type { Database, ItemRow, ProjectRow } from '../../db/schema.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { notFound, Problem } from '../../http/problem.js';
+import * as repository from './repository.js';
+import type { ItemCreate, ItemValue, ProjectCreate, ProjectPatch, ProjectValue } from './schemas.js';
+
+/** A reference id as stored (text) and as served (an integer when it was given as one). */
+export function referenceIdText(id: string | number): string {
+  return String(id);
+}
+
+function servedId(text: string, isInteger: boolean): string | number {
+  return isInteger ? Number(text) : text;
+}
+
+export function toProject(row: ProjectRow): ProjectValue {
+  return {
+    projectId: servedId(row.project_id, row.project_id_is_integer),
+    projectName: row.project_name,
+    status: row.status,
+    upstreamRecordId: row.upstream_record_id,
+  };
+}
+
+export function toItem(row: ItemRow): ItemValue {
+  return { itemId: servedId(row.item_id, row.item_id_is_integer), itemName: row.item_name, upstreamRecordId: row.upstream_record_id };
+}
+
+export async function createProject(db: Kysely<Database>, tenantId: string, input: ProjectCreate, now: Date): Promise<ProjectValue> {
+  try {
+    const row = await repository.insertProject(db, {
+      tenantId,
+      projectId: referenceIdText(input.projectId),
+      isInteger: typeof input.projectId === 'number',
+      projectName: input.projectName,
+      status: input.status ?? 'Active',
+      upstreamRecordId: input.upstreamRecordId ?? null,
+      now,
+    });
+    return toProject(row);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new Problem('duplicate-resource', `Project ${input.projectId} already exists for this tenant.`);
+    throw error;
+  }
+}
+
+export async function patchProject(db: Kysely<Database>, tenantId: string, projectId: string, patch: ProjectPatch, now: Date): Promise<ProjectValue> {
+  const row = await repository.updateProject(db, tenantId, projectId, {
+    ...(patch.projectName !== undefined ? { project_name: patch.projectName } : {}),
+    ...(patch.status !== undefined ? { status: patch.status } : {}),
+    updated_at: now,
+  });
+  if (!row) throw notFound('Project');
+  return toProject(row);
+}
+
+export async function createItem(db: Kysely<Database>, tenantId: string, input: ItemCreate, now: Date): Promise<ItemValue> {
+  try {
+    const row = await repository.insertItem(db, {
+      tenantId,
+      itemId: referenceIdText(input.itemId),
+      isInteger: typeof input.itemId === 'number',
+      itemName: input.itemName,
+      upstreamRecordId: input.upstreamRecordId ?? null,
+      now,
+    });
+    return toItem(row);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new Problem('duplicate-resource', `An item with itemId ${input.itemId} or itemName ${JSON.stringify(input.itemName)} already exists for this tenant.`);
+    throw error;
+  }
+}

@@ -1,0 +1,42 @@
+/** Sites in the database. Every function takes the tenant: another tenant's site is simply not found. */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, NewSite, SiteRow, SiteUpdate } from '../../db/schema.js';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export async function insertSite(tx: Executor, site: NewSite): Promise<SiteRow> {
+  return tx.insertInto('sites').values(site).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findSite(db: Executor, tenantId: string, id: string): Promise<SiteRow | undefined> {
+  return db.selectFrom('sites').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+/** The site, locked until the transaction ends, so that a concurrent update waits and then re-reads. */
+export async function findSiteForUpdate(tx: Transaction<Database>, tenantId: string, id: string): Promise<SiteRow | undefined> {
+  return tx.selectFrom('sites').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function findSiteByCode(db: Executor, tenantId: string, siteCode: string): Promise<SiteRow | undefined> {
+  return db.selectFrom('sites').selectAll().where('tenant_id', '=', tenantId).where('site_code', '=', siteCode).executeTakeFirst();
+}
+
+export async function updateSite(tx: Executor, tenantId: string, id: string, changes: SiteUpdate): Promise<SiteRow> {
+  return tx
+    .updateTable('sites')
+    .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export type SiteFilter = { column: 'site_code' | 'unique_id' | 'unique_id2'; value: string } | undefined;
+
+/** One page in creation order, after `afterSeq`; fetches `limit` rows (callers ask one extra). */
+export async function listSites(db: Executor, tenantId: string, filter: SiteFilter, afterSeq: number | undefined, limit: number): Promise<SiteRow[]> {
+  let query = db.selectFrom('sites').selectAll().where('tenant_id', '=', tenantId);
+  if (filter) query = query.where(filter.column, '=', filter.value);
+  if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
+  return query.orderBy('seq').limit(limit).execute();
+}

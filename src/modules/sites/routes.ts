@@ -1,0 +1,119 @@
+/** The four site endpoints (SPEC: Endpoints, Sites). */
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../app-context.js';
+import { IfMatchHeader } from '../../http/concurrency.js';
+import { sendResource } from '../../http/envelope.js';
+import { createIdempotently, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
+import { listMeta } from '../../http/pagination.js';
+import { IdParams, problemResponses } from '../../http/schemas.js';
+import type { Api } from '../../http/types.js';
+import { etagHeaders, createdHeaders } from '../../http/headers.js';
+import { SiteCreateBody, SiteDocument, SiteList, SiteListQuery, SitePatchBody } from './schemas.js';
+import * as sites from './service.js';
+
+const tags = ['Sites'];
+
+export function registerSiteRoutes(app: Api, ctx: AppContext): void {
+  const { db, clock, cursors } = ctx;
+
+  app.get(
+    '/api/v1/sites',
+    {
+      config: { scope: 'sites:read' },
+      schema: {
+        operationId: 'listSites',
+        summary: 'List sites',
+        description: 'Cursor-paginated, oldest first. Filter by exactly one of siteCode, uniqueID or uniqueID2 to resolve a client-side identifier to a site.',
+        tags,
+        querystring: SiteListQuery,
+        response: { 200: SiteList, ...problemResponses([401, 403, 422, 429]) },
+      },
+    },
+    async (request) => {
+      const page = await sites.listSites(db, cursors, request.auth.tenantId, request.query);
+      return { data: page.items.map(sites.toSiteResource), meta: listMeta(page.pageSize, page.nextCursor) };
+    },
+  );
+
+  app.post(
+    '/api/v1/sites',
+    {
+      config: { scope: 'sites:write' },
+      schema: {
+        operationId: 'createSite',
+        summary: 'Create a site',
+        tags,
+        headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
+        body: SiteCreateBody,
+        response: {
+          201: { ...SiteDocument, headers: createdHeaders },
+          ...problemResponses([401, 403, 409, 422, 429], { 409: 'Duplicate siteCode for your client, or an Idempotency-Key conflict or pending request.' }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = request.auth;
+      const outcome = await createIdempotently(
+        db,
+        clock,
+        {
+          tenantId,
+          resourceType: sites.SITE_TYPE,
+          key: request.headers['idempotency-key'],
+          payload: request.body,
+          stillAccessible: (tx, id) => sites.siteExists(tx, tenantId, id),
+        },
+        async (tx) => {
+          const resource = sites.toSiteResource(await sites.createSite(tx, tenantId, request.body, clock.now()));
+          return { id: resource.id, status: 201, body: { data: resource }, etag: resource.meta.etag };
+        },
+      );
+      return sendCreateOutcome(reply, outcome);
+    },
+  );
+
+  app.get(
+    '/api/v1/sites/:id',
+    {
+      config: { scope: 'sites:read' },
+      schema: {
+        operationId: 'getSite',
+        summary: 'Get a site',
+        tags,
+        params: IdParams,
+        response: { 200: { ...SiteDocument, headers: etagHeaders }, ...problemResponses([401, 403, 404, 429]) },
+      },
+    },
+    async (request, reply) => {
+      const site = await sites.getSite(db, request.auth.tenantId, request.params.id);
+      return sendResource(reply, 200, sites.toSiteResource(site));
+    },
+  );
+
+  app.patch(
+    '/api/v1/sites/:id',
+    {
+      config: { scope: 'sites:write' },
+      schema: {
+        operationId: 'updateSite',
+        summary: 'Update a site',
+        description: 'Only supplied fields change. With If-Match, a stale ETag is refused with 409 version-conflict.',
+        tags,
+        params: IdParams,
+        headers: Type.Object({ 'if-match': IfMatchHeader }),
+        body: SitePatchBody,
+        response: {
+          200: { ...SiteDocument, headers: etagHeaders },
+          ...problemResponses([401, 403, 404, 409, 422, 429], { 409: 'Duplicate siteCode, or If-Match does not match (version-conflict).' }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = request.auth;
+      const site = await db.transaction().execute((tx) =>
+        sites.patchSite(tx, tenantId, request.params.id, request.body, request.headers['if-match'], clock.now()),
+      );
+      return sendResource(reply, 200, sites.toSiteResource(site));
+    },
+  );
+}

@@ -1,0 +1,146 @@
+/** Site rules (SPEC: Site, Sites endpoint rules): creation, partial update, lookups and listing. */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, SiteRow, SiteUpdate } from '../../db/schema.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { assertIfMatch } from '../../http/concurrency.js';
+import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
+import type { CursorCodec, Page } from '../../http/pagination.js';
+import { notFound, Problem, validationProblem } from '../../http/problem.js';
+import { newId } from '../../lib/ids.js';
+import * as repository from './repository.js';
+import type { SiteAttributesValue, SiteCreate, SiteListQueryValue, SitePatch } from './schemas.js';
+
+export const SITE_TYPE = 'sites';
+const SITE_CODE_CONSTRAINT = 'sites_tenant_site_code';
+
+/** API field → column, for every writable field. */
+const COLUMNS = {
+  name: 'name',
+  siteCode: 'site_code',
+  addressLine1: 'address_line1',
+  addressLine2: 'address_line2',
+  city: 'city',
+  stateRegion: 'state_region',
+  postalCode: 'postal_code',
+  country: 'country',
+  uniqueID: 'unique_id',
+  uniqueID2: 'unique_id2',
+  friendlyLocationName: 'friendly_location_name',
+  friendlyLocationName2: 'friendly_location_name2',
+  keyRequired: 'key_required',
+} as const satisfies Record<keyof SiteCreate, keyof SiteRow>;
+
+export function toSiteResource(row: SiteRow): ResourceObject<SiteAttributesValue> {
+  return resourceObject(
+    SITE_TYPE,
+    row.id,
+    {
+      clientId: row.tenant_id,
+      status: row.status,
+      createdAt: isoTime(row.created_at),
+      updatedAt: isoTime(row.updated_at),
+      name: row.name,
+      siteCode: row.site_code,
+      addressLine1: row.address_line1,
+      addressLine2: row.address_line2,
+      city: row.city,
+      stateRegion: row.state_region,
+      postalCode: row.postal_code,
+      country: row.country,
+      uniqueID: row.unique_id,
+      uniqueID2: row.unique_id2,
+      friendlyLocationName: row.friendly_location_name,
+      friendlyLocationName2: row.friendly_location_name2,
+      keyRequired: row.key_required,
+    },
+    row.version,
+  );
+}
+
+function duplicateSiteCode(siteCode: string): Problem {
+  return new Problem('duplicate-resource', `A site with siteCode ${JSON.stringify(siteCode)} already exists for your client.`);
+}
+
+export async function createSite(tx: Transaction<Database>, tenantId: string, input: SiteCreate, now: Date): Promise<SiteRow> {
+  if (await repository.findSiteByCode(tx, tenantId, input.siteCode)) throw duplicateSiteCode(input.siteCode);
+  try {
+    return await repository.insertSite(tx, {
+      id: newId('site'),
+      tenant_id: tenantId,
+      site_code: input.siteCode,
+      name: input.name,
+      address_line1: input.addressLine1,
+      address_line2: input.addressLine2 ?? null,
+      city: input.city,
+      state_region: input.stateRegion,
+      postal_code: input.postalCode,
+      country: input.country,
+      unique_id: input.uniqueID ?? null,
+      unique_id2: input.uniqueID2 ?? null,
+      friendly_location_name: input.friendlyLocationName ?? null,
+      friendly_location_name2: input.friendlyLocationName2 ?? null,
+      key_required: input.keyRequired ?? null,
+      status: 'Active',
+      created_at: now,
+      updated_at: now,
+    });
+  } catch (error) {
+    // Two creates racing past the check above: the unique constraint decides.
+    if (isUniqueViolation(error, SITE_CODE_CONSTRAINT)) throw duplicateSiteCode(input.siteCode);
+    throw error;
+  }
+}
+
+export async function getSite(db: Kysely<Database>, tenantId: string, id: string): Promise<SiteRow> {
+  const site = await repository.findSite(db, tenantId, id);
+  if (!site) throw notFound('Site');
+  return site;
+}
+
+/**
+ * Applies the supplied fields. The version grows by one only when a stored value actually changes;
+ * a patch that changes nothing answers the current representation.
+ */
+export async function patchSite(tx: Transaction<Database>, tenantId: string, id: string, patch: SitePatch, ifMatch: string | undefined, now: Date): Promise<SiteRow> {
+  const site = await repository.findSiteForUpdate(tx, tenantId, id);
+  if (!site) throw notFound('Site');
+  assertIfMatch(ifMatch, site.version);
+
+  const changes: SiteUpdate = {};
+  for (const [field, column] of Object.entries(COLUMNS) as [keyof SitePatch, keyof SiteRow][]) {
+    const value = patch[field];
+    if (value === undefined || value === site[column]) continue;
+    (changes as Record<string, unknown>)[column] = value;
+  }
+  if (Object.keys(changes).length === 0) return site;
+  if (changes.site_code !== undefined && (await repository.findSiteByCode(tx, tenantId, changes.site_code as string))) {
+    throw duplicateSiteCode(changes.site_code as string);
+  }
+  try {
+    return await repository.updateSite(tx, tenantId, id, { ...changes, updated_at: now });
+  } catch (error) {
+    if (isUniqueViolation(error, SITE_CODE_CONSTRAINT)) throw duplicateSiteCode(String(changes.site_code));
+    throw error;
+  }
+}
+
+export async function listSites(db: Kysely<Database>, cursors: CursorCodec, tenantId: string, query: SiteListQueryValue): Promise<Page<SiteRow> & { pageSize: number }> {
+  const filters = (['siteCode', 'uniqueID', 'uniqueID2'] as const).filter((name) => query[name] !== undefined);
+  if (filters.length > 1) {
+    throw validationProblem(
+      Object.fromEntries(filters.map((name) => [name, ['only one of siteCode, uniqueID and uniqueID2 may be given']])),
+      'Filter by one identifier at a time: siteCode, uniqueID or uniqueID2.',
+    );
+  }
+  const name = filters[0];
+  const filter: repository.SiteFilter = name ? { column: COLUMNS[name], value: query[name]! } : undefined;
+  const pageSize = query['page[size]'] ?? 25;
+  const after = query['page[after]'] === undefined ? undefined : cursors.decode(SITE_TYPE, tenantId, query['page[after]']);
+  const rows = await repository.listSites(db, tenantId, filter, after, pageSize + 1);
+  return { ...cursors.page(SITE_TYPE, tenantId, rows, pageSize, (row) => row.seq), pageSize };
+}
+
+/** Whether the site is still the tenant's (idempotent replays check this). */
+export async function siteExists(db: Kysely<Database> | Transaction<Database>, tenantId: string, id: string): Promise<boolean> {
+  return (await repository.findSite(db, tenantId, id)) !== undefined;
+}

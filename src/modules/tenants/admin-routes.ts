@@ -1,0 +1,107 @@
+/** Operator API: tenants and their credential pairs. */
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../app-context.js';
+import { DataOf as data, problemResponses } from '../../http/schemas.js';
+import type { Api } from '../../http/types.js';
+import { CredentialPair, CredentialParams, CredentialSummary, Tenant, TenantCreateBody, TenantParams, TenantPatchBody, TenantWithCredentials } from './schemas.js';
+import { listTenants } from './repository.js';
+import * as tenants from './service.js';
+
+const tags = ['Tenants'];
+
+export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
+  const { db, clock, credentialStatus } = ctx;
+
+  app.post(
+    '/admin/v1/tenants',
+    {
+      schema: {
+        operationId: 'createTenant',
+        summary: 'Create a tenant with its first credential pair',
+        tags,
+        body: TenantCreateBody,
+        response: { 201: data(TenantWithCredentials), ...problemResponses([401, 422]) },
+      },
+    },
+    async (request, reply) => reply.code(201).send({ data: await tenants.createTenant(db, request.body, clock.now()) }),
+  );
+
+  app.get(
+    '/admin/v1/tenants',
+    { schema: { operationId: 'listTenants', summary: 'List tenants', tags, response: { 200: data(Type.Array(Tenant)), ...problemResponses([401]) } } },
+    async () => ({ data: (await listTenants(db)).map(tenants.toTenant) }),
+  );
+
+  app.get(
+    '/admin/v1/tenants/:tenantId',
+    { schema: { operationId: 'getTenant', summary: 'Get a tenant', tags, params: TenantParams, response: { 200: data(Tenant), ...problemResponses([401, 404]) } } },
+    async (request) => ({ data: tenants.toTenant(await tenants.getTenant(db, request.params.tenantId)) }),
+  );
+
+  app.patch(
+    '/admin/v1/tenants/:tenantId',
+    {
+      schema: {
+        operationId: 'updateTenant',
+        summary: 'Change a tenant\'s name, scopes or flags',
+        description: 'Narrowed scopes stop working for tokens already issued within a few seconds.',
+        tags,
+        params: TenantParams,
+        body: TenantPatchBody,
+        response: { 200: data(Tenant), ...problemResponses([401, 404, 422]) },
+      },
+    },
+    async (request) => {
+      const tenant = await tenants.patchTenant(db, request.params.tenantId, request.body, clock.now());
+      credentialStatus.forgetAll();
+      return { data: tenant };
+    },
+  );
+
+  app.get(
+    '/admin/v1/tenants/:tenantId/credentials',
+    {
+      schema: {
+        operationId: 'listCredentials',
+        summary: 'List a tenant\'s credential pairs (without secrets)',
+        tags,
+        params: TenantParams,
+        response: { 200: data(Type.Array(CredentialSummary)), ...problemResponses([401, 404]) },
+      },
+    },
+    async (request) => ({ data: await tenants.listCredentialPairs(db, request.params.tenantId) }),
+  );
+
+  app.post(
+    '/admin/v1/tenants/:tenantId/credentials',
+    {
+      schema: {
+        operationId: 'addCredentials',
+        summary: 'Issue one more credential pair; earlier pairs keep working',
+        tags,
+        params: TenantParams,
+        response: { 201: data(CredentialPair), ...problemResponses([401, 404]) },
+      },
+    },
+    async (request, reply) => reply.code(201).send({ data: await tenants.addCredentialPair(db, request.params.tenantId, clock.now()) }),
+  );
+
+  app.delete(
+    '/admin/v1/tenants/:tenantId/credentials/:client_id',
+    {
+      schema: {
+        operationId: 'revokeCredentials',
+        summary: 'Revoke a credential pair',
+        description: 'New tokens are refused at once; tokens already issued stop working within seconds (at the latest when they expire).',
+        tags,
+        params: CredentialParams,
+        response: { 204: Type.Null({ description: 'Revoked.' }), ...problemResponses([401, 404]) },
+      },
+    },
+    async (request, reply) => {
+      await tenants.revokeCredentialPair(db, request.params.tenantId, request.params.client_id, clock.now());
+      credentialStatus.forget(request.params.client_id);
+      return reply.code(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,39 @@
+/** Tenants: the client companies, with their scopes and feature flags. */
+import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import type { Database, TenantsTable } from '../../db/schema.js';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+export type TenantRow = Selectable<TenantsTable>;
+
+export async function insertTenant(tx: Executor, tenant: { id: string; name: string; scopes: string[]; apiEnabled: boolean; webhookAccess: boolean; now: Date }): Promise<TenantRow> {
+  return tx
+    .insertInto('tenants')
+    .values({
+      id: tenant.id,
+      name: tenant.name,
+      scopes: tenant.scopes,
+      api_enabled: tenant.apiEnabled,
+      webhook_access: tenant.webhookAccess,
+      created_at: tenant.now,
+      updated_at: tenant.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findTenant(db: Executor, id: string): Promise<TenantRow | undefined> {
+  return db.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function updateTenant(tx: Executor, id: string, changes: Updateable<TenantsTable>): Promise<TenantRow | undefined> {
+  return tx.updateTable('tenants').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+export async function listTenants(db: Executor): Promise<TenantRow[]> {
+  return db.selectFrom('tenants').selectAll().orderBy('seq').execute();
+}
+
+export async function countTenants(db: Executor): Promise<number> {
+  const row = await db.selectFrom('tenants').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  return Number(row.count);
+}

@@ -1,0 +1,91 @@
+/** Provisioning tenants and their credential pairs (operator API). */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { isoTime } from '../../http/envelope.js';
+import { notFound } from '../../http/problem.js';
+import { newId, newSecret } from '../../lib/ids.js';
+import { hashSecret } from '../../lib/secrets.js';
+import * as credentials from '../auth/repository.js';
+import { ALL_SCOPES } from '../auth/scopes.js';
+import * as repository from './repository.js';
+import type { TenantCreate, TenantPatch, TenantValue } from './schemas.js';
+
+export interface CredentialPairValue {
+  client_id: string;
+  client_secret: string;
+}
+
+export function toTenant(row: repository.TenantRow): TenantValue {
+  return {
+    tenantId: row.id,
+    name: row.name,
+    scopes: row.scopes,
+    apiEnabled: row.api_enabled,
+    webhookAccess: row.webhook_access,
+    createdAt: isoTime(row.created_at),
+    updatedAt: isoTime(row.updated_at),
+  };
+}
+
+/** Scopes in the canonical order of ALL_SCOPES, whatever order they were given in. */
+function canonicalScopes(scopes: readonly string[]): string[] {
+  return ALL_SCOPES.filter((scope) => scopes.includes(scope));
+}
+
+export async function issueCredentialPair(tx: Kysely<Database> | Transaction<Database>, tenantId: string, now: Date): Promise<CredentialPairValue> {
+  const pair = { client_id: newId('cli'), client_secret: newSecret('secret') };
+  await credentials.insertCredential(tx, tenantId, pair.client_id, await hashSecret(pair.client_secret), now);
+  return pair;
+}
+
+export async function createTenant(db: Kysely<Database>, input: TenantCreate, now: Date): Promise<TenantValue & { credentials: CredentialPairValue }> {
+  // Hash before the transaction: scrypt is slow and PGlite serialises transactions.
+  const pair = { client_id: newId('cli'), client_secret: newSecret('secret') };
+  const secretHash = await hashSecret(pair.client_secret);
+  const row = await db.transaction().execute(async (tx) => {
+    const tenant = await repository.insertTenant(tx, {
+      id: newId('tnt'),
+      name: input.name,
+      scopes: canonicalScopes(input.scopes ?? ALL_SCOPES),
+      apiEnabled: input.apiEnabled ?? true,
+      webhookAccess: input.webhookAccess ?? true,
+      now,
+    });
+    await credentials.insertCredential(tx, tenant.id, pair.client_id, secretHash, now);
+    return tenant;
+  });
+  return { ...toTenant(row), credentials: pair };
+}
+
+export async function getTenant(db: Kysely<Database>, tenantId: string): Promise<repository.TenantRow> {
+  const tenant = await repository.findTenant(db, tenantId);
+  if (!tenant) throw notFound('Tenant');
+  return tenant;
+}
+
+export async function patchTenant(db: Kysely<Database>, tenantId: string, patch: TenantPatch, now: Date): Promise<TenantValue> {
+  const row = await repository.updateTenant(db, tenantId, {
+    ...(patch.name !== undefined ? { name: patch.name } : {}),
+    ...(patch.scopes !== undefined ? { scopes: canonicalScopes(patch.scopes) } : {}),
+    ...(patch.apiEnabled !== undefined ? { api_enabled: patch.apiEnabled } : {}),
+    ...(patch.webhookAccess !== undefined ? { webhook_access: patch.webhookAccess } : {}),
+    updated_at: now,
+  });
+  if (!row) throw notFound('Tenant');
+  return toTenant(row);
+}
+
+export async function addCredentialPair(db: Kysely<Database>, tenantId: string, now: Date): Promise<CredentialPairValue> {
+  await getTenant(db, tenantId);
+  return issueCredentialPair(db, tenantId, now);
+}
+
+export async function revokeCredentialPair(db: Kysely<Database>, tenantId: string, clientId: string, now: Date): Promise<void> {
+  if (!(await credentials.revokeCredential(db, tenantId, clientId, now))) throw notFound('Credential pair');
+}
+
+export async function listCredentialPairs(db: Kysely<Database>, tenantId: string) {
+  await getTenant(db, tenantId);
+  const rows = await credentials.listCredentials(db, tenantId);
+  return rows.map((row) => ({ client_id: row.client_id, createdAt: isoTime(row.created_at), revokedAt: row.revoked_at ? isoTime(row.revoked_at) : null }));
+}

@@ -1,0 +1,110 @@
+/**
+ * First start of a sandbox: an empty database gets a demo tenant, so that an integrator can follow the
+ * README at once. Its credential packet is printed once and written to DATA_DIR/credentials.json (0600).
+ * Production never provisions anything by itself.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { sql } from 'kysely';
+import type { Config } from '../config.js';
+import type { AppDatabase } from '../db/database.js';
+import { ALL_SCOPES } from '../modules/auth/scopes.js';
+import { createItem, createProject } from '../modules/reference/service.js';
+import { createSiteAsset } from '../modules/site-assets/service.js';
+import { createSite } from '../modules/sites/service.js';
+import { countTenants } from '../modules/tenants/repository.js';
+import { createTenant } from '../modules/tenants/service.js';
+
+export interface CredentialPacket {
+  baseUrl: string;
+  tenantId: string;
+  client_id: string;
+  client_secret: string;
+  scopes: string[];
+  projectId: number;
+  itemName: string;
+  siteCode: string;
+  siteAssetIds: number[];
+}
+
+const DEMO = {
+  tenantName: 'Sandbox Demo Client',
+  projectId: 1001,
+  projectName: 'Demo Rollout',
+  itemId: 2001,
+  itemName: 'Demo Kiosk',
+  siteCode: 'DEMO-001',
+};
+
+/** Provisions the demo tenant when the database has no tenant yet; returns its packet, or undefined. */
+export async function provisionSandbox(config: Config, database: AppDatabase, now = new Date()): Promise<CredentialPacket | undefined> {
+  if (config.environment !== 'sandbox') return undefined;
+  const { db } = database;
+  // Several processes may start at once: one advisory lock makes exactly one of them provision.
+  return db.connection().execute(async (connection) => {
+    await sql`select pg_advisory_lock(7301001)`.execute(connection);
+    try {
+      if ((await countTenants(connection)) > 0) return undefined;
+      const tenant = await createTenant(connection, { name: DEMO.tenantName }, now);
+      await createProject(connection, tenant.tenantId, { projectId: DEMO.projectId, projectName: DEMO.projectName }, now);
+      await createItem(connection, tenant.tenantId, { itemId: DEMO.itemId, itemName: DEMO.itemName }, now);
+      await connection.transaction().execute((tx) =>
+        createSite(
+          tx,
+          tenant.tenantId,
+          {
+            name: 'Demo Store #1',
+            siteCode: DEMO.siteCode,
+            addressLine1: '100 Main Street',
+            city: 'Springfield',
+            stateRegion: 'IL',
+            postalCode: '62701',
+            country: 'US',
+            keyRequired: false,
+          },
+          now,
+        ),
+      );
+      const assets = [];
+      for (const [index, display] of ['Kiosk A (front entrance)', 'Kiosk B (checkout)', 'Digital sign (window)'].entries()) {
+        assets.push(
+          await createSiteAsset(
+            connection,
+            tenant.tenantId,
+            { siteCode: DEMO.siteCode, uniqueId: `DEMO-ASSET-${index + 1}`, friendlyLocation: display.replace(/^.*\((.*)\)$/, '$1'), assetStatus: 'Installed', assetDisplay: display },
+            now,
+          ),
+        );
+      }
+      return {
+        baseUrl: config.publicBaseUrl,
+        tenantId: tenant.tenantId,
+        client_id: tenant.credentials.client_id,
+        client_secret: tenant.credentials.client_secret,
+        scopes: [...ALL_SCOPES],
+        projectId: DEMO.projectId,
+        itemName: DEMO.itemName,
+        siteCode: DEMO.siteCode,
+        siteAssetIds: assets.map((asset) => asset.siteAssetId),
+      };
+    } finally {
+      await sql`select pg_advisory_unlock(7301001)`.execute(connection);
+    }
+  });
+}
+
+export function writeCredentialPacket(dataDir: string, packet: CredentialPacket): string {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, 'credentials.json');
+  fs.writeFileSync(file, `${JSON.stringify(packet, null, 2)}\n`, { mode: 0o600 });
+  fs.chmodSync(file, 0o600);
+  return file;
+}
+
+export function writeAdminToken(dataDir: string, token: string): string {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, 'admin-token');
+  fs.writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  fs.chmodSync(file, 0o600);
+  return file;
+}

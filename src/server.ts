@@ -1,0 +1,77 @@
+/**
+ * Starts the service: reads configuration, opens and migrates the database, resolves keys, provisions
+ * the sandbox on first start, builds the app and listens. SIGTERM/SIGINT stop accepting, finish
+ * in-flight requests, close the database and exit 0.
+ */
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { openDatabase } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { createLogger } from './lib/logger.js';
+import { resolveServerKeys } from './runtime/server-keys.js';
+import { provisionSandbox, writeAdminToken, writeCredentialPacket } from './runtime/sandbox.js';
+
+function banner(lines: string[]): void {
+  process.stdout.write(`\n${'='.repeat(72)}\n${lines.join('\n')}\n${'='.repeat(72)}\n\n`);
+}
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78);
+    }
+    throw error;
+  }
+  const logger = createLogger(config);
+  const database = openDatabase(config);
+  const applied = await migrateToLatest(database.db);
+  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+
+  const keys = await resolveServerKeys(config, database.db);
+  const packet = await provisionSandbox(config, database);
+  if (packet) {
+    const file = writeCredentialPacket(config.dataDir, packet);
+    banner([
+      'Sandbox demo tenant created. Its credential packet (also in ' + file + '):',
+      JSON.stringify(packet, null, 2),
+    ]);
+  }
+  if (keys.adminTokenGenerated && keys.adminToken) {
+    const file = writeAdminToken(config.dataDir, keys.adminToken);
+    banner([`Operator API token (ADMIN_TOKEN unset; generated and kept in ${file}):`, keys.adminToken]);
+  }
+
+  const app = await buildApp(config, { database, keys, logger });
+  await app.listen({ port: config.port, host: config.host });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, 30_000);
+    timer.unref();
+    try {
+      await app.close();
+      await database.close();
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error) => {
+  process.stderr.write(`startup failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.exit(1);
+});

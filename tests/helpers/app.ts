@@ -1,0 +1,79 @@
+/**
+ * Boots the real application for a test file: its own database (PGlite from the migrated template) or
+ * the shared PostgreSQL test database, fresh in-memory keys, listening on an ephemeral port.
+ */
+import { readFileSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import type { FastifyInstance } from 'fastify';
+import { inject } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { type Config, configWith } from '../../src/config.js';
+import { type AppDatabase, openPglite, openPostgres } from '../../src/db/database.js';
+import type { Clock } from '../../src/lib/clock.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { generateServerKeys, type ServerKeys } from '../../src/runtime/server-keys.js';
+import { HttpClient } from './http.js';
+
+export interface TestApp {
+  app: FastifyInstance;
+  config: Config;
+  keys: ServerKeys;
+  database: AppDatabase;
+  baseUrl: string;
+  http: HttpClient;
+  adminToken: string;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  config?: Partial<Config>;
+  clock?: Clock;
+  /** Reuse a database (e.g. to boot a second app on the same data); closed by its owner. */
+  database?: AppDatabase;
+  keys?: ServerKeys;
+}
+
+/** A database for one test file: a PGlite copy of the migrated template, or a pool on the test database. */
+export async function openTestDatabase(): Promise<AppDatabase> {
+  const url = inject('databaseUrl');
+  if (url) return openPostgres(url, 5);
+  const template = inject('pgliteTemplate');
+  if (!template) throw new Error('global setup did not provide a database');
+  const pglite = new PGlite({ loadDataDir: new Blob([readFileSync(template)]) });
+  await pglite.waitReady;
+  return openPglite(pglite);
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return configWith({
+    logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // Tests make many requests from 127.0.0.1; the rate-limit tests set their own limit.
+    rateLimitPerMinute: 1_000_000,
+    ...overrides,
+  });
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  let config = testConfig(options.config);
+  const ownsDatabase = options.database === undefined;
+  const database = options.database ?? (await openTestDatabase());
+  const keys = options.keys ?? generateServerKeys(config);
+  const app = await buildApp(config, { database, keys, logger: createLogger(config), ...(options.clock ? { clock: options.clock } : {}) });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (!address || typeof address === 'string') throw new Error('no address');
+  const baseUrl = `http://127.0.0.1:${address.port}`;
+  return {
+    app,
+    config,
+    keys,
+    database,
+    baseUrl,
+    http: new HttpClient(baseUrl),
+    adminToken: keys.adminToken!,
+    async close() {
+      await app.close();
+      if (ownsDatabase) await database.close();
+    },
+  };
+}
