@@ -109,6 +109,19 @@ export interface IdempotencyKeysTable {
   expires_at: RequiredTimestamp;
 }
 
+export interface EventsTable {
+  id: string;
+  tenant_id: string;
+  type: string;
+  occurred_at: RequiredTimestamp;
+  resource_type: string;
+  resource_id: string;
+  payload_version: string;
+  data: unknown;
+  seq: Serial;
+  created_at: Timestamp;
+}
+
 export interface Database {
   server_secrets: ServerSecretsTable;
   tenants: TenantsTable;
@@ -118,6 +131,7 @@ export interface Database {
   sites: SitesTable;
   site_assets: SiteAssetsTable;
   idempotency_keys: IdempotencyKeysTable;
+  events: EventsTable;
 }
 
 export type TenantRow = Selectable<TenantsTable>;
@@ -127,3 +141,4 @@ export type SiteUpdate = Updateable<SitesTable>;
 export type ProjectRow = Selectable<ProjectsTable>;
 export type ItemRow = Selectable<ItemsTable>;
 export type SiteAssetRow = Selectable<SiteAssetsTable>;
+export type EventRow = Selectable<EventsTable>;

@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.js';
+import * as m0002 from './0002_events.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scanning) so that the compiled
@@ -7,4 +8,5 @@ import * as m0001 from './0001_foundation.js';
  */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
+  '0002_events': m0002,
 };

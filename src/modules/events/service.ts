@@ -1,0 +1,41 @@
+/**
+ * Recording events: the outbox. An event is written in the same transaction as the change that causes
+ * it, so it exists exactly when the change committed; delivery happens after commit, from the table.
+ */
+import type { Transaction } from 'kysely';
+import type { Database, EventRow } from '../../db/schema.js';
+import { newId } from '../../lib/ids.js';
+import * as repository from './repository.js';
+import { type EventDataBase, type EventEnvelope, type EventType, PAYLOAD_VERSION } from './types.js';
+
+export interface NewEvent {
+  type: EventType;
+  occurredAt: Date;
+  /** The visit's API id (visit_…). */
+  resourceId: string;
+  data: EventDataBase & Record<string, unknown>;
+}
+
+export function toEnvelope(row: EventRow): EventEnvelope {
+  return {
+    id: row.id,
+    type: row.type as EventType,
+    occurredAt: row.occurred_at.toISOString(),
+    resourceType: 'site-visits',
+    resourceId: row.resource_id,
+    payloadVersion: row.payload_version,
+    data: row.data as EventEnvelope['data'],
+  };
+}
+
+export async function recordEvent(tx: Transaction<Database>, tenantId: string, event: NewEvent): Promise<EventRow> {
+  return repository.insertEvent(tx, tenantId, {
+    id: newId('evt'),
+    type: event.type,
+    occurredAt: event.occurredAt,
+    resourceType: 'site-visits',
+    resourceId: event.resourceId,
+    payloadVersion: PAYLOAD_VERSION,
+    data: event.data,
+  });
+}

@@ -1,0 +1,34 @@
+/** Site-visit lifecycle events (SPEC: Events). */
+
+export const EVENT_TYPES = [
+  'ticket.created',
+  'rep.assigned',
+  'job.scheduled',
+  'schedule.updated',
+  'job.dispatched',
+  'job.completed',
+  'deliverables.transmitted',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The date-form label of the event body's shape; bumped when the body changes incompatibly. */
+export const PAYLOAD_VERSION = '2026-11-01';
+
+/** Members every event's data carries; a member without a value is null, never absent (DECISIONS). */
+export interface EventDataBase {
+  clientTicketNumber: string | null;
+  clientSiteId: string | null;
+  status: string;
+}
+
+/** The envelope delivered to receivers, exactly as stored. */
+export interface EventEnvelope {
+  id: string;
+  type: EventType;
+  occurredAt: string;
+  resourceType: 'site-visits';
+  resourceId: string;
+  payloadVersion: string;
+  data: EventDataBase & Record<string, unknown>;
+}
