@@ -7,7 +7,9 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { systemClock } from './lib/clock.js';
 import { createLogger } from './lib/logger.js';
+import { Maintenance } from './runtime/maintenance.js';
 import { resolveServerKeys } from './runtime/server-keys.js';
 import { provisionSandbox, writeAdminToken, writeCredentialPacket } from './runtime/sandbox.js';
 
@@ -47,6 +49,8 @@ async function main(): Promise<void> {
 
   const app = await buildApp(config, { database, keys, logger });
   await app.listen({ port: config.port, host: config.host });
+  const maintenance = new Maintenance(database.db, systemClock, logger);
+  maintenance.start();
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -60,6 +64,7 @@ async function main(): Promise<void> {
     timer.unref();
     try {
       await app.close();
+      await maintenance.stop();
       await database.close();
       process.exit(0);
     } catch (error) {
