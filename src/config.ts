@@ -2,6 +2,7 @@
  * Configuration is read from the environment exactly once, here, into a frozen typed object.
  * Nothing else in the service reads `process.env`.
  */
+import { createPrivateKey } from 'node:crypto';
 import path from 'node:path';
 
 export type Environment = 'sandbox' | 'production';
@@ -151,6 +152,9 @@ export function loadConfig(env: Env = process.env): Config {
       if (value === undefined) problems.push(`${name} is required in production`);
     }
   }
+  if (keys.tokenSigningKey !== undefined && !isEd25519PrivateKey(keys.tokenSigningKey)) {
+    problems.push('TOKEN_SIGNING_KEY must be an Ed25519 private key in PKCS#8 PEM');
+  }
   if (keys.appSecret !== undefined && keys.appSecret.length < 32) {
     problems.push('APP_SECRET must be at least 32 characters');
   }
@@ -194,6 +198,14 @@ export function loadConfig(env: Env = process.env): Config {
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
+}
+
+function isEd25519PrivateKey(pem: string): boolean {
+  try {
+    return createPrivateKey(pem).asymmetricKeyType === 'ed25519';
+  } catch {
+    return false;
+  }
 }
 
 function parseTrustProxy(raw: string | undefined, problems: string[]): TrustProxy {
