@@ -66,6 +66,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
   });
+  // Bodies are JSON (and form-encoded on the token endpoint only); a text/plain body is 415, not a string.
+  fastify.removeContentTypeParser('text/plain');
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
 
   app.setValidatorCompiler(validatorCompiler);
