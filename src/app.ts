@@ -5,14 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { AppContext } from './app-context.js';
 import type { Config } from './config.js';
 import type { AppDatabase } from './db/database.js';
 import { registerAdminAuth } from './http/admin-auth.js';
 import { registerClientAuth } from './http/auth.js';
-import { registerErrorHandling } from './http/error-handler.js';
+import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
 import { registerOperationsRoutes } from './http/operations.js';
 import { CursorCodec } from './http/pagination.js';
 import { registerRateLimit } from './http/rate-limit.js';
@@ -65,6 +65,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     return503OnClosing: true,
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
+    frameworkErrors: frameworkErrorHandler(config.problemBaseUrl) as FastifyServerOptions['frameworkErrors'],
   });
   // Bodies are JSON (and form-encoded on the token endpoint only); a text/plain body is 415, not a string.
   fastify.removeContentTypeParser('text/plain');

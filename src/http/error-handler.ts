@@ -71,6 +71,24 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
   return reply.code(problem.status).type('application/problem+json; charset=utf-8').send(body);
 }
 
+/**
+ * Fastify's `frameworkErrors` option: what the router refuses before any route or hook runs (a path
+ * that is not valid percent-encoding, a path parameter beyond `maxParamLength`) is a problem too.
+ */
+export function frameworkErrorHandler(problemBaseUrl: string) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // No hooks run for these requests, so the request id is set here.
+    reply.header('x-request-id', request.id);
+    const problem =
+      error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new Problem('not-found', 'No resource lives at this path.')
+        : error.code === 'FST_ERR_BAD_URL'
+          ? new Problem('malformed-request', 'The request path is not a valid URL.')
+          : (toProblem(error) ?? new Problem('internal-error', 'The service failed unexpectedly.'));
+    return sendProblem(request, reply, problem, problemBaseUrl);
+  };
+}
+
 export function registerErrorHandling(app: FastifyInstance, problemBaseUrl: string): void {
   // Routes by pattern, to tell "no such path" (404) from "no such method on this path" (405).
   const routes: { pattern: RegExp; methods: Set<string> }[] = [];

@@ -128,7 +128,9 @@ export function fieldErrorsFromAjv(errors: readonly ErrorObject[], rootName = 'b
       !unions.some((union) => error.instancePath === union.instancePath && error.schemaPath.startsWith(`${union.schemaPath}/`)),
   );
   const result: FieldErrors = {};
-  const add = (field: string, text: string) => {
+  const add = (name: string, text: string) => {
+    // Headers are named as documented (`If-Match`, `Idempotency-Key`), not as Node lower-cases them.
+    const field = rootName === 'headers' ? name.replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase()) : name;
     const list = (result[field] ??= []);
     if (!list.includes(text)) list.push(text);
   };
@@ -140,7 +142,7 @@ export function fieldErrorsFromAjv(errors: readonly ErrorObject[], rootName = 'b
       const name = String(params.additionalProperty);
       add(
         fieldName(error.instancePath, name, rootName),
-        READ_ONLY_FIELDS.has(name) && error.instancePath === '' ? 'is read-only and cannot be written' : 'is not a known field',
+        READ_ONLY_FIELDS.has(name) && error.instancePath === '' && rootName === 'body' ? 'is read-only and cannot be written' : 'is not a known field',
       );
     } else {
       add(fieldName(error.instancePath, undefined, rootName), message(error));
