@@ -28,7 +28,10 @@ const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
 
 function isDatabaseUnavailable(error: Error & { code?: string }): boolean {
   if (error.code && UNAVAILABLE_CODES.has(error.code)) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed/i.test(error.message);
+  // The last one: Kysely after the database was closed (shutdown in progress).
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|driver has already been destroyed/i.test(
+    error.message,
+  );
 }
 
 /** Maps anything thrown to a Problem; undefined for a genuinely unexpected error. */
@@ -94,7 +97,8 @@ export function registerErrorHandling(app: FastifyInstance, problemBaseUrl: stri
   const routes: { pattern: RegExp; methods: Set<string> }[] = [];
   app.addHook('onRoute', (route) => {
     const source = route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\?:[A-Za-z_][\w-]*/g, '[^/]+');
-    const pattern = new RegExp(`^${source}/?$`);
+    // Exact, like the router: `/health/` is not `/health` (ignoreTrailingSlash is off).
+    const pattern = new RegExp(`^${source}$`);
     let entry = routes.find((candidate) => candidate.pattern.source === pattern.source);
     if (!entry) routes.push((entry = { pattern, methods: new Set() }));
     for (const method of [route.method].flat()) entry.methods.add(method);
@@ -113,7 +117,7 @@ export function registerErrorHandling(app: FastifyInstance, problemBaseUrl: stri
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
     const allowed = routes.find((route) => route.pattern.test(path))?.methods;
-    if (allowed && allowed.size > 0) {
+    if (allowed && allowed.size > 0 && !allowed.has(request.method)) {
       const allow = [...allowed].sort().join(', ');
       reply.header('allow', allow);
       return sendProblem(request, reply, new Problem('method-not-allowed', `${request.method} is not supported on this path. Allowed: ${allow}.`), problemBaseUrl);

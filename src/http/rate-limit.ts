@@ -81,7 +81,8 @@ export function registerRateLimit(app: FastifyInstance, options: { limit: number
   sweeper.unref();
   app.addHook('onClose', async () => clearInterval(sweeper));
   app.addHook('onRequest', async (request) => {
-    if (!request.url.startsWith('/api/v1/') && request.url !== '/api/v1') return;
+    const path = request.url.split('?', 1)[0]!;
+    if (!path.startsWith('/api/v1/') && path !== '/api/v1') return;
     const wait = limiter.take(request.ip);
     if (wait === undefined) return;
     options.onRefused?.();
