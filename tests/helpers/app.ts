@@ -2,13 +2,16 @@
  * Boots the real application for a test file: its own database (PGlite from the migrated template) or
  * the shared PostgreSQL test database, fresh in-memory keys, listening on an ephemeral port.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
 import { inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { type Config, configWith } from '../../src/config.js';
 import { type AppDatabase, openPglite, openPostgres } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { generateServerKeys, type ServerKeys } from '../../src/runtime/server-keys.js';
@@ -42,6 +45,45 @@ export async function openTestDatabase(): Promise<AppDatabase> {
   const pglite = new PGlite({ loadDataDir: new Blob([readFileSync(template)]) });
   await pglite.waitReady;
   return openPglite(pglite);
+}
+
+/**
+ * A database of its own with the schema and no rows, for tests that need an empty database (sandbox
+ * provisioning): a PGlite copy of the template, or on PostgreSQL a temporary database dropped afterwards.
+ */
+export async function openEmptyDatabase(): Promise<{ database: AppDatabase; drop(): Promise<void> }> {
+  const url = inject('databaseUrl');
+  if (!url) {
+    const database = await openTestDatabase();
+    return { database, drop: () => database.close() };
+  }
+  const name = `ss_empty_${randomBytes(6).toString('hex')}`;
+  const server = new URL(url);
+  server.pathname = '/postgres';
+  const maintenance = new pg.Client({ connectionString: server.toString() });
+  await maintenance.connect();
+  try {
+    await maintenance.query(`create database ${name}`);
+  } finally {
+    await maintenance.end();
+  }
+  const target = new URL(url);
+  target.pathname = `/${name}`;
+  const database = openPostgres(target.toString(), 5);
+  await migrateToLatest(database.db);
+  return {
+    database,
+    async drop() {
+      await database.close();
+      const client = new pg.Client({ connectionString: server.toString() });
+      await client.connect();
+      try {
+        await client.query(`drop database if exists ${name} with (force)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
 }
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
