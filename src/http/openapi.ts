@@ -108,12 +108,17 @@ function requiredScopes(schema: FastifySchema | undefined): string[] {
   return securityOf(schema).flatMap((requirement) => (requirement[SECURITY_SCHEME] as string[] | undefined) ?? []);
 }
 
+/** The request headers a route takes, lower-cased. */
+function requestHeaders(schema: JsonObject): string[] {
+  return isObjectSchema(schema.headers) ? Object.keys(schema.headers.properties).map((name) => name.toLowerCase()) : [];
+}
+
 /** The notes an operation gets from the parameters it takes. */
 function operationNotes(schema: JsonObject): string[] {
   const notes: string[] = [];
   const scopes = requiredScopes(schema);
   if (scopes.length > 0) notes.push(`**Scope:** \`${scopes.join('`, `')}\`.`);
-  const headers = isObjectSchema(schema.headers) ? Object.keys(schema.headers.properties).map((name) => name.toLowerCase()) : [];
+  const headers = requestHeaders(schema);
   const query = isObjectSchema(schema.querystring) ? Object.keys(schema.querystring.properties) : [];
   if (headers.includes('idempotency-key')) {
     notes.push(
@@ -160,8 +165,7 @@ function impliedHeaders(status: string, schema: JsonObject): Record<string, { sc
   const headers: Record<string, { schema: TSchema; required: boolean }> = {};
   if (status === '429') headers['retry-after'] = { schema: RETRY_AFTER, required: true };
   if (status === '503') headers['retry-after'] = { schema: RETRY_AFTER, required: false };
-  const takesIdempotencyKey = isObjectSchema(schema.headers) && 'idempotency-key' in schema.headers.properties;
-  if (status === '409' && takesIdempotencyKey) headers['retry-after'] = { schema: RETRY_AFTER, required: false };
+  if (status === '409' && requestHeaders(schema).includes('idempotency-key')) headers['retry-after'] = { schema: RETRY_AFTER, required: false };
   const clientRoute = securityOf(schema as FastifySchema).some((requirement) => SECURITY_SCHEME in requirement);
   if (clientRoute && (status === '401' || status === '403')) headers['www-authenticate'] = { schema: WWW_AUTHENTICATE, required: true };
   return headers;
