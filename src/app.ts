@@ -14,6 +14,7 @@ import { registerAdminAuth } from './http/admin-auth.js';
 import { registerClientAuth } from './http/auth.js';
 import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
 import { registerOperationsRoutes } from './http/operations.js';
+import { registerOpenApi, registerOperatorOpenApiRoute } from './http/openapi.js';
 import { CursorCodec } from './http/pagination.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { ProblemSchema } from './http/schemas.js';
@@ -23,6 +24,8 @@ import { type Clock, systemClock } from './lib/clock.js';
 import { CredentialStatus } from './modules/auth/credential-status.js';
 import { registerTokenRoute } from './modules/auth/routes.js';
 import { TokenService } from './modules/auth/tokens.js';
+import { openApiDefinitions } from './modules/docs/definitions.js';
+import { registerDocsRoutes } from './modules/docs/routes.js';
 import { registerReferenceAdminRoutes } from './modules/reference/admin-routes.js';
 import { registerSiteAssetAdminRoutes } from './modules/site-assets/admin-routes.js';
 import { registerSiteRoutes } from './modules/sites/routes.js';
@@ -72,6 +75,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
 
   app.setValidatorCompiler(validatorCompiler);
+  // Only JSON (and, on the token endpoint, form) bodies are read: anything else is 415 (DECISIONS),
+  // including text/plain, which Fastify would otherwise accept as a string.
+  app.removeContentTypeParser('text/plain');
   app.addSchema(ProblemSchema);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -79,8 +85,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerErrorHandling(app, config.problemBaseUrl);
   registerRateLimit(app, { limit: config.rateLimitPerMinute, clock });
   registerClientAuth(app, { tokens: ctx.tokens, credentialStatus: ctx.credentialStatus });
+  // Before the routes: the documents are built from the routes registered after this point.
+  await registerOpenApi(app, config, openApiDefinitions(config));
 
   registerOperationsRoutes(app, ctx);
+  registerDocsRoutes(app, config);
   await registerTokenRoute(app, ctx);
   registerSiteRoutes(app, ctx);
 
@@ -89,6 +98,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await app.register(async (operator) => {
       const api = operator as unknown as Api;
       registerAdminAuth(api, adminToken);
+      registerOperatorOpenApiRoute(api);
       registerTenantAdminRoutes(api, ctx);
       registerReferenceAdminRoutes(api, ctx);
       registerSiteAssetAdminRoutes(api, ctx);

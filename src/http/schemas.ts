@@ -36,6 +36,25 @@ export const ProblemSchema = Type.Object(
   { $id: 'Problem', title: 'Problem details (RFC 9457)', additionalProperties: true },
 );
 
+/**
+ * The validation form of a problem (422 validation-error): `errors` names every failing field. Named in
+ * the OpenAPI document for 422 responses; routes keep declaring `Problem` (problemResponses), so that
+ * serialising a 422 never depends on this stricter shape.
+ */
+export const ValidationProblemSchema = Type.Object(
+  {
+    type: Type.String({ format: 'uri', description: 'Ends in /validation-error.' }),
+    title: Type.String(),
+    status: Type.Literal(422),
+    detail: Type.String(),
+    errors: Type.Record(Type.String(), Type.Array(Type.String(), { minItems: 1 }), {
+      description: 'Each failing field with its messages. Body members by name (nested ones dotted, array entries as name[0]); query parameters and headers as sent, e.g. page[size], Idempotency-Key; a body that is not a JSON object as body.',
+      examples: [{ siteCode: ['is required'], clientId: ['is read-only and cannot be written'], 'page[size]': ['must be at most 100'] }],
+    }),
+  },
+  { $id: 'ValidationProblem', title: 'Validation problem (422)', additionalProperties: true },
+);
+
 export const OAuthProblemSchema = Type.Object(
   {
     type: Type.String({ format: 'uri' }),

@@ -12,9 +12,12 @@ import { buildApp } from '../../src/app.js';
 import { type Config, configWith } from '../../src/config.js';
 import { type AppDatabase, openPglite, openPostgres } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { clientOpenApiDocument } from '../../src/http/openapi.js';
+import type { Api } from '../../src/http/types.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { generateServerKeys, type ServerKeys } from '../../src/runtime/server-keys.js';
+import { ContractChecker } from './contract.js';
 import { HttpClient } from './http.js';
 
 export interface TestApp {
@@ -23,6 +26,7 @@ export interface TestApp {
   keys: ServerKeys;
   database: AppDatabase;
   baseUrl: string;
+  /** Checks every response from the client API against the OpenAPI document (contract.ts). */
   http: HttpClient;
   adminToken: string;
   close(): Promise<void>;
@@ -34,6 +38,8 @@ export interface TestAppOptions {
   /** Reuse a database (e.g. to boot a second app on the same data); closed by its owner. */
   database?: AppDatabase;
   keys?: ServerKeys;
+  /** Runs after buildApp and before listening: a test may add routes (documented like any other). */
+  configure?: (app: Api) => void | Promise<void>;
 }
 
 /** A database for one test file: a PGlite copy of the migrated template, or a pool on the test database. */
@@ -101,6 +107,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const database = options.database ?? (await openTestDatabase());
   const keys = options.keys ?? generateServerKeys(config);
   const app = await buildApp(config, { database, keys, logger: createLogger(config), ...(options.clock ? { clock: options.clock } : {}) });
+  await options.configure?.(app as unknown as Api);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('no address');
@@ -111,7 +118,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     keys,
     database,
     baseUrl,
-    http: new HttpClient(baseUrl),
+    http: new HttpClient(baseUrl, [new ContractChecker(clientOpenApiDocument(app)).hook]),
     adminToken: keys.adminToken!,
     async close() {
       await app.close();

@@ -1,0 +1,71 @@
+/**
+ * The event body delivered to webhook receivers (SPEC: Events, Envelope), one schema per event type:
+ * the envelope members, and in `data` the members every event carries plus the type's own ones.
+ * A member without a value is null, never absent (DECISIONS). These schemas are the published contract
+ * (the OpenAPI document's `webhooks`): what is delivered must match them.
+ */
+import { type TObject, type TProperties, Type } from '@sinclair/typebox';
+import { DateTime, Nullable } from '../../http/schemas.js';
+import { EVENT_TYPES, type EventType, PAYLOAD_VERSION } from './types.js';
+
+/** When each event is emitted (SPEC: Event types). */
+export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
+  'ticket.created':
+    'A site visit was created, through the API or by the operator outside the API (the visit is then given an API visit_ id before publishing; one created visit produces one delivery). Published whatever the client\'s webhook access and API-enabled settings.',
+  'rep.assigned':
+    'The field-rep assignment of the visit changed. data carries fieldRepName only, never contact details; when the rep is cleared, fieldRepName is "Awaiting reassignment".',
+  'job.scheduled': 'A schedule date and an optional ETA time were entered on the visit.',
+  'schedule.updated': 'An already entered schedule date or ETA time changed before dispatch.',
+  'job.dispatched': 'The job is locked in and dispatched to the field rep.',
+  'job.completed': 'The visit status became Completed after quality review passed.',
+  'deliverables.transmitted': 'Field-rep deliverables and notes were transmitted to the client.',
+};
+
+const commonData = {
+  clientTicketNumber: Nullable(Type.String({ description: "The client's own ticket reference of the visit; null when none was given." })),
+  clientSiteId: Nullable(Type.String({ description: 'The siteCode of the visit\'s site.' })),
+  status: Type.String({
+    description: 'The visit status at the time of the event: New → Scheduled → Dispatched → Completed (moved by the operator\'s workflow only).',
+    examples: ['New'],
+  }),
+};
+
+const scheduleData = {
+  scheduledDate: Type.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'The scheduled date, YYYY-MM-DD.', examples: ['2026-11-24'] }),
+  etaTime: Nullable(Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description: 'Expected arrival time HH:MM (24-hour), or null when not given.', examples: ['09:30'] })),
+};
+
+/** The members of `data` beyond the common ones, per event type. */
+const OWN_DATA: Record<EventType, TProperties> = {
+  'ticket.created': {},
+  'rep.assigned': {
+    fieldRepName: Type.String({ description: 'The assigned field rep\'s name only (no contact details); "Awaiting reassignment" when the rep was cleared.', examples: ['Jordan Lee'] }),
+  },
+  'job.scheduled': scheduleData,
+  'schedule.updated': scheduleData,
+  'job.dispatched': {},
+  'job.completed': {},
+  'deliverables.transmitted': {
+    notes: Nullable(Type.String({ description: "The field rep's notes transmitted with the deliverables, or null." })),
+  },
+};
+
+function envelope(type: EventType, data: TProperties): TObject {
+  return Type.Object(
+    {
+      id: Type.String({ pattern: '^evt_[0-9a-z]+$', description: 'The event id (evt_ prefix): the deduplication key. Retries keep it.', examples: ['evt_8k2mq4x7b1c9d3f5g6h0j2n4p6'] }),
+      type: Type.Literal(type),
+      occurredAt: DateTime('When the event happened (not the delivery order).'),
+      resourceType: Type.Literal('site-visits'),
+      resourceId: Type.String({ pattern: '^visit_[0-9a-z]+$', description: "The visit's API id (visit_ prefix)." }),
+      payloadVersion: Type.String({ description: 'Date-form label of the body\'s shape.', examples: [PAYLOAD_VERSION] }),
+      data: Type.Object({ ...commonData, ...data }, { additionalProperties: false }),
+    },
+    { additionalProperties: false, title: `${type} event`, description: EVENT_DESCRIPTIONS[type] },
+  );
+}
+
+export const EVENT_ENVELOPE_SCHEMAS = Object.fromEntries(EVENT_TYPES.map((type) => [type, envelope(type, OWN_DATA[type])])) as Record<
+  EventType,
+  TObject
+>;

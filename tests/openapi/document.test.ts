@@ -1,0 +1,270 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROBLEM_TYPES } from '../../src/http/problem.js';
+import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../../src/modules/auth/scopes.js';
+import { EVENT_TYPES } from '../../src/modules/events/types.js';
+import { DELIVERY_HEADERS } from '../../src/modules/events/webhooks-openapi.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { FOUNDATION_ENDPOINTS, SPEC_ENDPOINTS } from './spec-endpoints.js';
+
+let t: TestApp;
+let doc: any;
+
+const PRODUCTION = 'https://api.site-services.example';
+const SANDBOX = 'https://sandbox.site-services.example';
+
+beforeAll(async () => {
+  t = await startTestApp({ config: { productionBaseUrl: PRODUCTION, sandboxBaseUrl: SANDBOX, rateLimitPerMinute: 100 } });
+  const response = await t.http.get('/api/v1/openapi.json');
+  expect(response.status).toBe(200);
+  expect(response.contentType).toMatch(/^application\/json/);
+  doc = response.body;
+});
+afterAll(async () => t?.close());
+
+/** `{id}` and `{visitId}` name the same path shape. */
+const shape = (path: string) => path.replace(/\{[^}]+\}/g, '{}');
+
+function operation(method: string, path: string): any {
+  const entry = Object.entries(doc.paths).find(([candidate]) => shape(candidate) === shape(path));
+  return (entry?.[1] as any)?.[method.toLowerCase()];
+}
+
+function allOperations(document: any): [string, string, any][] {
+  return Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item as object).map(([method, op]) => [method, path, op] as [string, string, any]));
+}
+
+describe('the client document', () => {
+  it('is OpenAPI 3.1.0, version 1.0.0, with production and sandbox servers', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.info.title).toBeTruthy();
+    expect(doc.servers).toEqual([
+      { url: PRODUCTION, description: 'Production' },
+      { url: SANDBOX, description: 'Sandbox' },
+    ]);
+  });
+
+  it('declares the OAuth client-credentials scheme with all six scopes and their descriptions', () => {
+    const scheme = doc.components.securitySchemes.clientCredentials;
+    expect(scheme.type).toBe('oauth2');
+    // The test app runs as sandbox: its token endpoint is the sandbox one.
+    expect(scheme.flows.clientCredentials.tokenUrl).toBe(`${SANDBOX}/api/v1/oauth/token`);
+    expect(scheme.flows.clientCredentials.scopes).toEqual(Object.fromEntries(ALL_SCOPES.map((scope) => [scope, SCOPE_DESCRIPTIONS[scope]])));
+    expect(doc.components.securitySchemes.operatorToken).toBeUndefined();
+  });
+
+  it('holds only /api/v1 operations: no operator, health or documentation pages', () => {
+    const paths = Object.keys(doc.paths);
+    expect(paths.length).toBeGreaterThan(0);
+    for (const path of paths) expect(path.startsWith('/api/v1/')).toBe(true);
+  });
+
+  it('gives every operation a unique operationId, a summary, tags and documented 2xx responses', () => {
+    const ids = new Set<string>();
+    for (const [method, path, op] of allOperations(doc)) {
+      expect(op.operationId, `${method} ${path}`).toMatch(/^[a-z][A-Za-z]+$/);
+      expect(ids.has(op.operationId)).toBe(false);
+      ids.add(op.operationId);
+      expect(op.summary, `${method} ${path}`).toBeTruthy();
+      expect(op.tags?.length, `${method} ${path}`).toBeGreaterThan(0);
+      expect(Object.keys(op.responses).some((status) => status.startsWith('2'))).toBe(true);
+    }
+    const tags = doc.tags.map((tag: { name: string }) => tag.name);
+    for (const [, , op] of allOperations(doc)) for (const tag of op.tags) expect(tags).toContain(tag);
+  });
+
+  it('names shared schemas after their $id and lists every problem type', () => {
+    const names = Object.keys(doc.components.schemas);
+    expect(names).toEqual(expect.arrayContaining(['Problem', 'ValidationProblem', 'OAuthProblem']));
+    expect(names.filter((name) => /^def-\d+$/.test(name))).toEqual([]);
+    expect(JSON.stringify(doc.paths)).not.toMatch(/def-\d+/);
+    const listed = doc.components.schemas.Problem['x-problem-types'];
+    expect(listed.map((type: { slug: string }) => type.slug)).toEqual(Object.keys(PROBLEM_TYPES));
+    for (const type of listed) expect(type.type).toBe(`${t.config.problemBaseUrl}/${type.slug}`);
+    for (const slug of Object.keys(PROBLEM_TYPES)) {
+      expect(doc.components.schemas.Problem.description).toContain(`\`${slug}\``);
+      expect(doc.info.description).toContain(`${t.config.problemBaseUrl}/${slug}`);
+    }
+    expect(doc.components.schemas.ValidationProblem.required).toEqual(expect.arrayContaining(['type', 'title', 'status', 'detail', 'errors']));
+  });
+
+  it('refuses unknown members in every request body (the token endpoint excepted, as RFC 6749 requires)', () => {
+    let bodies = 0;
+    for (const [method, path, op] of allOperations(doc)) {
+      if (!op.requestBody) continue;
+      for (const [mediaType, media] of Object.entries(op.requestBody.content as Record<string, any>)) {
+        bodies += 1;
+        const expected = op.operationId === 'createToken' ? true : false;
+        expect(media.schema.additionalProperties, `${method} ${path} ${mediaType}`).toBe(expected);
+      }
+    }
+    expect(bodies).toBeGreaterThanOrEqual(4);
+  });
+
+  it('answers problems as application/problem+json, 422 in the validation form, token errors as application/json', () => {
+    for (const [method, path, op] of allOperations(doc)) {
+      for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+        if (Number(status) < 400) continue;
+        const where = `${method} ${path} ${status}`;
+        if (op.operationId === 'createToken') {
+          expect(response.content, where).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/OAuthProblem' } } });
+        } else {
+          const ref = status === '422' ? '#/components/schemas/ValidationProblem' : '#/components/schemas/Problem';
+          expect(response.content, where).toEqual({ 'application/problem+json': { schema: { $ref: ref } } });
+        }
+      }
+    }
+  });
+
+  it('documents Retry-After on every 429 and 503, and WWW-Authenticate on 401 and 403', () => {
+    for (const [method, path, op] of allOperations(doc)) {
+      const where = `${method} ${path}`;
+      expect(op.responses['429']?.headers?.['Retry-After'], where).toMatchObject({ required: true, schema: { type: 'integer' } });
+      expect(op.responses['503']?.headers?.['Retry-After'], where).toMatchObject({ schema: { type: 'integer' } });
+      if (op.security?.length) {
+        for (const status of ['401', '403']) expect(op.responses[status].headers['WWW-Authenticate'], `${where} ${status}`).toMatchObject({ required: true });
+      }
+    }
+  });
+
+  it('documents the rules left open by SPEC in its descriptions', () => {
+    const text: string = doc.info.description;
+    for (const fragment of [
+      'maxLength',
+      'Low`, `Normal`, `High`',
+      'Client API',
+      '`New` → `Scheduled` → `Dispatched` → `Completed`',
+      'messages with their attachments, use `site-visits:read` (GET) and `site-visits:write`',
+      'no separate message scopes',
+      '100 requests per minute',
+      'Idempotency-Key',
+      'If-Match',
+      'page[after]',
+    ]) {
+      expect(text).toContain(fragment);
+    }
+  });
+});
+
+describe("SPEC's endpoint table", () => {
+  it('is in the document for every endpoint the service has had since its foundation', () => {
+    for (const endpoint of FOUNDATION_ENDPOINTS) expect(operation(endpoint.method, endpoint.path), `${endpoint.method} ${endpoint.path}`).toBeDefined();
+  });
+
+  it.for(SPEC_ENDPOINTS)('$method $path: every status, the scope and the headers of SPEC', (endpoint, context) => {
+    const op = operation(endpoint.method, endpoint.path);
+    const served = t.app.hasRoute({ method: endpoint.method, url: endpoint.path.replace(/\{([^}]+)\}/g, ':$1') });
+    if (!op) {
+      // An endpoint of another part of the service, not built yet; once its route exists it must be documented.
+      expect(served, 'a route the document lacks').toBe(false);
+      context.skip();
+    }
+    const statuses = Object.keys(op.responses).map(Number);
+    expect(statuses).toEqual(expect.arrayContaining(endpoint.statuses));
+    expect(op.security).toEqual(endpoint.scope ? [{ clientCredentials: [endpoint.scope] }] : []);
+    if (endpoint.scope) expect(op.description).toContain(`\`${endpoint.scope}\``);
+
+    const headers = (op.parameters ?? []).filter((parameter: any) => parameter.in === 'header').map((parameter: any) => parameter.name);
+    if (endpoint.idempotencyKey) {
+      expect(headers).toContain('Idempotency-Key');
+      expect(op.responses['201'].headers['Idempotent-Replayed']).toMatchObject({ schema: { const: 'true' } });
+    }
+    if (endpoint.ifMatch) expect(headers).toContain('If-Match');
+    const success = String(endpoint.statuses[0]);
+    if (endpoint.etag) expect(op.responses[success].headers.ETag).toMatchObject({ required: true, schema: { type: 'string' } });
+    if (endpoint.multipart) {
+      const body = op.requestBody.content['multipart/form-data'].schema;
+      expect(body.properties.file).toMatchObject({ type: 'string', format: 'binary' });
+      expect(body.required).toContain('file');
+    }
+    if (endpoint.binary) {
+      expect(Object.keys(op.responses['200'].content).sort()).toEqual([...endpoint.binary].sort());
+    }
+    if (endpoint.method === 'POST' && endpoint.path.endsWith('/oauth/token')) {
+      expect(Object.keys(op.requestBody.content).sort()).toEqual(['application/json', 'application/x-www-form-urlencoded']);
+    }
+  });
+});
+
+describe('the webhooks map', () => {
+  it('has one entry per event type, with the envelope and every delivery header', () => {
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
+    for (const type of EVENT_TYPES) {
+      const post = doc.webhooks[type].post;
+      const ref: string = post.requestBody.content['application/json'].schema.$ref;
+      const envelope = doc.components.schemas[ref.split('/').pop()!];
+      expect(envelope.properties.type.const).toBe(type);
+      expect(envelope.required).toEqual(['id', 'type', 'occurredAt', 'resourceType', 'resourceId', 'payloadVersion', 'data']);
+      expect(envelope.properties.data.required).toEqual(expect.arrayContaining(['clientTicketNumber', 'clientSiteId', 'status']));
+      const parameters = Object.fromEntries(post.parameters.map((parameter: any) => [parameter.name, parameter]));
+      expect(Object.keys(parameters)).toEqual([
+        'x-svc-event-id',
+        'x-svc-event-type',
+        'x-svc-delivery-id',
+        'x-svc-attempt',
+        'x-svc-signature',
+        'x-svc-signature-alg',
+        'x-svc-signature-version',
+        'x-svc-timestamp',
+      ]);
+      for (const header of DELIVERY_HEADERS) {
+        expect(parameters[header.name]).toMatchObject({ in: 'header', required: header.required });
+        expect(parameters[header.name].description.length).toBeGreaterThan(20);
+      }
+      expect(parameters['x-svc-signature-version'].required).toBe(false);
+      expect(parameters['x-svc-timestamp'].required).toBe(false);
+      expect(parameters['x-svc-signature'].description).toContain('HMAC-SHA256');
+      expect(parameters['x-svc-signature-alg'].schema.const).toBe('hmac-sha256');
+      expect(Object.keys(post.responses)).toEqual(['2XX', 'default']);
+    }
+    expect(doc.tags.map((tag: { name: string }) => tag.name)).toContain('Webhook events');
+  });
+
+  it('describes each event body exactly', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    (addFormats as unknown as (ajv: Ajv2020) => void)(ajv);
+    const validate = (name: string, body: unknown) => ajv.validate(doc.components.schemas[name], body);
+    const base = {
+      id: 'evt_01hx7w3d5k8m2q4r6t8v0y2z4a',
+      occurredAt: '2026-11-22T09:00:00.000Z',
+      resourceType: 'site-visits',
+      resourceId: 'visit_01hx7w3d5k8m2q4r6t8v0y2z4b',
+      payloadVersion: '2026-11-01',
+    };
+    const common = { clientTicketNumber: null, clientSiteId: 'S-42', status: 'Scheduled' };
+    const scheduled = { ...base, type: 'job.scheduled', data: { ...common, scheduledDate: '2026-11-24', etaTime: '09:30' } };
+    expect(validate('JobScheduledEvent', scheduled)).toBe(true);
+    expect(validate('JobScheduledEvent', { ...scheduled, data: { ...scheduled.data, etaTime: null } })).toBe(true);
+    expect(validate('JobScheduledEvent', { ...scheduled, data: { ...scheduled.data, etaTime: '9:30' } })).toBe(false);
+    expect(validate('JobScheduledEvent', { ...scheduled, data: { ...common, scheduledDate: '2026-11-24' } })).toBe(false);
+    expect(validate('TicketCreatedEvent', { ...base, type: 'ticket.created', data: common })).toBe(true);
+    expect(validate('TicketCreatedEvent', { ...base, type: 'ticket.created', data: { ...common, extra: 1 } })).toBe(false);
+    expect(validate('RepAssignedEvent', { ...base, type: 'rep.assigned', data: { ...common, fieldRepName: 'Awaiting reassignment' } })).toBe(true);
+    expect(validate('DeliverablesTransmittedEvent', { ...base, type: 'deliverables.transmitted', data: { ...common, notes: null } })).toBe(true);
+    expect(validate('JobCompletedEvent', { ...base, type: 'job.dispatched', data: common })).toBe(false);
+  });
+});
+
+describe('the operator document', () => {
+  it('holds only /admin/v1 operations, all behind the operator token', async () => {
+    const response = await t.http.get('/admin/v1/openapi.json', { token: t.adminToken });
+    expect(response.status).toBe(200);
+    const admin = response.body;
+    expect(admin.openapi).toBe('3.1.0');
+    expect(admin.info.version).toBe('1.0.0');
+    expect(admin.servers).toEqual(doc.servers);
+    expect(admin.components.securitySchemes).toEqual({ operatorToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }) });
+    expect(admin.webhooks).toBeUndefined();
+    const operations = allOperations(admin);
+    expect(operations.map(([method, path]) => `${method} ${path}`)).toEqual(expect.arrayContaining(['post /admin/v1/tenants', 'get /admin/v1/tenants/{tenantId}']));
+    for (const [method, path, op] of operations) {
+      expect(path.startsWith('/admin/v1/'), path).toBe(true);
+      expect(op.security, `${method} ${path}`).toEqual([{ operatorToken: [] }]);
+      expect(op.responses['401'], `${method} ${path}`).toBeDefined();
+      expect(op.responses['429'], `${method} ${path}`).toBeUndefined();
+    }
+    expect(admin.paths['/admin/v1/openapi.json']).toBeUndefined();
+  });
+});
