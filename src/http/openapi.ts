@@ -150,14 +150,16 @@ function impliedStatuses(schema: JsonObject, definition: DocumentDefinition, oau
     if (mediaTypes.some((mediaType) => !mediaType.startsWith('multipart/'))) statuses.push(400);
     statuses.push(415);
   }
-  if (schema.params !== undefined && !oauthErrors) statuses.push(404);
+  // A path parameter can be malformed (bad percent-encoding) before it can be unknown.
+  if (schema.params !== undefined && !oauthErrors) statuses.push(400, 404);
   if (!oauthErrors && (body ?? schema.params ?? schema.querystring ?? schema.headers) !== undefined) statuses.push(422);
   const security = securityOf(schema as FastifySchema);
   if (security.some((requirement) => SECURITY_SCHEME in requirement)) statuses.push(401, 403);
   if (security.some((requirement) => ADMIN_SECURITY_SCHEME in requirement)) statuses.push(401);
   if (definition.rateLimited) statuses.push(429);
-  statuses.push(503);
-  return statuses;
+  // SPEC: 5xx may come from any operation; a 500 is a bare internal-error problem.
+  statuses.push(500, 503);
+  return [...new Set(statuses)];
 }
 
 /** Response headers every response of this status carries on this route: name → required. */

@@ -85,7 +85,7 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
   503: 'Temporarily unavailable; retry with backoff.',
 };
 
-export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 503;
+export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
 /** Response schemas for the problem statuses a route can answer, with SPEC's meaning of each. */
 export function problemResponses(statuses: ProblemStatus[], descriptions: Partial<Record<ProblemStatus, string>> = {}) {
