@@ -10,6 +10,7 @@ import { buildApp } from '../../src/app.js';
 import { type Config, configWith } from '../../src/config.js';
 import { type AppDatabase, openPglite, openPostgres } from '../../src/db/database.js';
 import type { Clock } from '../../src/lib/clock.js';
+import type { Resolver } from '../../src/modules/webhooks/destination-policy.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { generateServerKeys, type ServerKeys } from '../../src/runtime/server-keys.js';
 import { HttpClient } from './http.js';
@@ -31,6 +32,8 @@ export interface TestAppOptions {
   /** Reuse a database (e.g. to boot a second app on the same data); closed by its owner. */
   database?: AppDatabase;
   keys?: ServerKeys;
+  /** DNS of the webhook destination policy. */
+  resolver?: Resolver;
 }
 
 /** A database for one test file: a PGlite copy of the migrated template, or a pool on the test database. */
@@ -58,7 +61,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const ownsDatabase = options.database === undefined;
   const database = options.database ?? (await openTestDatabase());
   const keys = options.keys ?? generateServerKeys(config);
-  const app = await buildApp(config, { database, keys, logger: createLogger(config), ...(options.clock ? { clock: options.clock } : {}) });
+  const app = await buildApp(config, {
+    database,
+    keys,
+    logger: createLogger(config),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.resolver ? { resolver: options.resolver } : {}),
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('no address');
