@@ -45,7 +45,7 @@ class PostgresListener implements NotificationListener {
   /** Connects and listens; on failure schedules another try (the caller's poll covers the gap). */
   async connect(): Promise<void> {
     if (this.closed) return;
-    const client = new pg.Client({ ...this.options, keepAlive: true });
+    const client = new pg.Client({ ...this.options, keepAlive: true, application_name: `site-services listener ${this.channel} ${process.pid}` });
     client.on('notification', (message) => {
       if (message.channel === this.channel) this.onNotify();
     });

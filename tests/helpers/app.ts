@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { type Config, configWith } from '../../src/config.js';
@@ -34,6 +35,8 @@ export interface TestAppOptions {
   keys?: ServerKeys;
   /** DNS of the webhook destination policy. */
   resolver?: Resolver;
+  /** A logger of the test's own (to inspect what is logged). */
+  logger?: Logger;
 }
 
 /** A database for one test file: a PGlite copy of the migrated template, or a pool on the test database. */
@@ -64,7 +67,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const app = await buildApp(config, {
     database,
     keys,
-    logger: createLogger(config),
+    logger: options.logger ?? createLogger(config),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.resolver ? { resolver: options.resolver } : {}),
   });

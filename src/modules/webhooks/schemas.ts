@@ -70,7 +70,7 @@ export const Subscription = Type.Object(
   {
     id: Type.String({ description: 'Opaque identifier with the whsub_ prefix.' }),
     tenantId: Type.String(),
-    targetUrl: Type.String({ format: 'uri' }),
+    targetUrl: Type.String({ description: 'As given at create or patch.' }),
     description: Nullable(Type.String()),
     eventTypes: Type.Array(EventTypeSchema),
     isActive: Type.Boolean(),
