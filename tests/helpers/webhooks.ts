@@ -254,10 +254,11 @@ export async function recordTestEvent(t: TestApp, tenantId: string, type: EventT
 export function testWebhookConfig(receiverPort: number, overrides: Partial<WebhookConfig> = {}): WebhookConfig {
   return {
     maxAttempts: 3,
-    timeoutMs: 2_000,
+    // Generous for a loaded CI machine: an attempt that times out is retried and would skew the counts.
+    timeoutMs: 5_000,
     retryScheduleMs: [20, 20],
     testAllowedDestinations: [`localhost:${receiverPort}`],
-    leaseMs: 3_000,
+    leaseMs: 10_000,
     pollIntervalMs: 200,
     concurrency: 4,
     autoDisableAfterMs: 0,

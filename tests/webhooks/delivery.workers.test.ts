@@ -59,8 +59,10 @@ describe('delivery workers', () => {
     const scope = new Set<string>();
     const second = secondDatabaseHandle(t);
     closers.push(second.close);
-    await worker(scope);
-    await worker(scope, { database: second.database });
+    // Generous time limits: a timed-out attempt is retried (at least once), and this test is about claims.
+    const patient = { timeoutMs: 20_000, leaseMs: 30_000 };
+    await worker(scope, { config: patient });
+    await worker(scope, { database: second.database, config: patient });
     const endpoint = receiver.endpoint();
     const tenant = await subscribed(endpoint, scope);
 
@@ -80,7 +82,7 @@ describe('delivery workers', () => {
 
   it('loses nothing when a worker dies mid-delivery: the lease runs out and another worker delivers', async () => {
     const scope = new Set<string>();
-    const lease = { leaseMs: 400 };
+    const lease = { leaseMs: 1_000 };
     const doomed = await startTestWorker(t, receiver, scope, { config: lease });
     const endpoint = receiver.endpoint((_request, index) => (index === 0 ? 'hang' : 200));
     const tenant = await subscribed(endpoint, scope);
@@ -88,7 +90,7 @@ describe('delivery workers', () => {
 
     await endpoint.waitFor(1);
     await doomed.abandon();
-    await worker(scope, { config: lease });
+    await worker(scope);
 
     const [delivery] = await waitForDeliveries(t, event.id, settled);
     expect(delivery).toMatchObject({
@@ -107,7 +109,7 @@ describe('delivery workers', () => {
 
   it('never exceeds the budget when the worker dies during the last attempt', async () => {
     const scope = new Set<string>();
-    const settings = { leaseMs: 400, maxAttempts: 1 };
+    const settings = { leaseMs: 1_000, maxAttempts: 1 };
     const doomed = await startTestWorker(t, receiver, scope, { config: settings });
     const endpoint = receiver.endpoint(() => 'hang');
     const tenant = await subscribed(endpoint, scope);
@@ -115,7 +117,7 @@ describe('delivery workers', () => {
 
     await endpoint.waitFor(1);
     await doomed.abandon();
-    await worker(scope, { config: { ...settings, pollIntervalMs: 50 } });
+    await worker(scope, { config: { maxAttempts: 1, pollIntervalMs: 50 } });
 
     const [delivery] = await waitForDeliveries(t, event.id, settled);
     expect(delivery).toMatchObject({ status: 'failed', attempts: 1, lastError: "no outcome recorded: the worker's lease expired" });

@@ -111,7 +111,7 @@ export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export const DeliveryAttemptSchema = Type.Object(
   {
     attempt: Type.Integer({ minimum: 1 }),
-    at: DateTime('When the attempt was claimed.'),
+    at: DateTime('When the attempt started (was claimed).'),
     statusCode: Nullable(Type.Integer({ description: 'The receiver\'s HTTP status; null when no response came.' })),
     error: Nullable(Type.String({ description: 'Why the attempt failed; null for a 2xx.' })),
     durationMs: Nullable(Type.Integer({ minimum: 0, description: 'null when the worker stopped before an outcome was recorded.' })),

@@ -83,6 +83,7 @@ export class PinnedTransport implements WebhookTransport {
 
   async send(request: TransportRequest): Promise<{ statusCode: number }> {
     const { url } = request;
+    if (request.addresses.length === 0) throw new Error(`no checked address for ${request.hostname}`);
     let lastError: unknown;
     for (const [index, address] of request.addresses.entries()) {
       const pool = this.poolFor(url.origin, request.hostname, address);
