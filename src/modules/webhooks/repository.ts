@@ -87,7 +87,8 @@ export async function recordSubscriptionFailure(db: Executor, id: string, now: D
       updated_at: sql`case when ${disable} then ${now} else updated_at end`,
     }))
     .where('id', '=', id)
-    .returning(sql<boolean>`deactivated_reason is not null and not is_active`.as('disabled'))
+    // True only for the update that deactivated it (updated_at moves only then).
+    .returning(sql<boolean>`(not is_active and deactivated_reason is not null and updated_at = ${now})`.as('disabled'))
     .executeTakeFirst();
   return row?.disabled ?? false;
 }

@@ -68,6 +68,8 @@ export class DeliveryWorker {
   private listener: NotificationListener | undefined;
   private lastSweep = 0;
   private abandoned = false;
+  /** When this process last recorded a success per subscription: a healthy subscription is written at most once a second. */
+  private readonly healthyWrittenAt = new Map<string, number>();
 
   constructor(private readonly deps: DeliveryWorkerDeps) {
     this.db = deps.database.db;
@@ -240,6 +242,14 @@ export class DeliveryWorker {
 
   private async recordHealth(subscriptionId: string, success: boolean, error: string): Promise<void> {
     const now = this.deps.clock.now();
+    if (success) {
+      const written = this.healthyWrittenAt.get(subscriptionId);
+      if (written !== undefined && now.getTime() - written < 1_000) return;
+      this.healthyWrittenAt.set(subscriptionId, now.getTime());
+      if (this.healthyWrittenAt.size > 10_000) this.healthyWrittenAt.clear();
+    } else {
+      this.healthyWrittenAt.delete(subscriptionId);
+    }
     try {
       if (success) await queue.recordSubscriptionSuccess(this.db, subscriptionId, now);
       else if (await queue.recordSubscriptionFailure(this.db, subscriptionId, now, error, this.deps.config.autoDisableAfterMs)) {
