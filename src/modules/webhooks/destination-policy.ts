@@ -12,7 +12,7 @@
 import dns from 'node:dns';
 import ipaddr from 'ipaddr.js';
 
-/** A DNS failure: permanent (the name does not exist) or temporary (retry later). */
+/** A DNS failure: permanent (the name does not exist) or temporary (retry later); the message is the reason (e.g. EAI_AGAIN). */
 export class DnsFailure extends Error {
   constructor(
     readonly permanent: boolean,
@@ -34,7 +34,7 @@ export function systemResolver(timeoutMs = 5_000): Resolver {
   return async (hostname) => {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new DnsFailure(false, `DNS lookup of ${hostname} timed out after ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(() => reject(new DnsFailure(false, `timed out after ${timeoutMs} ms`)), timeoutMs);
       timer.unref();
     });
     try {
@@ -43,8 +43,7 @@ export function systemResolver(timeoutMs = 5_000): Resolver {
     } catch (error) {
       if (error instanceof DnsFailure) throw error;
       const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
-      if (PERMANENT_DNS_CODES.has(code)) throw new DnsFailure(true, `${hostname} does not resolve (${code})`);
-      throw new DnsFailure(false, `DNS lookup of ${hostname} failed temporarily (${code})`);
+      throw new DnsFailure(PERMANENT_DNS_CODES.has(code), code);
     } finally {
       clearTimeout(timer);
     }
