@@ -11,6 +11,7 @@ import type { CursorCodec } from './http/pagination.js';
 import type { Clock } from './lib/clock.js';
 import type { CredentialStatus } from './modules/auth/credential-status.js';
 import type { TokenService } from './modules/auth/tokens.js';
+import type { DestinationPolicy } from './modules/webhooks/destination-policy.js';
 import type { ServerKeys } from './runtime/server-keys.js';
 
 export interface AppContext {
@@ -22,4 +23,6 @@ export interface AppContext {
   readonly cursors: CursorCodec;
   readonly tokens: TokenService;
   readonly credentialStatus: CredentialStatus;
+  /** The webhook destination policy (create, patch; the delivery worker has its own instance). */
+  readonly destinations: DestinationPolicy;
 }

@@ -30,6 +30,9 @@ import { registerReferenceAdminRoutes } from './modules/reference/admin-routes.j
 import { registerSiteAssetAdminRoutes } from './modules/site-assets/admin-routes.js';
 import { registerSiteRoutes } from './modules/sites/routes.js';
 import { registerTenantAdminRoutes } from './modules/tenants/admin-routes.js';
+import { registerWebhookAdminRoutes } from './modules/webhooks/admin-routes.js';
+import { DestinationPolicy, type Resolver, systemResolver } from './modules/webhooks/destination-policy.js';
+import { registerWebhookRoutes } from './modules/webhooks/routes.js';
 import type { ServerKeys } from './runtime/server-keys.js';
 
 export interface AppDeps {
@@ -37,6 +40,8 @@ export interface AppDeps {
   keys: ServerKeys;
   logger: Logger;
   clock?: Clock;
+  /** DNS for the webhook destination policy; default: the system resolver. */
+  resolver?: Resolver;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -52,6 +57,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     cursors: new CursorCodec(deps.keys.cursorKey),
     tokens: new TokenService(config, deps.keys, clock),
     credentialStatus: new CredentialStatus(deps.database.db, clock),
+    destinations: new DestinationPolicy({
+      resolver: deps.resolver ?? systemResolver(),
+      testAllowedDestinations: config.webhook.testAllowedDestinations,
+    }),
   };
 
   const fastify = Fastify({
@@ -92,6 +101,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerDocsRoutes(app, config);
   await registerTokenRoute(app, ctx);
   registerSiteRoutes(app, ctx);
+  registerWebhookRoutes(app, ctx);
 
   const adminToken = deps.keys.adminToken;
   if (adminToken !== undefined) {
@@ -102,6 +112,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerTenantAdminRoutes(api, ctx);
       registerReferenceAdminRoutes(api, ctx);
       registerSiteAssetAdminRoutes(api, ctx);
+      registerWebhookAdminRoutes(api, ctx);
     });
   }
 

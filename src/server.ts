@@ -1,7 +1,8 @@
 /**
  * Starts the service: reads configuration, opens and migrates the database, resolves keys, provisions
- * the sandbox on first start, builds the app and listens. SIGTERM/SIGINT stop accepting, finish
- * in-flight requests, close the database and exit 0.
+ * the sandbox on first start, then runs what ROLE asks for: `api` serves HTTP, `worker` runs the webhook
+ * delivery worker, `all` (the default) does both. SIGTERM/SIGINT stop accepting, let in-flight requests
+ * and delivery attempts finish (recording their outcomes), close the database and exit 0.
  */
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -9,6 +10,7 @@ import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger } from './lib/logger.js';
+import { DeliveryWorker } from './modules/webhooks/worker.js';
 import { Maintenance } from './runtime/maintenance.js';
 import { resolveServerKeys } from './runtime/server-keys.js';
 import { provisionSandbox, writeAdminToken, writeCredentialPacket } from './runtime/sandbox.js';
@@ -47,8 +49,13 @@ async function main(): Promise<void> {
     banner([`Operator API token (ADMIN_TOKEN unset; generated and kept in ${file}):`, keys.adminToken]);
   }
 
-  const app = await buildApp(config, { database, keys, logger });
-  await app.listen({ port: config.port, host: config.host });
+  const serveApi = config.role !== 'worker';
+  const app = serveApi ? await buildApp(config, { database, keys, logger }) : undefined;
+  if (app) await app.listen({ port: config.port, host: config.host });
+  const worker =
+    config.role !== 'api' ? new DeliveryWorker({ database, config: config.webhook, keys, logger: logger.child({ component: 'webhook-worker' }), clock: systemClock }) : undefined;
+  await worker?.start();
+  logger.info({ role: config.role }, serveApi ? 'service started' : 'delivery worker started');
   const maintenance = new Maintenance(database.db, systemClock, logger);
   maintenance.start();
 
@@ -63,7 +70,7 @@ async function main(): Promise<void> {
     }, 30_000);
     timer.unref();
     try {
-      await app.close();
+      await Promise.all([app?.close(), worker?.stop()]);
       await maintenance.stop();
       await database.close();
       process.exit(0);

@@ -122,6 +122,62 @@ export interface EventsTable {
   created_at: Timestamp;
 }
 
+export interface WebhookSubscriptionsTable {
+  id: string;
+  tenant_id: string;
+  seq: Serial;
+  target_url: string;
+  description: string | null;
+  event_types: string[];
+  is_active: boolean;
+  signing_version: 'legacy' | 'v1';
+  /** The secret sealed with AES-256-GCM (associated data: the subscription id); null for legacy. */
+  secret_sealed: string | null;
+  created_at: RequiredTimestamp;
+  updated_at: RequiredTimestamp;
+  consecutive_failures: Generated<number>;
+  failing_since: NullableTimestamp;
+  last_success_at: NullableTimestamp;
+  last_failure_at: NullableTimestamp;
+  last_error: string | null;
+  deactivated_reason: string | null;
+}
+
+/** One entry of a delivery's attempt log (DECISIONS: Operator API). */
+export interface DeliveryAttempt {
+  attempt: number;
+  at: string;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number | null;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  tenant_id: string;
+  event_id: string;
+  event_type: string;
+  subscription_id: string;
+  seq: Serial;
+  status: DeliveryStatus;
+  /** Claimed attempts, all rounds together. */
+  attempts: Generated<number>;
+  /** `attempts` when the current round began (0, or the count at an operator retry). */
+  round_start: Generated<number>;
+  /** When the delivery is due: the next attempt, or the end of the current lease. */
+  next_attempt_at: RequiredTimestamp;
+  /** Set while a worker holds the delivery; null when it is not claimed. */
+  leased_until: NullableTimestamp;
+  claimed_at: NullableTimestamp;
+  attempt_log: ColumnType<DeliveryAttempt[], never, never>;
+  last_error: string | null;
+  created_at: RequiredTimestamp;
+  updated_at: RequiredTimestamp;
+  completed_at: NullableTimestamp;
+}
+
 export interface Database {
   server_secrets: ServerSecretsTable;
   tenants: TenantsTable;
@@ -132,6 +188,8 @@ export interface Database {
   site_assets: SiteAssetsTable;
   idempotency_keys: IdempotencyKeysTable;
   events: EventsTable;
+  webhook_subscriptions: WebhookSubscriptionsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type TenantRow = Selectable<TenantsTable>;
@@ -142,3 +200,5 @@ export type ProjectRow = Selectable<ProjectsTable>;
 export type ItemRow = Selectable<ItemsTable>;
 export type SiteAssetRow = Selectable<SiteAssetsTable>;
 export type EventRow = Selectable<EventsTable>;
+export type WebhookSubscriptionRow = Selectable<WebhookSubscriptionsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;

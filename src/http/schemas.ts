@@ -1,5 +1,5 @@
 /** Schema pieces shared by every route: problem responses, nullable types, bounded strings, path ids. */
-import { type TNull, type TSchema, type TUnion, Type } from '@sinclair/typebox';
+import { type TLiteral, type TNull, type TSchema, type TUnion, Type } from '@sinclair/typebox';
 import { PROBLEM_TYPES } from './problem.js';
 
 /**
@@ -10,6 +10,14 @@ export function Nullable<T extends TSchema>(schema: T): TUnion<[T, TNull]> {
   const type = (schema as { type?: string }).type;
   if (typeof type !== 'string') throw new Error('Nullable takes a schema with one primitive type');
   return { ...schema, type: [type, 'null'] } as unknown as TUnion<[T, TNull]>;
+}
+
+/** One of a fixed list of strings: a union of literals, typed as the union of the values. */
+export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
+  return Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  ) as unknown as TUnion<[...{ [K in keyof T]: TLiteral<T[K]> }]>;
 }
 
 /** A required, non-empty string of at most `max` characters. */

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import { inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { type Config, configWith } from '../../src/config.js';
@@ -15,6 +16,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { clientOpenApiDocument } from '../../src/http/openapi.js';
 import type { Api } from '../../src/http/types.js';
 import type { Clock } from '../../src/lib/clock.js';
+import type { Resolver } from '../../src/modules/webhooks/destination-policy.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { generateServerKeys, type ServerKeys } from '../../src/runtime/server-keys.js';
 import { ContractChecker } from './contract.js';
@@ -40,6 +42,10 @@ export interface TestAppOptions {
   keys?: ServerKeys;
   /** Runs after buildApp and before listening: a test may add routes (documented like any other). */
   configure?: (app: Api) => void | Promise<void>;
+  /** DNS of the webhook destination policy. */
+  resolver?: Resolver;
+  /** A logger of the test's own (to inspect what is logged). */
+  logger?: Logger;
 }
 
 /** A database for one test file: a PGlite copy of the migrated template, or a pool on the test database. */
@@ -106,7 +112,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const ownsDatabase = options.database === undefined;
   const database = options.database ?? (await openTestDatabase());
   const keys = options.keys ?? generateServerKeys(config);
-  const app = await buildApp(config, { database, keys, logger: createLogger(config), ...(options.clock ? { clock: options.clock } : {}) });
+  const app = await buildApp(config, {
+    database,
+    keys,
+    logger: options.logger ?? createLogger(config),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.resolver ? { resolver: options.resolver } : {}),
+  });
   await options.configure?.(app as unknown as Api);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

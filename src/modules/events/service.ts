@@ -5,6 +5,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, EventRow } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
+import { enqueueDeliveries } from '../webhooks/repository.js';
 import * as repository from './repository.js';
 import { type EventDataBase, type EventEnvelope, type EventType, PAYLOAD_VERSION } from './types.js';
 
@@ -28,8 +29,12 @@ export function toEnvelope(row: EventRow): EventEnvelope {
   };
 }
 
+/**
+ * Records the event and, in the same transaction, queues one webhook delivery per matching active
+ * subscription (the workers are woken when the transaction commits).
+ */
 export async function recordEvent(tx: Transaction<Database>, tenantId: string, event: NewEvent): Promise<EventRow> {
-  return repository.insertEvent(tx, tenantId, {
+  const row = await repository.insertEvent(tx, tenantId, {
     id: newId('evt'),
     type: event.type,
     occurredAt: event.occurredAt,
@@ -38,4 +43,6 @@ export async function recordEvent(tx: Transaction<Database>, tenantId: string, e
     payloadVersion: PAYLOAD_VERSION,
     data: event.data,
   });
+  await enqueueDeliveries(tx, tenantId, row, event.occurredAt);
+  return row;
 }

@@ -1,0 +1,238 @@
+/**
+ * The destination policy (SPEC: Webhook subscriptions rule 3), the one place that decides whether the
+ * service may send a request to a target URL. Used when a subscription is created, at every patch and
+ * before every delivery attempt; the delivery then connects to exactly the addresses checked here.
+ *
+ * Rules, in order: an absolute URL; https only; no user credentials; no fragment; port 443 only
+ * (an explicit :443 is the same URL); and every address of the host public. IP literals are judged
+ * after the WHATWG URL parser has normalised them (decimal, octal, hex and short IPv4 forms become
+ * dotted quads; IPv6 is compressed), so every notation of one address gets the same verdict.
+ * Hosts listed in WEBHOOK_TEST_ALLOWED_DESTINATIONS (tests only) skip the port and address rules.
+ */
+import dns from 'node:dns';
+import ipaddr from 'ipaddr.js';
+
+/** A DNS failure: permanent (the name does not exist) or temporary (retry later); the message is the reason (e.g. EAI_AGAIN). */
+export class DnsFailure extends Error {
+  constructor(
+    readonly permanent: boolean,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DnsFailure';
+  }
+}
+
+/** Resolves a host name to every address it has; throws DnsFailure. Injectable for tests. */
+export type Resolver = (hostname: string) => Promise<string[]>;
+
+/** Errors of getaddrinfo that mean "no such name" rather than "try again". */
+const PERMANENT_DNS_CODES = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA', 'NXDOMAIN']);
+
+/** The operating system's resolver (getaddrinfo: hosts file, then DNS), all addresses in the order given. */
+export function systemResolver(timeoutMs = 5_000): Resolver {
+  return async (hostname) => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new DnsFailure(false, `timed out after ${timeoutMs} ms`)), timeoutMs);
+      timer.unref();
+    });
+    try {
+      const answers = await Promise.race([dns.promises.lookup(hostname, { all: true, verbatim: true }), timeout]);
+      return answers.map((answer) => answer.address);
+    } catch (error) {
+      if (error instanceof DnsFailure) throw error;
+      const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
+      throw new DnsFailure(PERMANENT_DNS_CODES.has(code), code);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
+export type DestinationRule = 'url' | 'https' | 'userinfo' | 'fragment' | 'port' | 'address' | 'dns';
+
+export type DestinationDecision =
+  | {
+      kind: 'allowed';
+      url: URL;
+      /** The host as connected to and verified by TLS (no brackets around IPv6). */
+      hostname: string;
+      port: number;
+      /** The checked addresses, in resolver order; a delivery connects to one of these and nothing else. */
+      addresses: string[];
+    }
+  | { kind: 'violation'; rule: DestinationRule; message: string }
+  | { kind: 'unavailable'; message: string };
+
+type Range = readonly [cidr: string, description: string];
+
+/**
+ * IPv4 addresses that are not public: the IANA IPv4 Special-Purpose Address Registry, multicast,
+ * and the cloud metadata services (more specific entries first; the first match names the address).
+ */
+const IPV4_RANGES: readonly Range[] = [
+  ['169.254.169.254/32', 'a cloud metadata address'],
+  ['169.254.170.2/32', 'a cloud metadata address'],
+  ['169.254.170.23/32', 'a cloud metadata address'],
+  ['100.100.100.200/32', 'a cloud metadata address'],
+  ['192.0.0.192/32', 'a cloud metadata address'],
+  ['0.0.0.0/32', 'an unspecified address'],
+  ['0.0.0.0/8', 'a "this network" address'],
+  ['10.0.0.0/8', 'a private address'],
+  ['100.64.0.0/10', 'a shared (carrier-grade NAT) address'],
+  ['127.0.0.0/8', 'a loopback address'],
+  ['169.254.0.0/16', 'a link-local address'],
+  ['172.16.0.0/12', 'a private address'],
+  ['192.0.0.0/24', 'an IETF protocol assignment address'],
+  ['192.0.2.0/24', 'a documentation address'],
+  ['192.31.196.0/24', 'an AS112 address'],
+  ['192.52.193.0/24', 'an AMT address'],
+  ['192.88.99.0/24', 'a 6to4 relay anycast address'],
+  ['192.168.0.0/16', 'a private address'],
+  ['192.175.48.0/24', 'an AS112 address'],
+  ['198.18.0.0/15', 'a benchmarking address'],
+  ['198.51.100.0/24', 'a documentation address'],
+  ['203.0.113.0/24', 'a documentation address'],
+  ['224.0.0.0/4', 'a multicast address'],
+  ['255.255.255.255/32', 'a broadcast address'],
+  ['240.0.0.0/4', 'a reserved address'],
+];
+
+/** IPv6 addresses that are not public (after the embedded-IPv4 forms below have been judged). */
+const IPV6_RANGES: readonly Range[] = [
+  ['fd00:ec2::254/128', 'a cloud metadata address'],
+  ['::/128', 'an unspecified address'],
+  ['::1/128', 'a loopback address'],
+  ['::ffff:0:0:0/96', 'an IPv4-translated address'],
+  ['::/96', 'an IPv4-compatible address (deprecated)'],
+  ['64:ff9b:1::/48', 'a local-use NAT64 address'],
+  ['100::/64', 'a discard-only address'],
+  ['100:0:0:1::/64', 'a dummy address'],
+  ['2001::/32', 'a Teredo address'],
+  ['2001:2::/48', 'a benchmarking address'],
+  ['2001:db8::/32', 'a documentation address'],
+  ['2001::/23', 'an IETF protocol assignment address'],
+  ['2620:4f:8000::/48', 'an AS112 address'],
+  ['3fff::/20', 'a documentation address'],
+  ['5f00::/16', 'a segment routing (SRv6) address'],
+  ['fc00::/7', 'a private (unique local) address'],
+  ['fe80::/10', 'a link-local address'],
+  ['fec0::/10', 'a site-local address (deprecated)'],
+  ['ff00::/8', 'a multicast address'],
+];
+
+const compile = (ranges: readonly Range[]) => ranges.map(([cidr, description]) => ({ range: ipaddr.parseCIDR(cidr), description }));
+const IPV4_TABLE = compile(IPV4_RANGES);
+const IPV6_TABLE = compile(IPV6_RANGES);
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
+const NAT64 = ipaddr.parseCIDR('64:ff9b::/96');
+const SIX_TO_FOUR = ipaddr.parseCIDR('2002::/16');
+
+function ipv4FromParts(high: number, low: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+}
+
+function classifyIPv4(address: ipaddr.IPv4): string | undefined {
+  return IPV4_TABLE.find((entry) => address.match(entry.range as [ipaddr.IPv4, number]))?.description;
+}
+
+/**
+ * Why an address is not a public destination (e.g. "a private address"), or undefined when it is public.
+ * IPv6 forms that embed an IPv4 address (IPv4-mapped, NAT64 64:ff9b::/96, 6to4) are judged by the
+ * embedded address; an address that cannot be parsed is never public.
+ */
+export function classifyAddress(text: string): string | undefined {
+  const unzoned = text.replace(/%.*$/, '');
+  if (!ipaddr.isValid(unzoned)) return 'not a valid IP address';
+  const parsed = ipaddr.parse(unzoned);
+  if (parsed.kind() === 'ipv4') {
+    // ipaddr.parse accepts legacy forms ("127.1", "0x7f.1"); judge the canonical dotted quad.
+    return classifyIPv4(parsed as ipaddr.IPv4);
+  }
+  const v6 = parsed as ipaddr.IPv6;
+  const embedded = (form: string, v4: ipaddr.IPv4) => {
+    const verdict = classifyIPv4(v4);
+    return verdict === undefined ? undefined : `${form} of ${v4.toString()}, ${verdict}`;
+  };
+  if (v6.isIPv4MappedAddress()) return embedded('an IPv4-mapped form', v6.toIPv4Address());
+  const parts = v6.parts;
+  if (v6.match(NAT64 as [ipaddr.IPv6, number])) return embedded('a NAT64 form', ipv4FromParts(parts[6]!, parts[7]!));
+  if (v6.match(SIX_TO_FOUR as [ipaddr.IPv6, number])) return embedded('a 6to4 form', ipv4FromParts(parts[1]!, parts[2]!));
+  const special = IPV6_TABLE.find((entry) => v6.match(entry.range as [ipaddr.IPv6, number]))?.description;
+  if (special !== undefined) return special;
+  if (!v6.match(GLOBAL_UNICAST as [ipaddr.IPv6, number])) return 'a reserved address (outside global unicast 2000::/3)';
+  return undefined;
+}
+
+/** The canonical text of an IP address (IPv4 dotted quad; IPv6 compressed, lower case, no zone). */
+function canonicalAddress(text: string): string {
+  const unzoned = text.replace(/%.*$/, '');
+  return ipaddr.isValid(unzoned) ? ipaddr.parse(unzoned).toString() : text;
+}
+
+const DOTTED_QUAD = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+export interface DestinationPolicyOptions {
+  resolver?: Resolver;
+  /** `host:port` entries (lower case; IPv6 hosts in brackets) that skip the port and address rules. */
+  testAllowedDestinations?: readonly string[];
+}
+
+export class DestinationPolicy {
+  private readonly resolver: Resolver;
+  private readonly testAllowed: ReadonlySet<string>;
+
+  constructor(options: DestinationPolicyOptions = {}) {
+    this.resolver = options.resolver ?? systemResolver();
+    this.testAllowed = new Set((options.testAllowedDestinations ?? []).map((entry) => entry.toLowerCase()));
+  }
+
+  async check(targetUrl: string): Promise<DestinationDecision> {
+    const violation = (rule: DestinationRule, message: string): DestinationDecision => ({ kind: 'violation', rule, message });
+    let url: URL;
+    try {
+      url = new URL(targetUrl);
+    } catch {
+      return violation('url', 'must be an absolute https URL');
+    }
+    if (url.protocol !== 'https:') return violation('https', `must use https, not ${url.protocol.replace(/:$/, '')}`);
+    if (url.username !== '' || url.password !== '') return violation('userinfo', 'must not contain user credentials (user:password@)');
+    // URL.hash is empty for a bare "#" too; the raw text tells.
+    if (targetUrl.includes('#')) return violation('fragment', 'must not contain a fragment (#...)');
+
+    const port = url.port === '' ? 443 : Number(url.port);
+    const allowedForTests = this.testAllowed.has(`${url.hostname}:${port}`);
+    if (port !== 443 && !allowedForTests) return violation('port', `must use port 443; port ${port} is not allowed`);
+
+    const host = url.hostname;
+    const literal = host.startsWith('[') ? host.slice(1, -1) : DOTTED_QUAD.test(host) ? host : undefined;
+    const hostname = literal ?? host;
+    let addresses: string[];
+    if (literal !== undefined) {
+      addresses = [canonicalAddress(literal)];
+    } else {
+      // RFC 6761: localhost and its subdomains are loopback by definition, whatever a resolver says.
+      if (!allowedForTests && /(^|\.)localhost\.?$/.test(host)) return violation('address', `${host} is a loopback name`);
+      try {
+        addresses = (await this.resolver(host)).map(canonicalAddress);
+      } catch (error) {
+        if (error instanceof DnsFailure && error.permanent) return violation('dns', `${host} does not resolve`);
+        const reason = error instanceof Error ? error.message : String(error);
+        return { kind: 'unavailable', message: `DNS lookup of ${host} failed temporarily (${reason}); retry later` };
+      }
+      if (addresses.length === 0) return violation('dns', `${host} does not resolve`);
+    }
+
+    if (!allowedForTests) {
+      for (const address of addresses) {
+        const reason = classifyAddress(address);
+        if (reason === undefined) continue;
+        const message = literal !== undefined ? `${address} is ${reason}` : `${host} resolves to ${address}, ${reason}`;
+        return violation('address', message);
+      }
+    }
+    // Connect to an IPv4-mapped address as the IPv4 address it is.
+    return { kind: 'allowed', url, hostname, port, addresses: addresses.map((address) => ipaddr.process(address).toString()) };
+  }
+}

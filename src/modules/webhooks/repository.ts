@@ -1,0 +1,343 @@
+/**
+ * Webhook subscriptions and the delivery queue in the database. Subscription functions take the tenant;
+ * the queue functions serve the worker and the operator API, which work across tenants.
+ */
+import { type Kysely, sql, type Transaction, type Updateable } from 'kysely';
+import { jsonb } from '../../db/json.js';
+import type {
+  Database,
+  DeliveryAttempt,
+  DeliveryStatus,
+  EventRow,
+  WebhookDeliveryRow,
+  WebhookSubscriptionRow,
+  WebhookSubscriptionsTable,
+} from '../../db/schema.js';
+import { newId } from '../../lib/ids.js';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/** The channel on which committed work wakes the delivery workers (LISTEN/NOTIFY). */
+export const DELIVERY_CHANNEL = 'webhook_deliveries';
+
+// ---------------------------------------------------------------------------------------------
+// Subscriptions
+
+export async function insertSubscription(tx: Executor, row: Omit<WebhookSubscriptionRow, 'seq' | 'consecutive_failures' | 'failing_since' | 'last_success_at' | 'last_failure_at' | 'last_error' | 'deactivated_reason'>): Promise<WebhookSubscriptionRow> {
+  return tx.insertInto('webhook_subscriptions').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findSubscription(db: Executor, tenantId: string, id: string): Promise<WebhookSubscriptionRow | undefined> {
+  return db.selectFrom('webhook_subscriptions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function listSubscriptions(db: Executor, tenantId: string): Promise<WebhookSubscriptionRow[]> {
+  return db.selectFrom('webhook_subscriptions').selectAll().where('tenant_id', '=', tenantId).orderBy('seq').execute();
+}
+
+/**
+ * Applies changes only while the signing version is still the one the caller read: a stale update
+ * racing a signing-version change matches no row (SPEC: 409), without holding a lock across the DNS check.
+ */
+export async function updateSubscriptionIfSigningVersion(
+  db: Executor,
+  tenantId: string,
+  id: string,
+  expectedSigningVersion: string,
+  changes: Updateable<WebhookSubscriptionsTable>,
+): Promise<WebhookSubscriptionRow | undefined> {
+  return db
+    .updateTable('webhook_subscriptions')
+    .set(changes)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .where('signing_version', '=', expectedSigningVersion as 'legacy' | 'v1')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A successful attempt: the failure streak ends. Written at most once a second per subscription while healthy. */
+export async function recordSubscriptionSuccess(db: Executor, id: string, now: Date): Promise<void> {
+  const aSecondAgo = new Date(now.getTime() - 1_000);
+  await db
+    .updateTable('webhook_subscriptions')
+    .set({ consecutive_failures: 0, failing_since: null, last_success_at: now })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('consecutive_failures', '>', 0), eb('last_success_at', 'is', null), eb('last_success_at', '<', aSecondAgo)]))
+    .execute();
+}
+
+/**
+ * A failed attempt extends the failure streak. With `disableAfterMs` > 0, a subscription that has been
+ * failing for at least that long, without a success in between, is deactivated and the reason kept.
+ */
+export async function recordSubscriptionFailure(db: Executor, id: string, now: Date, error: string, disableAfterMs: number): Promise<boolean> {
+  const cutoff = new Date(now.getTime() - disableAfterMs);
+  const disable = sql<boolean>`(${disableAfterMs > 0} and is_active and coalesce(failing_since, ${now}) <= ${cutoff})`;
+  const reason = `deactivated by the service after failing without a success since %s (WEBHOOK_AUTO_DISABLE_AFTER)`;
+  const row = await db
+    .updateTable('webhook_subscriptions')
+    .set((eb) => ({
+      consecutive_failures: eb('consecutive_failures', '+', 1),
+      failing_since: sql`coalesce(failing_since, ${now})`,
+      last_failure_at: now,
+      last_error: error,
+      is_active: sql`case when ${disable} then false else is_active end`,
+      deactivated_reason: sql`case when ${disable} then replace(${reason}, '%s', to_char(coalesce(failing_since, ${now}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')) else deactivated_reason end`,
+      updated_at: sql`case when ${disable} then ${now} else updated_at end`,
+    }))
+    .where('id', '=', id)
+    // True only for the update that deactivated it (updated_at moves only then).
+    .returning(sql<boolean>`(not is_active and deactivated_reason is not null and updated_at = ${now})`.as('disabled'))
+    .executeTakeFirst();
+  return row?.disabled ?? false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The queue
+
+/**
+ * Queues one delivery per active subscription of the tenant whose eventTypes contain the event's type,
+ * in the caller's transaction, and wakes the workers when it commits. Lifecycle events other than
+ * ticket.created are queued only while the tenant has both webhookAccess and apiEnabled on.
+ */
+export async function enqueueDeliveries(tx: Transaction<Database>, tenantId: string, event: EventRow, now: Date): Promise<number> {
+  let query = tx
+    .selectFrom('webhook_subscriptions as s')
+    .innerJoin('tenants as t', 't.id', 's.tenant_id')
+    .select('s.id')
+    .where('s.tenant_id', '=', tenantId)
+    .where('s.is_active', '=', true)
+    .where(sql<boolean>`${event.type} = any(s.event_types)`);
+  if (event.type !== 'ticket.created') query = query.where('t.webhook_access', '=', true).where('t.api_enabled', '=', true);
+  const subscriptions = await query.orderBy('s.seq').execute();
+  if (subscriptions.length === 0) return 0;
+  await tx
+    .insertInto('webhook_deliveries')
+    .values(
+      subscriptions.map((subscription) => ({
+        id: newId('dlv'),
+        tenant_id: tenantId,
+        event_id: event.id,
+        event_type: event.type,
+        subscription_id: subscription.id,
+        status: 'pending' as const,
+        next_attempt_at: now,
+        created_at: now,
+        updated_at: now,
+      })),
+    )
+    .execute();
+  await notifyWorkers(tx);
+  return subscriptions.length;
+}
+
+/** Wakes every listening worker when the surrounding transaction commits. */
+export async function notifyWorkers(tx: Executor): Promise<void> {
+  await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(tx);
+}
+
+/**
+ * Which tenants' deliveries a worker serves: all of them (undefined), or only those listed, read at every
+ * claim. Deployments leave it unset; tests that share one database with other test files set it.
+ */
+export type TenantScope = ReadonlySet<string> | undefined;
+
+function inScope(column: ReturnType<typeof sql.ref>, scope: TenantScope) {
+  return scope === undefined ? sql<boolean>`true` : sql<boolean>`${column} = any(${[...scope]}::text[])`;
+}
+
+/** A claimed delivery with what its attempt needs: the event and the subscription as they are now. */
+export interface ClaimedDelivery {
+  id: string;
+  tenant_id: string;
+  attempt: number;
+  round_start: number;
+  event: EventRow;
+  subscription: Pick<WebhookSubscriptionRow, 'id' | 'target_url' | 'is_active' | 'signing_version' | 'secret_sealed'>;
+}
+
+const LOST_ATTEMPT_ERROR = "no outcome recorded: the worker's lease expired";
+
+/** The attempt-log entry of an attempt whose worker never reported back, built from the row in SQL. */
+const lostAttemptEntry = sql`jsonb_build_array(jsonb_build_object(
+  'attempt', d.attempts,
+  'at', to_char(d.claimed_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+  'statusCode', null, 'error', ${LOST_ATTEMPT_ERROR}::text, 'durationMs', null))`;
+
+/**
+ * Claims up to `limit` due deliveries for one attempt each: locks them with SKIP LOCKED (so concurrent
+ * workers never take the same row), counts the attempt and leases the row until `leaseUntil`. A row whose
+ * previous lease ran out without an outcome (its worker died) is due again; that lost attempt is logged.
+ * Rows whose lost attempt was the last of the budget are left to `failExhaustedLeases`.
+ */
+export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseUntil: Date, limit: number, maxAttempts: number, scope: TenantScope): Promise<ClaimedDelivery[]> {
+  const result = await sql<{
+    id: string;
+    tenant_id: string;
+    attempts: number;
+    round_start: number;
+    e_id: string;
+    e_type: string;
+    e_occurred_at: Date;
+    e_resource_type: string;
+    e_resource_id: string;
+    e_payload_version: string;
+    e_data: unknown;
+    e_seq: number;
+    e_created_at: Date;
+    s_id: string;
+    s_target_url: string;
+    s_is_active: boolean;
+    s_signing_version: 'legacy' | 'v1';
+    s_secret_sealed: string | null;
+  }>`
+    with due as (
+      select id from webhook_deliveries
+      where status = 'pending' and next_attempt_at <= ${now}
+        and (leased_until is null or attempts - round_start < ${maxAttempts})
+        and ${inScope(sql.ref('tenant_id'), scope)}
+      order by next_attempt_at
+      limit ${limit}
+      for update skip locked
+    )
+    update webhook_deliveries d set
+      attempt_log = case when d.leased_until is null then d.attempt_log else d.attempt_log || ${lostAttemptEntry} end,
+      attempts = d.attempts + 1,
+      claimed_at = ${now},
+      leased_until = ${leaseUntil},
+      next_attempt_at = ${leaseUntil},
+      updated_at = ${now}
+    from due, events e, webhook_subscriptions s
+    where d.id = due.id and e.id = d.event_id and s.id = d.subscription_id
+    returning d.id, d.tenant_id, d.attempts, d.round_start,
+      e.id as e_id, e.type as e_type, e.occurred_at as e_occurred_at, e.resource_type as e_resource_type,
+      e.resource_id as e_resource_id, e.payload_version as e_payload_version, e.data as e_data, e.seq as e_seq,
+      e.created_at as e_created_at,
+      s.id as s_id, s.target_url as s_target_url, s.is_active as s_is_active, s.signing_version as s_signing_version,
+      s.secret_sealed as s_secret_sealed
+  `.execute(db);
+  return result.rows.map((row) => ({
+    id: row.id,
+    tenant_id: row.tenant_id,
+    attempt: row.attempts,
+    round_start: row.round_start,
+    event: {
+      id: row.e_id,
+      tenant_id: row.tenant_id,
+      type: row.e_type,
+      occurred_at: new Date(row.e_occurred_at),
+      resource_type: row.e_resource_type,
+      resource_id: row.e_resource_id,
+      payload_version: row.e_payload_version,
+      data: row.e_data,
+      seq: row.e_seq,
+      created_at: new Date(row.e_created_at),
+    },
+    subscription: {
+      id: row.s_id,
+      target_url: row.s_target_url,
+      is_active: row.s_is_active,
+      signing_version: row.s_signing_version,
+      secret_sealed: row.s_secret_sealed,
+    },
+  }));
+}
+
+/**
+ * Fails, terminally, deliveries whose worker died during the last attempt of their budget: the lease ran
+ * out and no attempt is left. Returns their subscription ids (for the health record).
+ */
+export async function failExhaustedLeases(db: Kysely<Database>, now: Date, maxAttempts: number, scope: TenantScope): Promise<string[]> {
+  const result = await sql<{ subscription_id: string }>`
+    update webhook_deliveries d set
+      status = 'failed',
+      attempt_log = d.attempt_log || ${lostAttemptEntry},
+      last_error = ${LOST_ATTEMPT_ERROR}::text,
+      leased_until = null,
+      completed_at = ${now},
+      updated_at = ${now}
+    where d.status = 'pending' and d.next_attempt_at <= ${now} and d.leased_until is not null
+      and d.attempts - d.round_start >= ${maxAttempts}
+      and ${inScope(sql.ref('d.tenant_id'), scope)}
+    returning d.subscription_id
+  `.execute(db);
+  return result.rows.map((row) => row.subscription_id);
+}
+
+export type AttemptOutcome =
+  | { status: 'succeeded' }
+  | { status: 'failed' }
+  | { status: 'pending'; nextAttemptAt: Date };
+
+/**
+ * Records an attempt's outcome, fenced on the attempt number: when the lease ran out and another worker
+ * claimed the delivery again (or the operator changed it), nothing is written and false is returned.
+ */
+export async function recordAttempt(db: Kysely<Database>, deliveryId: string, entry: DeliveryAttempt, outcome: AttemptOutcome, now: Date): Promise<boolean> {
+  const final = outcome.status !== 'pending';
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: outcome.status,
+      attempt_log: sql`attempt_log || ${jsonb([entry])}`,
+      last_error: entry.error,
+      leased_until: null,
+      next_attempt_at: outcome.status === 'pending' ? outcome.nextAttemptAt : sql`next_attempt_at`,
+      completed_at: final ? now : null,
+      updated_at: now,
+    } as Updateable<Database['webhook_deliveries']>)
+    .where('id', '=', deliveryId)
+    .where('attempts', '=', entry.attempt)
+    .where('status', '=', 'pending')
+    .where('leased_until', 'is not', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** The earliest time a pending delivery becomes due (a retry or a lease running out), if any. */
+export async function nextDueAt(db: Kysely<Database>, scope: TenantScope): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.min('next_attempt_at').as('next'))
+    .where('status', '=', 'pending')
+    .where(inScope(sql.ref('tenant_id'), scope))
+    .executeTakeFirst();
+  return row?.next ? new Date(row.next as Date) : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operator views
+
+export interface DeliveryFilter {
+  tenantId?: string | undefined;
+  status?: DeliveryStatus | undefined;
+  eventId?: string | undefined;
+  subscriptionId?: string | undefined;
+}
+
+export async function listDeliveries(db: Executor, filter: DeliveryFilter, limit: number): Promise<WebhookDeliveryRow[]> {
+  let query = db.selectFrom('webhook_deliveries').selectAll();
+  if (filter.tenantId !== undefined) query = query.where('tenant_id', '=', filter.tenantId);
+  if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+  if (filter.eventId !== undefined) query = query.where('event_id', '=', filter.eventId);
+  if (filter.subscriptionId !== undefined) query = query.where('subscription_id', '=', filter.subscriptionId);
+  return query.orderBy('seq').limit(limit).execute();
+}
+
+export async function findDelivery(db: Executor, id: string): Promise<WebhookDeliveryRow | undefined> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Opens a fresh round of attempts for a terminally failed delivery; undefined when it is not failed. */
+export async function reopenFailedDelivery(tx: Transaction<Database>, id: string, now: Date): Promise<WebhookDeliveryRow | undefined> {
+  const row = await tx
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({ status: 'pending', round_start: eb.ref('attempts'), next_attempt_at: now, leased_until: null, completed_at: null, updated_at: now }))
+    .where('id', '=', id)
+    .where('status', '=', 'failed')
+    .returningAll()
+    .executeTakeFirst();
+  if (row) await notifyWorkers(tx);
+  return row;
+}

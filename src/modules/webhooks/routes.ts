@@ -1,0 +1,83 @@
+/**
+ * The three webhook subscription endpoints (SPEC: Endpoints, Webhook subscriptions). No Idempotency-Key
+ * or If-Match here: both headers are ignored (DECISIONS: Idempotency).
+ */
+import type { AppContext } from '../../app-context.js';
+import { IdParams, problemResponses } from '../../http/schemas.js';
+import type { Api } from '../../http/types.js';
+import { NoQuery, SubscriptionCreateBody, SubscriptionDocument, SubscriptionList, SubscriptionPatchBody } from './schemas.js';
+import * as subscriptions from './service.js';
+
+const tags = ['Webhook subscriptions'];
+
+export function registerWebhookRoutes(app: Api, ctx: AppContext): void {
+  const { db, clock } = ctx;
+  const deps: subscriptions.SubscriptionDeps = { db, destinations: ctx.destinations, encryptionKey: ctx.keys.webhookEncryptionKey };
+
+  app.get(
+    '/api/v1/webhook-subscriptions',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: {
+        operationId: 'listWebhookSubscriptions',
+        summary: 'List webhook subscriptions',
+        description: 'Every subscription of your client, oldest first, in one list (no pagination). Secrets are never returned.',
+        tags,
+        querystring: NoQuery,
+        response: { 200: SubscriptionList, ...problemResponses([401, 403, 422, 429]) },
+      },
+    },
+    async (request) => ({ data: await subscriptions.listSubscriptions(db, request.auth.tenantId) }),
+  );
+
+  app.post(
+    '/api/v1/webhook-subscriptions',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        operationId: 'createWebhookSubscription',
+        summary: 'Create a webhook subscription',
+        description:
+          'The new subscription is active and signs with v1. The destination is checked (URL rules and every DNS address) but not contacted: no test event is sent. ' +
+          'Not idempotent: after a lost response, list and reconcile before creating again (a second subscription means a second delivery of each event).',
+        tags,
+        body: SubscriptionCreateBody,
+        response: {
+          201: SubscriptionDocument,
+          ...problemResponses([401, 403, 422, 429, 503], {
+            403: 'The token lacks webhooks:write, or webhook access is not enabled for your client.',
+            422: 'Validation failed, or the destination violates the policy (errors.targetUrl names the rule and the address).',
+            503: 'A temporary DNS failure while checking the destination; retry later.',
+          }),
+        },
+      },
+    },
+    async (request, reply) => reply.code(201).send({ data: await subscriptions.createSubscription(deps, request.auth.tenantId, request.body, clock.now()) }),
+  );
+
+  app.patch(
+    '/api/v1/webhook-subscriptions/:id',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        operationId: 'updateWebhookSubscription',
+        summary: 'Update a webhook subscription',
+        description:
+          'Only supplied fields change. A new secret rotates it (the signing version stays); signingVersion v1 with a secret upgrades a legacy subscription; ' +
+          'downgrading is refused. The destination is checked again on every patch except one that only sets isActive false.',
+        tags,
+        params: IdParams,
+        body: SubscriptionPatchBody,
+        response: {
+          200: SubscriptionDocument,
+          ...problemResponses([401, 403, 404, 409, 422, 429, 503], {
+            409: 'The signing version changed while this update was in flight (signing-version-conflict): list again and repeat if still needed.',
+            422: 'Validation failed, a downgrade or an upgrade without a secret, or the destination violates the policy.',
+            503: 'A temporary DNS failure while checking the destination; retry later.',
+          }),
+        },
+      },
+    },
+    async (request) => ({ data: await subscriptions.patchSubscription(deps, request.auth.tenantId, request.params.id, request.body, clock.now()) }),
+  );
+}

@@ -1,0 +1,154 @@
+/** Webhook subscriptions (SPEC: Webhook subscription) and delivery records (operator API). */
+import { type Static, Type } from '@sinclair/typebox';
+import { DateTime, Nullable, StringEnum, Text } from '../../http/schemas.js';
+import { EVENT_TYPES } from '../events/types.js';
+
+/** Maximum lengths (SPEC leaves them open; docs/decisions.md records them). */
+export const WEBHOOK_LIMITS = { targetUrl: 2048, description: 500, secretMin: 16, secretMax: 512 } as const;
+
+export const SIGNING_VERSIONS = ['legacy', 'v1'] as const;
+export type SigningVersion = (typeof SIGNING_VERSIONS)[number];
+
+const EventTypeSchema = StringEnum(EVENT_TYPES, { description: 'A site-visit lifecycle event type.' });
+
+const fields = {
+  targetUrl: Text(WEBHOOK_LIMITS.targetUrl, {
+    description: 'The receiver: https, port 443, no user credentials or fragment; every DNS address of the host must be public.',
+    examples: ['https://hooks.example.com/site-services'],
+  }),
+  eventTypes: Type.Array(EventTypeSchema, { minItems: 1, uniqueItems: true, description: 'Non-empty, distinct event types.' }),
+  secret: Type.String({
+    minLength: WEBHOOK_LIMITS.secretMin,
+    maxLength: WEBHOOK_LIMITS.secretMax,
+    description: 'Write-only shared secret for v1 signatures, used exactly as given (at least 16 characters, counted as Unicode code points).',
+  }),
+  description: Nullable(Text(WEBHOOK_LIMITS.description)),
+};
+
+export const SubscriptionCreateBody = Type.Object(
+  {
+    targetUrl: fields.targetUrl,
+    eventTypes: fields.eventTypes,
+    secret: fields.secret,
+    description: Type.Optional(fields.description),
+    signingVersion: Type.Optional(Type.Literal('v1', { description: 'Only v1 can be chosen; it is also the default.' })),
+  },
+  { additionalProperties: false, title: 'Webhook subscription create body' },
+);
+export type SubscriptionCreate = Static<typeof SubscriptionCreateBody>;
+
+export const SubscriptionPatchBody = Type.Object(
+  {
+    targetUrl: Type.Optional(fields.targetUrl),
+    description: Type.Optional(fields.description),
+    eventTypes: Type.Optional(fields.eventTypes),
+    secret: Type.Optional(fields.secret),
+    isActive: Type.Optional(Type.Boolean()),
+    signingVersion: Type.Optional(
+      StringEnum(SIGNING_VERSIONS, { description: 'v1 upgrades a legacy subscription (a secret is then required); downgrading to legacy is refused.' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    title: 'Webhook subscription patch body',
+    description: 'Only supplied members change. The destination is checked again on every patch.',
+  },
+);
+export type SubscriptionPatch = Static<typeof SubscriptionPatchBody>;
+
+export const AdminSubscriptionCreateBody = Type.Object(
+  {
+    targetUrl: fields.targetUrl,
+    eventTypes: fields.eventTypes,
+    description: Type.Optional(fields.description),
+  },
+  { additionalProperties: false, title: 'Legacy webhook subscription (operator)' },
+);
+export type AdminSubscriptionCreate = Static<typeof AdminSubscriptionCreateBody>;
+
+export const Subscription = Type.Object(
+  {
+    id: Type.String({ description: 'Opaque identifier with the whsub_ prefix.' }),
+    tenantId: Type.String(),
+    targetUrl: Type.String({ description: 'As given at create or patch.' }),
+    description: Nullable(Type.String()),
+    eventTypes: Type.Array(EventTypeSchema),
+    isActive: Type.Boolean(),
+    signingVersion: StringEnum(SIGNING_VERSIONS),
+    createdAt: DateTime(),
+    updatedAt: DateTime(),
+  },
+  { additionalProperties: false, title: 'Webhook subscription', description: 'The secret is write-only and never returned.' },
+);
+export type SubscriptionValue = Static<typeof Subscription>;
+
+export const SubscriptionDocument = Type.Object({ data: Subscription }, { additionalProperties: false });
+export const SubscriptionList = Type.Object({ data: Type.Array(Subscription) }, { additionalProperties: false });
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
+/** A subscription as the operator sees it: the client's view plus its delivery health. */
+export const SubscriptionWithHealth = Type.Object(
+  {
+    ...Subscription.properties,
+    health: Type.Object(
+      {
+        consecutiveFailures: Type.Integer({ minimum: 0 }),
+        failingSince: Nullable(DateTime()),
+        lastSuccessAt: Nullable(DateTime('Kept to within a second.')),
+        lastFailureAt: Nullable(DateTime()),
+        lastError: Nullable(Type.String()),
+        deactivatedReason: Nullable(Type.String({ description: 'Why the service deactivated it (WEBHOOK_AUTO_DISABLE_AFTER), if it did.' })),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SubscriptionWithHealthValue = Static<typeof SubscriptionWithHealth>;
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+
+export const DeliveryAttemptSchema = Type.Object(
+  {
+    attempt: Type.Integer({ minimum: 1 }),
+    at: DateTime('When the attempt started (was claimed).'),
+    statusCode: Nullable(Type.Integer({ description: 'The receiver\'s HTTP status; null when no response came.' })),
+    error: Nullable(Type.String({ description: 'Why the attempt failed; null for a 2xx.' })),
+    durationMs: Nullable(Type.Integer({ minimum: 0, description: 'null when the worker stopped before an outcome was recorded.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const Delivery = Type.Object(
+  {
+    deliveryId: Type.String({ description: 'Equals the x-svc-delivery-id header of every attempt.' }),
+    eventId: Type.String(),
+    eventType: Type.String(),
+    subscriptionId: Type.String(),
+    tenantId: Type.String(),
+    status: StringEnum(DELIVERY_STATUSES),
+    attempts: Type.Integer({ minimum: 0, description: 'Claimed attempts, across operator retries.' }),
+    attemptLog: Type.Array(DeliveryAttemptSchema),
+    nextAttemptAt: Nullable(DateTime('When a pending delivery is next due (or its current lease ends).')),
+    lastError: Nullable(Type.String()),
+    createdAt: DateTime(),
+    updatedAt: DateTime(),
+    completedAt: Nullable(DateTime()),
+  },
+  { additionalProperties: false, title: 'Webhook delivery' },
+);
+export type DeliveryValue = Static<typeof Delivery>;
+
+export const DeliveryListQuery = Type.Object(
+  {
+    tenantId: Type.Optional(Type.String({ maxLength: 100 })),
+    status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
+    eventId: Type.Optional(Type.String({ maxLength: 100 })),
+    subscriptionId: Type.Optional(Type.String({ maxLength: 100 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 1000, description: 'At most this many records (oldest first).' })),
+  },
+  { additionalProperties: false },
+);
+export type DeliveryListQueryValue = Static<typeof DeliveryListQuery>;
+
+export const DeliveryParams = Type.Object({ deliveryId: Type.String({ maxLength: 100 }) }, { additionalProperties: false });

@@ -1,0 +1,219 @@
+/**
+ * Subscription rules (SPEC: Webhook subscriptions endpoint rules, States and transitions): creation,
+ * partial update with rotation, upgrade and the signing-version race, the destination check on every write,
+ * and the operator's views of subscriptions and deliveries.
+ */
+import type { Kysely, Updateable } from 'kysely';
+import type { Database, WebhookDeliveryRow, WebhookSubscriptionRow, WebhookSubscriptionsTable } from '../../db/schema.js';
+import { isoTime } from '../../http/envelope.js';
+import { notFound, Problem, validationProblem } from '../../http/problem.js';
+import { newId } from '../../lib/ids.js';
+import { findTenant } from '../tenants/repository.js';
+import type { DestinationPolicy } from './destination-policy.js';
+import * as repository from './repository.js';
+import type {
+  AdminSubscriptionCreate,
+  DeliveryListQueryValue,
+  DeliveryValue,
+  SubscriptionCreate,
+  SubscriptionPatch,
+  SubscriptionValue,
+  SubscriptionWithHealthValue,
+} from './schemas.js';
+import { sealSecret } from './signing.js';
+
+export interface SubscriptionDeps {
+  db: Kysely<Database>;
+  destinations: DestinationPolicy;
+  /** AES-256-GCM key of secrets at rest. */
+  encryptionKey: Buffer;
+}
+
+export function toSubscription(row: WebhookSubscriptionRow): SubscriptionValue {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    targetUrl: row.target_url,
+    description: row.description,
+    eventTypes: row.event_types as SubscriptionValue['eventTypes'],
+    isActive: row.is_active,
+    signingVersion: row.signing_version,
+    createdAt: isoTime(row.created_at),
+    updatedAt: isoTime(row.updated_at),
+  };
+}
+
+const isoOrNull = (value: Date | null) => (value ? isoTime(value) : null);
+
+export function toSubscriptionWithHealth(row: WebhookSubscriptionRow): SubscriptionWithHealthValue {
+  return {
+    ...toSubscription(row),
+    health: {
+      consecutiveFailures: row.consecutive_failures,
+      failingSince: isoOrNull(row.failing_since),
+      lastSuccessAt: isoOrNull(row.last_success_at),
+      lastFailureAt: isoOrNull(row.last_failure_at),
+      lastError: row.last_error,
+      deactivatedReason: row.deactivated_reason,
+    },
+  };
+}
+
+/** 422 naming targetUrl for a policy violation; 503 for a temporary DNS failure. */
+export async function assertDestinationAllowed(destinations: DestinationPolicy, targetUrl: string): Promise<void> {
+  const decision = await destinations.check(targetUrl);
+  if (decision.kind === 'violation') {
+    throw validationProblem({ targetUrl: [decision.message] }, `The targetUrl is not an allowed webhook destination: ${decision.message}.`);
+  }
+  if (decision.kind === 'unavailable') {
+    throw new Problem('service-unavailable', `The targetUrl could not be checked: ${decision.message}.`, { headers: { 'retry-after': '5' } });
+  }
+}
+
+async function assertWebhookAccess(db: Kysely<Database>, tenantId: string): Promise<void> {
+  const tenant = await findTenant(db, tenantId);
+  if (!tenant?.webhook_access) {
+    throw new Problem('forbidden', 'Webhook access is not enabled for your client. Ask the operator to enable it.');
+  }
+}
+
+/** The secret is signed over as UTF-8; a lone surrogate has no UTF-8 form, so it could never be verified. */
+function assertSecretEncodable(secret: string | undefined): void {
+  if (secret !== undefined && /\p{Cs}/u.test(secret)) {
+    throw validationProblem({ secret: ['must be valid Unicode text (it contains an unpaired surrogate)'] });
+  }
+}
+
+export async function listSubscriptions(db: Kysely<Database>, tenantId: string): Promise<SubscriptionValue[]> {
+  return (await repository.listSubscriptions(db, tenantId)).map(toSubscription);
+}
+
+export async function createSubscription(deps: SubscriptionDeps, tenantId: string, input: SubscriptionCreate, now: Date): Promise<SubscriptionValue> {
+  await assertWebhookAccess(deps.db, tenantId);
+  assertSecretEncodable(input.secret);
+  await assertDestinationAllowed(deps.destinations, input.targetUrl);
+  const id = newId('whsub');
+  const row = await repository.insertSubscription(deps.db, {
+    id,
+    tenant_id: tenantId,
+    target_url: input.targetUrl,
+    description: input.description ?? null,
+    event_types: input.eventTypes,
+    is_active: true,
+    signing_version: 'v1',
+    secret_sealed: sealSecret(deps.encryptionKey, id, input.secret),
+    created_at: now,
+    updated_at: now,
+  });
+  return toSubscription(row);
+}
+
+/** Operator: a subscription carried over from before v1, signed with the server-held legacy key. */
+export async function createLegacySubscription(deps: Omit<SubscriptionDeps, 'encryptionKey'>, tenantId: string, input: AdminSubscriptionCreate, now: Date): Promise<SubscriptionValue> {
+  if (!(await findTenant(deps.db, tenantId))) throw notFound('Tenant');
+  await assertDestinationAllowed(deps.destinations, input.targetUrl);
+  const row = await repository.insertSubscription(deps.db, {
+    id: newId('whsub'),
+    tenant_id: tenantId,
+    target_url: input.targetUrl,
+    description: input.description ?? null,
+    event_types: input.eventTypes,
+    is_active: true,
+    signing_version: 'legacy',
+    secret_sealed: null,
+    created_at: now,
+    updated_at: now,
+  });
+  return toSubscription(row);
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value, index) => value === b[index]);
+}
+
+/**
+ * Applies the supplied fields. Rotation and metadata changes keep the signing version; legacy → v1 needs
+ * an explicit secret; v1 → legacy is refused. The destination is checked again (outside any transaction:
+ * DNS can be slow), except for a patch that only deactivates, so that stopping deliveries always works.
+ * The update is conditional on the signing version read at the start: a stale update racing a
+ * signing-version change is 409 signing-version-conflict.
+ */
+export async function patchSubscription(deps: SubscriptionDeps, tenantId: string, id: string, patch: SubscriptionPatch, now: Date): Promise<SubscriptionValue> {
+  const current = await repository.findSubscription(deps.db, tenantId, id);
+  if (!current) throw notFound('Webhook subscription');
+  await assertWebhookAccess(deps.db, tenantId);
+  assertSecretEncodable(patch.secret);
+
+  const changes: Updateable<WebhookSubscriptionsTable> = {};
+  if (patch.signingVersion === 'legacy' && current.signing_version === 'v1') {
+    throw validationProblem({ signingVersion: ['cannot be changed from v1 to legacy: downgrade is not supported'] });
+  }
+  if (patch.signingVersion === 'v1' && current.signing_version === 'legacy') {
+    if (patch.secret === undefined) {
+      throw validationProblem({ secret: ['is required to upgrade signingVersion from legacy to v1'] }, 'Upgrading to v1 needs an explicit secret in the same request.');
+    }
+    changes.signing_version = 'v1';
+  }
+  if (patch.secret !== undefined) changes.secret_sealed = sealSecret(deps.encryptionKey, id, patch.secret);
+  if (patch.targetUrl !== undefined && patch.targetUrl !== current.target_url) changes.target_url = patch.targetUrl;
+  if (patch.description !== undefined && patch.description !== current.description) changes.description = patch.description;
+  if (patch.eventTypes !== undefined && !sameList(patch.eventTypes, current.event_types)) changes.event_types = patch.eventTypes;
+  if (patch.isActive !== undefined && patch.isActive !== current.is_active) {
+    changes.is_active = patch.isActive;
+    // A reactivated subscription starts a fresh health record (and loses any automatic deactivation note).
+    if (patch.isActive) Object.assign(changes, { consecutive_failures: 0, failing_since: null, deactivated_reason: null });
+  }
+
+  const onlyDeactivates = Object.keys(patch).length === 1 && patch.isActive === false;
+  if (!onlyDeactivates) await assertDestinationAllowed(deps.destinations, patch.targetUrl ?? current.target_url);
+  if (Object.keys(changes).length === 0) return toSubscription(current);
+
+  const updated = await repository.updateSubscriptionIfSigningVersion(deps.db, tenantId, id, current.signing_version, { ...changes, updated_at: now });
+  if (!updated) {
+    throw new Problem(
+      'signing-version-conflict',
+      `The subscription's signing version changed from ${current.signing_version} while this update was in flight. List the subscriptions and repeat the update if it is still needed.`,
+    );
+  }
+  return toSubscription(updated);
+}
+
+export async function listSubscriptionsWithHealth(db: Kysely<Database>, tenantId: string): Promise<SubscriptionWithHealthValue[]> {
+  if (!(await findTenant(db, tenantId))) throw notFound('Tenant');
+  return (await repository.listSubscriptions(db, tenantId)).map(toSubscriptionWithHealth);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deliveries (operator)
+
+export function toDelivery(row: WebhookDeliveryRow): DeliveryValue {
+  return {
+    deliveryId: row.id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    subscriptionId: row.subscription_id,
+    tenantId: row.tenant_id,
+    status: row.status,
+    attempts: row.attempts,
+    attemptLog: row.attempt_log,
+    nextAttemptAt: row.status === 'pending' ? isoTime(row.next_attempt_at) : null,
+    lastError: row.last_error,
+    createdAt: isoTime(row.created_at),
+    updatedAt: isoTime(row.updated_at),
+    completedAt: isoOrNull(row.completed_at),
+  };
+}
+
+export async function listDeliveries(db: Kysely<Database>, query: DeliveryListQueryValue): Promise<DeliveryValue[]> {
+  const rows = await repository.listDeliveries(db, query, query.limit ?? 1000);
+  return rows.map(toDelivery);
+}
+
+/** A new round of WEBHOOK_MAX_ATTEMPTS attempts for a terminally failed delivery; the event id stays. */
+export async function retryDelivery(db: Kysely<Database>, deliveryId: string, now: Date): Promise<DeliveryValue> {
+  const row = await db.transaction().execute((tx) => repository.reopenFailedDelivery(tx, deliveryId, now));
+  if (row) return toDelivery(row);
+  const existing = await repository.findDelivery(db, deliveryId);
+  if (!existing) throw notFound('Delivery');
+  throw new Problem('invalid-state', `Only a terminally failed delivery can be retried; this one is ${existing.status}.`);
+}

@@ -1,0 +1,318 @@
+/**
+ * The delivery worker (SPEC: Events, Delivery semantics). It claims due deliveries from the queue with
+ * FOR UPDATE SKIP LOCKED and a lease (each claim is an attempt), sends each one, and records the outcome:
+ * 2xx succeeds; another status, a network, TLS or DNS failure or the timeout is retried on the schedule
+ * (with ±20% jitter) until the attempt budget is spent; a destination that now violates the policy, any
+ * 3xx, or an inactive subscription fails the delivery at once. Retry-After is ignored.
+ *
+ * It is woken on commit (LISTEN/NOTIFY on both databases), when an in-flight delivery ends, and by a
+ * timer set to the next due time; the poll interval is only a safety net. A worker that dies leaves its
+ * leases to run out; the deliveries are then claimed again (by any worker, in any process).
+ */
+import type { Logger } from 'pino';
+import type { WebhookConfig } from '../../config.js';
+import type { AppDatabase } from '../../db/database.js';
+import { listenForNotifications, type NotificationListener } from '../../db/notifications.js';
+import type { DeliveryAttempt } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import { toEnvelope } from '../events/service.js';
+import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
+import * as queue from './repository.js';
+import { deliveryHeaders, unsealSecret } from './signing.js';
+import { describeTransportError, PinnedTransport, type WebhookTransport } from './transport.js';
+
+export interface DeliveryWorkerDeps {
+  database: AppDatabase;
+  config: WebhookConfig;
+  keys: { webhookEncryptionKey: Buffer; legacyWebhookKey: Buffer };
+  logger: Logger;
+  clock: Clock;
+  /** Checks each destination again before each attempt. Default: the system resolver and the configured test hosts. */
+  policy?: DestinationPolicy;
+  resolver?: Resolver;
+  transport?: WebhookTransport;
+  /** Extra trusted CAs for the default transport (tests); production uses NODE_EXTRA_CA_CERTS. */
+  extraCa?: readonly string[];
+  /** Uniform in [0, 1), for the jitter of retry waits. */
+  random?: () => number;
+  /** Serve only these tenants' deliveries (tests sharing one database); default: every tenant. */
+  tenantScope?: ReadonlySet<string>;
+}
+
+type Verdict =
+  | { outcome: 'succeeded'; statusCode: number }
+  | { outcome: 'retry'; statusCode: number | null; error: string }
+  | { outcome: 'failed'; statusCode: number | null; error: string };
+
+const JITTER = 0.2;
+const INACTIVE = 'the subscription is inactive';
+
+/** The wait before the next attempt of a round, ±20%: the schedule's entry for this attempt, the last one repeating. */
+export function retryDelayMs(schedule: readonly number[], attemptInRound: number, random: () => number): number {
+  if (schedule.length === 0) return 0;
+  const base = schedule[Math.min(attemptInRound - 1, schedule.length - 1)]!;
+  return Math.max(0, Math.round(base * (1 - JITTER + 2 * JITTER * random())));
+}
+
+export class DeliveryWorker {
+  private readonly db;
+  private readonly policy: DestinationPolicy;
+  private readonly transport: WebhookTransport;
+  private readonly ownsTransport: boolean;
+  private readonly random: () => number;
+  private readonly inflight = new Map<string, { promise: Promise<void>; abort: AbortController }>();
+  private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
+  private pumping: Promise<void> | undefined;
+  private pumpAgain = false;
+  private timer: NodeJS.Timeout | undefined;
+  private listener: NotificationListener | undefined;
+  private lastSweep = 0;
+  private abandoned = false;
+  /** When this process last recorded a success per subscription: a healthy subscription is written at most once a second. */
+  private readonly healthyWrittenAt = new Map<string, number>();
+
+  constructor(private readonly deps: DeliveryWorkerDeps) {
+    this.db = deps.database.db;
+    this.policy = deps.policy ?? new DestinationPolicy({ resolver: deps.resolver ?? systemResolver(), testAllowedDestinations: deps.config.testAllowedDestinations });
+    this.ownsTransport = deps.transport === undefined;
+    this.transport =
+      deps.transport ??
+      new PinnedTransport({ connectTimeoutMs: deps.config.timeoutMs, connections: deps.config.concurrency, ...(deps.extraCa ? { extraCa: deps.extraCa } : {}) });
+    this.random = deps.random ?? Math.random;
+  }
+
+  /** How long one attempt may take: the configured timeout, kept well inside the lease. */
+  private get attemptTimeoutMs(): number {
+    const { timeoutMs, leaseMs } = this.deps.config;
+    return Math.max(1, Math.min(timeoutMs, Math.floor(leaseMs * 0.8)));
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== 'idle') return;
+    this.state = 'running';
+    this.listener = await listenForNotifications(this.deps.database, queue.DELIVERY_CHANNEL, () => this.wake(), this.deps.logger);
+    this.wake();
+  }
+
+  /** Claims and starts due deliveries now (also what a notification, a timer or a finished delivery does). */
+  wake(): void {
+    if (this.state !== 'running') return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = this.pump().finally(() => {
+      this.pumping = undefined;
+    });
+  }
+
+  /** Resolves when nothing is in flight and no claim is running (for tests and shutdown). */
+  async idle(): Promise<void> {
+    while (this.pumping || this.inflight.size > 0) {
+      await Promise.all([this.pumping, ...[...this.inflight.values()].map((entry) => entry.promise)]);
+    }
+  }
+
+  private async pump(): Promise<void> {
+    let delayMs = this.deps.config.pollIntervalMs;
+    try {
+      do {
+        this.pumpAgain = false;
+        const { config, clock } = this.deps;
+        const now = clock.now();
+        if (now.getTime() - this.lastSweep >= config.pollIntervalMs) {
+          this.lastSweep = now.getTime();
+          const exhausted = await queue.failExhaustedLeases(this.db, now, config.maxAttempts, this.deps.tenantScope);
+          for (const subscriptionId of exhausted) await this.recordHealth(subscriptionId, false, "no outcome recorded: the worker's lease expired");
+        }
+        const capacity = config.concurrency - this.inflight.size;
+        if (capacity <= 0) return;
+        const claimed = await queue.claimDueDeliveries(this.db, now, new Date(now.getTime() + config.leaseMs), capacity, config.maxAttempts, this.deps.tenantScope);
+        for (const delivery of claimed) this.launch(delivery);
+        if (claimed.length === capacity) this.pumpAgain = true;
+        else if (!this.pumpAgain) {
+          const next = await queue.nextDueAt(this.db, this.deps.tenantScope);
+          if (next) delayMs = Math.min(delayMs, Math.max(0, next.getTime() - this.deps.clock.now().getTime()));
+        }
+      } while (this.pumpAgain && this.state === 'running' && this.inflight.size < this.deps.config.concurrency);
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'webhook delivery worker could not claim deliveries; retrying');
+    } finally {
+      this.schedule(delayMs);
+    }
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.state !== 'running') return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.wake();
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private launch(delivery: queue.ClaimedDelivery): void {
+    const abort = new AbortController();
+    const promise = this.deliver(delivery, abort.signal)
+      .catch((error) => this.deps.logger.error({ err: error, deliveryId: delivery.id }, 'webhook delivery bookkeeping failed'))
+      .finally(() => {
+        this.inflight.delete(delivery.id);
+        this.wake();
+      });
+    this.inflight.set(delivery.id, { promise, abort });
+  }
+
+  /** One attempt of one delivery, from the policy check to the recorded outcome. */
+  private async deliver(delivery: queue.ClaimedDelivery, stopSignal: AbortSignal): Promise<void> {
+    const { clock, config, logger } = this.deps;
+    const startedAt = clock.now();
+    const started = performance.now();
+    const log = logger.child({ deliveryId: delivery.id, eventId: delivery.event.id, subscriptionId: delivery.subscription.id, attempt: delivery.attempt });
+    const timeout = AbortSignal.timeout(this.attemptTimeoutMs);
+    const signal = AbortSignal.any([timeout, stopSignal]);
+
+    let verdict: Verdict;
+    try {
+      verdict = await this.attempt(delivery, signal);
+    } catch (error) {
+      const reason = timeout.aborted ? `timed out after ${this.attemptTimeoutMs} ms` : describeTransportError(error);
+      verdict = { outcome: 'retry', statusCode: null, error: reason };
+    }
+    if (this.abandoned) return;
+
+    const now = clock.now();
+    const entry: DeliveryAttempt = {
+      attempt: delivery.attempt,
+      at: startedAt.toISOString(),
+      statusCode: verdict.statusCode,
+      error: verdict.outcome === 'succeeded' ? null : verdict.error,
+      durationMs: Math.round(performance.now() - started),
+    };
+    const attemptInRound = delivery.attempt - delivery.round_start;
+    let outcome: queue.AttemptOutcome;
+    if (verdict.outcome === 'succeeded') outcome = { status: 'succeeded' };
+    else if (verdict.outcome === 'failed' || attemptInRound >= config.maxAttempts) outcome = { status: 'failed' };
+    else outcome = { status: 'pending', nextAttemptAt: new Date(now.getTime() + retryDelayMs(config.retryScheduleMs, attemptInRound, this.random)) };
+
+    const recorded = await queue.recordAttempt(this.db, delivery.id, entry, outcome, now);
+    if (!recorded) {
+      log.warn('webhook attempt outcome dropped: the delivery was claimed again after its lease ran out');
+      return;
+    }
+    if (verdict.outcome === 'succeeded') {
+      log.debug({ statusCode: verdict.statusCode, durationMs: entry.durationMs }, 'webhook delivered');
+    } else {
+      log.info({ statusCode: verdict.statusCode, error: verdict.error, durationMs: entry.durationMs, next: outcome.status }, 'webhook attempt failed');
+    }
+    // A claim of an inactive subscription sends nothing, so it says nothing about the receiver's health.
+    if (verdict.outcome === 'succeeded' || verdict.error !== INACTIVE) await this.recordHealth(delivery.subscription.id, verdict.outcome === 'succeeded', entry.error ?? '');
+  }
+
+  private async attempt(delivery: queue.ClaimedDelivery, signal: AbortSignal): Promise<Verdict> {
+    const { subscription, event } = delivery;
+    if (!subscription.is_active) return { outcome: 'failed', statusCode: null, error: INACTIVE };
+
+    const decision = await abortable(this.policy.check(subscription.target_url), signal);
+    if (decision.kind === 'violation') return { outcome: 'failed', statusCode: null, error: `destination refused: ${decision.message}` };
+    if (decision.kind === 'unavailable') return { outcome: 'retry', statusCode: null, error: decision.message };
+
+    let secret: string | undefined;
+    if (subscription.signing_version === 'v1') {
+      secret = subscription.secret_sealed ? unsealSecret(this.deps.keys.webhookEncryptionKey, subscription.id, subscription.secret_sealed) : undefined;
+      if (secret === undefined) return { outcome: 'retry', statusCode: null, error: 'the subscription secret could not be decrypted (WEBHOOK_ENCRYPTION_KEY changed?)' };
+    }
+    const body = Buffer.from(JSON.stringify(toEnvelope(event)), 'utf8');
+    const headers = deliveryHeaders({
+      eventId: event.id,
+      eventType: event.type,
+      deliveryId: delivery.id,
+      attempt: delivery.attempt,
+      body,
+      signingVersion: subscription.signing_version,
+      secret,
+      legacyKey: this.deps.keys.legacyWebhookKey,
+      now: this.deps.clock.now(),
+    });
+    const { statusCode } = await this.transport.send({ url: decision.url, hostname: decision.hostname, addresses: decision.addresses, headers, body, signal });
+    if (statusCode >= 200 && statusCode < 300) return { outcome: 'succeeded', statusCode };
+    if (statusCode >= 300 && statusCode < 400) return { outcome: 'failed', statusCode, error: `redirect (HTTP ${statusCode}) not followed` };
+    return { outcome: 'retry', statusCode, error: `HTTP ${statusCode}` };
+  }
+
+  private async recordHealth(subscriptionId: string, success: boolean, error: string): Promise<void> {
+    const now = this.deps.clock.now();
+    if (success) {
+      const written = this.healthyWrittenAt.get(subscriptionId);
+      if (written !== undefined && now.getTime() - written < 1_000) return;
+      this.healthyWrittenAt.set(subscriptionId, now.getTime());
+      if (this.healthyWrittenAt.size > 10_000) this.healthyWrittenAt.clear();
+    } else {
+      this.healthyWrittenAt.delete(subscriptionId);
+    }
+    try {
+      if (success) await queue.recordSubscriptionSuccess(this.db, subscriptionId, now);
+      else if (await queue.recordSubscriptionFailure(this.db, subscriptionId, now, error, this.deps.config.autoDisableAfterMs)) {
+        this.deps.logger.warn({ subscriptionId }, 'webhook subscription deactivated after failing for WEBHOOK_AUTO_DISABLE_AFTER');
+      }
+    } catch (failure) {
+      this.deps.logger.warn({ err: failure, subscriptionId }, 'webhook subscription health not recorded');
+    }
+  }
+
+  /**
+   * Stops claiming, lets every in-flight attempt finish (each ends within the attempt timeout) and records
+   * its outcome, then closes the listener and the connections.
+   */
+  async stop(): Promise<void> {
+    if (this.state === 'stopped' || this.state === 'idle') {
+      this.state = 'stopped';
+      return;
+    }
+    this.state = 'stopping';
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.idle();
+    await this.shutDown();
+  }
+
+  /**
+   * Stops at once as a crashed process would: in-flight attempts are cut off and nothing more is written,
+   * so their leases simply run out and the deliveries are claimed again. For crash tests.
+   */
+  async abandon(): Promise<void> {
+    this.abandoned = true;
+    this.state = 'stopping';
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const entry of this.inflight.values()) entry.abort.abort();
+    await this.idle();
+    await this.shutDown();
+  }
+
+  private async shutDown(): Promise<void> {
+    this.state = 'stopped';
+    await this.listener?.close();
+    this.listener = undefined;
+    if (this.ownsTransport) await this.transport.close();
+  }
+}
+
+/** Rejects as soon as the signal aborts, even if the work itself cannot be cancelled (a DNS lookup). */
+function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,322 @@
+/**
+ * Webhook test kit: a certificate authority made for the run, a real HTTPS receiver on 127.0.0.1 that
+ * records what arrives, an independent v1 verifier written from SPEC "Signature (v1)", events recorded
+ * the way creates record them, and delivery workers wired to the test app's database.
+ *
+ * Events are recorded by calling recordEvent in a transaction on the app's database: the HTTP paths that
+ * emit events (site-visit creates and the operator workflow) arrive with the site-visits module.
+ */
+import 'reflect-metadata';
+import { createHmac, randomUUID, timingSafeEqual, webcrypto } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import * as x509 from '@peculiar/x509';
+import type { WebhookConfig } from '../../src/config.js';
+import type { AppDatabase } from '../../src/db/database.js';
+import { openPostgres } from '../../src/db/database.js';
+import { systemClock } from '../../src/lib/clock.js';
+import { newId } from '../../src/lib/ids.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { recordEvent } from '../../src/modules/events/service.js';
+import type { EventType } from '../../src/modules/events/types.js';
+import type { Resolver } from '../../src/modules/webhooks/destination-policy.js';
+import { DeliveryWorker, type DeliveryWorkerDeps } from '../../src/modules/webhooks/worker.js';
+import { inject } from 'vitest';
+import type { TestApp } from './app.js';
+
+x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+
+// ---------------------------------------------------------------------------------------------
+// Certificates
+
+export interface TestCertificates {
+  caPem: string;
+  keyPem: string;
+  certPem: string;
+}
+
+const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
+
+function pem(label: string, der: ArrayBuffer): string {
+  const base64 = Buffer.from(der).toString('base64').match(/.{1,64}/g)!.join('\n');
+  return `-----BEGIN ${label}-----\n${base64}\n-----END ${label}-----\n`;
+}
+
+/** A CA and a server certificate it signed, valid for the given DNS names (and 127.0.0.1) for a day. */
+export async function createTestCertificates(dnsNames: string[] = ['localhost']): Promise<TestCertificates> {
+  const subtle = webcrypto.subtle;
+  const notBefore = new Date(Date.now() - 60_000);
+  const notAfter = new Date(Date.now() + 86_400_000);
+  const caKeys = (await subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const ca = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: '01',
+    name: 'CN=site-services test CA',
+    notBefore,
+    notAfter,
+    keys: caKeys,
+    signingAlgorithm: ALGORITHM,
+    extensions: [new x509.BasicConstraintsExtension(true, undefined, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true)],
+  });
+  const serverKeys = (await subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const server = await x509.X509CertificateGenerator.create({
+    serialNumber: '02',
+    subject: `CN=${dnsNames[0]}`,
+    issuer: ca.subject,
+    notBefore,
+    notAfter,
+    publicKey: serverKeys.publicKey,
+    signingKey: caKeys.privateKey,
+    signingAlgorithm: ALGORITHM,
+    extensions: [
+      new x509.SubjectAlternativeNameExtension([...dnsNames.map((value) => ({ type: 'dns' as const, value })), { type: 'ip', value: '127.0.0.1' }]),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+    ],
+  });
+  return { caPem: ca.toString('pem'), certPem: server.toString('pem'), keyPem: pem('PRIVATE KEY', await subtle.exportKey('pkcs8', serverKeys.privateKey)) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The receiver
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  receivedAt: number;
+}
+
+/** What an endpoint answers: a status, a status with headers, or 'hang' (never answer). */
+export type Reply = number | { status: number; headers?: Record<string, string> } | 'hang';
+export type Responder = (request: ReceivedRequest, index: number) => Reply | Promise<Reply>;
+
+export interface Endpoint {
+  url: string;
+  path: string;
+  requests: ReceivedRequest[];
+  /** Replaces what the endpoint answers from now on. */
+  respond(responder: Responder): void;
+  /** Resolves with the requests once at least `count` have arrived. */
+  waitFor(count: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
+}
+
+export class TestReceiver {
+  private readonly endpoints = new Map<string, { endpoint: Endpoint; responder: Responder; waiters: Array<() => boolean> }>();
+  private readonly sockets = new Set<Socket>();
+
+  private constructor(
+    private readonly server: https.Server,
+    readonly port: number,
+    readonly certificates: TestCertificates,
+  ) {}
+
+  static async start(certificates?: TestCertificates): Promise<TestReceiver> {
+    const certs = certificates ?? (await createTestCertificates());
+    const server = https.createServer({ key: certs.keyPem, cert: certs.certPem });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    if (!address || typeof address === 'string') throw new Error('receiver has no port');
+    const receiver = new TestReceiver(server, address.port, certs);
+    server.on('secureConnection', (socket: Socket) => {
+      receiver.sockets.add(socket);
+      socket.on('close', () => receiver.sockets.delete(socket));
+    });
+    server.on('request', (request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const received: ReceivedRequest = {
+          method: request.method ?? '',
+          path: request.url ?? '',
+          headers: request.headers,
+          body: Buffer.concat(chunks),
+          receivedAt: Date.now(),
+        };
+        void receiver.handle(received, response);
+      });
+    });
+    return receiver;
+  }
+
+  get caPem(): string {
+    return this.certificates.caPem;
+  }
+
+  /** The address of a subscription target (the host name is what TLS verifies). */
+  url(path: string, host = 'localhost'): string {
+    return `https://${host}:${this.port}${path}`;
+  }
+
+  /** A fresh path of its own, answering with `responder` (200 by default). */
+  endpoint(responder: Responder = () => 200): Endpoint {
+    const path = `/hooks/${randomUUID()}`;
+    const entry = {
+      responder,
+      waiters: [] as Array<() => boolean>,
+      endpoint: undefined as unknown as Endpoint,
+    };
+    const requests: ReceivedRequest[] = [];
+    entry.endpoint = {
+      url: this.url(path),
+      path,
+      requests,
+      respond: (next) => {
+        entry.responder = next;
+      },
+      waitFor: (count, timeoutMs = 10_000) =>
+        new Promise<ReceivedRequest[]>((resolve, reject) => {
+          const check = () => {
+            if (requests.length < count) return false;
+            clearTimeout(timer);
+            resolve(requests);
+            return true;
+          };
+          const timer = setTimeout(() => reject(new Error(`expected ${count} requests at ${path}, got ${requests.length}`)), timeoutMs);
+          if (!check()) entry.waiters.push(check);
+        }),
+    };
+    this.endpoints.set(path, entry);
+    return entry.endpoint;
+  }
+
+  private async handle(request: ReceivedRequest, response: import('node:http').ServerResponse): Promise<void> {
+    const entry = this.endpoints.get(request.path);
+    if (!entry) {
+      response.writeHead(404).end();
+      return;
+    }
+    entry.endpoint.requests.push(request);
+    entry.waiters = entry.waiters.filter((waiter) => !waiter());
+    const reply = await entry.responder(request, entry.endpoint.requests.length - 1);
+    if (reply === 'hang') return;
+    const { status, headers } = typeof reply === 'number' ? { status: reply, headers: {} } : reply;
+    response.writeHead(status, headers).end('ok');
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Verification, written from SPEC "Signature (v1)" alone
+
+export type Verification = { ok: true; event: Record<string, unknown> } | { ok: false; reason: string };
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * A receiver's check: pinned version and algorithm, a timestamp within 300 s of the receiver's clock,
+ * the digest compared in constant time, and only then the JSON parsed. No legacy fallback.
+ */
+export function verifyV1(headers: IncomingHttpHeaders, rawBody: Buffer, secret: string, nowSeconds = Math.floor(Date.now() / 1000)): Verification {
+  if (header(headers, 'x-svc-signature-version') !== 'v1') return { ok: false, reason: 'signature version is not v1' };
+  if (header(headers, 'x-svc-signature-alg') !== 'hmac-sha256') return { ok: false, reason: 'algorithm is not hmac-sha256' };
+  const timestamp = header(headers, 'x-svc-timestamp');
+  if (timestamp === undefined || !/^(0|[1-9]\d*)$/.test(timestamp)) return { ok: false, reason: 'timestamp is not canonical decimal seconds' };
+  if (Math.abs(nowSeconds - Number(timestamp)) > 300) return { ok: false, reason: 'timestamp outside 300 seconds' };
+  const signature = header(headers, 'x-svc-signature');
+  if (signature === undefined || !/^[0-9a-f]{64}$/.test(signature)) return { ok: false, reason: 'signature is not lower-case hex SHA-256' };
+  const expected = createHmac('sha256', Buffer.from(secret, 'utf8'))
+    .update(Buffer.concat([Buffer.from(timestamp, 'utf8'), Buffer.from('.', 'utf8'), rawBody]))
+    .digest();
+  if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) return { ok: false, reason: 'signature mismatch' };
+  return { ok: true, event: JSON.parse(rawBody.toString('utf8')) as Record<string, unknown> };
+}
+
+/** The legacy check: hex HMAC-SHA256 of the body under the server-held key (known to the tests only). */
+export function verifyLegacy(headers: IncomingHttpHeaders, rawBody: Buffer, legacyKey: Buffer): boolean {
+  const signature = header(headers, 'x-svc-signature') ?? '';
+  const expected = createHmac('sha256', legacyKey).update(rawBody).digest('hex');
+  return signature.length === expected.length && timingSafeEqual(Buffer.from(signature), Buffer.from(expected));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events, workers and deliveries
+
+export async function recordTestEvent(t: TestApp, tenantId: string, type: EventType = 'ticket.created', extra: Record<string, unknown> = {}) {
+  return t.database.db.transaction().execute((tx) =>
+    recordEvent(tx, tenantId, {
+      type,
+      occurredAt: new Date(),
+      resourceId: newId('visit'),
+      data: { clientTicketNumber: `T-${randomUUID().slice(0, 8)}`, clientSiteId: 'SITE-1', status: 'New', ...extra },
+    }),
+  );
+}
+
+/** Delivery settings small enough for tests: short waits, a short lease, a small budget. */
+export function testWebhookConfig(receiverPort: number, overrides: Partial<WebhookConfig> = {}): WebhookConfig {
+  return {
+    maxAttempts: 3,
+    // Generous for a loaded CI machine: an attempt that times out is retried and would skew the counts.
+    timeoutMs: 5_000,
+    retryScheduleMs: [20, 20],
+    testAllowedDestinations: [`localhost:${receiverPort}`],
+    leaseMs: 10_000,
+    pollIntervalMs: 200,
+    concurrency: 4,
+    autoDisableAfterMs: 0,
+    ...overrides,
+  };
+}
+
+/** localhost is 127.0.0.1 here (the receiver listens there only), whatever the hosts file says. */
+export const localResolver: Resolver = async (hostname) => {
+  if (hostname === 'localhost') return ['127.0.0.1'];
+  throw Object.assign(new Error(`${hostname} is unknown to the test resolver`), { code: 'ENOTFOUND' });
+};
+
+export interface TestWorkerOptions {
+  config?: Partial<WebhookConfig>;
+  /** Another handle on the same database (a second process's pool). */
+  database?: AppDatabase;
+  deps?: Partial<DeliveryWorkerDeps>;
+}
+
+/**
+ * A started worker on the test app's database, serving only the tenants in `tenants` (test files share
+ * the PostgreSQL test database, and each file's worker must leave the other files' deliveries alone).
+ */
+export async function startTestWorker(t: TestApp, receiver: TestReceiver, tenants: Set<string>, options: TestWorkerOptions = {}): Promise<DeliveryWorker> {
+  const worker = new DeliveryWorker({
+    database: options.database ?? t.database,
+    config: { ...t.config.webhook, ...options.config },
+    keys: t.keys,
+    logger: createLogger(t.config),
+    clock: systemClock,
+    resolver: localResolver,
+    extraCa: [receiver.caPem],
+    tenantScope: tenants,
+    ...options.deps,
+  });
+  await worker.start();
+  return worker;
+}
+
+/** A second handle on the test database, as a second process would have (PGlite: the same instance). */
+export function secondDatabaseHandle(t: TestApp): { database: AppDatabase; close(): Promise<void> } {
+  const url = inject('databaseUrl');
+  if (!url) return { database: t.database, close: async () => undefined };
+  const database = openPostgres(url, 5);
+  return { database, close: () => database.close() };
+}
+
+/** Polls the operator API until the event's deliveries satisfy `done` (no fixed sleeps). */
+export async function waitForDeliveries(t: TestApp, eventId: string, done: (deliveries: any[]) => boolean, timeoutMs = 10_000): Promise<any[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await t.http.get('/admin/v1/deliveries', { token: t.adminToken, query: { eventId } });
+    if (response.status !== 200) throw new Error(`deliveries: ${response.status} ${response.text}`);
+    if (done(response.body.data)) return response.body.data;
+    if (Date.now() > deadline) throw new Error(`deliveries of ${eventId} did not settle: ${JSON.stringify(response.body.data)}`);
+    await new Promise((resolve) => setTimeout(resolve, 15));
+  }
+}
+
+export const settled = (deliveries: any[]) => deliveries.length > 0 && deliveries.every((delivery) => delivery.status !== 'pending');

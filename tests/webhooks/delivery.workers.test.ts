@@ -1,0 +1,184 @@
+/**
+ * Workers and the queue under concurrency and faults: two workers on one database deliver every event
+ * exactly once; a worker that dies mid-delivery loses nothing (its lease runs out, another worker claims
+ * the delivery again, within the budget); a stopping worker finishes and records what it has in flight;
+ * workers wake on commit (LISTEN/NOTIFY), also after losing the listening connection.
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveryWorker } from '../../src/modules/webhooks/worker.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { tenantWithToken } from '../helpers/tenants.js';
+import {
+  type Endpoint,
+  localResolver,
+  recordTestEvent,
+  secondDatabaseHandle,
+  settled,
+  startTestWorker,
+  TestReceiver,
+  testWebhookConfig,
+  waitForDeliveries,
+} from '../helpers/webhooks.js';
+
+let receiver: TestReceiver;
+let t: TestApp;
+const workers: DeliveryWorker[] = [];
+const closers: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  receiver = await TestReceiver.start();
+  t = await startTestApp({ config: { webhook: testWebhookConfig(receiver.port) }, resolver: localResolver });
+});
+afterAll(async () => {
+  await Promise.all(workers.map((worker) => worker.stop()));
+  for (const close of closers) await close();
+  await t?.close();
+  await receiver?.close();
+});
+
+async function worker(scope: Set<string>, options: Parameters<typeof startTestWorker>[3] = {}) {
+  const started = await startTestWorker(t, receiver, scope, options);
+  workers.push(started);
+  return started;
+}
+
+async function subscribed(endpoint: Endpoint, scope: Set<string>) {
+  const tenant = await tenantWithToken(t);
+  scope.add(tenant.tenantId);
+  const created = await t.http.post('/api/v1/webhook-subscriptions', {
+    token: tenant.token,
+    json: { targetUrl: endpoint.url, eventTypes: ['ticket.created'], secret: 'a shared secret, 16+' },
+  });
+  expect(created.status).toBe(201);
+  return tenant;
+}
+
+describe('delivery workers', () => {
+  it('two workers on one database deliver every event exactly once', async () => {
+    const scope = new Set<string>();
+    const second = secondDatabaseHandle(t);
+    closers.push(second.close);
+    // Generous time limits: a timed-out attempt is retried (at least once), and this test is about claims.
+    const patient = { timeoutMs: 20_000, leaseMs: 30_000 };
+    await worker(scope, { config: patient });
+    await worker(scope, { database: second.database, config: patient });
+    const endpoint = receiver.endpoint();
+    const tenant = await subscribed(endpoint, scope);
+
+    const events = [];
+    for (let index = 0; index < 40; index++) events.push(await recordTestEvent(t, tenant.tenantId));
+    await endpoint.waitFor(40);
+    for (const event of events) await waitForDeliveries(t, event.id, settled);
+
+    const received = endpoint.requests.map((request) => request.headers['x-svc-event-id']);
+    expect(received).toHaveLength(40);
+    expect(new Set(received)).toEqual(new Set(events.map((event) => event.id)));
+    expect(new Set(endpoint.requests.map((request) => request.headers['x-svc-attempt']))).toEqual(new Set(['1']));
+    const all = await t.http.get('/admin/v1/deliveries', { token: t.adminToken, query: { tenantId: tenant.tenantId } });
+    expect(all.body.data).toHaveLength(40);
+    expect(all.body.data.every((delivery: any) => delivery.status === 'succeeded' && delivery.attempts === 1)).toBe(true);
+  });
+
+  it('loses nothing when a worker dies mid-delivery: the lease runs out and another worker delivers', async () => {
+    const scope = new Set<string>();
+    const lease = { leaseMs: 1_000 };
+    const doomed = await startTestWorker(t, receiver, scope, { config: lease });
+    const endpoint = receiver.endpoint((_request, index) => (index === 0 ? 'hang' : 200));
+    const tenant = await subscribed(endpoint, scope);
+    const event = await recordTestEvent(t, tenant.tenantId);
+
+    await endpoint.waitFor(1);
+    await doomed.abandon();
+    await worker(scope);
+
+    const [delivery] = await waitForDeliveries(t, event.id, settled);
+    expect(delivery).toMatchObject({
+      status: 'succeeded',
+      attempts: 2,
+      attemptLog: [
+        { attempt: 1, statusCode: null, error: "no outcome recorded: the worker's lease expired", durationMs: null },
+        { attempt: 2, statusCode: 200, error: null },
+      ],
+    });
+    expect(endpoint.requests.map((request) => [request.headers['x-svc-event-id'], request.headers['x-svc-attempt']])).toEqual([
+      [event.id, '1'],
+      [event.id, '2'],
+    ]);
+  });
+
+  it('never exceeds the budget when the worker dies during the last attempt', async () => {
+    const scope = new Set<string>();
+    const settings = { leaseMs: 1_000, maxAttempts: 1 };
+    const doomed = await startTestWorker(t, receiver, scope, { config: settings });
+    const endpoint = receiver.endpoint(() => 'hang');
+    const tenant = await subscribed(endpoint, scope);
+    const event = await recordTestEvent(t, tenant.tenantId);
+
+    await endpoint.waitFor(1);
+    await doomed.abandon();
+    await worker(scope, { config: { maxAttempts: 1, pollIntervalMs: 50 } });
+
+    const [delivery] = await waitForDeliveries(t, event.id, settled);
+    expect(delivery).toMatchObject({ status: 'failed', attempts: 1, lastError: "no outcome recorded: the worker's lease expired" });
+    expect(delivery.attemptLog).toHaveLength(1);
+    expect(endpoint.requests).toHaveLength(1);
+  });
+
+  it('finishes and records in-flight attempts when stopped', async () => {
+    const scope = new Set<string>();
+    const stopping = await startTestWorker(t, receiver, scope);
+    const endpoint = receiver.endpoint(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      return 200;
+    });
+    const tenant = await subscribed(endpoint, scope);
+    const event = await recordTestEvent(t, tenant.tenantId);
+    await endpoint.waitFor(1);
+    await stopping.stop();
+    const response = await t.http.get('/admin/v1/deliveries', { token: t.adminToken, query: { eventId: event.id } });
+    expect(response.body.data).toMatchObject([{ status: 'succeeded', attempts: 1 }]);
+  });
+
+  it('wakes on commit: deliveries arrive long before the poll interval comes round', async () => {
+    const scope = new Set<string>();
+    await worker(scope, { config: { pollIntervalMs: 60_000 } });
+    const endpoint = receiver.endpoint();
+    const tenant = await subscribed(endpoint, scope);
+    // Let the worker's first pass (at start) finish, so only notifications can wake it.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    const latencies: number[] = [];
+    for (let index = 0; index < 20; index++) {
+      await recordTestEvent(t, tenant.tenantId);
+      const committed = Date.now();
+      const [request] = (await endpoint.waitFor(index + 1, 5_000)).slice(index);
+      latencies.push(request!.receivedAt - committed);
+    }
+    latencies.sort((a, b) => a - b);
+    const p50 = latencies[Math.floor(latencies.length / 2)]!;
+    console.info(`commit → receipt over 20 sequential events: p50 ${p50} ms, max ${latencies.at(-1)} ms`);
+    expect(p50).toBeLessThan(250);
+  });
+
+  it('keeps waking on commit after the listening connection is lost (PostgreSQL)', async ({ skip }) => {
+    if (t.database.kind !== 'postgres') skip();
+    const scope = new Set<string>();
+    await worker(scope, { config: { pollIntervalMs: 60_000 } });
+    const endpoint = receiver.endpoint();
+    const tenant = await subscribed(endpoint, scope);
+
+    const terminated = await sql<{ count: number }>`
+      select count(pg_terminate_backend(pid))::int as count from pg_stat_activity
+      where application_name = ${`site-services listener webhook_deliveries ${process.pid}`}`.execute(t.database.db);
+    expect(terminated.rows[0]!.count).toBeGreaterThan(0);
+
+    const event = await recordTestEvent(t, tenant.tenantId);
+    await endpoint.waitFor(1, 5_000);
+    expect(endpoint.requests[0]!.headers['x-svc-event-id']).toBe(event.id);
+    // And later commits wake it through the new connection.
+    const next = await recordTestEvent(t, tenant.tenantId);
+    const [, request] = await endpoint.waitFor(2, 5_000);
+    expect(request!.headers['x-svc-event-id']).toBe(next.id);
+  });
+});
