@@ -169,7 +169,10 @@ function impliedHeaders(status: string, schema: JsonObject): Record<string, { sc
   if (status === '503') headers['retry-after'] = { schema: RETRY_AFTER, required: false };
   if (status === '409' && requestHeaders(schema).includes('idempotency-key')) headers['retry-after'] = { schema: RETRY_AFTER, required: false };
   const clientRoute = securityOf(schema as FastifySchema).some((requirement) => SECURITY_SCHEME in requirement);
-  if (clientRoute && (status === '401' || status === '403')) headers['www-authenticate'] = { schema: WWW_AUTHENTICATE, required: true };
+  // Every 401 challenges; a 403 names the missing scope, but a 403 for a feature the operator has not
+  // enabled for the client (webhook access) has no scope to name.
+  if (clientRoute && status === '401') headers['www-authenticate'] = { schema: WWW_AUTHENTICATE, required: true };
+  if (clientRoute && status === '403') headers['www-authenticate'] = { schema: WWW_AUTHENTICATE, required: false };
   return headers;
 }
 

@@ -124,7 +124,9 @@ describe('the client document', () => {
       expect(op.responses['429']?.headers?.['Retry-After'], where).toMatchObject({ required: true, schema: { type: 'integer' } });
       expect(op.responses['503']?.headers?.['Retry-After'], where).toMatchObject({ schema: { type: 'integer' } });
       if (op.security?.length) {
-        for (const status of ['401', '403']) expect(op.responses[status].headers['WWW-Authenticate'], `${where} ${status}`).toMatchObject({ required: true });
+        expect(op.responses['401'].headers['WWW-Authenticate'], `${where} 401`).toMatchObject({ required: true });
+        // A 403 for a feature the client lacks (webhook access) has no scope to challenge for.
+        expect(op.responses['403'].headers['WWW-Authenticate'], `${where} 403`).toMatchObject({ required: false });
       }
     }
   });
