@@ -126,7 +126,8 @@ describe('the client document', () => {
       if (op.security?.length) {
         expect(op.responses['401'].headers['WWW-Authenticate'], `${where} 401`).toMatchObject({ required: true });
         // A 403 for a feature the client lacks (webhook access) has no scope to challenge for.
-        expect(op.responses['403'].headers['WWW-Authenticate'], `${where} 403`).toMatchObject({ required: false });
+        expect(op.responses['403'].headers['WWW-Authenticate'], `${where} 403`).toBeDefined();
+        expect(op.responses['403'].headers['WWW-Authenticate'].required ?? false, `${where} 403`).toBe(false);
       }
     }
   });
