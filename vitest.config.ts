@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -10,6 +11,10 @@ export default defineConfig({
     // Each test file boots its own app on its own database (PGlite) or on the shared test database
     // (PostgreSQL, isolated by tenant), so files run in parallel without ordering.
     fileParallelism: true,
+    // Vitest's default is one worker per core minus one: a single worker on the 2-core CI machine. The
+    // files spend much of their time waiting (scrypt in the thread pool, HTTP round trips), so at least
+    // two workers finish the suite markedly sooner there.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     reporters: process.env.CI ? ['dot'] : ['default'],
   },
 });

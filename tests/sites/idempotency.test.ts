@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotently, REPLAY_WINDOW_MS } from '../../src/http/idempotency.js';
 import { ManualClock } from '../../src/lib/clock.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { Maintenance } from '../../src/runtime/maintenance.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import type { TestResponse } from '../helpers/http.js';
 import { expectInvalid, expectProblem } from '../helpers/problems.js';
@@ -152,6 +154,30 @@ describe('Idempotency-Key on POST /api/v1/sites', () => {
     expect(fresh.status).toBe(201);
     expect(fresh.headers.get('idempotent-replayed')).toBeNull();
     expect(fresh.body.data.id).not.toBe(first.body.data.id);
+  });
+
+  it('a replay whose site is no longer accessible is 404, not a stale snapshot', async () => {
+    const { token, tenantId } = await tenantWithToken(t);
+    const body = siteBody();
+    const first = await create(token, body, 'gone');
+    // The operator removes the site (there is no client delete route).
+    await t.database.db.deleteFrom('sites').where('tenant_id', '=', tenantId).where('id', '=', first.body.data.id).execute();
+    expectProblem(await create(token, body, 'gone'), 404, 'not-found');
+  });
+
+  it('the maintenance loop purges keys past their replay window, and only those', async () => {
+    // In the past, so that the purge at the real time removes only keys that have expired for everyone
+    // (the PostgreSQL test database is shared with files running at the same time).
+    const now = new Date();
+    clock.set(new Date(now.getTime() - REPLAY_WINDOW_MS - 60_000));
+    const tenant = await tenantWithToken(t);
+    expect((await create(tenant.token, siteBody(), 'old')).status).toBe(201);
+    clock.set(new Date(now.getTime() - REPLAY_WINDOW_MS / 2));
+    expect((await create(await tokenFor(t, tenant), siteBody(), 'recent')).status).toBe(201);
+    clock.set(now);
+    await new Maintenance(t.database.db, clock, createLogger({ logLevel: 'silent' })).runOnce();
+    const keys = await t.database.db.selectFrom('idempotency_keys').select('key').where('tenant_id', '=', tenant.tenantId).execute();
+    expect(keys.map((row) => row.key)).toEqual(['recent']);
   });
 
   it('without a key every create is a new one', async () => {
