@@ -18,6 +18,7 @@ import { registerOpenApi, registerOperatorOpenApiRoute } from './http/openapi.js
 import { CursorCodec } from './http/pagination.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { ProblemSchema } from './http/schemas.js';
+import { registerShutdownRefusal } from './http/shutdown.js';
 import type { Api } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
@@ -74,7 +75,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    // Requests arriving while closing get a 503 problem from registerShutdownRefusal instead.
+    return503OnClosing: false,
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: frameworkErrorHandler(config.problemBaseUrl) as FastifyServerOptions['frameworkErrors'],
@@ -92,6 +94,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     reply.header('x-request-id', request.id);
   });
   registerErrorHandling(app, config.problemBaseUrl);
+  registerShutdownRefusal(app);
   registerRateLimit(app, { limit: config.rateLimitPerMinute, clock });
   registerClientAuth(app, { tokens: ctx.tokens, credentialStatus: ctx.credentialStatus });
   // Before the routes: the documents are built from the routes registered after this point.

@@ -152,6 +152,8 @@ function impliedStatuses(schema: JsonObject, definition: DocumentDefinition, oau
   }
   // A path parameter can be malformed (bad percent-encoding) before it can be unknown.
   if (schema.params !== undefined && !oauthErrors) statuses.push(400, 404);
+  // SPEC Idempotent creates rule 5: a replay whose resource is no longer accessible is 404.
+  if (requestHeaders(schema).includes('idempotency-key')) statuses.push(404);
   if (!oauthErrors && (body ?? schema.params ?? schema.querystring ?? schema.headers) !== undefined) statuses.push(422);
   const security = securityOf(schema as FastifySchema);
   if (security.some((requirement) => SECURITY_SCHEME in requirement)) statuses.push(401, 403);
@@ -187,7 +189,10 @@ function describeRoute(definition: DocumentDefinition, input: RouteTransformInpu
   const implied = impliedStatuses(schema, definition, oauthErrors).filter((status) => !(String(status) in declared));
   const added: Record<string, JsonObject> = oauthErrors
     ? Object.fromEntries(implied.map((status) => [String(status), { description: STATUS_CODES[status] }]))
-    : (problemResponses(implied, { 413: 'The request body is larger than this endpoint accepts.' }) as Record<string, JsonObject>);
+    : (problemResponses(implied, {
+        413: 'The request body is larger than this endpoint accepts.',
+        404: 'Not found, or not owned by your client; on a replay of an Idempotency-Key, the resource it created is no longer accessible.',
+      }) as Record<string, JsonObject>);
 
   const requiredHeaders: Record<string, string[]> = {};
   const response: Record<string, JsonObject> = {};

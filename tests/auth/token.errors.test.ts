@@ -63,6 +63,14 @@ describe('token endpoint: invalid_request (400)', () => {
     expectOAuthError(response, 400, 'invalid_request');
   });
 
+  it('a body client_id that differs from the HTTP Basic client', async () => {
+    const response = await t.http.post(TOKEN, {
+      json: { grant_type: 'client_credentials', client_id: 'cli_someoneelse' },
+      headers: { authorization: basic(tenant.clientId, tenant.clientSecret) },
+    });
+    expectOAuthError(response, 400, 'invalid_request');
+  });
+
   it('malformed HTTP Basic credentials', async () => {
     const response = await t.http.post(TOKEN, {
       json: { grant_type: 'client_credentials' },

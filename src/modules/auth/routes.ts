@@ -57,12 +57,18 @@ function tokenRequest(request: FastifyRequest): TokenRequest {
     const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) throw oauthProblem('malformed-request', 'invalid_request', 'Malformed HTTP Basic credentials.');
+    let basicId: string;
     try {
-      clientId = decodeURIComponent(decoded.slice(0, colon));
+      basicId = decodeURIComponent(decoded.slice(0, colon));
       clientSecret = decodeURIComponent(decoded.slice(colon + 1));
     } catch {
       throw oauthProblem('malformed-request', 'invalid_request', 'Malformed HTTP Basic credentials.');
     }
+    // A client_id in the body may accompany Basic (RFC 6749 §2.3.1), but it must name the same client.
+    if (clientId !== undefined && clientId !== basicId) {
+      throw oauthProblem('malformed-request', 'invalid_request', 'client_id in the body differs from the HTTP Basic client.');
+    }
+    clientId = basicId;
   }
   return { grantType: parameter(fields, 'grant_type'), clientId, clientSecret, scope: parameter(fields, 'scope') };
 }

@@ -1,0 +1,19 @@
+/**
+ * During shutdown, in-flight requests finish while requests that still arrive on open keep-alive
+ * connections are refused with a 503 problem (and `Connection: close`), so the client retries elsewhere.
+ * Replaces Fastify's own `return503OnClosing`, whose body is not a problem.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Problem } from './problem.js';
+
+export function registerShutdownRefusal(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    throw new Problem('service-unavailable', 'The service is shutting down. Retry the request.', { headers: { 'retry-after': '1' } });
+  });
+}
