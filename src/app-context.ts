@@ -11,6 +11,7 @@ import type { CursorCodec } from './http/pagination.js';
 import type { Clock } from './lib/clock.js';
 import type { CredentialStatus } from './modules/auth/credential-status.js';
 import type { TokenService } from './modules/auth/tokens.js';
+import type { FileStore } from './modules/files/store.js';
 import type { ServerKeys } from './runtime/server-keys.js';
 
 export interface AppContext {
@@ -22,4 +23,6 @@ export interface AppContext {
   readonly cursors: CursorCodec;
   readonly tokens: TokenService;
   readonly credentialStatus: CredentialStatus;
+  /** Where uploaded files live (return labels, attachments). */
+  readonly files: FileStore;
 }

@@ -23,8 +23,12 @@ import { type Clock, systemClock } from './lib/clock.js';
 import { CredentialStatus } from './modules/auth/credential-status.js';
 import { registerTokenRoute } from './modules/auth/routes.js';
 import { TokenService } from './modules/auth/tokens.js';
+import { DatabaseFileStore } from './modules/files/database-store.js';
 import { registerReferenceAdminRoutes } from './modules/reference/admin-routes.js';
+import { registerReferenceRoutes } from './modules/reference/routes.js';
 import { registerSiteAssetAdminRoutes } from './modules/site-assets/admin-routes.js';
+import { registerReturnLabelRoutes } from './modules/site-visits/return-label-routes.js';
+import { registerSiteVisitRoutes } from './modules/site-visits/routes.js';
 import { registerSiteRoutes } from './modules/sites/routes.js';
 import { registerTenantAdminRoutes } from './modules/tenants/admin-routes.js';
 import type { ServerKeys } from './runtime/server-keys.js';
@@ -49,6 +53,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     cursors: new CursorCodec(deps.keys.cursorKey),
     tokens: new TokenService(config, deps.keys, clock),
     credentialStatus: new CredentialStatus(deps.database.db, clock),
+    files: new DatabaseFileStore(deps.database.db, clock),
   };
 
   const fastify = Fastify({
@@ -80,6 +85,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerOperationsRoutes(app, ctx);
   await registerTokenRoute(app, ctx);
   registerSiteRoutes(app, ctx);
+  registerReferenceRoutes(app, ctx);
+  registerSiteVisitRoutes(app, ctx);
+  await registerReturnLabelRoutes(app, ctx);
 
   const adminToken = deps.keys.adminToken;
   if (adminToken !== undefined) {

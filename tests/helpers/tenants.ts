@@ -31,8 +31,9 @@ export async function tokenFor(t: TestApp, tenant: Pick<TestTenant, 'clientId' |
 
 /** A tenant with a token carrying all its scopes (or the given space-separated ones). */
 export async function tenantWithToken(t: TestApp, options: Parameters<typeof createTenant>[1] & { scope?: string } = {}) {
-  const tenant = await createTenant(t, options);
-  const token = await tokenFor(t, tenant, options.scope);
+  const { scope, ...tenantOptions } = options;
+  const tenant = await createTenant(t, tenantOptions);
+  const token = await tokenFor(t, tenant, scope);
   return { ...tenant, token };
 }
 

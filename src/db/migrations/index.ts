@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_events.js';
+import * as m0003 from './0003_site_visits.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scanning) so that the compiled
@@ -9,4 +10,5 @@ import * as m0002 from './0002_events.js';
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_events': m0002,
+  '0003_site_visits': m0003,
 };
