@@ -53,7 +53,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     cursors: new CursorCodec(deps.keys.cursorKey),
     tokens: new TokenService(config, deps.keys, clock),
     credentialStatus: new CredentialStatus(deps.database.db, clock),
-    files: new DatabaseFileStore(deps.database.db, clock),
+    files: new DatabaseFileStore(deps.database, clock),
   };
 
   const fastify = Fastify({

@@ -200,3 +200,10 @@ describe('the visit', () => {
     expect(read.body.data.attributes.returnLabel).toBeNull();
   });
 });
+
+describe('multipart elsewhere', () => {
+  it('stays 415 on routes that take JSON', async () => {
+    const elsewhere = await t.http.post('/api/v1/site-visits', { token: v.token, body: fileForm(pdfBytes()), headers: { 'content-type': MULTIPART_CONTENT_TYPE } });
+    expectFileProblem(elsewhere, 415, 'unsupported-media-type');
+  });
+});

@@ -1,51 +1,67 @@
 /**
- * The first FileStore: blobs in the database, as rows of at most about 256 KiB (`file_chunks`). It works
+ * The first FileStore: blobs in the database, as rows of 256 KiB (`file_chunks`). It works
  * the same on PostgreSQL and PGlite, is covered by the database's backups, and never needs a whole file
  * in memory: writing and reading go one chunk at a time, each its own short statement, so no
  * transaction stays open while a client is slow (PGlite has a single connection).
  *
- * Chunk bytes travel as hex text decoded by the database: PGlite's own bytea parameter encoding builds
- * an array of strings per byte, hex from Buffer is native on both drivers.
+ * On PostgreSQL chunks are sent as binary parameters (no copy into text). PGlite's own bytea parameter
+ * encoding builds a JavaScript string per byte, so there chunks travel as hex text that the database
+ * decodes; reads use hex on both (Buffer.from(hex) is native).
  */
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { AppDatabase } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { FileStore, StoredBlob } from './store.js';
 
+/** The size of every stored chunk but a file's last. */
 export const CHUNK_BYTES = 256 * 1024;
 
 export class DatabaseFileStore implements FileStore {
+  private readonly db: Kysely<Database>;
+  private readonly binaryParameters: boolean;
+
   constructor(
-    private readonly db: Kysely<Database>,
+    database: AppDatabase,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.db = database.db;
+    this.binaryParameters = database.kind === 'postgres';
+  }
+
+  private chunkValue(data: Buffer): Buffer | RawBuilder<Buffer> {
+    return this.binaryParameters ? data : sql<Buffer>`decode(${data.toString('hex')}, 'hex')`;
+  }
 
   async put(tenantId: string, content: AsyncIterable<Uint8Array>): Promise<StoredBlob> {
     const blobId = newId('file');
     await this.db.insertInto('file_blobs').values({ id: blobId, tenant_id: tenantId, created_at: this.clock.now() }).execute();
     let ordinal = 0;
     let sizeBytes = 0;
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
+    // One buffer per upload, filled and written again and again: the statement has sent its copy of the
+    // bytes when it completes, so the buffer can be refilled without allocating per chunk.
+    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    let filled = 0;
     const flush = async () => {
-      const data = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
-      pending = [];
-      pendingBytes = 0;
       await this.db
         .insertInto('file_chunks')
-        .values({ blob_id: blobId, ordinal: ordinal++, data: sql<Buffer>`decode(${data.toString('hex')}, 'hex')` })
+        .values({ blob_id: blobId, ordinal: ordinal++, data: this.chunkValue(chunk.subarray(0, filled)) })
         .execute();
+      filled = 0;
     };
     try {
       for await (const piece of content) {
-        if (piece.length === 0) continue;
-        pending.push(Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength));
-        pendingBytes += piece.length;
         sizeBytes += piece.length;
-        if (pendingBytes >= CHUNK_BYTES) await flush();
+        for (let offset = 0; offset < piece.length; ) {
+          const take = Math.min(CHUNK_BYTES - filled, piece.length - offset);
+          chunk.set(piece.subarray(offset, offset + take), filled);
+          filled += take;
+          offset += take;
+          if (filled === CHUNK_BYTES) await flush();
+        }
       }
-      if (pendingBytes > 0) await flush();
+      if (filled > 0) await flush();
       return { blobId, sizeBytes };
     } catch (error) {
       await this.delete(tenantId, blobId).catch(() => undefined);

@@ -68,7 +68,7 @@ function unexpectedPart(part: Multipart, fileSeen: boolean): Problem {
  * Reads and discards the rest of a request body. Beyond `budget` bytes the connection is closed instead:
  * a client streaming without end gets no answer rather than unbounded work.
  */
-export function discardRestOfBody(raw: IncomingMessage, budget: number): Promise<void> {
+function discardRestOfBody(raw: IncomingMessage, budget: number): Promise<void> {
   if (raw.complete || raw.destroyed || raw.readableEnded) return Promise.resolve();
   raw.unpipe();
   return new Promise((resolve) => {
@@ -95,6 +95,10 @@ export function discardRestOfBody(raw: IncomingMessage, budget: number): Promise
   });
 }
 
+/**
+ * Streams the request's one file into the store and returns what was stored. Throws 413, 415 or 422 (the
+ * problems of SPEC's Uploads rules) after removing whatever was stored and reading the body to its end.
+ */
 export async function receiveFile(request: FastifyRequest, store: FileStore, tenantId: string, rules: UploadRules): Promise<ReceivedFile> {
   const contentRules = { accepted: rules.accepted, maxBytes: MAX_UPLOAD_BYTES };
   let received: ReceivedFile | undefined;
