@@ -12,7 +12,8 @@ export interface StoredBlob {
 export interface FileStore {
   /**
    * Stores the bytes of `content` as a new blob. When `content` throws (a check failed, the client went
-   * away) or the store fails, whatever was written is removed again and the error is rethrown.
+   * away) or the store fails, whatever was written is removed again and the error is rethrown. Called
+   * outside any transaction: the content arrives at the client's pace.
    */
   put(tenantId: string, content: AsyncIterable<Uint8Array>): Promise<StoredBlob>;
   /** The blob's bytes, in order, one chunk at a time. */
