@@ -12,6 +12,7 @@ import type { Clock } from './lib/clock.js';
 import type { CredentialStatus } from './modules/auth/credential-status.js';
 import type { TokenService } from './modules/auth/tokens.js';
 import type { DestinationPolicy } from './modules/webhooks/destination-policy.js';
+import type { FileStore } from './modules/files/store.js';
 import type { ServerKeys } from './runtime/server-keys.js';
 
 export interface AppContext {
@@ -25,4 +26,6 @@ export interface AppContext {
   readonly credentialStatus: CredentialStatus;
   /** The webhook destination policy (create, patch; the delivery worker has its own instance). */
   readonly destinations: DestinationPolicy;
+  /** Where uploaded files live (return labels, attachments). */
+  readonly files: FileStore;
 }

@@ -27,8 +27,12 @@ import { registerTokenRoute } from './modules/auth/routes.js';
 import { TokenService } from './modules/auth/tokens.js';
 import { openApiDefinitions } from './modules/docs/definitions.js';
 import { registerDocsRoutes } from './modules/docs/routes.js';
+import { DatabaseFileStore } from './modules/files/database-store.js';
 import { registerReferenceAdminRoutes } from './modules/reference/admin-routes.js';
+import { registerReferenceRoutes } from './modules/reference/routes.js';
 import { registerSiteAssetAdminRoutes } from './modules/site-assets/admin-routes.js';
+import { registerReturnLabelRoutes } from './modules/site-visits/return-label-routes.js';
+import { registerSiteVisitRoutes } from './modules/site-visits/routes.js';
 import { registerSiteRoutes } from './modules/sites/routes.js';
 import { registerTenantAdminRoutes } from './modules/tenants/admin-routes.js';
 import { registerWebhookAdminRoutes } from './modules/webhooks/admin-routes.js';
@@ -62,6 +66,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       resolver: deps.resolver ?? systemResolver(),
       testAllowedDestinations: config.webhook.testAllowedDestinations,
     }),
+    files: new DatabaseFileStore(deps.database, clock),
   };
 
   const fastify = Fastify({
@@ -105,6 +110,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await registerTokenRoute(app, ctx);
   registerSiteRoutes(app, ctx);
   registerWebhookRoutes(app, ctx);
+  registerReferenceRoutes(app, ctx);
+  registerSiteVisitRoutes(app, ctx);
+  await registerReturnLabelRoutes(app, ctx);
 
   const adminToken = deps.keys.adminToken;
   if (adminToken !== undefined) {

@@ -178,6 +178,66 @@ export interface WebhookDeliveriesTable {
   completed_at: NullableTimestamp;
 }
 
+export interface SiteVisitsTable {
+  id: string;
+  tenant_id: string;
+  seq: Serial;
+  site_id: string;
+  client_ticket_number: string | null;
+  description: string;
+  service_type: string;
+  job_instructions: string;
+  /** The project's id as text (projects.project_id). */
+  project_id: string;
+  /** The item's id as text (items.item_id); clients name items by itemName. */
+  item_id: string;
+  start_date: RequiredTimestamp;
+  due_date: RequiredTimestamp;
+  are_parts_required: boolean;
+  tracking_number: string | null;
+  parts_return_required: boolean | null;
+  scheduling_rule: string;
+  status: string;
+  version: Generated<number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface SiteVisitAssetsTable {
+  /** siteVisitAssetId: a random integer, like site-asset ids. */
+  id: number;
+  tenant_id: string;
+  visit_id: string;
+  site_asset_id: number;
+  seq: Serial;
+  created_at: Timestamp;
+}
+
+export interface FileBlobsTable {
+  id: string;
+  tenant_id: string;
+  created_at: Timestamp;
+}
+
+export interface FileChunksTable {
+  blob_id: string;
+  ordinal: number;
+  data: Buffer;
+}
+
+export interface FileVersionsTable {
+  tenant_id: string;
+  /** What the file belongs to, e.g. `site-visit-return-label`. */
+  owner_type: string;
+  owner_id: string;
+  version: number;
+  blob_id: string;
+  file_name: string;
+  content_type: string;
+  size_bytes: number;
+  uploaded_at: RequiredTimestamp;
+}
+
 export interface Database {
   server_secrets: ServerSecretsTable;
   tenants: TenantsTable;
@@ -190,6 +250,11 @@ export interface Database {
   events: EventsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  site_visits: SiteVisitsTable;
+  site_visit_assets: SiteVisitAssetsTable;
+  file_blobs: FileBlobsTable;
+  file_chunks: FileChunksTable;
+  file_versions: FileVersionsTable;
 }
 
 export type TenantRow = Selectable<TenantsTable>;
@@ -202,3 +267,7 @@ export type SiteAssetRow = Selectable<SiteAssetsTable>;
 export type EventRow = Selectable<EventsTable>;
 export type WebhookSubscriptionRow = Selectable<WebhookSubscriptionsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type SiteVisitRow = Selectable<SiteVisitsTable>;
+export type NewSiteVisit = Insertable<SiteVisitsTable>;
+export type SiteVisitUpdate = Updateable<SiteVisitsTable>;
+export type FileVersionRow = Selectable<FileVersionsTable>;

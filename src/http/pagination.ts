@@ -62,3 +62,25 @@ export class CursorCodec {
 export function listMeta(pageSize: number, nextCursor: string | undefined) {
   return nextCursor === undefined ? { pageSize } : { pageSize, nextCursor };
 }
+
+export interface PageParameters {
+  'page[size]'?: number;
+  'page[after]'?: string;
+}
+
+/**
+ * Reads one page of a list ordered by `seq`: decodes `page[after]` (422 when it is not this list's),
+ * fetches `size + 1` rows after it, and cuts the page.
+ */
+export async function readPage<T extends { seq: number }>(
+  cursors: CursorCodec,
+  list: string,
+  tenantId: string,
+  query: PageParameters,
+  fetch: (afterSeq: number | undefined, limit: number) => Promise<T[]>,
+): Promise<Page<T> & { pageSize: number }> {
+  const pageSize = query['page[size]'] ?? DEFAULT_PAGE_SIZE;
+  const after = query['page[after]'] === undefined ? undefined : cursors.decode(list, tenantId, query['page[after]']);
+  const rows = await fetch(after, pageSize + 1);
+  return { ...cursors.page(list, tenantId, rows, pageSize, (row) => row.seq), pageSize };
+}

@@ -1,5 +1,5 @@
 /** Schema pieces shared by every route: problem responses, nullable types, bounded strings, path ids. */
-import { type TLiteral, type TNull, type TSchema, type TUnion, Type } from '@sinclair/typebox';
+import { type TNull, type TSchema, type TUnion, type TUnsafe, Type } from '@sinclair/typebox';
 import { PROBLEM_TYPES } from './problem.js';
 
 /**
@@ -12,18 +12,24 @@ export function Nullable<T extends TSchema>(schema: T): TUnion<[T, TNull]> {
   return { ...schema, type: [type, 'null'] } as unknown as TUnion<[T, TNull]>;
 }
 
-/** One of a fixed list of strings: a union of literals, typed as the union of the values. */
-export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
-  return Type.Union(
-    values.map((value) => Type.Literal(value)),
-    options,
-  ) as unknown as TUnion<[...{ [K in keyof T]: TLiteral<T[K]> }]>;
-}
-
 /** A required, non-empty string of at most `max` characters. */
 export function Text(max: number, options: { description?: string; examples?: unknown[]; pattern?: string } = {}) {
   return Type.String({ minLength: 1, maxLength: max, ...options });
 }
+
+/**
+ * A string from a fixed list, written as a JSON Schema `enum` (one readable error listing the values,
+ * and an `enum` in the OpenAPI document) and typed as the union of the values.
+ */
+export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}): StringEnumSchema<T> {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options }) as StringEnumSchema<T>;
+}
+
+/**
+ * The `enum` tuple is for Fastify's type provider, which infers handler types with TypeBox 1.x from the
+ * JSON Schema structure (TypeBox 0.34, used here, reads `static`).
+ */
+export type StringEnumSchema<T extends readonly string[]> = TUnsafe<T[number]> & { type: 'string'; enum: [...T] };
 
 export const DateTime = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
 

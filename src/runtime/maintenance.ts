@@ -1,12 +1,17 @@
 /**
- * Periodic housekeeping of one process: purges idempotency keys past their replay window. Safe to run in
- * every process at once (each pass is one idempotent DELETE).
+ * Periodic housekeeping of one process: purges idempotency keys past their replay window and file blobs
+ * that an interrupted upload left without a version. Safe to run in every process at once (each pass
+ * is idempotent DELETEs).
  */
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency.js';
 import type { Clock } from '../lib/clock.js';
+import { purgeOrphanBlobs } from '../modules/files/database-store.js';
+
+/** An upload still streaming is younger than this; an older blob without a version is an orphan. */
+const ORPHAN_BLOB_AGE_MS = 24 * 60 * 60 * 1000;
 
 export class Maintenance {
   private timer: NodeJS.Timeout | undefined;
@@ -31,6 +36,8 @@ export class Maintenance {
       try {
         const purged = await purgeExpiredIdempotencyKeys(this.db, this.clock.now());
         if (purged > 0) this.logger.info({ purged }, 'expired idempotency keys purged');
+        const orphans = await purgeOrphanBlobs(this.db, new Date(this.clock.now().getTime() - ORPHAN_BLOB_AGE_MS));
+        if (orphans > 0) this.logger.info({ orphans }, 'orphaned file blobs purged');
       } catch (error) {
         this.logger.warn({ err: error }, 'maintenance pass failed');
       } finally {

@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_events.js';
+import * as m0003 from './0003_site_visits.js';
 import * as m0005 from './0005_webhooks.js';
 
 /**
@@ -10,5 +11,6 @@ import * as m0005 from './0005_webhooks.js';
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_events': m0002,
+  '0003_site_visits': m0003,
   '0005_webhooks': m0005,
 };

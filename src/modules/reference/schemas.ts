@@ -1,5 +1,7 @@
 /** Reference data: projects and items (SPEC: Reference items), as the operator provisions them. */
 import { type Static, Type } from '@sinclair/typebox';
+import { CappedListMeta, ListSchema, ResourceSchema } from '../../http/envelope.js';
+import { PageSizeParameter } from '../../http/pagination.js';
 import { Nullable, Text } from '../../http/schemas.js';
 
 /** A reference id as SPEC allows it: a non-empty string or a non-negative integer. */
@@ -56,3 +58,40 @@ export const ProjectParams = Type.Object(
   { tenantId: Type.String({ maxLength: 100 }), projectId: Type.String({ maxLength: 100 }) },
   { additionalProperties: false },
 );
+
+/** Reference meta: the upstream record id when known (SPEC: Reference items), never a version. */
+const ReferenceMeta = Type.Object(
+  { upstreamRecordId: Type.Optional(Type.String({ description: 'The record id in the operator\'s upstream system, when known.' })) },
+  { additionalProperties: false },
+);
+
+export const ProjectResource = ResourceSchema(
+  'projects',
+  Type.Object(
+    {
+      projectId: Type.Union([Type.Integer(), Type.String()], { description: 'Send this as a site visit\'s projectId.' }),
+      projectName: Type.String(),
+      status: Type.Literal('Active'),
+    },
+    { additionalProperties: false },
+  ),
+  { meta: ReferenceMeta, title: 'Project' },
+);
+
+export const ItemResource = ResourceSchema(
+  'items',
+  Type.Object(
+    {
+      itemId: Type.Union([Type.Integer(), Type.String()]),
+      itemName: Type.String({ description: 'Send this as a site visit\'s itemName.' }),
+    },
+    { additionalProperties: false },
+  ),
+  { meta: ReferenceMeta, title: 'Item' },
+);
+
+export const ProjectList = ListSchema(ProjectResource, CappedListMeta);
+export const ItemList = ListSchema(ItemResource, CappedListMeta);
+
+/** Capped lookups: page[size] only; page[after] and anything else is 422. */
+export const ReferenceListQuery = Type.Object({ 'page[size]': Type.Optional(PageSizeParameter) }, { additionalProperties: false });

@@ -4,7 +4,7 @@ import type { Database, SiteRow, SiteUpdate } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
-import type { CursorCodec, Page } from '../../http/pagination.js';
+import { type CursorCodec, type Page, readPage } from '../../http/pagination.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
 import * as repository from './repository.js';
@@ -134,10 +134,7 @@ export async function listSites(db: Kysely<Database>, cursors: CursorCodec, tena
   }
   const name = filters[0];
   const filter: repository.SiteFilter = name ? { column: COLUMNS[name], value: query[name]! } : undefined;
-  const pageSize = query['page[size]'] ?? 25;
-  const after = query['page[after]'] === undefined ? undefined : cursors.decode(SITE_TYPE, tenantId, query['page[after]']);
-  const rows = await repository.listSites(db, tenantId, filter, after, pageSize + 1);
-  return { ...cursors.page(SITE_TYPE, tenantId, rows, pageSize, (row) => row.seq), pageSize };
+  return readPage(cursors, SITE_TYPE, tenantId, query, (after, limit) => repository.listSites(db, tenantId, filter, after, limit));
 }
 
 /** Whether the site is still the tenant's (idempotent replays check this). */

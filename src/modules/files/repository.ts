@@ -1,0 +1,54 @@
+/** File versions: which blob holds each version of an owner's file. Every function takes the tenant. */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, FileVersionRow } from '../../db/schema.js';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Adds the owner's next version. Callers hold the owner's row lock, so two uploads to one owner are
+ * numbered one after the other.
+ */
+export async function insertNextVersion(
+  tx: Transaction<Database>,
+  tenantId: string,
+  version: Omit<FileVersionRow, 'tenant_id' | 'version'>,
+): Promise<FileVersionRow> {
+  const latest = await tx
+    .selectFrom('file_versions')
+    .select(({ fn }) => fn.max('version').as('version'))
+    .where('tenant_id', '=', tenantId)
+    .where('owner_type', '=', version.owner_type)
+    .where('owner_id', '=', version.owner_id)
+    .executeTakeFirst();
+  return tx
+    .insertInto('file_versions')
+    .values({ ...version, tenant_id: tenantId, version: (latest?.version ?? 0) + 1 })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The versions of each owner's file, oldest first, for several owners at once (lists). */
+export async function listVersions(db: Executor, tenantId: string, ownerType: string, ownerIds: readonly string[]): Promise<FileVersionRow[]> {
+  if (ownerIds.length === 0) return [];
+  return db
+    .selectFrom('file_versions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('owner_type', '=', ownerType)
+    .where('owner_id', 'in', ownerIds)
+    .orderBy('owner_id')
+    .orderBy('version')
+    .execute();
+}
+
+export async function findLatestVersion(db: Executor, tenantId: string, ownerType: string, ownerId: string): Promise<FileVersionRow | undefined> {
+  return db
+    .selectFrom('file_versions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('owner_type', '=', ownerType)
+    .where('owner_id', '=', ownerId)
+    .orderBy('version', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}

@@ -1,0 +1,40 @@
+/** The file object of SPEC's Return label (also a message's fileAttachment): a download URL and the versions. */
+import { type Static, Type } from '@sinclair/typebox';
+import type { FileVersionRow } from '../../db/schema.js';
+import { isoTime } from '../../http/envelope.js';
+import { DateTime } from '../../http/schemas.js';
+
+export const FileVersion = Type.Object(
+  {
+    version: Type.Integer({ minimum: 1, description: '1 for the first upload, then 2, 3, …' }),
+    fileName: Type.String({ description: 'The uploaded file name, cleaned (no path, no control characters).' }),
+    contentType: Type.String({ description: 'The type detected from the file\'s content.', examples: ['application/pdf'] }),
+    sizeBytes: Type.Integer({ minimum: 1 }),
+    uploadedAt: DateTime(),
+  },
+  { additionalProperties: false },
+);
+
+export const FileObject = Type.Object(
+  {
+    url: Type.String({ format: 'uri', description: 'Absolute address of the download endpoint; it serves the latest version.' }),
+    versions: Type.Array(FileVersion, { description: 'Every uploaded version, oldest first.' }),
+  },
+  { additionalProperties: false },
+);
+export type FileObjectValue = Static<typeof FileObject>;
+
+/** The file object of an owner, or null when nothing was uploaded yet. */
+export function toFileObject(url: string, versions: readonly FileVersionRow[]): FileObjectValue | null {
+  if (versions.length === 0) return null;
+  return {
+    url,
+    versions: versions.map((row) => ({
+      version: row.version,
+      fileName: row.file_name,
+      contentType: row.content_type,
+      sizeBytes: row.size_bytes,
+      uploadedAt: isoTime(row.uploaded_at),
+    })),
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * Versioned files of an owner (a visit's return label, a message's attachment): accepting an upload and
+ * serving the latest version. What differs between owners is described by a FileOwner; the pipeline is
+ * the same for all.
+ */
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, FileVersionRow } from '../../db/schema.js';
+import { notFound } from '../../http/problem.js';
+import type { Clock } from '../../lib/clock.js';
+import { attachmentDisposition } from './file-names.js';
+import { receiveFile, type UploadRules } from './multipart-upload.js';
+import * as repository from './repository.js';
+import type { FileStore } from './store.js';
+
+export interface FileOwner {
+  /** Stored with each version (`file_versions.owner_type`), e.g. `site-visit-return-label`. */
+  ownerType: string;
+  /** Names the owner in a 404, e.g. `Site visit`. */
+  ownerName: string;
+  /** Names the file in a 404 before the first upload, e.g. `Return label`. */
+  fileName: string;
+  rules: UploadRules;
+  /** Whether the owner exists and is the tenant's; checked before the body is read. */
+  exists(db: Kysely<Database>, tenantId: string, ownerId: string): Promise<boolean>;
+  /**
+   * In the new version's transaction: records the change on the owner (version + 1, updatedAt) and so
+   * locks it until commit. False when the owner no longer exists.
+   */
+  touch(tx: Transaction<Database>, tenantId: string, ownerId: string, now: Date): Promise<boolean>;
+}
+
+export interface FileDeps {
+  db: Kysely<Database>;
+  files: FileStore;
+  clock: Clock;
+}
+
+/**
+ * Accepts one upload: 404 unless the owner is the tenant's, then streams the file into the store
+ * (outside any transaction), then one short transaction adds the version and touches the owner. On any
+ * failure the stored blob is removed again. Returns every version of the owner's file.
+ */
+export async function acceptUpload(deps: FileDeps, request: FastifyRequest, owner: FileOwner, ownerId: string): Promise<FileVersionRow[]> {
+  const { tenantId } = request.auth;
+  if (!(await owner.exists(deps.db, tenantId, ownerId))) throw notFound(owner.ownerName);
+  const file = await receiveFile(request, deps.files, tenantId, owner.rules);
+  try {
+    return await deps.db.transaction().execute(async (tx) => {
+      const now = deps.clock.now();
+      if (!(await owner.touch(tx, tenantId, ownerId, now))) throw notFound(owner.ownerName);
+      await repository.insertNextVersion(tx, tenantId, {
+        owner_type: owner.ownerType,
+        owner_id: ownerId,
+        blob_id: file.blobId,
+        file_name: file.fileName,
+        content_type: file.contentType,
+        size_bytes: file.sizeBytes,
+        uploaded_at: now,
+      });
+      return repository.listVersions(tx, tenantId, owner.ownerType, [ownerId]);
+    });
+  } catch (error) {
+    await deps.files.delete(tenantId, file.blobId).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Streams the latest version of the owner's file: its detected type, exact length, and the name as an
+ * attachment. 404 when the owner is not the tenant's or nothing was uploaded yet.
+ */
+export async function sendLatestFile(deps: FileDeps, request: FastifyRequest, reply: FastifyReply, owner: FileOwner, ownerId: string) {
+  const { tenantId } = request.auth;
+  if (!(await owner.exists(deps.db, tenantId, ownerId))) throw notFound(owner.ownerName);
+  const latest = await repository.findLatestVersion(deps.db, tenantId, owner.ownerType, ownerId);
+  if (!latest) throw notFound(`${owner.fileName} (nothing uploaded yet)`);
+  reply
+    .header('content-type', latest.content_type)
+    .header('content-length', String(latest.size_bytes))
+    .header('content-disposition', attachmentDisposition(latest.file_name))
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'private, no-cache');
+  // HEAD answers with the headers only: do not read the chunks just to discard them.
+  const body = request.method === 'HEAD' ? Readable.from([]) : Readable.from(deps.files.read(tenantId, latest.blob_id), { objectMode: false });
+  return reply.send(body);
+}

@@ -1,0 +1,39 @@
+/**
+ * Upload routes live in a Fastify context of their own: the multipart parser is registered only there
+ * (everywhere else multipart bodies stay 415), and each request is checked before its body is read:
+ * not multipart/form-data is 415, a Content-Length that cannot hold an acceptable file is 413.
+ */
+import multipart from '@fastify/multipart';
+import { Problem } from '../../http/problem.js';
+import type { Api } from '../../http/types.js';
+import { MAX_UPLOAD_BYTES, MAX_UPLOAD_REQUEST_BYTES } from './limits.js';
+
+const MULTIPART = /^multipart\/form-data\s*(;|$)/i;
+
+export async function registerUploadScope(app: Api, register: (scope: Api) => void): Promise<void> {
+  await app.register(async (instance) => {
+    const scope = instance as unknown as Api;
+    await scope.register(multipart, {
+      throwFileSizeLimit: true,
+      // One file is accepted; the parser may see a second one (or a stray field) so that it is reported
+      // as such. The rest are bounds on what a malformed form can make the parser hold.
+      limits: { fileSize: MAX_UPLOAD_BYTES, files: 2, fields: 4, parts: 6, fieldSize: 64 * 1024, headerPairs: 16 },
+    });
+    // preParsing runs after authentication (onRequest) and before anything reads the body.
+    scope.addHook('preParsing', async (request, _reply, payload) => {
+      const contentType = request.headers['content-type'];
+      if (typeof contentType !== 'string' || !MULTIPART.test(contentType)) {
+        throw new Problem('unsupported-media-type', 'Uploads must be sent as multipart/form-data with the file in the form field "file".');
+      }
+      const declared = Number(request.headers['content-length']);
+      if (Number.isFinite(declared) && declared > MAX_UPLOAD_REQUEST_BYTES) {
+        throw new Problem('payload-too-large', `The request body (${declared} bytes) is larger than a ${MAX_UPLOAD_BYTES}-byte file can make it.`, {
+          // The body is not read: close the connection rather than draining it.
+          headers: { connection: 'close' },
+        });
+      }
+      return payload;
+    });
+    register(scope);
+  });
+}

@@ -1,0 +1,93 @@
+/**
+ * A visit as served: its record plus the assigned assets (only for tokens that may read them) and the
+ * return-label versions, loaded in bulk for a whole page.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, FileVersionRow } from '../../db/schema.js';
+import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
+import { listVersions } from '../files/repository.js';
+import { toFileObject } from '../files/schemas.js';
+import { type AssignedAssetRow, listAssignedAssets, type VisitRecord } from './repository.js';
+import type { SiteVisitAssetValue, SiteVisitAttributesValue } from './schemas.js';
+
+export const SITE_VISIT_TYPE = 'site-visits';
+export const RETURN_LABEL_OWNER = 'site-visit-return-label';
+
+export interface VisitView {
+  record: VisitRecord;
+  /** Undefined when the caller may not read assets (no site-visits:read). */
+  assets: AssignedAssetRow[] | undefined;
+  returnLabel: FileVersionRow[];
+}
+
+function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const row of rows) {
+    const list = groups.get(key(row));
+    if (list) list.push(row);
+    else groups.set(key(row), [row]);
+  }
+  return groups;
+}
+
+export async function loadVisitViews(db: Kysely<Database> | Transaction<Database>, tenantId: string, records: readonly VisitRecord[], includeAssets: boolean): Promise<VisitView[]> {
+  const ids = records.map((record) => record.id);
+  const [assets, labels] = await Promise.all([
+    includeAssets ? listAssignedAssets(db, tenantId, ids) : Promise.resolve(undefined),
+    listVersions(db, tenantId, RETURN_LABEL_OWNER, ids),
+  ]);
+  const assetsByVisit = assets && groupBy(assets, (row) => row.visit_id);
+  const labelsByVisit = groupBy(labels, (row) => row.owner_id);
+  return records.map((record) => ({
+    record,
+    assets: assetsByVisit ? (assetsByVisit.get(record.id) ?? []) : undefined,
+    returnLabel: labelsByVisit.get(record.id) ?? [],
+  }));
+}
+
+export function returnLabelUrl(baseUrl: string, visitId: string): string {
+  return `${baseUrl}/api/v1/site-visits/${encodeURIComponent(visitId)}/return-label`;
+}
+
+/** "Kiosk A (front entrance) [DEMO-ASSET-1]; Kiosk B (checkout) [DEMO-ASSET-2]"; "" when none. */
+export function assetsSummary(assets: readonly AssignedAssetRow[]): string {
+  return assets.map((asset) => `${asset.asset_display} [${asset.unique_id}]`).join('; ');
+}
+
+function toSiteVisitAsset(row: AssignedAssetRow): SiteVisitAssetValue {
+  return {
+    siteVisitAssetId: row.id,
+    siteAssetId: row.site_asset_id,
+    uniqueId: row.unique_id,
+    friendlyLocation: row.friendly_location,
+    assetStatus: row.asset_status,
+    assetDisplay: row.asset_display,
+  };
+}
+
+/** `baseUrl` is PUBLIC_BASE_URL, for the absolute return-label address. */
+export function toVisitResource(view: VisitView, baseUrl: string): ResourceObject<SiteVisitAttributesValue> {
+  const { record } = view;
+  const attributes: SiteVisitAttributesValue = {
+    clientId: record.tenant_id,
+    status: record.status,
+    createdAt: isoTime(record.created_at),
+    updatedAt: isoTime(record.updated_at),
+    clientSiteId: record.site_code,
+    description: record.description,
+    clientTicketNumber: record.client_ticket_number,
+    serviceType: record.service_type,
+    jobInstructions: record.job_instructions,
+    projectId: record.project_id_is_integer ? Number(record.project_id) : record.project_id,
+    itemName: record.item_name,
+    startDate: isoTime(record.start_date),
+    dueDate: isoTime(record.due_date),
+    arePartsRequired: record.are_parts_required,
+    trackingNumber: record.tracking_number,
+    partsReturnRequired: record.parts_return_required,
+    schedulingRule: record.scheduling_rule,
+    ...(view.assets ? { assetsToService: assetsSummary(view.assets), siteVisitAssets: view.assets.map(toSiteVisitAsset) } : {}),
+    returnLabel: toFileObject(returnLabelUrl(baseUrl, record.id), view.returnLabel),
+  };
+  return resourceObject(SITE_VISIT_TYPE, record.id, attributes, record.version);
+}

@@ -1,0 +1,152 @@
+/** The four site-visit endpoints (SPEC: Endpoints, Site visits). */
+import { Type } from '@sinclair/typebox';
+import type { Kysely, Transaction } from 'kysely';
+import type { AppContext } from '../../app-context.js';
+import type { Database } from '../../db/schema.js';
+import { IfMatchHeader } from '../../http/concurrency.js';
+import { sendResource } from '../../http/envelope.js';
+import { createdHeaders, etagHeaders } from '../../http/headers.js';
+import { createIdempotently, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
+import { listMeta } from '../../http/pagination.js';
+import { IdParams, problemResponses } from '../../http/schemas.js';
+import type { Api } from '../../http/types.js';
+import type { AuthContext } from '../../http/auth.js';
+import { loadVisitViews, SITE_VISIT_TYPE, toVisitResource } from './representation.js';
+import { type VisitRecord, visitExists } from './repository.js';
+import { SiteVisitCreateBody, SiteVisitDocument, SiteVisitList, SiteVisitListQuery, SiteVisitPatchBody } from './schemas.js';
+import * as visits from './service.js';
+
+const tags = ['Site visits'];
+
+/** assetsToService and siteVisitAssets are shown only to tokens with site-visits:read (DECISIONS). */
+function mayReadAssets(auth: AuthContext): boolean {
+  return auth.scopes.has('site-visits:read');
+}
+
+/** A replayed create was answered to whatever token sent it first: hide what this token may not read. */
+function withoutAssetAttributes(body: unknown): unknown {
+  const document = body as { data: { attributes: Record<string, unknown> } };
+  const { assetsToService: _summary, siteVisitAssets: _assets, ...attributes } = document.data.attributes;
+  return { ...document, data: { ...document.data, attributes } };
+}
+
+export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
+  const { db, clock, cursors } = ctx;
+  const baseUrl = ctx.config.publicBaseUrl;
+
+  const render = async (executor: Kysely<Database> | Transaction<Database>, auth: AuthContext, records: VisitRecord[]) =>
+    (await loadVisitViews(executor, auth.tenantId, records, mayReadAssets(auth))).map((view) => toVisitResource(view, baseUrl));
+
+  app.get(
+    '/api/v1/site-visits',
+    {
+      config: { scope: 'site-visits:read' },
+      schema: {
+        operationId: 'listSiteVisits',
+        summary: 'List site visits',
+        description: 'Cursor-paginated, oldest first. With clientTicketNumber: the visit carrying your ticket reference, if any, in the same list form.',
+        tags,
+        querystring: SiteVisitListQuery,
+        response: { 200: SiteVisitList, ...problemResponses([401, 403, 422, 429]) },
+      },
+    },
+    async (request) => {
+      const page = await visits.listVisits(db, cursors, request.auth.tenantId, request.query);
+      return { data: await render(db, request.auth, page.items), meta: listMeta(page.pageSize, page.nextCursor) };
+    },
+  );
+
+  app.post(
+    '/api/v1/site-visits',
+    {
+      config: { scope: 'site-visits:write' },
+      schema: {
+        operationId: 'createSiteVisit',
+        summary: 'Create a site visit',
+        description: 'Status New; emits ticket.created. siteAssetIds must be site assets of the clientSiteId site.',
+        tags,
+        headers: Type.Object({ 'idempotency-key': IdempotencyKeyHeader }),
+        body: SiteVisitCreateBody,
+        response: {
+          201: { ...SiteVisitDocument, headers: createdHeaders },
+          ...problemResponses([401, 403, 404, 409, 422, 429], {
+            404: 'clientSiteId or itemName is not one of yours.',
+            409: 'invalid-project, invalid-site-asset, duplicate clientTicketNumber, or an Idempotency-Key conflict or pending request.',
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = request.auth;
+      const outcome = await createIdempotently(
+        db,
+        clock,
+        {
+          tenantId,
+          resourceType: SITE_VISIT_TYPE,
+          key: request.headers['idempotency-key'],
+          payload: request.body,
+          stillAccessible: (tx, id) => visitExists(tx, tenantId, id),
+        },
+        async (tx) => {
+          const record = await visits.createVisit(tx, tenantId, request.body, clock.now());
+          const [resource] = await render(tx, request.auth, [record]);
+          return { id: resource!.id, status: 201, body: { data: resource }, etag: resource!.meta.etag };
+        },
+      );
+      if (outcome.replayed && !mayReadAssets(request.auth)) outcome.body = withoutAssetAttributes(outcome.body);
+      return sendCreateOutcome(reply, outcome);
+    },
+  );
+
+  app.get(
+    '/api/v1/site-visits/:id',
+    {
+      config: { scope: 'site-visits:read' },
+      schema: {
+        operationId: 'getSiteVisit',
+        summary: 'Get a site visit',
+        tags,
+        params: IdParams,
+        response: { 200: { ...SiteVisitDocument, headers: etagHeaders }, ...problemResponses([401, 403, 404, 429]) },
+      },
+    },
+    async (request, reply) => {
+      const record = await visits.getVisit(db, request.auth.tenantId, request.params.id);
+      const [resource] = await render(db, request.auth, [record]);
+      return sendResource(reply, 200, resource!);
+    },
+  );
+
+  app.patch(
+    '/api/v1/site-visits/:id',
+    {
+      config: { scope: 'site-visits:write' },
+      schema: {
+        operationId: 'updateSiteVisit',
+        summary: 'Update a site visit',
+        description:
+          'Only supplied fields change; siteAssetIds omitted leaves the assignment, [] clears it. Moving the visit to another site while assets of the old one are assigned needs new siteAssetIds in the same request. With If-Match, a stale ETag is 409 version-conflict.',
+        tags,
+        params: IdParams,
+        headers: Type.Object({ 'if-match': IfMatchHeader }),
+        body: SiteVisitPatchBody,
+        response: {
+          200: { ...SiteVisitDocument, headers: etagHeaders },
+          ...problemResponses([401, 403, 404, 409, 422, 429], {
+            404: 'The visit, or the clientSiteId or itemName, is not one of yours.',
+            409: 'invalid-project, invalid-site-asset, site-asset-conflict, duplicate clientTicketNumber, or If-Match does not match (version-conflict).',
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = request.auth;
+      const resource = await db.transaction().execute(async (tx) => {
+        const record = await visits.patchVisit(tx, tenantId, request.params.id, request.body, request.headers['if-match'], clock.now());
+        return (await render(tx, request.auth, [record]))[0]!;
+      });
+      return sendResource(reply, 200, resource);
+    },
+  );
+}
