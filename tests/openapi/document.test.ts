@@ -71,8 +71,8 @@ describe('the client document', () => {
       expect(op.tags?.length, `${method} ${path}`).toBeGreaterThan(0);
       expect(Object.keys(op.responses).some((status) => status.startsWith('2'))).toBe(true);
     }
-    const tags = doc.tags.map((tag: { name: string }) => tag.name);
-    for (const [, , op] of allOperations(doc)) for (const tag of op.tags) expect(tags).toContain(tag);
+    const declared = new Map(doc.tags.map((tag: { name: string; description?: string }) => [tag.name, tag.description]));
+    for (const [method, path, op] of allOperations(doc)) for (const tag of op.tags) expect(declared.get(tag), `${method} ${path} tag ${tag}`).toBeTruthy();
   });
 
   it('names shared schemas after their $id and lists every problem type', () => {
@@ -269,5 +269,8 @@ describe('the operator document', () => {
       expect(op.responses['429'], `${method} ${path}`).toBeUndefined();
     }
     expect(admin.paths['/admin/v1/openapi.json']).toBeUndefined();
+    // Every tag an operation uses is declared with a description (Redocly's tag-description rule).
+    const declared = new Map(admin.tags.map((tag: { name: string; description?: string }) => [tag.name, tag.description]));
+    for (const [method, path, op] of operations) for (const tag of op.tags) expect(declared.get(tag), `${method} ${path} tag ${tag}`).toBeTruthy();
   });
 });

@@ -188,6 +188,7 @@ const OPERATOR_TAGS = [
   { name: 'Tenants', description: 'Clients, their scopes, flags and credential pairs.' },
   { name: 'Reference data', description: 'Projects and items of a tenant.' },
   { name: 'Site assets', description: 'Assets installed at a tenant\'s sites.' },
+  { name: 'Webhooks', description: 'Legacy subscriptions, subscription health, and deliveries with their attempt logs and retries.' },
 ];
 
 /** The Problem schema lists every problem type, with the address of its explanation. */

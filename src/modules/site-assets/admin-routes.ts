@@ -8,7 +8,7 @@ import { getTenant } from '../tenants/service.js';
 import { SiteAsset, SiteAssetCreateBody } from './schemas.js';
 import * as siteAssets from './service.js';
 
-const tags = ['Reference data'];
+const tags = ['Site assets'];
 
 export function registerSiteAssetAdminRoutes(app: Api, ctx: AppContext): void {
   const { db, clock } = ctx;

@@ -1,6 +1,7 @@
 /** Uploading and downloading a visit's return label (SPEC: Uploads; Return label). */
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../app-context.js';
+import { BinaryFile, BinaryResponse, MultipartBody } from '../../http/media.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { toFileObject } from '../files/schemas.js';
@@ -11,6 +12,11 @@ import { returnLabelOwner } from './return-label.js';
 import { ReturnLabelUpload } from './schemas.js';
 
 const tags = ['Site visits'];
+
+export const DownloadHeaders = Type.Object({
+  'content-disposition': Type.String({ description: 'attachment, with the file name of the latest version (RFC 6266).' }),
+  'content-length': Type.String({ description: 'Size of the file in bytes.' }),
+});
 
 export async function registerReturnLabelRoutes(app: Api, ctx: AppContext): Promise<void> {
   const deps = { db: ctx.db, files: ctx.files, clock: ctx.clock };
@@ -26,8 +32,10 @@ export async function registerReturnLabelRoutes(app: Api, ctx: AppContext): Prom
         description: 'The latest version, as application/pdf, with Content-Disposition naming the file. 404 before the first upload.',
         tags,
         params: IdParams,
-        produces: ['application/pdf'],
-        response: { 200: Type.String({ format: 'binary', description: 'The PDF.' }), ...problemResponses([401, 403, 404, 429]) },
+        response: {
+          200: BinaryResponse(['application/pdf'], 'The latest version of the return label.', DownloadHeaders),
+          ...problemResponses([401, 403, 404, 429]),
+        },
       },
     },
     async (request, reply) => sendLatestFile(deps, request, reply, returnLabelOwner, request.params.id),
@@ -45,7 +53,10 @@ export async function registerReturnLabelRoutes(app: Api, ctx: AppContext): Prom
             'multipart/form-data with one part: the PDF in the field "file" (at most 10 MiB; the content decides the type). Every upload adds a version and adds 1 to the visit\'s version. Not idempotent: after an uncertain result, read the visit before uploading again.',
           tags,
           params: IdParams,
-          consumes: ['multipart/form-data'],
+          body: MultipartBody(
+            { file: BinaryFile({ description: 'The return label: a PDF of at most 10 MiB (10,485,760 bytes); its bytes decide its type.' }) },
+            { encoding: { file: 'application/pdf' } },
+          ),
           response: {
             201: ReturnLabelUpload,
             ...problemResponses([401, 403, 404, 413, 415, 422, 429], {

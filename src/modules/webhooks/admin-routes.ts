@@ -7,7 +7,7 @@ import { TenantParams } from '../tenants/schemas.js';
 import { AdminSubscriptionCreateBody, Delivery, DeliveryListQuery, DeliveryParams, Subscription, SubscriptionWithHealth } from './schemas.js';
 import * as webhooks from './service.js';
 
-const tags = ['Webhooks (operator)'];
+const tags = ['Webhooks'];
 
 export function registerWebhookAdminRoutes(app: Api, ctx: AppContext): void {
   const { db, clock } = ctx;
