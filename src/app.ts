@@ -31,6 +31,7 @@ import { DatabaseFileStore } from './modules/files/database-store.js';
 import { registerReferenceAdminRoutes } from './modules/reference/admin-routes.js';
 import { registerReferenceRoutes } from './modules/reference/routes.js';
 import { registerSiteAssetAdminRoutes } from './modules/site-assets/admin-routes.js';
+import { registerSiteVisitAdminRoutes } from './modules/site-visits/admin-routes.js';
 import { registerReturnLabelRoutes } from './modules/site-visits/return-label-routes.js';
 import { registerSiteVisitRoutes } from './modules/site-visits/routes.js';
 import { registerSiteRoutes } from './modules/sites/routes.js';
@@ -123,6 +124,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerTenantAdminRoutes(api, ctx);
       registerReferenceAdminRoutes(api, ctx);
       registerSiteAssetAdminRoutes(api, ctx);
+      registerSiteVisitAdminRoutes(api, ctx);
       registerWebhookAdminRoutes(api, ctx);
     });
   }

@@ -197,10 +197,21 @@ export interface SiteVisitsTable {
   tracking_number: string | null;
   parts_return_required: boolean | null;
   scheduling_rule: string;
+  /** New, Scheduled, Dispatched or Completed (moved by the operator's workflow). */
   status: string;
   version: Generated<number>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The field rep's name; null while none is assigned (cleared: awaiting reassignment). */
+  field_rep_name: string | null;
+  /** YYYY-MM-DD, set by the first schedule action. */
+  scheduled_date: string | null;
+  /** HH:MM, or null when the schedule has no ETA. */
+  eta_time: string | null;
+  dispatched_at: NullableTimestamp;
+  completed_at: NullableTimestamp;
+  /** The last time field-rep deliverables were transmitted. */
+  deliverables_transmitted_at: NullableTimestamp;
 }
 
 export interface SiteVisitAssetsTable {

@@ -235,6 +235,7 @@ function describeRoute(definition: DocumentDefinition, input: RouteTransformInpu
 
   const notes = operationNotes(schema);
   const text = [schema.description as string | undefined, ...notes].filter(Boolean).join('\n\n');
+  const body = documentedBody(schema.body as JsonObject | undefined);
   const encodings = multipartEncodings(schema.body as JsonObject | undefined);
   const path = formatParamUrl(url);
   for (const method of [route.method].flat()) {
@@ -247,7 +248,18 @@ function describeRoute(definition: DocumentDefinition, input: RouteTransformInpu
       if (multipart && encodings) multipart.encoding = encodings;
     });
   }
-  return { schema: { ...schema, ...(text ? { description: text } : {}), response } as FastifySchema, url };
+  return { schema: { ...schema, ...(body ? { body } : {}), ...(text ? { description: text } : {}), response } as FastifySchema, url };
+}
+
+/**
+ * A body as the document shows it. A discriminated union (validation.ts) whose branches are inline names
+ * each branch's tag with `const`, which the oneOf says by itself; OpenAPI's `discriminator` can only
+ * select named (`$ref`) schemas, so it is left out of the document.
+ */
+function documentedBody(body: JsonObject | undefined): JsonObject | undefined {
+  if (!body?.discriminator || !Array.isArray(body.oneOf) || body.oneOf.some((branch: JsonObject) => branch.$ref !== undefined)) return body;
+  const { discriminator: _discriminator, ...shown } = body;
+  return shown;
 }
 
 function multipartEncodings(body: JsonObject | undefined): JsonObject | undefined {

@@ -33,6 +33,13 @@ export type StringEnumSchema<T extends readonly string[]> = TUnsafe<T[number]> &
 
 export const DateTime = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
 
+/** A calendar date without a time zone, YYYY-MM-DD; the format rejects dates that do not exist (2026-02-30). */
+export const CalendarDate = (description: string) =>
+  Type.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description, examples: ['2026-11-24'] });
+
+/** A time of day, HH:MM on the 24-hour clock, 00:00 to 23:59. */
+export const TimeOfDay = (description: string) => Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description, examples: ['09:30'] });
+
 export const IdParams = Type.Object({ id: Type.String({ maxLength: 100, description: 'The resource id.' }) }, { additionalProperties: false });
 
 export const ProblemSchema = Type.Object(

@@ -33,7 +33,9 @@ function createAjv(options: Options): Ajv {
   return ajv;
 }
 
-const bodyAjv = createAjv({ coerceTypes: false, useDefaults: false });
+// `discriminator` (OpenAPI's keyword) picks the one oneOf branch named by a tag member, so a body that is
+// one of several shapes (the operator's workflow actions) is validated, and reported, as that shape only.
+const bodyAjv = createAjv({ coerceTypes: false, useDefaults: false, discriminator: true });
 const parameterAjv = createAjv({ coerceTypes: true, useDefaults: true });
 
 const acceptStreamedBody = () => true;
@@ -81,6 +83,12 @@ function describeTypes(schema: unknown): string {
     return types.map((type) => TYPE_NAMES[type] ?? type);
   });
   return [...new Set(names)].join(' or ') || 'a valid value';
+}
+
+/** The tag values a discriminated union accepts, from its oneOf branches' `const`s. */
+function discriminatorValues(schema: unknown, tag: string): string[] {
+  const branches = (schema as { oneOf?: { properties?: Record<string, { const?: unknown }> }[] } | undefined)?.oneOf ?? [];
+  return branches.map((branch) => branch.properties?.[tag]?.const).filter((value): value is string => typeof value === 'string');
 }
 
 function message(error: ErrorObject): string {
@@ -143,6 +151,13 @@ export function fieldErrorsFromAjv(errors: readonly ErrorObject[], rootName = 'b
     const params = error.params as Record<string, unknown>;
     if (error.keyword === 'required') {
       add(fieldName(error.instancePath, String(params.missingProperty), rootName), 'is required');
+    } else if (error.keyword === 'discriminator') {
+      // The tag member is missing, not a string, or names no branch.
+      const tag = String(params.tag);
+      add(
+        fieldName(error.instancePath, tag, rootName),
+        params.tagValue === undefined ? 'is required' : `must be one of: ${discriminatorValues(error.parentSchema, tag).join('; ')}`,
+      );
     } else if (error.keyword === 'additionalProperties') {
       const name = String(params.additionalProperty);
       add(

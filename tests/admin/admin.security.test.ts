@@ -28,6 +28,13 @@ const routes = (tenant: string): [string, string, unknown?][] => [
   ['POST', `/admin/v1/tenants/${tenant}/items`, { itemId: 1, itemName: 'x' }],
   ['GET', `/admin/v1/tenants/${tenant}/site-assets?siteCode=X`],
   ['POST', `/admin/v1/tenants/${tenant}/site-assets`, { siteCode: 'X', uniqueId: 'u', friendlyLocation: 'f', assetStatus: 's', assetDisplay: 'd' }],
+  ['POST', `/admin/v1/tenants/${tenant}/site-visits`, { clientSiteId: 'X' }],
+  ['GET', '/admin/v1/site-visits/visit_x'],
+  ['POST', '/admin/v1/site-visits/visit_x/workflow', { action: 'dispatch' }],
+  ['POST', `/admin/v1/tenants/${tenant}/webhook-subscriptions`, { targetUrl: 'https://example.com/', eventTypes: ['ticket.created'] }],
+  ['GET', `/admin/v1/tenants/${tenant}/webhook-subscriptions`],
+  ['GET', '/admin/v1/deliveries'],
+  ['POST', '/admin/v1/deliveries/dlv_x/retry'],
 ];
 
 describe('operator API authentication', () => {

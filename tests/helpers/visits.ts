@@ -92,3 +92,31 @@ export async function createVisit(t: TestApp, v: VisitTenant, overrides: Record<
   if (response.status !== 201) throw new Error(`visit create failed: ${response.status} ${response.text}`);
   return response.body.data as { id: string; attributes: Record<string, any>; meta: { version: number; etag: string } };
 }
+
+/** POST /admin/v1/tenants/{tenantId}/site-visits: a visit created by the operator, outside the client API. */
+export async function operatorCreateVisit(t: TestApp, v: VisitTenant, overrides: Record<string, unknown> = {}) {
+  return admin(t, 'POST', `/admin/v1/tenants/${v.tenantId}/site-visits`, visitBody(v, overrides));
+}
+
+/** POST /admin/v1/site-visits/{visitId}/workflow with one action. */
+export async function workflowAction(t: TestApp, visitId: string, action: unknown) {
+  return admin(t, 'POST', `/admin/v1/site-visits/${visitId}/workflow`, action);
+}
+
+/** The actions that take a visit from New to each later status, in order. */
+const WALK = [
+  { action: 'schedule', scheduledDate: '2026-12-02' },
+  { action: 'dispatch' },
+  { action: 'complete', qualityReviewPassed: true },
+];
+const STATUS_AFTER = ['Scheduled', 'Dispatched', 'Completed'];
+
+/** A new visit of the tenant, walked through the workflow to `status`. */
+export async function visitInStatus(t: TestApp, v: VisitTenant, status: 'New' | 'Scheduled' | 'Dispatched' | 'Completed') {
+  const visit = await createVisit(t, v);
+  for (const action of WALK.slice(0, STATUS_AFTER.indexOf(status) + 1)) {
+    const response = await workflowAction(t, visit.id, action);
+    if (response.status !== 200) throw new Error(`workflow ${action.action} failed: ${response.status} ${response.text}`);
+  }
+  return visit;
+}

@@ -3,8 +3,9 @@
  * records what arrives, an independent v1 verifier written from SPEC "Signature (v1)", events recorded
  * the way creates record them, and delivery workers wired to the test app's database.
  *
- * Events are recorded by calling recordEvent in a transaction on the app's database: the HTTP paths that
- * emit events (site-visit creates and the operator workflow) arrive with the site-visits module.
+ * The delivery tests record events by calling recordEvent in a transaction on the app's database, to
+ * exercise delivery apart from what produces events; tests/webhooks/visit-events.test.ts produces them
+ * through the HTTP paths that do (site-visit creates and the operator workflow).
  */
 import 'reflect-metadata';
 import { createHmac, randomUUID, timingSafeEqual, webcrypto } from 'node:crypto';
@@ -18,11 +19,14 @@ import { openPostgres } from '../../src/db/database.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { createLogger } from '../../src/lib/logger.js';
+import { EVENT_ENVELOPE_SCHEMAS } from '../../src/modules/events/schemas.js';
 import { recordEvent } from '../../src/modules/events/service.js';
 import type { EventType } from '../../src/modules/events/types.js';
 import type { Resolver } from '../../src/modules/webhooks/destination-policy.js';
 import { DeliveryWorker, type DeliveryWorkerDeps } from '../../src/modules/webhooks/worker.js';
-import { inject } from 'vitest';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { expect, inject } from 'vitest';
 import type { TestApp } from './app.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
@@ -234,6 +238,15 @@ export function verifyLegacy(headers: IncomingHttpHeaders, rawBody: Buffer, lega
   const signature = header(headers, 'x-svc-signature') ?? '';
   const expected = createHmac('sha256', legacyKey).update(rawBody).digest('hex');
   return signature.length === expected.length && timingSafeEqual(Buffer.from(signature), Buffer.from(expected));
+}
+
+const envelopeAjv = new Ajv2020({ strict: false, allErrors: true });
+(addFormats as unknown as (ajv: Ajv2020) => void)(envelopeAjv);
+
+/** Checks an event body against the envelope schema the OpenAPI document publishes for its type. */
+export function expectPublishedShape(event: { type: string }): void {
+  const valid = envelopeAjv.validate(EVENT_ENVELOPE_SCHEMAS[event.type as EventType], event);
+  expect(valid, `${event.type}: ${envelopeAjv.errorsText()}`).toBe(true);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -242,11 +242,18 @@ describe('the webhooks map', () => {
     expect(validate('JobScheduledEvent', { ...scheduled, data: { ...scheduled.data, etaTime: null } })).toBe(true);
     expect(validate('JobScheduledEvent', { ...scheduled, data: { ...scheduled.data, etaTime: '9:30' } })).toBe(false);
     expect(validate('JobScheduledEvent', { ...scheduled, data: { ...common, scheduledDate: '2026-11-24' } })).toBe(false);
-    expect(validate('TicketCreatedEvent', { ...base, type: 'ticket.created', data: common })).toBe(true);
-    expect(validate('TicketCreatedEvent', { ...base, type: 'ticket.created', data: { ...common, extra: 1 } })).toBe(false);
+    const created = { ...common, status: 'New' };
+    expect(validate('TicketCreatedEvent', { ...base, type: 'ticket.created', data: created })).toBe(true);
+    expect(validate('TicketCreatedEvent', { ...base, type: 'ticket.created', data: { ...created, extra: 1 } })).toBe(false);
     expect(validate('RepAssignedEvent', { ...base, type: 'rep.assigned', data: { ...common, fieldRepName: 'Awaiting reassignment' } })).toBe(true);
-    expect(validate('DeliverablesTransmittedEvent', { ...base, type: 'deliverables.transmitted', data: { ...common, notes: null } })).toBe(true);
-    expect(validate('JobCompletedEvent', { ...base, type: 'job.dispatched', data: common })).toBe(false);
+    expect(validate('DeliverablesTransmittedEvent', { ...base, type: 'deliverables.transmitted', data: { ...common, status: 'Completed', notes: null } })).toBe(true);
+    expect(validate('JobCompletedEvent', { ...base, type: 'job.dispatched', data: { ...common, status: 'Completed' } })).toBe(false);
+    // data.status is the status the event leaves the visit in.
+    expect(validate('TicketCreatedEvent', { ...base, type: 'ticket.created', data: common })).toBe(false);
+    expect(validate('JobDispatchedEvent', { ...base, type: 'job.dispatched', data: { ...common, status: 'Dispatched' } })).toBe(true);
+    expect(validate('JobDispatchedEvent', { ...base, type: 'job.dispatched', data: common })).toBe(false);
+    expect(validate('DeliverablesTransmittedEvent', { ...base, type: 'deliverables.transmitted', data: { ...common, notes: null } })).toBe(false);
+    expect(validate('RepAssignedEvent', { ...base, type: 'rep.assigned', data: { ...common, status: 'Completed', fieldRepName: 'Jo' } })).toBe(false);
   });
 });
 
@@ -272,5 +279,26 @@ describe('the operator document', () => {
     // Every tag an operation uses is declared with a description (Redocly's tag-description rule).
     const declared = new Map(admin.tags.map((tag: { name: string; description?: string }) => [tag.name, tag.description]));
     for (const [method, path, op] of operations) for (const tag of op.tags) expect(declared.get(tag), `${method} ${path} tag ${tag}`).toBeTruthy();
+  });
+
+  it('documents the visit workflow: one strict body per action, the operator view of a visit', async () => {
+    const admin = (await t.http.get('/admin/v1/openapi.json', { token: t.adminToken })).body;
+    const workflow = admin.paths['/admin/v1/site-visits/{visitId}/workflow'].post;
+    const body = workflow.requestBody.content['application/json'].schema;
+    expect(body.oneOf.map((branch: any) => branch.properties.action.const)).toEqual(['assign-rep', 'schedule', 'dispatch', 'complete', 'transmit-deliverables']);
+    for (const branch of body.oneOf) {
+      expect(branch.additionalProperties).toBe(false);
+      expect(branch.required).toContain('action');
+    }
+    expect(Object.keys(workflow.responses)).toEqual(expect.arrayContaining(['200', '401', '404', '409', '422']));
+    const visit = workflow.responses['200'].content['application/json'].schema.properties.data;
+    expect(Object.keys(visit.properties.attributes.properties)).toEqual(
+      expect.arrayContaining(['status', 'assetsToService', 'siteVisitAssets', 'fieldRepName', 'scheduledDate', 'etaTime']),
+    );
+    const create = admin.paths['/admin/v1/tenants/{tenantId}/site-visits'].post;
+    expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '401', '404', '409', '422']));
+    // The client's visit shows none of the workflow's fields.
+    const clientVisit = operation('GET', '/api/v1/site-visits/{id}').responses['200'].content['application/json'].schema.properties.data;
+    expect(Object.keys(clientVisit.properties.attributes.properties)).not.toContain('fieldRepName');
   });
 });

@@ -3,6 +3,7 @@ import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_events.js';
 import * as m0003 from './0003_site_visits.js';
 import * as m0005 from './0005_webhooks.js';
+import * as m0006 from './0006_visit_workflow.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scanning) so that the compiled
@@ -13,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   '0002_events': m0002,
   '0003_site_visits': m0003,
   '0005_webhooks': m0005,
+  '0006_visit_workflow': m0006,
 };

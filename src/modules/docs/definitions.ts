@@ -188,6 +188,11 @@ const OPERATOR_TAGS = [
   { name: 'Tenants', description: 'Clients, their scopes, flags and credential pairs.' },
   { name: 'Reference data', description: 'Projects and items of a tenant.' },
   { name: 'Site assets', description: 'Assets installed at a tenant\'s sites.' },
+  {
+    name: 'Site visits',
+    description:
+      'Visits created outside the client API, and the workflow that moves a visit New → Scheduled → Dispatched → Completed and publishes its lifecycle events.',
+  },
   { name: 'Webhooks', description: 'Legacy subscriptions, subscription health, and deliveries with their attempt logs and retries.' },
 ];
 

@@ -5,7 +5,8 @@
  * (the OpenAPI document's `webhooks`): what is delivered must match them.
  */
 import { type TObject, type TProperties, Type } from '@sinclair/typebox';
-import { DateTime, Nullable } from '../../http/schemas.js';
+import { CalendarDate, DateTime, Nullable, StringEnum, TimeOfDay } from '../../http/schemas.js';
+import type { VisitStatus } from '../site-visits/statuses.js';
 import { EVENT_TYPES, type EventType, PAYLOAD_VERSION } from './types.js';
 
 /** When each event is emitted (SPEC: Event types). */
@@ -15,24 +16,38 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'rep.assigned':
     'The field-rep assignment of the visit changed. data carries fieldRepName only, never contact details; when the rep is cleared, fieldRepName is "Awaiting reassignment".',
   'job.scheduled': 'A schedule date and an optional ETA time were entered on the visit.',
-  'schedule.updated': 'An already entered schedule date or ETA time changed before dispatch.',
+  'schedule.updated':
+    'An already entered schedule date or ETA time changed before dispatch. data carries the whole schedule as it now stands (etaTime null when the new schedule has none).',
   'job.dispatched': 'The job is locked in and dispatched to the field rep.',
   'job.completed': 'The visit status became Completed after quality review passed.',
-  'deliverables.transmitted': 'Field-rep deliverables and notes were transmitted to the client.',
+  'deliverables.transmitted':
+    'Field-rep deliverables and notes were transmitted to the client. Happens after dispatch, possibly more than once (for example a first set of photos, then the completion report).',
 };
 
-const commonData = {
-  clientTicketNumber: Nullable(Type.String({ description: "The client's own ticket reference of the visit; null when none was given." })),
-  clientSiteId: Nullable(Type.String({ description: 'The siteCode of the visit\'s site.' })),
-  status: Type.String({
-    description: 'The visit status at the time of the event: New → Scheduled → Dispatched → Completed (moved by the operator\'s workflow only).',
-    examples: ['New'],
-  }),
+/** The visit's status after each event: what `data.status` can be. */
+export const EVENT_STATUSES: Record<EventType, readonly VisitStatus[]> = {
+  'ticket.created': ['New'],
+  'rep.assigned': ['New', 'Scheduled', 'Dispatched'],
+  'job.scheduled': ['Scheduled'],
+  'schedule.updated': ['Scheduled'],
+  'job.dispatched': ['Dispatched'],
+  'job.completed': ['Completed'],
+  'deliverables.transmitted': ['Dispatched', 'Completed'],
 };
+
+function commonData(type: EventType): TProperties {
+  return {
+    clientTicketNumber: Nullable(Type.String({ description: "The client's own ticket reference of the visit; null when none was given." })),
+    clientSiteId: Nullable(Type.String({ description: 'The siteCode of the visit\'s site at the time of the event.' })),
+    status: StringEnum(EVENT_STATUSES[type], {
+      description: 'The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator\'s workflow only).',
+    }),
+  };
+}
 
 const scheduleData = {
-  scheduledDate: Type.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'The scheduled date, YYYY-MM-DD.', examples: ['2026-11-24'] }),
-  etaTime: Nullable(Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description: 'Expected arrival time HH:MM (24-hour), or null when not given.', examples: ['09:30'] })),
+  scheduledDate: CalendarDate('The scheduled date, YYYY-MM-DD.'),
+  etaTime: Nullable(TimeOfDay('Expected arrival time HH:MM (24-hour), or null when not given.')),
 };
 
 /** The members of `data` beyond the common ones, per event type. */
@@ -59,7 +74,7 @@ function envelope(type: EventType, data: TProperties): TObject {
       resourceType: Type.Literal('site-visits'),
       resourceId: Type.String({ pattern: '^visit_[0-9a-z]+$', description: "The visit's API id (visit_ prefix)." }),
       payloadVersion: Type.String({ description: 'Date-form label of the body\'s shape.', examples: [PAYLOAD_VERSION] }),
-      data: Type.Object({ ...commonData, ...data }, { additionalProperties: false }),
+      data: Type.Object({ ...commonData(type), ...data }, { additionalProperties: false }),
     },
     { additionalProperties: false, title: `${type} event`, description: EVENT_DESCRIPTIONS[type] },
   );

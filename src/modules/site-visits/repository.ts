@@ -50,6 +50,15 @@ export async function visitExists(db: Executor, tenantId: string, id: string): P
   return (await db.selectFrom('site_visits').select('id').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()) !== undefined;
 }
 
+/**
+ * The tenant a visit belongs to, whatever the tenant: for the operator API, which names visits by id
+ * alone. Everything after this lookup goes through the tenant-scoped functions.
+ */
+export async function findVisitTenantId(db: Executor, visitId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('site_visits').select('tenant_id').where('id', '=', visitId).executeTakeFirst();
+  return row?.tenant_id;
+}
+
 export async function findVisitIdByTicket(db: Executor, tenantId: string, clientTicketNumber: string): Promise<string | undefined> {
   const row = await db
     .selectFrom('site_visits')

@@ -8,7 +8,7 @@ import { isoTime, resourceObject, type ResourceObject } from '../../http/envelop
 import { listVersions } from '../files/repository.js';
 import { toFileObject } from '../files/schemas.js';
 import { type AssignedAssetRow, listAssignedAssets, type VisitRecord } from './repository.js';
-import type { SiteVisitAssetValue, SiteVisitAttributesValue } from './schemas.js';
+import type { OperatorSiteVisitAttributesValue, SiteVisitAssetValue, SiteVisitAttributesValue } from './schemas.js';
 
 export const SITE_VISIT_TYPE = 'site-visits';
 export const RETURN_LABEL_OWNER = 'site-visit-return-label';
@@ -90,4 +90,25 @@ export function toVisitResource(view: VisitView, baseUrl: string): ResourceObjec
     returnLabel: toFileObject(returnLabelUrl(baseUrl, record.id), view.returnLabel),
   };
   return resourceObject(SITE_VISIT_TYPE, record.id, attributes, record.version);
+}
+
+/**
+ * The operator's view: the client's representation (assets included) plus the workflow's fields, which
+ * the client API does not show (clients learn of the workflow through status and the events).
+ */
+export function toOperatorVisitResource(view: VisitView, baseUrl: string): ResourceObject<OperatorSiteVisitAttributesValue> {
+  const resource = toVisitResource(view, baseUrl);
+  const { record } = view;
+  return {
+    ...resource,
+    attributes: {
+      ...resource.attributes,
+      fieldRepName: record.field_rep_name,
+      scheduledDate: record.scheduled_date,
+      etaTime: record.eta_time,
+      dispatchedAt: record.dispatched_at && isoTime(record.dispatched_at),
+      completedAt: record.completed_at && isoTime(record.completed_at),
+      deliverablesTransmittedAt: record.deliverables_transmitted_at && isoTime(record.deliverables_transmitted_at),
+    },
+  };
 }

@@ -17,8 +17,8 @@ import { SITE_VISIT_TYPE } from './representation.js';
 import * as repository from './repository.js';
 import type { VisitRecord } from './repository.js';
 import type { SiteVisitCreate, SiteVisitListQueryValue, SiteVisitPatch } from './schemas.js';
+import { INITIAL_STATUS } from './statuses.js';
 
-export const INITIAL_STATUS = 'New';
 const TICKET_CONSTRAINT = 'site_visits_tenant_ticket';
 
 /** API field → column, for the fields stored as given. */
@@ -106,6 +106,14 @@ export async function createVisit(tx: Transaction<Database>, tenantId: string, i
 
 export async function getVisit(db: Kysely<Database>, tenantId: string, id: string): Promise<VisitRecord> {
   const visit = await repository.findVisit(db, tenantId, id);
+  if (!visit) throw notFound('Site visit');
+  return visit;
+}
+
+/** A visit of whichever tenant owns it (operator API). */
+export async function getVisitOfAnyTenant(db: Kysely<Database>, visitId: string): Promise<VisitRecord> {
+  const tenantId = await repository.findVisitTenantId(db, visitId);
+  const visit = tenantId === undefined ? undefined : await repository.findVisit(db, tenantId, visitId);
   if (!visit) throw notFound('Site visit');
   return visit;
 }

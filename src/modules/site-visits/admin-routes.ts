@@ -1,0 +1,117 @@
+/**
+ * Operator API: visits created outside the client API, the operator's view of a visit, and the workflow
+ * actions that move it on (an exact contract: see issue 5). Visits are named by id across tenants.
+ */
+import { Type } from '@sinclair/typebox';
+import type { Kysely, Transaction } from 'kysely';
+import type { AppContext } from '../../app-context.js';
+import type { Database } from '../../db/schema.js';
+import { sendResource } from '../../http/envelope.js';
+import { etagHeaders } from '../../http/headers.js';
+import { problemResponses } from '../../http/schemas.js';
+import type { Api } from '../../http/types.js';
+import { TenantParams } from '../tenants/schemas.js';
+import { getTenant } from '../tenants/service.js';
+import { loadVisitViews, toOperatorVisitResource } from './representation.js';
+import type { VisitRecord } from './repository.js';
+import { OperatorSiteVisitDocument, SiteVisitCreateBody, type WorkflowAction, WorkflowActionBody } from './schemas.js';
+import * as visits from './service.js';
+import { performWorkflowAction } from './workflow.js';
+
+const tags = ['Site visits'];
+
+const VisitParams = Type.Object({ visitId: Type.String({ maxLength: 100, description: 'The visit\'s id (visit_ prefix).' }) }, { additionalProperties: false });
+
+const visitResponse = { ...OperatorSiteVisitDocument, headers: etagHeaders };
+
+export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
+  const { db, clock } = ctx;
+  const baseUrl = ctx.config.publicBaseUrl;
+
+  /** The operator sees every attribute, assets included. */
+  const render = async (executor: Kysely<Database> | Transaction<Database>, record: VisitRecord) =>
+    toOperatorVisitResource((await loadVisitViews(executor, record.tenant_id, [record], true))[0]!, baseUrl);
+
+  app.post(
+    '/admin/v1/tenants/:tenantId/site-visits',
+    {
+      schema: {
+        operationId: 'createTenantSiteVisit',
+        summary: 'Create a site visit for a tenant, outside the client API',
+        description:
+          'The client create body, with the same validation and reference rules as POST /api/v1/site-visits. The visit gets its visit_ id and status New, and its one ticket.created event is published to the tenant\'s matching subscriptions.',
+        tags,
+        params: TenantParams,
+        body: SiteVisitCreateBody,
+        response: {
+          201: visitResponse,
+          ...problemResponses([401, 404, 409, 422], {
+            404: 'The tenant, or the clientSiteId or itemName of the body, was not found.',
+            409: 'invalid-project, invalid-site-asset or a duplicate clientTicketNumber.',
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { tenantId } = request.params;
+      const resource = await db.transaction().execute(async (tx) => {
+        await getTenant(tx, tenantId);
+        return render(tx, await visits.createVisit(tx, tenantId, request.body, clock.now()));
+      });
+      return sendResource(reply, 201, resource);
+    },
+  );
+
+  app.get(
+    '/admin/v1/site-visits/:visitId',
+    {
+      schema: {
+        operationId: 'getTenantSiteVisit',
+        summary: 'Get a site visit with its workflow state',
+        tags,
+        params: VisitParams,
+        response: { 200: visitResponse, ...problemResponses([401, 404]) },
+      },
+    },
+    async (request, reply) => sendResource(reply, 200, await render(db, await visits.getVisitOfAnyTenant(db, request.params.visitId))),
+  );
+
+  app.post(
+    '/admin/v1/site-visits/:visitId/workflow',
+    {
+      schema: {
+        operationId: 'performSiteVisitWorkflowAction',
+        summary: 'Perform one workflow action on a site visit',
+        description: [
+          'One action per request, named by `action`; each action takes exactly its own members.',
+          '',
+          '| action | allowed when the visit is | effect | event |',
+          '|---|---|---|---|',
+          '| `assign-rep` | New, Scheduled, Dispatched | sets or (null) clears the field rep | rep.assigned |',
+          '| `schedule` | New | status Scheduled, the date and ETA entered | job.scheduled |',
+          '| `schedule` | Scheduled | the date or ETA changed | schedule.updated |',
+          '| `dispatch` | Scheduled | status Dispatched | job.dispatched |',
+          '| `complete` | Dispatched | status Completed (qualityReviewPassed must be true) | job.completed |',
+          '| `transmit-deliverables` | Dispatched, Completed | deliverables recorded | deliverables.transmitted |',
+          '',
+          'Each change adds exactly 1 to the visit\'s version, moves updatedAt and records its event in the same transaction. An action that changes nothing (the current rep again, the same schedule again) answers the visit unchanged and publishes nothing, so a repeated request is harmless. Lifecycle events reach the tenant\'s subscriptions only while its webhookAccess and apiEnabled are on. Concurrent actions on one visit run one after the other.',
+        ].join('\n'),
+        tags,
+        params: VisitParams,
+        body: WorkflowActionBody,
+        response: {
+          200: visitResponse,
+          ...problemResponses([401, 404, 409, 422], { 409: 'The visit\'s status does not allow the action (invalid-state).' }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const resource = await db.transaction().execute(async (tx) => {
+        // Validated against WorkflowActionBody; the type provider cannot infer a discriminated oneOf.
+        const { visit } = await performWorkflowAction(tx, request.params.visitId, request.body as WorkflowAction, clock.now());
+        return render(tx, visit);
+      });
+      return sendResource(reply, 200, resource);
+    },
+  );
+}
