@@ -28,6 +28,8 @@ import { TokenService } from './modules/auth/tokens.js';
 import { openApiDefinitions } from './modules/docs/definitions.js';
 import { registerDocsRoutes } from './modules/docs/routes.js';
 import { DatabaseFileStore } from './modules/files/database-store.js';
+import { registerFileAttachmentRoutes } from './modules/messages/file-attachment-routes.js';
+import { registerMessageRoutes } from './modules/messages/routes.js';
 import { registerReferenceAdminRoutes } from './modules/reference/admin-routes.js';
 import { registerReferenceRoutes } from './modules/reference/routes.js';
 import { registerSiteAssetAdminRoutes } from './modules/site-assets/admin-routes.js';
@@ -114,6 +116,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerReferenceRoutes(app, ctx);
   registerSiteVisitRoutes(app, ctx);
   await registerReturnLabelRoutes(app, ctx);
+  registerMessageRoutes(app, ctx);
+  await registerFileAttachmentRoutes(app, ctx);
 
   const adminToken = deps.keys.adminToken;
   if (adminToken !== undefined) {

@@ -249,6 +249,28 @@ export interface FileVersionsTable {
   uploaded_at: RequiredTimestamp;
 }
 
+export interface MessagesTable {
+  id: string;
+  tenant_id: string;
+  seq: Serial;
+  site_visit_id: string;
+  type: string | null;
+  status: string;
+  message_thread: string;
+  urgency: string | null;
+  buyer: boolean | null;
+  client_contacts: boolean | null;
+  svc_pm: boolean;
+  record_owner: string;
+  /** Set by the service (Email through the API); internal, not in responses. */
+  method: string;
+  /** Set by the service to the time of creation; internal, not in responses. */
+  occurred_at: RequiredTimestamp;
+  version: Generated<number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   server_secrets: ServerSecretsTable;
   tenants: TenantsTable;
@@ -266,6 +288,7 @@ export interface Database {
   file_blobs: FileBlobsTable;
   file_chunks: FileChunksTable;
   file_versions: FileVersionsTable;
+  messages: MessagesTable;
 }
 
 export type TenantRow = Selectable<TenantsTable>;
@@ -282,3 +305,6 @@ export type SiteVisitRow = Selectable<SiteVisitsTable>;
 export type NewSiteVisit = Insertable<SiteVisitsTable>;
 export type SiteVisitUpdate = Updateable<SiteVisitsTable>;
 export type FileVersionRow = Selectable<FileVersionsTable>;
+export type MessageRow = Selectable<MessagesTable>;
+export type NewMessage = Insertable<MessagesTable>;
+export type MessageUpdate = Updateable<MessagesTable>;

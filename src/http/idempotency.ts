@@ -14,6 +14,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { jsonb } from '../db/json.js';
 import type { Clock } from '../lib/clock.js';
+import type { ResourceObject } from './envelope.js';
 import { Problem, validationProblem } from './problem.js';
 
 export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -141,6 +142,43 @@ export async function createIdempotently(
       .execute();
     return { ...created, replayed: false };
   });
+}
+
+/** What `createResource` reads from a create request: the caller's tenant, its Idempotency-Key and body. */
+export interface CreateRequest {
+  auth: { tenantId: string };
+  headers: { 'idempotency-key'?: string };
+  body: unknown;
+}
+
+/**
+ * The create of a resource in SPEC's envelope: `create` makes it in the transaction and returns its
+ * resource object, answered 201 with its ETag; with an Idempotency-Key a retry replays that answer
+ * while `exists` says the resource is still the tenant's.
+ */
+export function createResource(
+  db: Kysely<Database>,
+  clock: Clock,
+  request: CreateRequest,
+  options: { resourceType: string; exists: (tx: Transaction<Database>, tenantId: string, id: string) => Promise<boolean> },
+  create: (tx: Transaction<Database>) => Promise<ResourceObject<unknown>>,
+): Promise<CreateOutcome> {
+  const { tenantId } = request.auth;
+  return createIdempotently(
+    db,
+    clock,
+    {
+      tenantId,
+      resourceType: options.resourceType,
+      key: request.headers['idempotency-key'],
+      payload: request.body,
+      stillAccessible: (tx, id) => options.exists(tx, tenantId, id),
+    },
+    async (tx) => {
+      const resource = await create(tx);
+      return { id: resource.id, status: 201, body: { data: resource }, etag: resource.meta.etag };
+    },
+  );
 }
 
 /** Writes a create's outcome: the original status, body and ETag, marked when it is a replay. */

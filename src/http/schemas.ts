@@ -7,9 +7,10 @@ import { PROBLEM_TYPES } from './problem.js';
  * rather than as an anyOf. Typed as TypeBox's union so that handlers see `T | null`.
  */
 export function Nullable<T extends TSchema>(schema: T): TUnion<[T, TNull]> {
-  const type = (schema as { type?: string }).type;
+  const { type, enum: values } = schema as { type?: string; enum?: unknown[] };
   if (typeof type !== 'string') throw new Error('Nullable takes a schema with one primitive type');
-  return { ...schema, type: [type, 'null'] } as unknown as TUnion<[T, TNull]>;
+  // An enum (StringEnum) must list null too, or null would still fail it.
+  return { ...schema, type: [type, 'null'], ...(values ? { enum: [...values, null] } : {}) } as unknown as TUnion<[T, TNull]>;
 }
 
 /** A required, non-empty string of at most `max` characters. */

@@ -27,6 +27,13 @@ const READ_ONLY_FIELDS = new Set([
   'tenantId',
 ]);
 
+/**
+ * Names body members that a create accepts and a patch may not change (`'x-immutable': ['siteVisitId']`
+ * on the patch body, beside `additionalProperties: false`), so that sending one says so plainly rather
+ * than calling it unknown. The keyword also shows in the OpenAPI document.
+ */
+export const IMMUTABLE_KEYWORD = 'x-immutable';
+
 function createAjv(options: Options): Ajv {
   const ajv = new Ajv({ strict: false, allErrors: true, verbose: true, removeAdditional: false, ...options });
   (addFormats as unknown as (ajv: Ajv) => void)(ajv);
@@ -96,8 +103,11 @@ function message(error: ErrorObject): string {
   switch (error.keyword) {
     case 'type':
       return error.data === null ? `must be ${describeTypes(error.parentSchema)}, not null` : `must be ${describeTypes(error.parentSchema)}`;
-    case 'enum':
-      return `must be one of: ${(params.allowedValues as unknown[]).map((value) => String(value)).join('; ')}`;
+    case 'enum': {
+      const allowed = params.allowedValues as unknown[];
+      const values = allowed.filter((value) => value !== null).map((value) => String(value));
+      return `must be one of: ${values.join('; ')}${allowed.includes(null) ? ' (or null)' : ''}`;
+    }
     case 'const':
       return `must be ${JSON.stringify(params.allowedValue)}`;
     case 'anyOf':
@@ -135,10 +145,13 @@ function message(error: ErrorObject): string {
 export function fieldErrorsFromAjv(errors: readonly ErrorObject[], rootName = 'body'): FieldErrors {
   // For a union (anyOf) report the union once, not each branch's complaint.
   const unions = errors.filter((error) => error.keyword === 'anyOf');
+  // A value of the wrong type (null for an enum) is reported by its type alone, not also as "one of".
+  const mistyped = new Set(errors.filter((error) => error.keyword === 'type').map((error) => error.instancePath));
   const relevant = errors.filter(
     (error) =>
-      error.keyword === 'anyOf' ||
-      !unions.some((union) => error.instancePath === union.instancePath && error.schemaPath.startsWith(`${union.schemaPath}/`)),
+      (error.keyword === 'anyOf' ||
+        !unions.some((union) => error.instancePath === union.instancePath && error.schemaPath.startsWith(`${union.schemaPath}/`))) &&
+      !(error.keyword === 'enum' && mistyped.has(error.instancePath)),
   );
   const result: FieldErrors = {};
   const add = (name: string, text: string) => {
@@ -160,9 +173,15 @@ export function fieldErrorsFromAjv(errors: readonly ErrorObject[], rootName = 'b
       );
     } else if (error.keyword === 'additionalProperties') {
       const name = String(params.additionalProperty);
+      const immutable = (error.parentSchema as Record<string, unknown> | undefined)?.[IMMUTABLE_KEYWORD];
+      const topLevel = error.instancePath === '' && rootName === 'body';
       add(
         fieldName(error.instancePath, name, rootName),
-        READ_ONLY_FIELDS.has(name) && error.instancePath === '' && rootName === 'body' ? 'is read-only and cannot be written' : 'is not a known field',
+        Array.isArray(immutable) && immutable.includes(name)
+          ? 'is set on create and cannot be changed'
+          : READ_ONLY_FIELDS.has(name) && topLevel
+            ? 'is read-only and cannot be written'
+            : 'is not a known field',
       );
     } else {
       add(fieldName(error.instancePath, undefined, rootName), message(error));

@@ -46,6 +46,3 @@ export const SPEC_ENDPOINTS: SpecEndpoint[] = [
   { method: 'POST', path: '/api/v1/webhook-subscriptions', statuses: [201, 422, 503], scope: 'webhooks:write' },
   { method: 'PATCH', path: '/api/v1/webhook-subscriptions/{id}', statuses: [200, 409, 422, 503], scope: 'webhooks:write' },
 ];
-
-/** The endpoints the service has had since its foundation: they must be in the document. */
-export const FOUNDATION_ENDPOINTS = SPEC_ENDPOINTS.filter((endpoint) => /\/(oauth|sites)\b/.test(endpoint.path));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { describeAuthentication } from '../helpers/scopes.js';
 import { fileForm, MULTIPART_CONTENT_TYPE, pdfBytes } from '../helpers/multipart.js';
 import { tokenFor } from '../helpers/tenants.js';
 import { createVisit, visitBody, visitTenant, type VisitTenant } from '../helpers/visits.js';
@@ -31,25 +32,7 @@ const ROUTES = [
   { method: 'GET', route: '/api/v1/site-visits/{id}/return-label', path: () => `/api/v1/site-visits/${visitId}/return-label`, scope: 'site-visits:read' },
 ];
 
-function send(method: string, path: string, token?: string) {
-  return t.http.request(method, path, { ...(token ? { token } : {}), ...(method === 'GET' ? {} : { json: {} }) });
-}
-
-describe('authentication and scopes', () => {
-  it.each(ROUTES)('$method $route needs a bearer token', async ({ method, path }) => {
-    const response = await send(method, path());
-    expect(response.status).toBe(401);
-    expect(response.body.type).toMatch(/unauthorized$/);
-  });
-
-  it.each(ROUTES)('$method $route needs $scope', async ({ method, path, scope }) => {
-    const other = scope === 'site-visits:read' ? 'site-visits:write sites:read sites:write' : 'site-visits:read sites:read sites:write';
-    const token = await tokenFor(t, owner, other);
-    const response = await send(method, path(), token);
-    expect(response.status).toBe(403);
-    expect(response.headers.get('www-authenticate')).toContain(scope);
-  });
-});
+describeAuthentication(() => t, () => owner, ROUTES);
 
 describe('tenant isolation', () => {
   it("does not read another tenant's visit", async () => {

@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_events.js';
 import * as m0003 from './0003_site_visits.js';
+import * as m0004 from './0004_messages.js';
 import * as m0005 from './0005_webhooks.js';
 import * as m0006 from './0006_visit_workflow.js';
 
@@ -13,6 +14,7 @@ export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_events': m0002,
   '0003_site_visits': m0003,
+  '0004_messages': m0004,
   '0005_webhooks': m0005,
   '0006_visit_workflow': m0006,
 };

@@ -79,7 +79,8 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
   member is 422; optional string and boolean members accept \`null\`, meaning "no value" (on PATCH it
   clears the field).
 - **String limits:** every string member of a request body must be non-empty and has a maximum length,
-  stated on each field as \`maxLength\` (for example site \`name\` 200, \`siteCode\` 100, \`postalCode\` 20);
+  stated on each field as \`maxLength\` (for example site \`name\` 200, \`siteCode\` 100, \`postalCode\` 20,
+  message \`messageThread\` 20,000);
   a longer value is 422 naming the field. \`Idempotency-Key\` is 1 to 255 visible ASCII characters;
   \`If-Match\` at most 256 characters.
 - Exact-match filters and uniqueness (\`siteCode\`, \`clientTicketNumber\`) are case-sensitive.
@@ -97,7 +98,8 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
   \`invalid-site-asset\` naming the ids. \`assetsToService\` is \`""\` when no asset is assigned.
 - **Message urgency** accepts the four full values and also the short forms \`Low\`, \`Normal\`, \`High\` and
   \`Critical\`; it is stored and returned as the full value (e.g. \`High – Needs attention soon\`).
-  Message \`status\` defaults to \`Open\`.
+  Anything else (\`low\`, a hyphen instead of the en dash, extra spaces) is 422 listing the accepted values.
+  Message \`status\` defaults to \`Open\`; \`siteVisitId\` is fixed at creation (a PATCH naming it is 422).
 - **recordOwner** is a string naming who owns the record on the operator's side: \`Client API\` for messages
   created through this API. It is read-only.
 - **Uploads:** at most 10 MiB (10,485,760 bytes) of file content; the file's bytes decide its type (return

@@ -24,6 +24,12 @@ export const FileObject = Type.Object(
 );
 export type FileObjectValue = Static<typeof FileObject>;
 
+/** Response headers of a download (the latest version of an owner's file). */
+export const DownloadHeaders = Type.Object({
+  'content-disposition': Type.String({ description: 'attachment, with the file name of the latest version (RFC 6266).' }),
+  'content-length': Type.String({ description: 'Size of the file in bytes.' }),
+});
+
 /** The file object of an owner, or null when nothing was uploaded yet. */
 export function toFileObject(url: string, versions: readonly FileVersionRow[]): FileObjectValue | null {
   if (versions.length === 0) return null;

@@ -37,6 +37,22 @@ export interface FileDeps {
   clock: Clock;
 }
 
+/** The versions of each owner's file, oldest first, for several owners at once (a page of a list). */
+export async function fileVersionsByOwner(
+  db: Kysely<Database> | Transaction<Database>,
+  tenantId: string,
+  ownerType: string,
+  ownerIds: readonly string[],
+): Promise<Map<string, FileVersionRow[]>> {
+  const byOwner = new Map<string, FileVersionRow[]>();
+  for (const row of await repository.listVersions(db, tenantId, ownerType, ownerIds)) {
+    const versions = byOwner.get(row.owner_id);
+    if (versions) versions.push(row);
+    else byOwner.set(row.owner_id, [row]);
+  }
+  return byOwner;
+}
+
 /**
  * Accepts one upload: 404 unless the owner is the tenant's, then streams the file into the store
  * (outside any transaction), then one short transaction adds the version and touches the owner. On any

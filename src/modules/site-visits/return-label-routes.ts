@@ -1,10 +1,9 @@
 /** Uploading and downloading a visit's return label (SPEC: Uploads; Return label). */
-import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../app-context.js';
 import { BinaryFile, BinaryResponse, MultipartBody } from '../../http/media.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
-import { toFileObject } from '../files/schemas.js';
+import { DownloadHeaders, toFileObject } from '../files/schemas.js';
 import { acceptUpload, sendLatestFile } from '../files/service.js';
 import { registerUploadScope } from '../files/upload-scope.js';
 import { returnLabelUrl } from './representation.js';
@@ -12,11 +11,6 @@ import { returnLabelOwner } from './return-label.js';
 import { ReturnLabelUpload } from './schemas.js';
 
 const tags = ['Site visits'];
-
-export const DownloadHeaders = Type.Object({
-  'content-disposition': Type.String({ description: 'attachment, with the file name of the latest version (RFC 6266).' }),
-  'content-length': Type.String({ description: 'Size of the file in bytes.' }),
-});
 
 export async function registerReturnLabelRoutes(app: Api, ctx: AppContext): Promise<void> {
   const deps = { db: ctx.db, files: ctx.files, clock: ctx.clock };

@@ -6,7 +6,7 @@ import type { Database } from '../../db/schema.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
 import { sendResource } from '../../http/envelope.js';
 import { createdHeaders, etagHeaders } from '../../http/headers.js';
-import { createIdempotently, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
+import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
 import { listMeta } from '../../http/pagination.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
@@ -77,23 +77,10 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const { tenantId } = request.auth;
-      const outcome = await createIdempotently(
-        db,
-        clock,
-        {
-          tenantId,
-          resourceType: SITE_VISIT_TYPE,
-          key: request.headers['idempotency-key'],
-          payload: request.body,
-          stillAccessible: (tx, id) => visitExists(tx, tenantId, id),
-        },
-        async (tx) => {
-          const record = await visits.createVisit(tx, tenantId, request.body, clock.now());
-          const [resource] = await render(tx, request.auth, [record]);
-          return { id: resource!.id, status: 201, body: { data: resource }, etag: resource!.meta.etag };
-        },
-      );
+      const outcome = await createResource(db, clock, request, { resourceType: SITE_VISIT_TYPE, exists: visitExists }, async (tx) => {
+        const record = await visits.createVisit(tx, request.auth.tenantId, request.body, clock.now());
+        return (await render(tx, request.auth, [record]))[0]!;
+      });
       if (outcome.replayed && !mayReadAssets(request.auth)) outcome.body = withoutAssetAttributes(outcome.body);
       return sendCreateOutcome(reply, outcome);
     },

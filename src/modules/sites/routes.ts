@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../app-context.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
 import { sendResource } from '../../http/envelope.js';
-import { createIdempotently, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
+import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
 import { listMeta } from '../../http/pagination.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
@@ -52,21 +52,8 @@ export function registerSiteRoutes(app: Api, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const { tenantId } = request.auth;
-      const outcome = await createIdempotently(
-        db,
-        clock,
-        {
-          tenantId,
-          resourceType: sites.SITE_TYPE,
-          key: request.headers['idempotency-key'],
-          payload: request.body,
-          stillAccessible: (tx, id) => sites.siteExists(tx, tenantId, id),
-        },
-        async (tx) => {
-          const resource = sites.toSiteResource(await sites.createSite(tx, tenantId, request.body, clock.now()));
-          return { id: resource.id, status: 201, body: { data: resource }, etag: resource.meta.etag };
-        },
+      const outcome = await createResource(db, clock, request, { resourceType: sites.SITE_TYPE, exists: sites.siteExists }, async (tx) =>
+        sites.toSiteResource(await sites.createSite(tx, request.auth.tenantId, request.body, clock.now())),
       );
       return sendCreateOutcome(reply, outcome);
     },

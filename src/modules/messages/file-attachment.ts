@@ -1,0 +1,24 @@
+/** A message's attachment as a versioned file (SPEC: Uploads rule 2: PDF, PNG or JPEG). */
+import type { FileOwner } from '../files/service.js';
+import { messageExists, updateMessage } from './repository.js';
+import { FILE_ATTACHMENT_OWNER } from './service.js';
+
+export const fileAttachmentOwner: FileOwner = {
+  ownerType: FILE_ATTACHMENT_OWNER,
+  ownerName: 'Message',
+  fileName: 'File attachment',
+  rules: {
+    accepted: [
+      { mime: 'application/pdf', ext: 'pdf' },
+      { mime: 'image/png', ext: 'png' },
+      { mime: 'image/jpeg', ext: 'jpg' },
+    ],
+    defaultBaseName: 'attachment',
+  },
+  exists: messageExists,
+  // A new version changes the message's fileAttachment attribute: version + 1 and updatedAt, like any change.
+  touch: async (tx, tenantId, messageId, now) => (await updateMessage(tx, tenantId, messageId, { updated_at: now })) !== undefined,
+};
+
+/** The media types an attachment is stored and served as. */
+export const FILE_ATTACHMENT_MEDIA_TYPES = fileAttachmentOwner.rules.accepted.map((type) => type.mime);

@@ -1,0 +1,145 @@
+/**
+ * Message rules (SPEC: Message, Messages endpoint rules): creation on a visit of the tenant, partial
+ * update, listing, and the resource as served with its attachment.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, FileVersionRow, MessageRow, MessageUpdate } from '../../db/schema.js';
+import { assertIfMatch } from '../../http/concurrency.js';
+import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
+import { type CursorCodec, type Page, readPage } from '../../http/pagination.js';
+import { notFound, Problem } from '../../http/problem.js';
+import { newId } from '../../lib/ids.js';
+import { toFileObject } from '../files/schemas.js';
+import { fileVersionsByOwner } from '../files/service.js';
+import { visitExists } from '../site-visits/repository.js';
+import * as repository from './repository.js';
+import {
+  CLIENT_API_RECORD_OWNER,
+  DEFAULT_MESSAGE_STATUS,
+  fullUrgency,
+  type MessageAttributesValue,
+  type MessageCreate,
+  type MessageListQueryValue,
+  type MessagePatch,
+} from './schemas.js';
+
+export const MESSAGE_TYPE = 'messages';
+/** `file_versions.owner_type` of message attachments. */
+export const FILE_ATTACHMENT_OWNER = 'message-file-attachment';
+/** SPEC: the service sets method to Email on create. */
+export const MESSAGE_METHOD = 'Email';
+
+/** A message with the versions of its attachment (oldest first; none before the first upload). */
+export interface MessageView {
+  row: MessageRow;
+  attachment: readonly FileVersionRow[];
+}
+
+export function fileAttachmentUrl(baseUrl: string, messageId: string): string {
+  return `${baseUrl}/api/v1/messages/${encodeURIComponent(messageId)}/file-attachment`;
+}
+
+/** `baseUrl` is PUBLIC_BASE_URL, for the absolute attachment address. */
+export function toMessageResource(view: MessageView, baseUrl: string): ResourceObject<MessageAttributesValue> {
+  const { row } = view;
+  return resourceObject(
+    MESSAGE_TYPE,
+    row.id,
+    {
+      clientId: row.tenant_id,
+      status: row.status as MessageAttributesValue['status'],
+      createdAt: isoTime(row.created_at),
+      updatedAt: isoTime(row.updated_at),
+      siteVisitId: row.site_visit_id,
+      type: row.type as MessageAttributesValue['type'],
+      recordOwner: row.record_owner,
+      messageThread: row.message_thread,
+      fileAttachment: toFileObject(fileAttachmentUrl(baseUrl, row.id), view.attachment),
+      urgency: row.urgency as MessageAttributesValue['urgency'],
+      buyer: row.buyer,
+      clientContacts: row.client_contacts,
+      svcPm: row.svc_pm,
+    },
+    row.version,
+  );
+}
+
+/** The views of several messages, their attachments loaded at once (a page of a list). */
+export async function loadMessageViews(db: Kysely<Database> | Transaction<Database>, tenantId: string, rows: readonly MessageRow[]): Promise<MessageView[]> {
+  const versions = await fileVersionsByOwner(db, tenantId, FILE_ATTACHMENT_OWNER, rows.map((row) => row.id));
+  return rows.map((row) => ({ row, attachment: versions.get(row.id) ?? [] }));
+}
+
+function visitNotFound(siteVisitId: string): Problem {
+  return new Problem('not-found', `Site visit ${JSON.stringify(siteVisitId)} was not found.`, {
+    errors: { siteVisitId: ['is not one of your site visits'] },
+  });
+}
+
+/**
+ * Creates a message on one of the tenant's visits (404 otherwise). The service sets svcPm (true),
+ * method (Email), occurredAt (now) and recordOwner (Client API); status defaults to Open and a short
+ * urgency word is stored as its full value.
+ */
+export async function createMessage(tx: Transaction<Database>, tenantId: string, input: MessageCreate, now: Date): Promise<MessageRow> {
+  if (!(await visitExists(tx, tenantId, input.siteVisitId))) throw visitNotFound(input.siteVisitId);
+  return repository.insertMessage(tx, {
+    id: newId('msg'),
+    tenant_id: tenantId,
+    site_visit_id: input.siteVisitId,
+    type: input.type ?? null,
+    status: input.status ?? DEFAULT_MESSAGE_STATUS,
+    message_thread: input.messageThread,
+    urgency: input.urgency == null ? null : fullUrgency(input.urgency),
+    buyer: input.buyer ?? null,
+    client_contacts: input.clientContacts ?? null,
+    svc_pm: true,
+    record_owner: CLIENT_API_RECORD_OWNER,
+    method: MESSAGE_METHOD,
+    occurred_at: now,
+    created_at: now,
+    updated_at: now,
+  });
+}
+
+export async function getMessage(db: Kysely<Database>, tenantId: string, id: string): Promise<MessageRow> {
+  const message = await repository.findMessage(db, tenantId, id);
+  if (!message) throw notFound('Message');
+  return message;
+}
+
+/** The stored form of each writable field of a patch that was supplied. */
+function storedValues(patch: MessagePatch): Partial<Pick<MessageRow, 'type' | 'message_thread' | 'status' | 'urgency' | 'buyer' | 'client_contacts'>> {
+  return {
+    ...(patch.type !== undefined ? { type: patch.type } : {}),
+    ...(patch.messageThread !== undefined ? { message_thread: patch.messageThread } : {}),
+    ...(patch.status !== undefined ? { status: patch.status } : {}),
+    ...(patch.urgency !== undefined ? { urgency: patch.urgency === null ? null : fullUrgency(patch.urgency) } : {}),
+    ...(patch.buyer !== undefined ? { buyer: patch.buyer } : {}),
+    ...(patch.clientContacts !== undefined ? { client_contacts: patch.clientContacts } : {}),
+  };
+}
+
+/**
+ * Applies the supplied fields. The version grows by one only when a stored value actually changes (a
+ * short urgency word equal to the stored full value is no change).
+ */
+export async function patchMessage(tx: Transaction<Database>, tenantId: string, id: string, patch: MessagePatch, ifMatch: string | undefined, now: Date): Promise<MessageRow> {
+  const message = await repository.findMessageForUpdate(tx, tenantId, id);
+  if (!message) throw notFound('Message');
+  assertIfMatch(ifMatch, message.version);
+
+  const changes: MessageUpdate = {};
+  for (const [column, value] of Object.entries(storedValues(patch)) as [keyof MessageRow, unknown][]) {
+    if (value !== message[column]) (changes as Record<string, unknown>)[column] = value;
+  }
+  if (Object.keys(changes).length === 0) return message;
+  return (await repository.updateMessage(tx, tenantId, id, { ...changes, updated_at: now }))!;
+}
+
+export async function listMessages(db: Kysely<Database>, cursors: CursorCodec, tenantId: string, query: MessageListQueryValue): Promise<Page<MessageRow> & { pageSize: number }> {
+  return readPage(cursors, MESSAGE_TYPE, tenantId, query, (after, limit) => repository.listMessages(db, tenantId, after, limit));
+}
+
+/** Whether the message is still the tenant's (idempotent replays and uploads check this). */
+export const messageExists = repository.messageExists;

@@ -1,0 +1,50 @@
+/** Arrange steps for message tests: a tenant with a visit, valid message bodies, uploads of attachments. */
+import type { TestApp } from './app.js';
+import { fileForm, MULTIPART_CONTENT_TYPE } from './multipart.js';
+import { createVisit, visitTenant, type VisitTenant } from './visits.js';
+
+export interface MessageTenant extends VisitTenant {
+  /** A visit of the tenant to put messages on. */
+  visitId: string;
+}
+
+/** SPEC's four urgency values, with their en dash (U+2013). */
+export const URGENCY = {
+  Low: 'Low \u2013 No immediate action required',
+  Normal: 'Normal \u2013 Standard priority / routine handling',
+  High: 'High \u2013 Needs attention soon',
+  Critical: 'Critical \u2013 Immediate action required',
+} as const;
+
+export const MESSAGE_TYPES = [
+  'Scope Update', 'Change Appointment', 'Cancellation', 'Job On-Hold', 'Tracking Update', 'Floor Plan', 'Other', 'Reminder',
+  'Due Date Change Request', 'Missed Appointment', 'Incomplete Scope', 'Site Prep Issue', 'MFG/Hardware Issues', 'Shipping Damage',
+  'Pricing Estimate', 'Warranty Request', 'Exception', 'Parts Missing', 'Schedule Please', 'Billing Dispute', 'Request Travel Pay',
+  'General', 'Schedule', 'Pay', 'Support', 'Request',
+];
+
+export async function messageTenant(t: TestApp, options: Parameters<typeof visitTenant>[1] = {}): Promise<MessageTenant> {
+  const v = await visitTenant(t, { assets: 0, ...options });
+  const visit = await createVisit(t, v);
+  return { ...v, visitId: visit.id };
+}
+
+/** A valid create body on the tenant's visit. */
+export function messageBody(m: Pick<MessageTenant, 'visitId'>, overrides: Record<string, unknown> = {}) {
+  return { siteVisitId: m.visitId, messageThread: 'Technician could not access the site; please confirm the key holder.', ...overrides };
+}
+
+export async function createMessage(t: TestApp, m: MessageTenant, overrides: Record<string, unknown> = {}) {
+  const response = await t.http.post('/api/v1/messages', { token: m.fullToken, json: messageBody(m, overrides) });
+  if (response.status !== 201) throw new Error(`message create failed: ${response.status} ${response.text}`);
+  return response.body.data as { id: string; attributes: Record<string, any>; meta: { version: number; etag: string } };
+}
+
+export function attachmentPath(messageId: string): string {
+  return `/api/v1/messages/${messageId}/file-attachment`;
+}
+
+/** Uploads `data` as the message's attachment (the form's field `file`). */
+export function uploadAttachment(t: TestApp, token: string, messageId: string, data: Buffer, filename = 'attachment.pdf', declared = 'application/pdf') {
+  return t.http.post(attachmentPath(messageId), { token, body: fileForm(data, filename, declared), headers: { 'content-type': MULTIPART_CONTENT_TYPE } });
+}
