@@ -17,7 +17,7 @@ interface Arrival {
   occurredAt: number;
 }
 
-let arrivals: Arrival[] = [];
+let allArrivals: Arrival[] = [];
 
 const certificates = await createTestCertificates(['localhost']);
 const caFile = process.argv[2];
@@ -37,7 +37,7 @@ const server = https.createServer({ key: certificates.keyPem, cert: certificates
     } catch {
       // not an event (the receiver baseline sends filler): no latency to record
     }
-    arrivals.push({ eventId: header('x-svc-event-id'), deliveryId: header('x-svc-delivery-id'), attempt: header('x-svc-attempt'), answeredAt, occurredAt });
+    allArrivals.push({ eventId: header('x-svc-event-id'), deliveryId: header('x-svc-delivery-id'), attempt: header('x-svc-attempt'), answeredAt, occurredAt });
   });
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -58,11 +58,14 @@ serveRequests(async (message) => {
     case 'port':
       return (address as { port: number }).port;
     case 'reset':
-      arrivals = [];
+      allArrivals = [];
       return null;
     case 'count':
-      return arrivals.length;
+      return allArrivals.length;
     case 'stats': {
+      // Only the events whose id starts with the prefix, when one is given (a backlog of the bench's own).
+      const prefix = typeof message.eventPrefix === 'string' ? message.eventPrefix : '';
+      const arrivals = allArrivals.filter((arrival) => arrival.eventId.startsWith(prefix));
       const deliveries = new Set(arrivals.filter((arrival) => arrival.deliveryId).map((arrival) => arrival.deliveryId));
       const stats: ReceiverStats = {
         count: arrivals.length,

@@ -395,8 +395,8 @@ async function phaseB(): Promise<void> {
       await queueBacklog(database.pool, tenant.tenantId, subscriptionId, count, `w${workerCount}`);
       const limit = Date.now() + 120_000;
       while ((await ask<number>(receiver, { type: 'count' })) < count && Date.now() < limit) await sleep(100);
-      const stats = await ask<ReceiverStats>(receiver, { type: 'stats' });
       await sleep(200);
+      const stats = await ask<ReceiverStats>(receiver, { type: 'stats', eventPrefix: `evt_benchw${workerCount}` });
       const states = await deliveryCounts(database.pool, subscriptionId);
       const seconds = ((stats.lastAt ?? 0) - (stats.firstAt ?? 0)) / 1000;
       drains.push({ workers: workerCount, count: stats.count, perS: (stats.count - 1) / seconds, seconds, duplicates: stats.count - stats.distinctDeliveries, states });
