@@ -363,6 +363,7 @@ async function phaseB(): Promise<void> {
       rounds: 1,
     });
     // Creates still in flight when the load ended count too: the database says how many were made.
+    await sleep(1_000);
     const created = Number((await database.pool.query('select count(*) from webhook_deliveries where subscription_id = $1', [subscriptionId])).rows[0].count);
     if (paced!.non2xx + paced!.errors > 0) notes.push(`Webhook end to end: ${paced!.non2xx + paced!.errors} creates failed.`);
     const deadline = Date.now() + 30_000;
