@@ -196,6 +196,9 @@ export function loadConfig(env: Env = process.env): Config {
     },
     metricsPort: read('METRICS_PORT') === undefined ? undefined : int('METRICS_PORT', 9464, 1, 65535),
   };
+  if (config.webConcurrency > 1 && databaseUrl === undefined) {
+    problems.push('WEB_CONCURRENCY above 1 needs DATABASE_URL: the embedded database belongs to one process');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
 }

@@ -3,26 +3,39 @@
  * the sandbox on first start, then runs what ROLE asks for: `api` serves HTTP, `worker` runs the webhook
  * delivery worker, `all` (the default) does both. SIGTERM/SIGINT stop accepting, let in-flight requests
  * and delivery attempts finish (recording their outcomes), close the database and exit 0.
+ *
+ * With WEB_CONCURRENCY=N (N > 1, ROLE api or all) the process becomes a cluster primary: it migrates,
+ * resolves keys and provisions once, runs the maintenance loop, then forks N children that share the
+ * port (Node's cluster module) and each run ROLE as a single process would, minus those start-up steps.
+ * The primary restarts a child that dies after it started serving, and on SIGTERM stops every child
+ * gracefully before it exits.
  */
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from 'pino';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
-import { openDatabase } from './db/database.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { type AppDatabase, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger } from './lib/logger.js';
 import { DeliveryWorker } from './modules/webhooks/worker.js';
 import { Maintenance } from './runtime/maintenance.js';
-import { resolveServerKeys } from './runtime/server-keys.js';
+import { resolveServerKeys, type ServerKeys } from './runtime/server-keys.js';
 import { provisionSandbox, writeAdminToken, writeCredentialPacket } from './runtime/sandbox.js';
+
+const SHUTDOWN_LIMIT_MS = 30_000;
+/** A child that served and then died is forked again after this pause (a crash loop stays slow). */
+const RESTART_DELAY_MS = 1_000;
+/** The primary only runs maintenance: it needs few connections whatever DATABASE_POOL_SIZE says. */
+const PRIMARY_POOL_SIZE = 2;
 
 function banner(lines: string[]): void {
   process.stdout.write(`\n${'='.repeat(72)}\n${lines.join('\n')}\n${'='.repeat(72)}\n\n`);
 }
 
-async function main(): Promise<void> {
-  let config;
+function readConfig(): Config {
   try {
-    config = loadConfig();
+    return loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
@@ -30,24 +43,56 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = createLogger(config);
-  const database = openDatabase(config);
+}
+
+/** What every deployment does once before serving: migrate, resolve keys, provision the sandbox. */
+async function prepare(config: Config, database: AppDatabase, logger: Logger): Promise<ServerKeys> {
   const applied = await migrateToLatest(database.db);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-
   const keys = await resolveServerKeys(config, database.db);
   const packet = await provisionSandbox(config, database);
   if (packet) {
     const file = writeCredentialPacket(config.dataDir, packet);
-    banner([
-      'Sandbox demo tenant created. Its credential packet (also in ' + file + '):',
-      JSON.stringify(packet, null, 2),
-    ]);
+    banner(['Sandbox demo tenant created. Its credential packet (also in ' + file + '):', JSON.stringify(packet, null, 2)]);
   }
   if (keys.adminTokenGenerated && keys.adminToken) {
     const file = writeAdminToken(config.dataDir, keys.adminToken);
     banner([`Operator API token (ADMIN_TOKEN unset; generated and kept in ${file}):`, keys.adminToken]);
   }
+  return keys;
+}
+
+/** Calls `stop` once on SIGTERM or SIGINT, and exits 1 if stopping takes longer than the limit. */
+function onStopSignal(logger: Logger, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handle = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_LIMIT_MS);
+    timer.unref();
+    stop().then(
+      () => process.exit(0),
+      (error) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => handle('SIGTERM'));
+  process.on('SIGINT', () => handle('SIGINT'));
+  // A cluster child whose primary is gone stops too, rather than serving on unsupervised.
+  if (cluster.isWorker) process.on('disconnect', () => handle('primary gone'));
+}
+
+/** One process serving ROLE; a cluster child skips what its primary did before forking it. */
+async function runProcess(config: Config, logger: Logger): Promise<void> {
+  const child = cluster.isWorker;
+  const database = openDatabase(config);
+  const keys = child ? await resolveServerKeys(config, database.db) : await prepare(config, database, logger);
 
   const serveApi = config.role !== 'worker';
   const app = serveApi ? await buildApp(config, { database, keys, logger }) : undefined;
@@ -56,34 +101,73 @@ async function main(): Promise<void> {
     config.role !== 'api' ? new DeliveryWorker({ database, config: config.webhook, keys, logger: logger.child({ component: 'webhook-worker' }), clock: systemClock }) : undefined;
   await worker?.start();
   logger.info({ role: config.role }, serveApi ? 'service started' : 'delivery worker started');
+  const maintenance = child ? undefined : new Maintenance(database.db, systemClock, logger);
+  maintenance?.start();
+
+  onStopSignal(logger, async () => {
+    await Promise.all([app?.close(), worker?.stop()]);
+    await maintenance?.stop();
+    await database.close();
+  });
+}
+
+/** The cluster primary: prepares once, forks WEB_CONCURRENCY children, supervises and stops them. */
+async function runPrimary(config: Config, logger: Logger): Promise<void> {
+  const database = openDatabase({ ...config, databasePoolSize: Math.min(PRIMARY_POOL_SIZE, config.databasePoolSize) });
+  await prepare(config, database, logger);
   const maintenance = new Maintenance(database.db, systemClock, logger);
   maintenance.start();
 
   let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    const timer = setTimeout(() => {
-      logger.error('shutdown took too long; exiting');
-      process.exit(1);
-    }, 30_000);
-    timer.unref();
-    try {
-      await Promise.all([app?.close(), worker?.stop()]);
-      await maintenance.stop();
-      await database.close();
-      process.exit(0);
-    } catch (error) {
-      logger.error({ err: error }, 'shutdown failed');
-      process.exit(1);
-    }
+  const serving = new WeakSet<Worker>();
+  const fork = () => {
+    const child = cluster.fork();
+    child.on('listening', () => serving.add(child));
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  cluster.on('exit', (child, code, signal) => {
+    if (stopping) return;
+    if (!serving.has(child)) {
+      // A child that never served failed to start (a port in use, a bad key): retrying will not help.
+      logger.fatal({ pid: child.process.pid, code, signal }, 'an API process failed to start; stopping');
+      stopping = true;
+      for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
+      void maintenance.stop().then(() => database.close()).finally(() => process.exit(1));
+      return;
+    }
+    logger.error({ pid: child.process.pid, code, signal }, 'an API process died; starting another');
+    setTimeout(() => {
+      if (!stopping) fork();
+    }, RESTART_DELAY_MS).unref();
+  });
+  for (let index = 0; index < config.webConcurrency; index++) fork();
+  logger.info({ processes: config.webConcurrency, role: config.role }, 'cluster primary started');
+
+  onStopSignal(logger, async () => {
+    stopping = true;
+    const children = Object.values(cluster.workers ?? {}).filter((child): child is Worker => child !== undefined);
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.isDead()) return resolve();
+            child.once('exit', () => resolve());
+            child.process.kill('SIGTERM');
+          }),
+      ),
+    );
+    await maintenance.stop();
+    await database.close();
+  });
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const logger = createLogger(config);
+  const clustered = cluster.isPrimary && config.role !== 'worker' && config.webConcurrency > 1;
+  await (clustered ? runPrimary(config, logger) : runProcess(config, logger));
 }
 
 main().catch((error) => {
-  process.stderr.write(`startup failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.stderr.write(`startup failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });

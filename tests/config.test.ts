@@ -147,6 +147,12 @@ describe('loadConfig validation names the bad variable', () => {
     expect(problems[0]).toContain(variable);
   });
 
+  it('WEB_CONCURRENCY above 1 needs DATABASE_URL (the embedded database belongs to one process)', () => {
+    expect(problemsOf({ WEB_CONCURRENCY: '2' })).toEqual([expect.stringContaining('WEB_CONCURRENCY')]);
+    expect(loadConfig({ WEB_CONCURRENCY: '4', DATABASE_URL: 'postgres://u@db/x' }).webConcurrency).toBe(4);
+    expect(loadConfig({ WEB_CONCURRENCY: '1' }).webConcurrency).toBe(1);
+  });
+
   it('reports every bad variable at once', () => {
     const problems = problemsOf({ PORT: 'x', LOG_LEVEL: 'loud', ENVIRONMENT: 'staging' });
     expect(problems.map((problem) => problem.split(' ')[0]).sort()).toEqual(['ENVIRONMENT', 'LOG_LEVEL', 'PORT']);

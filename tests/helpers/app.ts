@@ -63,11 +63,11 @@ export async function openTestDatabase(): Promise<AppDatabase> {
  * A database of its own with the schema and no rows, for tests that need an empty database (sandbox
  * provisioning): a PGlite copy of the template, or on PostgreSQL a temporary database dropped afterwards.
  */
-export async function openEmptyDatabase(): Promise<{ database: AppDatabase; drop(): Promise<void> }> {
+export async function openEmptyDatabase(): Promise<{ database: AppDatabase; url: string | undefined; drop(): Promise<void> }> {
   const url = inject('databaseUrl');
   if (!url) {
     const database = await openTestDatabase();
-    return { database, drop: () => database.close() };
+    return { database, url: undefined, drop: () => database.close() };
   }
   const name = `ss_empty_${randomBytes(6).toString('hex')}`;
   const server = new URL(url);
@@ -85,6 +85,7 @@ export async function openEmptyDatabase(): Promise<{ database: AppDatabase; drop
   await migrateToLatest(database.db);
   return {
     database,
+    url: target.toString(),
     async drop() {
       await database.close();
       const client = new pg.Client({ connectionString: server.toString() });

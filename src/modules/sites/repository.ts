@@ -4,8 +4,14 @@ import type { Database, NewSite, SiteRow, SiteUpdate } from '../../db/schema.js'
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-export async function insertSite(tx: Executor, site: NewSite): Promise<SiteRow> {
-  return tx.insertInto('sites').values(site).returningAll().executeTakeFirstOrThrow();
+/** Inserts the site; undefined when the tenant already has a site with its siteCode (one statement, no error). */
+export async function insertSiteUnlessCodeTaken(tx: Executor, site: NewSite): Promise<SiteRow | undefined> {
+  return tx
+    .insertInto('sites')
+    .values(site)
+    .onConflict((oc) => oc.constraint('sites_tenant_site_code').doNothing())
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export async function findSite(db: Executor, tenantId: string, id: string): Promise<SiteRow | undefined> {

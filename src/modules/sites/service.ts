@@ -62,33 +62,29 @@ function duplicateSiteCode(siteCode: string): Problem {
 }
 
 export async function createSite(tx: Transaction<Database>, tenantId: string, input: SiteCreate, now: Date): Promise<SiteRow> {
-  if (await repository.findSiteByCode(tx, tenantId, input.siteCode)) throw duplicateSiteCode(input.siteCode);
-  try {
-    return await repository.insertSite(tx, {
-      id: newId('site'),
-      tenant_id: tenantId,
-      site_code: input.siteCode,
-      name: input.name,
-      address_line1: input.addressLine1,
-      address_line2: input.addressLine2 ?? null,
-      city: input.city,
-      state_region: input.stateRegion,
-      postal_code: input.postalCode,
-      country: input.country,
-      unique_id: input.uniqueID ?? null,
-      unique_id2: input.uniqueID2 ?? null,
-      friendly_location_name: input.friendlyLocationName ?? null,
-      friendly_location_name2: input.friendlyLocationName2 ?? null,
-      key_required: input.keyRequired ?? null,
-      status: 'Active',
-      created_at: now,
-      updated_at: now,
-    });
-  } catch (error) {
-    // Two creates racing past the check above: the unique constraint decides.
-    if (isUniqueViolation(error, SITE_CODE_CONSTRAINT)) throw duplicateSiteCode(input.siteCode);
-    throw error;
-  }
+  // The unique constraint decides, in the insert itself (also between creates racing each other).
+  const site = await repository.insertSiteUnlessCodeTaken(tx, {
+    id: newId('site'),
+    tenant_id: tenantId,
+    site_code: input.siteCode,
+    name: input.name,
+    address_line1: input.addressLine1,
+    address_line2: input.addressLine2 ?? null,
+    city: input.city,
+    state_region: input.stateRegion,
+    postal_code: input.postalCode,
+    country: input.country,
+    unique_id: input.uniqueID ?? null,
+    unique_id2: input.uniqueID2 ?? null,
+    friendly_location_name: input.friendlyLocationName ?? null,
+    friendly_location_name2: input.friendlyLocationName2 ?? null,
+    key_required: input.keyRequired ?? null,
+    status: 'Active',
+    created_at: now,
+    updated_at: now,
+  });
+  if (!site) throw duplicateSiteCode(input.siteCode);
+  return site;
 }
 
 export async function getSite(db: Kysely<Database>, tenantId: string, id: string): Promise<SiteRow> {

@@ -29,9 +29,26 @@ export type Resolver = (hostname: string) => Promise<string[]>;
 /** Errors of getaddrinfo that mean "no such name" rather than "try again". */
 const PERMANENT_DNS_CODES = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA', 'NXDOMAIN']);
 
-/** The operating system's resolver (getaddrinfo: hosts file, then DNS), all addresses in the order given. */
+/**
+ * Lookups of one name that overlap share one answer: a lookup that starts while another of the same name
+ * is in flight waits for that one instead of asking again. Nothing is kept once it settles, so every
+ * check still sees an answer the resolver gave during that check (SPEC: checked again at each delivery),
+ * while a burst of deliveries to one host costs one lookup instead of one each.
+ */
+export function coalescing(resolver: Resolver): Resolver {
+  const inflight = new Map<string, Promise<string[]>>();
+  return (hostname) => {
+    const pending = inflight.get(hostname);
+    if (pending) return pending;
+    const lookup = resolver(hostname).finally(() => inflight.delete(hostname));
+    inflight.set(hostname, lookup);
+    return lookup;
+  };
+}
+
+/** The operating system's resolver (getaddrinfo: hosts file, then DNS), all addresses in the order given; overlapping lookups of one name coalesce. */
 export function systemResolver(timeoutMs = 5_000): Resolver {
-  return async (hostname) => {
+  return coalescing(async (hostname) => {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new DnsFailure(false, `timed out after ${timeoutMs} ms`)), timeoutMs);
@@ -47,7 +64,7 @@ export function systemResolver(timeoutMs = 5_000): Resolver {
     } finally {
       clearTimeout(timer);
     }
-  };
+  });
 }
 
 export type DestinationRule = 'url' | 'https' | 'userinfo' | 'fragment' | 'port' | 'address' | 'dns';

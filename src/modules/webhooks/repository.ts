@@ -165,15 +165,24 @@ const lostAttemptEntry = sql`jsonb_build_array(jsonb_build_object(
   'at', to_char(d.claimed_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
   'statusCode', null, 'error', ${LOST_ATTEMPT_ERROR}::text, 'durationMs', null))`;
 
+/** What one claim statement returns: the claimed deliveries and when the next pending one falls due. */
+export interface ClaimResult {
+  claimed: ClaimedDelivery[];
+  /** The earliest `next_attempt_at` after `now` of a pending delivery (a retry, a lease), if any. */
+  nextDueAt: Date | undefined;
+}
+
 /**
  * Claims up to `limit` due deliveries for one attempt each: locks them with SKIP LOCKED (so concurrent
  * workers never take the same row), counts the attempt and leases the row until `leaseUntil`. A row whose
  * previous lease ran out without an outcome (its worker died) is due again; that lost attempt is logged.
- * Rows whose lost attempt was the last of the budget are left to `failExhaustedLeases`.
+ * Rows whose lost attempt was the last of the budget are left to `failExhaustedLeases`. The same
+ * statement also answers when the next pending delivery falls due, so that the worker can set its timer
+ * without another round trip.
  */
-export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseUntil: Date, limit: number, maxAttempts: number, scope: TenantScope): Promise<ClaimedDelivery[]> {
+export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseUntil: Date, limit: number, maxAttempts: number, scope: TenantScope): Promise<ClaimResult> {
   const result = await sql<{
-    id: string;
+    id: string | null;
     tenant_id: string;
     attempts: number;
     round_start: number;
@@ -191,6 +200,7 @@ export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseU
     s_is_active: boolean;
     s_signing_version: 'legacy' | 'v1';
     s_secret_sealed: string | null;
+    next_due_at: Date | null;
   }>`
     with due as (
       select id from webhook_deliveries
@@ -200,48 +210,59 @@ export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseU
       order by next_attempt_at
       limit ${limit}
       for update skip locked
+    ),
+    claimed as (
+      update webhook_deliveries d set
+        attempt_log = case when d.leased_until is null then d.attempt_log else d.attempt_log || ${lostAttemptEntry} end,
+        attempts = d.attempts + 1,
+        claimed_at = ${now},
+        leased_until = ${leaseUntil},
+        next_attempt_at = ${leaseUntil},
+        updated_at = ${now}
+      from due, events e, webhook_subscriptions s
+      where d.id = due.id and e.id = d.event_id and s.id = d.subscription_id
+      returning d.id, d.tenant_id, d.attempts, d.round_start,
+        e.id as e_id, e.type as e_type, e.occurred_at as e_occurred_at, e.resource_type as e_resource_type,
+        e.resource_id as e_resource_id, e.payload_version as e_payload_version, e.data as e_data, e.seq as e_seq,
+        e.created_at as e_created_at,
+        s.id as s_id, s.target_url as s_target_url, s.is_active as s_is_active, s.signing_version as s_signing_version,
+        s.secret_sealed as s_secret_sealed
+    ),
+    upcoming as (
+      select min(next_attempt_at) as next_due_at from webhook_deliveries
+      where status = 'pending' and next_attempt_at > ${now} and ${inScope(sql.ref('tenant_id'), scope)}
     )
-    update webhook_deliveries d set
-      attempt_log = case when d.leased_until is null then d.attempt_log else d.attempt_log || ${lostAttemptEntry} end,
-      attempts = d.attempts + 1,
-      claimed_at = ${now},
-      leased_until = ${leaseUntil},
-      next_attempt_at = ${leaseUntil},
-      updated_at = ${now}
-    from due, events e, webhook_subscriptions s
-    where d.id = due.id and e.id = d.event_id and s.id = d.subscription_id
-    returning d.id, d.tenant_id, d.attempts, d.round_start,
-      e.id as e_id, e.type as e_type, e.occurred_at as e_occurred_at, e.resource_type as e_resource_type,
-      e.resource_id as e_resource_id, e.payload_version as e_payload_version, e.data as e_data, e.seq as e_seq,
-      e.created_at as e_created_at,
-      s.id as s_id, s.target_url as s_target_url, s.is_active as s_is_active, s.signing_version as s_signing_version,
-      s.secret_sealed as s_secret_sealed
+    select claimed.*, upcoming.next_due_at from upcoming left join claimed on true
   `.execute(db);
-  return result.rows.map((row) => ({
-    id: row.id,
-    tenant_id: row.tenant_id,
-    attempt: row.attempts,
-    round_start: row.round_start,
-    event: {
-      id: row.e_id,
+  const next = result.rows[0]?.next_due_at;
+  const claimed = result.rows
+    .filter((row) => row.id !== null)
+    .map((row) => ({
+      id: row.id!,
       tenant_id: row.tenant_id,
-      type: row.e_type,
-      occurred_at: new Date(row.e_occurred_at),
-      resource_type: row.e_resource_type,
-      resource_id: row.e_resource_id,
-      payload_version: row.e_payload_version,
-      data: row.e_data,
-      seq: row.e_seq,
-      created_at: new Date(row.e_created_at),
-    },
-    subscription: {
-      id: row.s_id,
-      target_url: row.s_target_url,
-      is_active: row.s_is_active,
-      signing_version: row.s_signing_version,
-      secret_sealed: row.s_secret_sealed,
-    },
-  }));
+      attempt: row.attempts,
+      round_start: row.round_start,
+      event: {
+        id: row.e_id,
+        tenant_id: row.tenant_id,
+        type: row.e_type,
+        occurred_at: new Date(row.e_occurred_at),
+        resource_type: row.e_resource_type,
+        resource_id: row.e_resource_id,
+        payload_version: row.e_payload_version,
+        data: row.e_data,
+        seq: row.e_seq,
+        created_at: new Date(row.e_created_at),
+      },
+      subscription: {
+        id: row.s_id,
+        target_url: row.s_target_url,
+        is_active: row.s_is_active,
+        signing_version: row.s_signing_version,
+        secret_sealed: row.s_secret_sealed,
+      },
+    }));
+  return { claimed, nextDueAt: next ? new Date(next) : undefined };
 }
 
 /**
@@ -270,40 +291,45 @@ export type AttemptOutcome =
   | { status: 'failed' }
   | { status: 'pending'; nextAttemptAt: Date };
 
-/**
- * Records an attempt's outcome, fenced on the attempt number: when the lease ran out and another worker
- * claimed the delivery again (or the operator changed it), nothing is written and false is returned.
- */
-export async function recordAttempt(db: Kysely<Database>, deliveryId: string, entry: DeliveryAttempt, outcome: AttemptOutcome, now: Date): Promise<boolean> {
-  const final = outcome.status !== 'pending';
-  const result = await db
-    .updateTable('webhook_deliveries')
-    .set({
-      status: outcome.status,
-      attempt_log: sql`attempt_log || ${jsonb([entry])}`,
-      last_error: entry.error,
-      leased_until: null,
-      next_attempt_at: outcome.status === 'pending' ? outcome.nextAttemptAt : sql`next_attempt_at`,
-      completed_at: final ? now : null,
-      updated_at: now,
-    } as Updateable<Database['webhook_deliveries']>)
-    .where('id', '=', deliveryId)
-    .where('attempts', '=', entry.attempt)
-    .where('status', '=', 'pending')
-    .where('leased_until', 'is not', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+/** One attempt's outcome, to be recorded with others in one statement. */
+export interface AttemptRecord {
+  deliveryId: string;
+  entry: DeliveryAttempt;
+  outcome: AttemptOutcome;
+  now: Date;
 }
 
-/** The earliest time a pending delivery becomes due (a retry or a lease running out), if any. */
-export async function nextDueAt(db: Kysely<Database>, scope: TenantScope): Promise<Date | undefined> {
-  const row = await db
-    .selectFrom('webhook_deliveries')
-    .select((eb) => eb.fn.min('next_attempt_at').as('next'))
-    .where('status', '=', 'pending')
-    .where(inScope(sql.ref('tenant_id'), scope))
-    .executeTakeFirst();
-  return row?.next ? new Date(row.next as Date) : undefined;
+/**
+ * Records attempt outcomes, many in one statement, each fenced on its attempt number: when a lease ran
+ * out and another worker claimed the delivery again (or the operator changed it), that row is left alone.
+ * Returns, per record in order, whether it was written.
+ */
+export async function recordAttempts(db: Kysely<Database>, records: readonly AttemptRecord[]): Promise<boolean[]> {
+  if (records.length === 0) return [];
+  const rows = records.map((record) => ({
+    id: record.deliveryId,
+    attempt: record.entry.attempt,
+    status: record.outcome.status,
+    entry: [record.entry],
+    error: record.entry.error,
+    next_attempt_at: record.outcome.status === 'pending' ? record.outcome.nextAttemptAt.toISOString() : null,
+    now: record.now.toISOString(),
+  }));
+  const result = await sql<{ id: string }>`
+    update webhook_deliveries d set
+      status = v.status,
+      attempt_log = d.attempt_log || v.entry,
+      last_error = v.error,
+      leased_until = null,
+      next_attempt_at = coalesce(v.next_attempt_at, d.next_attempt_at),
+      completed_at = case when v.status = 'pending' then null else v.now end,
+      updated_at = v.now
+    from jsonb_to_recordset(${jsonb(rows)}) as v(id text, attempt integer, status text, entry jsonb, error text, next_attempt_at timestamptz, now timestamptz)
+    where d.id = v.id and d.attempts = v.attempt and d.status = 'pending' and d.leased_until is not null
+    returning d.id
+  `.execute(db);
+  const written = new Set(result.rows.map((row) => row.id));
+  return records.map((record) => written.has(record.deliveryId));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,8 +5,9 @@
  * (with ±20% jitter) until the attempt budget is spent; a destination that now violates the policy, any
  * 3xx, or an inactive subscription fails the delivery at once. Retry-After is ignored.
  *
- * It is woken on commit (LISTEN/NOTIFY on both databases), when an in-flight delivery ends, and by a
- * timer set to the next due time; the poll interval is only a safety net. A worker that dies leaves its
+ * It is woken on commit (LISTEN/NOTIFY on both databases), when half its in-flight deliveries have ended,
+ * and by a timer set to the next due time (answered by the claim itself); the poll interval is only a
+ * safety net. Outcomes that end together are recorded in one statement. A worker that dies leaves its
  * leases to run out; the deliveries are then claimed again (by any worker, in any process).
  */
 import type { Logger } from 'pino';
@@ -14,6 +15,7 @@ import type { WebhookConfig } from '../../config.js';
 import type { AppDatabase } from '../../db/database.js';
 import { listenForNotifications, type NotificationListener } from '../../db/notifications.js';
 import type { DeliveryAttempt } from '../../db/schema.js';
+import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import { toEnvelope } from '../events/service.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
@@ -65,11 +67,14 @@ export class DeliveryWorker {
   private pumping: Promise<void> | undefined;
   private pumpAgain = false;
   private timer: NodeJS.Timeout | undefined;
+  private timerDueAt = 0;
   private listener: NotificationListener | undefined;
   private lastSweep = 0;
   private abandoned = false;
   /** When this process last recorded a success per subscription: a healthy subscription is written at most once a second. */
   private readonly healthyWrittenAt = new Map<string, number>();
+  /** Outcomes finishing together are written in one statement (while one is written, the next ones gather). */
+  private readonly outcomes = new Batcher<queue.AttemptRecord, boolean>((records) => queue.recordAttempts(this.db, records));
 
   constructor(private readonly deps: DeliveryWorkerDeps) {
     this.db = deps.database.db;
@@ -127,13 +132,10 @@ export class DeliveryWorker {
         }
         const capacity = config.concurrency - this.inflight.size;
         if (capacity <= 0) return;
-        const claimed = await queue.claimDueDeliveries(this.db, now, new Date(now.getTime() + config.leaseMs), capacity, config.maxAttempts, this.deps.tenantScope);
+        const { claimed, nextDueAt } = await queue.claimDueDeliveries(this.db, now, new Date(now.getTime() + config.leaseMs), capacity, config.maxAttempts, this.deps.tenantScope);
         for (const delivery of claimed) this.launch(delivery);
         if (claimed.length === capacity) this.pumpAgain = true;
-        else if (!this.pumpAgain) {
-          const next = await queue.nextDueAt(this.db, this.deps.tenantScope);
-          if (next) delayMs = Math.min(delayMs, Math.max(0, next.getTime() - this.deps.clock.now().getTime()));
-        }
+        else if (nextDueAt) delayMs = Math.min(delayMs, Math.max(0, nextDueAt.getTime() - this.deps.clock.now().getTime()));
       } while (this.pumpAgain && this.state === 'running' && this.inflight.size < this.deps.config.concurrency);
     } catch (error) {
       this.deps.logger.warn({ err: error }, 'webhook delivery worker could not claim deliveries; retrying');
@@ -145,11 +147,19 @@ export class DeliveryWorker {
   private schedule(delayMs: number): void {
     if (this.state !== 'running') return;
     if (this.timer) clearTimeout(this.timer);
+    this.timerDueAt = Date.now() + delayMs;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.wake();
     }, delayMs);
     this.timer.unref();
+  }
+
+  /** Makes sure the worker wakes by `at` (a retry this process just scheduled), without a query. */
+  private wakeBy(at: Date): void {
+    const delayMs = Math.max(0, at.getTime() - this.deps.clock.now().getTime());
+    if (this.timer && this.timerDueAt <= Date.now() + delayMs) return;
+    this.schedule(delayMs);
   }
 
   private launch(delivery: queue.ClaimedDelivery): void {
@@ -158,7 +168,9 @@ export class DeliveryWorker {
       .catch((error) => this.deps.logger.error({ err: error, deliveryId: delivery.id }, 'webhook delivery bookkeeping failed'))
       .finally(() => {
         this.inflight.delete(delivery.id);
-        this.wake();
+        // Claim again in batches: once half the slots are free (or all, for a concurrency of 1), not after
+        // every single delivery. New work still wakes the worker at once (notification, timer).
+        if (this.inflight.size <= Math.floor(this.deps.config.concurrency / 2)) this.wake();
       });
     this.inflight.set(delivery.id, { promise, abort });
   }
@@ -195,11 +207,12 @@ export class DeliveryWorker {
     else if (verdict.outcome === 'failed' || attemptInRound >= config.maxAttempts) outcome = { status: 'failed' };
     else outcome = { status: 'pending', nextAttemptAt: new Date(now.getTime() + retryDelayMs(config.retryScheduleMs, attemptInRound, this.random)) };
 
-    const recorded = await queue.recordAttempt(this.db, delivery.id, entry, outcome, now);
+    const recorded = await this.outcomes.add({ deliveryId: delivery.id, entry, outcome, now });
     if (!recorded) {
       log.warn('webhook attempt outcome dropped: the delivery was claimed again after its lease ran out');
       return;
     }
+    if (outcome.status === 'pending') this.wakeBy(outcome.nextAttemptAt);
     if (verdict.outcome === 'succeeded') {
       log.debug({ statusCode: verdict.statusCode, durationMs: entry.durationMs }, 'webhook delivered');
     } else {
