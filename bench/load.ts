@@ -24,6 +24,8 @@ export interface HttpLoadSpec {
   idempotencyKey?: boolean;
   /** Requests per second over all connections (paced load); unset: as fast as the server answers. */
   overallRate?: number;
+  /** Note when each created resource's response arrived (`RoundResult.createdAt`). */
+  recordCreated?: boolean;
 }
 
 export interface RoundResult {
@@ -37,6 +39,8 @@ export interface RoundResult {
   errors: number;
   timeouts: number;
   statusCodes: Record<string, number>;
+  /** With `recordCreated`: when each 201 response arrived (epoch ms), by the created resource's id. */
+  createdAt?: Record<string, number>;
 }
 
 const runId = randomBytes(4).toString('hex');
@@ -71,6 +75,12 @@ function requestBuilder(spec: HttpLoadSpec) {
 function once(spec: HttpLoadSpec, durationS: number): Promise<RoundResult> {
   return new Promise((resolve, reject) => {
     const url = new URL(spec.url);
+    const createdAt: Record<string, number> = {};
+    const onResponse = (status: number, body: string) => {
+      if (status !== 201) return;
+      const id = (JSON.parse(body) as { data?: { id?: string } }).data?.id;
+      if (id) createdAt[id] = Date.now();
+    };
     const options: autocannon.Options = {
       url: url.origin,
       connections: spec.connections,
@@ -79,7 +89,7 @@ function once(spec: HttpLoadSpec, durationS: number): Promise<RoundResult> {
       method: spec.method,
       headers: spec.headers ?? {},
       timeout: 30,
-      requests: [{ method: spec.method, path: `${url.pathname}${url.search}`, setupRequest: requestBuilder(spec) as never }],
+      requests: [{ method: spec.method, path: `${url.pathname}${url.search}`, setupRequest: requestBuilder(spec) as never, ...(spec.recordCreated ? { onResponse } : {}) }],
       ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
     };
     autocannon(options, (error, result) => {
@@ -99,6 +109,7 @@ function once(spec: HttpLoadSpec, durationS: number): Promise<RoundResult> {
         errors: result.errors,
         timeouts: result.timeouts,
         statusCodes,
+        ...(spec.recordCreated ? { createdAt } : {}),
       });
     });
   });

@@ -15,6 +15,7 @@ interface Arrival {
   attempt: string;
   answeredAt: number;
   occurredAt: number;
+  resourceId: string | undefined;
 }
 
 let allArrivals: Arrival[] = [];
@@ -32,12 +33,15 @@ const server = https.createServer({ key: certificates.keyPem, cert: certificates
     const answeredAt = Date.now();
     const header = (name: string) => String(request.headers[name] ?? '');
     let occurredAt = NaN;
+    let resourceId: string | undefined;
     try {
-      occurredAt = Date.parse((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { occurredAt?: string }).occurredAt ?? '');
+      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { occurredAt?: string; resourceId?: string };
+      occurredAt = Date.parse(event.occurredAt ?? '');
+      resourceId = event.resourceId;
     } catch {
       // not an event (the receiver baseline sends filler): no latency to record
     }
-    allArrivals.push({ eventId: header('x-svc-event-id'), deliveryId: header('x-svc-delivery-id'), attempt: header('x-svc-attempt'), answeredAt, occurredAt });
+    allArrivals.push({ eventId: header('x-svc-event-id'), deliveryId: header('x-svc-delivery-id'), attempt: header('x-svc-attempt'), answeredAt, occurredAt, resourceId });
   });
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -51,6 +55,8 @@ export interface ReceiverStats {
   lastAt: number | undefined;
   /** answeredAt − occurredAt per arrival that carried an event, in ms. */
   latenciesMs: number[];
+  /** When each event's resource was first answered (epoch ms), by resource id. */
+  answeredAtByResource: Record<string, number>;
 }
 
 serveRequests(async (message) => {
@@ -73,7 +79,9 @@ serveRequests(async (message) => {
         firstAt: arrivals[0]?.answeredAt,
         lastAt: arrivals.at(-1)?.answeredAt,
         latenciesMs: arrivals.filter((arrival) => Number.isFinite(arrival.occurredAt)).map((arrival) => arrival.answeredAt - arrival.occurredAt),
+        answeredAtByResource: {},
       };
+      for (const arrival of arrivals) if (arrival.resourceId) stats.answeredAtByResource[arrival.resourceId] ??= arrival.answeredAt;
       return stats;
     }
     default:

@@ -1,4 +1,5 @@
 /** The bench's results: their shape, the console table and the Markdown file. */
+import type { CpuPerRequest } from './cpu.js';
 import { fmt, ms, type Summary } from './stats.js';
 
 interface Common {
@@ -12,13 +13,26 @@ interface Common {
 
 export type ScenarioResult = Common &
   (
-    | { kind: 'http'; figures: Summary; baselines: Record<string, Summary> }
+    | { kind: 'http'; figures: Summary; cpu?: CpuPerRequest; baselines: Record<string, Summary> }
     | {
         kind: 'uploads';
         upload: { mbPerS: number; rssBeforeMb: number; rssPeakMb: number; growthMb: number; statuses: Record<string, number>; p50Ms: number; maxMs: number; rounds: number };
         baselineUpload: { name: string; mbPerS: number };
       }
-    | { kind: 'e2e'; e2e: { created: number; received: number; duplicates: number; p50: number; p99: number; max: number } }
+    | {
+        kind: 'e2e';
+        e2e: {
+          created: number;
+          received: number;
+          duplicates: number;
+          p50: number;
+          p99: number;
+          max: number;
+          /** From the arrival of the create's response (after its commit): a lower bound of commit → receipt. */
+          fromResponse?: { p50: number; p99: number; max: number; count: number };
+          createP50?: number;
+        };
+      }
     | {
         kind: 'deliveries';
         deliveries: { workers: number; count: number; perS: number; seconds: number; duplicates: number; states: Record<string, number> };
@@ -54,7 +68,8 @@ function rows(results: BenchResults): string[][] {
         const baselines = Object.entries(scenario.baselines)
           .map(([name, baseline]) => `${name} ${fmt(baseline.rps)}/s (${latency(baseline)})`)
           .join('; ');
-        return [scenario.title, `${fmt(scenario.figures.rps)} req/s${failures}, ${latency(scenario.figures)}`, baselines, ratios, scenario.target, verdict];
+        const cpu = scenario.cpu ? `; CPU per request: service ${fmt(scenario.cpu.serviceUs)} µs, PostgreSQL ${fmt(scenario.cpu.databaseUs)} µs` : '';
+        return [scenario.title, `${fmt(scenario.figures.rps)} req/s${failures}, ${latency(scenario.figures)}${cpu}`, baselines, ratios, scenario.target, verdict];
       }
       case 'uploads': {
         const u = scenario.upload;
@@ -69,7 +84,17 @@ function rows(results: BenchResults): string[][] {
       }
       case 'e2e': {
         const e = scenario.e2e;
-        return [scenario.title, `p50 ${ms(e.p50)} / p99 ${ms(e.p99)} / max ${ms(e.max)} ms; ${fmt(e.received)} of ${fmt(e.created)} received, ${e.duplicates} duplicates`, '–', '–', scenario.target, verdict];
+        const lower = e.fromResponse
+          ? `; from the create's response: p50 ${ms(e.fromResponse.p50)} / p99 ${ms(e.fromResponse.p99)} / max ${ms(e.fromResponse.max)} ms (create p50 ${ms(e.createP50 ?? NaN)} ms)`
+          : '';
+        return [
+          scenario.title,
+          `from occurredAt: p50 ${ms(e.p50)} / p99 ${ms(e.p99)} / max ${ms(e.max)} ms${lower}; ${fmt(e.received)} of ${fmt(e.created)} received, ${e.duplicates} duplicates`,
+          '–',
+          '–',
+          scenario.target,
+          verdict,
+        ];
       }
       case 'deliveries': {
         const d = scenario.deliveries;

@@ -10,6 +10,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import type { Config } from '../config.js';
+import { preparingPool } from './prepared-statements.js';
 import type { Database } from './schema.js';
 
 export type DatabaseKind = 'postgres' | 'pglite';
@@ -51,7 +52,7 @@ export function createPostgresPool(connectionString: string, max: number): pg.Po
 
 export function openPostgres(connectionString: string, max: number): AppDatabase {
   const pool = createPostgresPool(connectionString, max);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   return { db, kind: 'postgres', pool, pglite: undefined, close: () => db.destroy() };
 }
 

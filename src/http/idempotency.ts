@@ -13,6 +13,7 @@ import type { FastifyReply } from 'fastify';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { jsonb } from '../db/json.js';
+import { prepared } from '../db/prepared-statements.js';
 import type { Clock } from '../lib/clock.js';
 import type { ResourceObject } from './envelope.js';
 import { Problem, validationProblem } from './problem.js';
@@ -84,7 +85,7 @@ export async function createIdempotently(
   const requestHash = createHash('sha256').update(canonicalJson(options.payload)).digest('hex');
 
   return db.transaction().execute(async (tx) => {
-    const locked = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${lockId(tenantId, resourceType, key)}::bigint) as locked`.execute(tx);
+    const locked = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${lockId(tenantId, resourceType, key)}::bigint) as locked ${prepared()}`.execute(tx);
     if (!locked.rows[0]?.locked) {
       throw new Problem('idempotency-pending', 'A request with this Idempotency-Key is still in progress. Retry later with the same key and body.', {
         headers: { 'retry-after': '1' },
@@ -93,10 +94,11 @@ export async function createIdempotently(
     const now = clock.now();
     const existing = await tx
       .selectFrom('idempotency_keys')
-      .selectAll()
+      .select(['request_hash', 'resource_id', 'response_status', 'response_body', 'response_etag', 'expires_at'])
       .where('tenant_id', '=', tenantId)
       .where('resource_type', '=', resourceType)
       .where('key', '=', key)
+      .modifyEnd(prepared())
       .executeTakeFirst();
 
     if (existing && existing.expires_at > now) {
@@ -139,6 +141,7 @@ export async function createIdempotently(
         completed_at: now,
         expires_at: new Date(now.getTime() + REPLAY_WINDOW_MS),
       })
+      .modifyEnd(prepared())
       .execute();
     return { ...created, replayed: false };
   });

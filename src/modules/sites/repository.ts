@@ -1,8 +1,33 @@
 /** Sites in the database. Every function takes the tenant: another tenant's site is simply not found. */
 import type { Kysely, Transaction } from 'kysely';
+import { prepared } from '../../db/prepared-statements.js';
 import type { Database, NewSite, SiteRow, SiteUpdate } from '../../db/schema.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
+
+/** Every column, named: the prepared statements below keep their result type when a migration adds a column. */
+const SITE_COLUMNS = [
+  'id',
+  'tenant_id',
+  'seq',
+  'site_code',
+  'name',
+  'address_line1',
+  'address_line2',
+  'city',
+  'state_region',
+  'postal_code',
+  'country',
+  'unique_id',
+  'unique_id2',
+  'friendly_location_name',
+  'friendly_location_name2',
+  'key_required',
+  'status',
+  'version',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof SiteRow)[];
 
 /** Inserts the site; undefined when the tenant already has a site with its siteCode (one statement, no error). */
 export async function insertSiteUnlessCodeTaken(tx: Executor, site: NewSite): Promise<SiteRow | undefined> {
@@ -10,12 +35,13 @@ export async function insertSiteUnlessCodeTaken(tx: Executor, site: NewSite): Pr
     .insertInto('sites')
     .values(site)
     .onConflict((oc) => oc.constraint('sites_tenant_site_code').doNothing())
-    .returningAll()
+    .returning(SITE_COLUMNS)
+    .modifyEnd(prepared())
     .executeTakeFirst();
 }
 
 export async function findSite(db: Executor, tenantId: string, id: string): Promise<SiteRow | undefined> {
-  return db.selectFrom('sites').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  return db.selectFrom('sites').select(SITE_COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).modifyEnd(prepared()).executeTakeFirst();
 }
 
 /** The site, locked until the transaction ends, so that a concurrent update waits and then re-reads. */

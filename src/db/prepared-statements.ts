@@ -1,0 +1,64 @@
+/**
+ * Named prepared statements for the hottest statements on PostgreSQL. A statement built with
+ * `.modifyEnd(prepared())` runs under a name derived from its text, so each pooled connection parses and
+ * plans it once and afterwards only binds and executes it: about half the database's CPU for a
+ * primary-key read (bench/results/history.md). Every other statement stays unnamed, so the statements a
+ * connection keeps are the few marked ones (pg keeps them for the connection's life, without eviction).
+ *
+ * Only mark statements whose text is fixed and whose result columns are listed explicitly (no `select *`
+ * or `returning *`): a prepared `*` changes its result type when a migration adds a column, and
+ * PostgreSQL then refuses it ("cached plan must not change result type"), which would break the old
+ * version during a rolling upgrade. Should that error happen anyway, the statement is prepared again
+ * under a new name from its next execution on. On PGlite the marker is a plain comment.
+ */
+import { createHash } from 'node:crypto';
+import { type RawBuilder, sql } from 'kysely';
+import type { PostgresPool, PostgresPoolClient } from 'kysely';
+import type pg from 'pg';
+
+const MARKER = '/* prepared */';
+/** Distinct marked texts named per process; past it (a marked statement whose text varies) they run unnamed. */
+const NAME_LIMIT = 100;
+
+/** The marker for `.modifyEnd(...)` of a select, insert, update or delete. */
+export function prepared(): RawBuilder<unknown> {
+  return sql.raw(MARKER);
+}
+
+/** PostgreSQL's answer to a prepared statement whose result columns changed under it. */
+function isStaleResultType(error: unknown): boolean {
+  return (error as { code?: string } | undefined)?.code === '0A000' && /cached plan must not change result type/.test(String((error as Error).message));
+}
+
+/** Kysely's pool, naming the marked statements of every connection it hands out. */
+export function preparingPool(pool: pg.Pool): PostgresPool {
+  const names = new Map<string, string>();
+  let generation = 0;
+  const nameOf = (text: string): string | undefined => {
+    let name = names.get(text);
+    if (name === undefined && names.size < NAME_LIMIT) {
+      name = `ps_${createHash('sha1').update(text).digest('hex').slice(0, 16)}_${generation}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    const wrapped = {
+      query(text: unknown, values?: unknown[]) {
+        if (typeof text !== 'string' || !text.endsWith(MARKER)) return client.query(text as string, values);
+        const name = nameOf(text);
+        if (name === undefined) return client.query(text, values);
+        return client.query({ name, text, values }).catch((error: unknown) => {
+          if (isStaleResultType(error) && names.get(text) === name) {
+            generation += 1;
+            names.delete(text);
+          }
+          throw error;
+        });
+      },
+      release: () => client.release(),
+    };
+    return wrapped as unknown as PostgresPoolClient;
+  };
+  return { connect: async () => wrap(await pool.connect()), end: () => pool.end() };
+}
