@@ -1,7 +1,8 @@
 /**
  * Idempotent creates (SPEC: Idempotent creates). A create with an Idempotency-Key runs in one
- * transaction that (1) takes a transaction-scoped advisory lock on the key, (2) replays a completed
- * request or refuses a conflicting one, else (3) creates the resource and stores the response snapshot.
+ * transaction that (1) takes a transaction-scoped advisory lock on the key and reads the key (one
+ * statement), (2) replays a completed request or refuses a conflicting one, else (3) creates the resource
+ * and stores the response snapshot, the key's primary key settling a race the lookup missed.
  *
  * Because the lock and the snapshot live in the same transaction as the resource, a key is never left
  * half-done: a crash or error rolls everything back and the same key can simply be retried. A second
@@ -68,6 +69,26 @@ function lockId(tenantId: string, resourceType: string, key: string): string {
   return createHash('sha256').update(`${tenantId}\u0000${resourceType}\u0000${key}`).digest().readBigInt64BE(0).toString();
 }
 
+/** The key's row as the merged lock-and-lookup statement reads it (all null when there is none). */
+interface KeyLookup {
+  locked: boolean;
+  request_hash: string | null;
+  resource_id: string | null;
+  response_status: number | null;
+  response_body: unknown;
+  response_etag: string | null;
+  expires_at: Date | null;
+}
+
+/** The key was committed by a request racing this one after this one looked it up: run again (it replays). */
+class KeyTakenMeanwhile extends Error {}
+
+function pending(): Problem {
+  return new Problem('idempotency-pending', 'A request with this Idempotency-Key is still in progress. Retry later with the same key and body.', {
+    headers: { 'retry-after': '1' },
+  });
+}
+
 export async function createIdempotently(
   db: Kysely<Database>,
   clock: Clock,
@@ -83,68 +104,91 @@ export async function createIdempotently(
     throw validationProblem({ 'Idempotency-Key': ['must be 1 to 255 visible ASCII characters'] });
   }
   const requestHash = createHash('sha256').update(canonicalJson(options.payload)).digest('hex');
+  const keyFilter = { tenant_id: tenantId, resource_type: resourceType, key };
 
-  return db.transaction().execute(async (tx) => {
-    const locked = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${lockId(tenantId, resourceType, key)}::bigint) as locked ${prepared()}`.execute(tx);
-    if (!locked.rows[0]?.locked) {
-      throw new Problem('idempotency-pending', 'A request with this Idempotency-Key is still in progress. Retry later with the same key and body.', {
-        headers: { 'retry-after': '1' },
-      });
-    }
-    const now = clock.now();
-    const existing = await tx
-      .selectFrom('idempotency_keys')
-      .select(['request_hash', 'resource_id', 'response_status', 'response_body', 'response_etag', 'expires_at'])
-      .where('tenant_id', '=', tenantId)
-      .where('resource_type', '=', resourceType)
-      .where('key', '=', key)
-      .modifyEnd(prepared())
-      .executeTakeFirst();
+  /**
+   * One transaction. The lock and the lookup are one statement, so the lookup's snapshot may predate the
+   * lock: a request holding the key that commits and unlocks in between is missed. The key's primary key
+   * then decides: this request's key insert finds the committed row (or its create fails on what that
+   * request created, and the key is found committed afterwards), the transaction rolls back and the whole
+   * request runs once more, now seeing the key. Nothing is ever created twice; the common case saves a
+   * round trip (docs/decisions.md, Performance and scale-out).
+   */
+  let missedKey = false;
+  const once = () =>
+    db.transaction().execute(async (tx) => {
+      missedKey = false;
+      const lookup = await sql<KeyLookup>`
+        select pg_try_advisory_xact_lock(${lockId(tenantId, resourceType, key)}::bigint) as locked,
+          k.request_hash, k.resource_id, k.response_status, k.response_body, k.response_etag, k.expires_at
+        from (select 1) as one
+        left join idempotency_keys k on k.tenant_id = ${tenantId} and k.resource_type = ${resourceType} and k.key = ${key} ${prepared()}`.execute(tx);
+      const found = lookup.rows[0]!;
+      if (!found.locked) throw pending();
+      const now = clock.now();
 
-    if (existing && existing.expires_at > now) {
-      if (existing.request_hash !== requestHash) {
-        throw new Problem('idempotency-conflict', 'This Idempotency-Key was already used with a different request body. Use a new key for a different request.');
+      if (found.resource_id !== null && found.expires_at! > now) {
+        if (found.request_hash !== requestHash) {
+          throw new Problem('idempotency-conflict', 'This Idempotency-Key was already used with a different request body. Use a new key for a different request.');
+        }
+        if (!(await options.stillAccessible(tx, found.resource_id))) {
+          throw new Problem('not-found', 'The resource created with this Idempotency-Key is no longer accessible.');
+        }
+        return {
+          id: found.resource_id,
+          status: found.response_status!,
+          body: found.response_body,
+          etag: found.response_etag ?? undefined,
+          replayed: true,
+        };
       }
-      if (!(await options.stillAccessible(tx, existing.resource_id))) {
-        throw new Problem('not-found', 'The resource created with this Idempotency-Key is no longer accessible.');
+      if (found.resource_id !== null) {
+        // Past its replay window the key is free again.
+        await tx.deleteFrom('idempotency_keys').where('tenant_id', '=', tenantId).where('resource_type', '=', resourceType).where('key', '=', key).execute();
       }
-      return {
-        id: existing.resource_id,
-        status: existing.response_status,
-        body: existing.response_body,
-        etag: existing.response_etag ?? undefined,
-        replayed: true,
-      };
-    }
-    if (existing) {
-      // Past its replay window the key is free again.
-      await tx
-        .deleteFrom('idempotency_keys')
+
+      missedKey = true;
+      const created = await create(tx);
+      const stored = await tx
+        .insertInto('idempotency_keys')
+        .values({
+          ...keyFilter,
+          request_hash: requestHash,
+          resource_id: created.id,
+          response_status: created.status,
+          response_body: jsonb(created.body),
+          response_etag: created.etag ?? null,
+          completed_at: now,
+          expires_at: new Date(now.getTime() + REPLAY_WINDOW_MS),
+        })
+        .onConflict((oc) => oc.doNothing())
+        .modifyEnd(prepared())
+        .executeTakeFirst();
+      if (Number(stored.numInsertedOrUpdatedRows ?? 0) === 0) throw new KeyTakenMeanwhile();
+      return { ...created, replayed: false };
+    });
+
+  try {
+    return await once();
+  } catch (error) {
+    const keyCommitted = () =>
+      db
+        .selectFrom('idempotency_keys')
+        .select('key')
         .where('tenant_id', '=', tenantId)
         .where('resource_type', '=', resourceType)
         .where('key', '=', key)
-        .execute();
-    }
-
-    const created = await create(tx);
-    await tx
-      .insertInto('idempotency_keys')
-      .values({
-        tenant_id: tenantId,
-        resource_type: resourceType,
-        key,
-        request_hash: requestHash,
-        resource_id: created.id,
-        response_status: created.status,
-        response_body: jsonb(created.body),
-        response_etag: created.etag ?? null,
-        completed_at: now,
-        expires_at: new Date(now.getTime() + REPLAY_WINDOW_MS),
-      })
-      .modifyEnd(prepared())
-      .execute();
-    return { ...created, replayed: false };
-  });
+        .executeTakeFirst()
+        .then((row) => row !== undefined, () => false);
+    if (!(error instanceof KeyTakenMeanwhile) && !(missedKey && (await keyCommitted()))) throw error;
+  }
+  try {
+    return await once();
+  } catch (error) {
+    // Raced twice in a row: as good as a request still in progress.
+    if (error instanceof KeyTakenMeanwhile) throw pending();
+    throw error;
+  }
 }
 
 /** What `createResource` reads from a create request: the caller's tenant, its Idempotency-Key and body. */

@@ -51,7 +51,7 @@ function start(env: Record<string, string>): Server {
   return { child, output: () => output, exited };
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
+async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
@@ -93,7 +93,7 @@ function pidsLogging(output: string, message: string): Set<number> {
 
 const databaseUrl = inject('databaseUrl');
 
-describe.skipIf(!databaseUrl)('two API processes and two delivery workers on one PostgreSQL', () => {
+describe.skipIf(!databaseUrl)('two API processes and two delivery workers on one PostgreSQL', { timeout: 120_000 }, () => {
   let empty: Awaited<ReturnType<typeof openEmptyDatabase>>;
   let receiver: TestReceiver;
   let endpoint: Endpoint;
@@ -124,7 +124,7 @@ describe.skipIf(!databaseUrl)('two API processes and two delivery workers on one
       const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name like 'site-services listener webhook_deliveries %'`.execute(empty.database.db);
       return rows[0]!.n === 2;
     }, `the workers did not start:\n${workers.map((each) => each.output()).join('\n')}`);
-  }, 60_000);
+  }, 300_000);
 
   afterAll(async () => {
     for (const server of [api, ...(workers ?? [])]) if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
@@ -224,7 +224,7 @@ describe.skipIf(!databaseUrl)('two API processes and two delivery workers on one
       const deliveries = await send('GET', `${baseUrl}/admin/v1/deliveries?tenantId=${tenantId}`, { token: ADMIN_TOKEN });
       return deliveries.body.data as Array<{ status: string; attempts: number; eventId: string }>;
     };
-    await until(async () => (await settled()).every((delivery) => delivery.status === 'succeeded'), 'deliveries did not settle', 10_000);
+    await until(async () => (await settled()).every((delivery) => delivery.status === 'succeeded'), 'deliveries did not settle', 60_000);
     const deliveries = await settled();
     expect(deliveries).toHaveLength(count);
     expect(deliveries.every((delivery) => delivery.attempts === 1)).toBe(true);
