@@ -34,6 +34,7 @@ import { registerReferenceAdminRoutes } from './modules/reference/admin-routes.j
 import { registerReferenceRoutes } from './modules/reference/routes.js';
 import { registerSiteAssetAdminRoutes } from './modules/site-assets/admin-routes.js';
 import { registerSiteVisitAdminRoutes } from './modules/site-visits/admin-routes.js';
+import { registerSandboxRoutes } from './modules/site-visits/sandbox-routes.js';
 import { registerReturnLabelRoutes } from './modules/site-visits/return-label-routes.js';
 import { registerSiteVisitRoutes } from './modules/site-visits/routes.js';
 import { registerSiteRoutes } from './modules/sites/routes.js';
@@ -115,6 +116,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerWebhookRoutes(app, ctx);
   registerReferenceRoutes(app, ctx);
   registerSiteVisitRoutes(app, ctx);
+  registerSandboxRoutes(app, ctx);
   await registerReturnLabelRoutes(app, ctx);
   registerMessageRoutes(app, ctx);
   await registerFileAttachmentRoutes(app, ctx);
