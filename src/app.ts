@@ -16,6 +16,7 @@ import { frameworkErrorHandler, registerErrorHandling } from './http/error-handl
 import { registerOperationsRoutes } from './http/operations.js';
 import { registerOpenApi, registerOperatorOpenApiRoute } from './http/openapi.js';
 import { CursorCodec } from './http/pagination.js';
+import { registerMetricsRoute, registerRequestMetrics } from './http/metrics.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { ProblemSchema } from './http/schemas.js';
 import { registerShutdownRefusal } from './http/shutdown.js';
@@ -42,6 +43,7 @@ import { registerTenantAdminRoutes } from './modules/tenants/admin-routes.js';
 import { registerWebhookAdminRoutes } from './modules/webhooks/admin-routes.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './modules/webhooks/destination-policy.js';
 import { registerWebhookRoutes } from './modules/webhooks/routes.js';
+import { Metrics } from './runtime/metrics.js';
 import type { ServerKeys } from './runtime/server-keys.js';
 
 export interface AppDeps {
@@ -51,12 +53,15 @@ export interface AppDeps {
   clock?: Clock;
   /** DNS for the webhook destination policy; default: the system resolver. */
   resolver?: Resolver;
+  /** The process's metrics (shared with its delivery worker); default: a registry of the app's own. */
+  metrics?: Metrics;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
+  const metrics = deps.metrics ?? new Metrics({ database: deps.database, clock });
   const ctx: AppContext = {
     config,
     database: deps.database,
@@ -104,7 +109,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   registerErrorHandling(app, config.problemBaseUrl);
   registerShutdownRefusal(app);
-  registerRateLimit(app, { limit: config.rateLimitPerMinute, clock });
+  registerRequestMetrics(app, metrics);
+  registerRateLimit(app, { limit: config.rateLimitPerMinute, clock, onRefused: () => metrics.rateLimitRefusals.inc() });
   registerClientAuth(app, { tokens: ctx.tokens, credentialStatus: ctx.credentialStatus });
   // Before the routes: the documents are built from the routes registered after this point.
   await registerOpenApi(app, config, openApiDefinitions(config));
@@ -127,6 +133,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       const api = operator as unknown as Api;
       registerAdminAuth(api, adminToken);
       registerOperatorOpenApiRoute(api);
+      registerMetricsRoute(api, metrics);
       registerTenantAdminRoutes(api, ctx);
       registerReferenceAdminRoutes(api, ctx);
       registerSiteAssetAdminRoutes(api, ctx);

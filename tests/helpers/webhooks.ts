@@ -16,7 +16,6 @@ import type { AppDatabase } from '../../src/db/database.js';
 import { openPostgres } from '../../src/db/database.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
-import { createLogger } from '../../src/lib/logger.js';
 import { EVENT_ENVELOPE_SCHEMAS } from '../../src/modules/events/schemas.js';
 import { recordEvent } from '../../src/modules/events/service.js';
 import type { EventType } from '../../src/modules/events/types.js';
@@ -251,7 +250,8 @@ export async function startTestWorker(t: TestApp, receiver: TestReceiver, tenant
     database: options.database ?? t.database,
     config: { ...t.config.webhook, ...options.config },
     keys: t.keys,
-    logger: createLogger(t.config),
+    logger: t.logger,
+    metrics: t.metrics,
     clock: systemClock,
     resolver: localResolver,
     extraCa: [receiver.caPem],

@@ -125,6 +125,7 @@ describe('the simulator outside the sandbox, and under the rate limit', () => {
     try {
       for (let index = 0; index < 2; index++) expect((await limited.http.post(simulatePath('visit_x'), { json: { action: 'dispatch' } })).status).toBe(401);
       expectProblem(await limited.http.post(simulatePath('visit_x'), { json: { action: 'dispatch' } }), 429, 'rate-limit-exceeded');
+      expect((await limited.metrics.rateLimitRefusals.get()).values[0]?.value).toBe(1);
     } finally {
       await limited.close();
     }

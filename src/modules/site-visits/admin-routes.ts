@@ -56,7 +56,7 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
       const { tenantId } = request.params;
       const resource = await db.transaction().execute(async (tx) => {
         await getTenant(tx, tenantId);
-        return render(tx, await visits.createVisit(tx, tenantId, request.body, clock.now()));
+        return render(tx, await visits.createVisit(tx, tenantId, request.body, clock.now(), request.log));
       });
       return sendResource(reply, 201, resource);
     },
@@ -108,7 +108,7 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
     async (request, reply) => {
       const resource = await db.transaction().execute(async (tx) => {
         // Validated against WorkflowActionBody; the type provider cannot infer a discriminated oneOf.
-        const { visit } = await performWorkflowAction(tx, request.params.visitId, request.body as WorkflowAction, clock.now());
+        const { visit } = await performWorkflowAction(tx, request.params.visitId, request.body as WorkflowAction, clock.now(), request.log);
         return render(tx, visit);
       });
       return sendResource(reply, 200, resource);

@@ -46,7 +46,7 @@ export function registerSandboxRoutes(app: Api, ctx: AppContext): void {
       const { tenantId } = request.auth;
       return db.transaction().execute(async (tx) => {
         // Validated against SimulateBody; the type provider cannot infer a discriminated oneOf.
-        const outcome = await simulate(tx, tenantId, request.params.id, request.body as never, clock.now());
+        const outcome = await simulate(tx, tenantId, request.params.id, request.body as never, clock.now(), request.log);
         const [view] = await loadVisitViews(tx, tenantId, [outcome.visit], request.auth.scopes.has('site-visits:read'));
         return {
           data: toVisitResource(view!, baseUrl),

@@ -10,6 +10,7 @@ import { Problem } from '../../http/problem.js';
 import type { VisitRecord } from './repository.js';
 import * as repository from './repository.js';
 import type { SimulatedAction, WorkflowAction } from './schemas.js';
+import type { EventLog } from '../events/service.js';
 import { performWorkflowAction } from './workflow.js';
 
 export const SIMULATED_REP = 'Sandbox Rep';
@@ -39,10 +40,10 @@ export interface SimulationOutcome {
  * complete-lifecycle starts only from New (so that it emits every lifecycle event once); it is 409
  * invalid-state otherwise, and 404 for a visit of another tenant, like a single action.
  */
-export async function simulate(tx: Transaction<Database>, tenantId: string, visitId: string, action: SimulatedAction, now: Date): Promise<SimulationOutcome> {
+export async function simulate(tx: Transaction<Database>, tenantId: string, visitId: string, action: SimulatedAction, now: Date, log?: EventLog): Promise<SimulationOutcome> {
   const target = { tenantId, visitId };
   if (action.action !== 'complete-lifecycle') {
-    const { visit, event } = await performWorkflowAction(tx, target, action, now);
+    const { visit, event } = await performWorkflowAction(tx, target, action, now, log);
     return { visit, events: event ? [event] : [] };
   }
   const current = await repository.findVisitForUpdate(tx, tenantId, visitId);
@@ -52,7 +53,7 @@ export async function simulate(tx: Transaction<Database>, tenantId: string, visi
   const events: EventRow[] = [];
   let visit: VisitRecord | undefined;
   for (const step of lifecycleSteps(now)) {
-    const outcome = await performWorkflowAction(tx, target, step, now);
+    const outcome = await performWorkflowAction(tx, target, step, now, log);
     visit = outcome.visit;
     if (outcome.event) events.push(outcome.event);
   }

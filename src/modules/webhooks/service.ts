@@ -13,6 +13,8 @@ import type { DestinationPolicy } from './destination-policy.js';
 import * as repository from './repository.js';
 import type {
   AdminSubscriptionCreate,
+  BulkRetryBodyValue,
+  BulkRetryResultValue,
   DeliveryListQueryValue,
   DeliveryValue,
   SubscriptionCreate,
@@ -205,8 +207,25 @@ export function toDelivery(row: WebhookDeliveryRow): DeliveryValue {
 }
 
 export async function listDeliveries(db: Kysely<Database>, query: DeliveryListQueryValue): Promise<DeliveryValue[]> {
-  const rows = await repository.listDeliveries(db, query, query.limit ?? 1000);
+  const rows = await repository.listDeliveries(db, query, query.limit ?? 1000, query.order ?? 'asc');
   return rows.map(toDelivery);
+}
+
+export async function getDelivery(db: Kysely<Database>, deliveryId: string): Promise<DeliveryValue> {
+  const row = await repository.findDelivery(db, deliveryId);
+  if (!row) throw notFound('Delivery');
+  return toDelivery(row);
+}
+
+/**
+ * Every terminally failed delivery matching the filter gets a new round of attempts (one statement), or,
+ * with dryRun, is only counted: the operator sees how many a retry would reopen before reopening them.
+ */
+export async function retryFailedDeliveries(db: Kysely<Database>, body: BulkRetryBodyValue, now: Date): Promise<BulkRetryResultValue> {
+  const { dryRun = false, ...filter } = body;
+  if (dryRun) return { dryRun, matched: await repository.countFailedDeliveries(db, filter) };
+  const matched = await db.transaction().execute((tx) => repository.reopenFailedDeliveries(tx, filter, now));
+  return { dryRun, matched };
 }
 
 /** A new round of WEBHOOK_MAX_ATTEMPTS attempts for a terminally failed delivery; the event id stays. */
