@@ -27,6 +27,7 @@ import { CredentialStatus } from './modules/auth/credential-status.js';
 import { registerTokenRoute } from './modules/auth/routes.js';
 import { TokenService } from './modules/auth/tokens.js';
 import { openApiDefinitions } from './modules/docs/definitions.js';
+import { registerConsoleRoutes } from './modules/console/routes.js';
 import { registerDocsRoutes } from './modules/docs/routes.js';
 import { DatabaseFileStore } from './modules/files/database-store.js';
 import { registerFileAttachmentRoutes } from './modules/messages/file-attachment-routes.js';
@@ -129,6 +130,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const adminToken = deps.keys.adminToken;
   if (adminToken !== undefined) {
+    registerConsoleRoutes(app);
     await app.register(async (operator) => {
       const api = operator as unknown as Api;
       registerAdminAuth(api, adminToken);

@@ -64,6 +64,12 @@ describe('operator delivery tools', () => {
     expect((await deliveries({ tenantId: a.tenantId, order: 'desc' })).map((delivery) => delivery.deliveryId)).toEqual([...ascending].reverse());
     expect(await deliveries({ tenantId: a.tenantId, order: 'desc', limit: '1' })).toHaveLength(1);
 
+    // The subscriptions' health: the last 24 hours by status and the success rate.
+    const health = await admin(t, 'GET', `/admin/v1/tenants/${a.tenantId}/webhook-subscriptions`);
+    const byId = new Map(health.body.data.map((subscription: any) => [subscription.id, subscription.health]));
+    expect(byId.get(broken)).toMatchObject({ consecutiveFailures: 6, lastSuccessAt: null, lastError: 'HTTP 500', last24Hours: { succeeded: 0, failed: 2, pending: 0, successRate: 0 } });
+    expect(byId.get(fine)).toMatchObject({ consecutiveFailures: 0, last24Hours: { succeeded: 2, failed: 0, pending: 0, successRate: 1 } });
+
     // One delivery with its attempt log.
     const [failed] = await deliveries({ tenantId: a.tenantId, status: 'failed', eventType: 'ticket.created' });
     const one = await admin(t, 'GET', `/admin/v1/deliveries/${failed.deliveryId}`);

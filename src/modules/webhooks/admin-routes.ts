@@ -51,7 +51,7 @@ export function registerWebhookAdminRoutes(app: Api, ctx: AppContext): void {
         response: { 200: data(Type.Array(SubscriptionWithHealth)), ...problemResponses([401, 404]) },
       },
     },
-    async (request) => ({ data: await webhooks.listSubscriptionsWithHealth(db, request.params.tenantId) }),
+    async (request) => ({ data: await webhooks.listSubscriptionsWithHealth(db, request.params.tenantId, clock.now()) }),
   );
 
   app.get(

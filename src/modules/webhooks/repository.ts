@@ -56,6 +56,30 @@ export async function updateSubscriptionIfSigningVersion(
     .executeTakeFirst();
 }
 
+export interface DeliveryCounts {
+  succeeded: number;
+  failed: number;
+  pending: number;
+}
+
+/** Per subscription of the tenant, its deliveries queued since `since`, by status. */
+export async function countDeliveriesBySubscription(db: Executor, tenantId: string, since: Date): Promise<Map<string, DeliveryCounts>> {
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => ['subscription_id', 'status', eb.fn.countAll<number>().as('count')])
+    .where('tenant_id', '=', tenantId)
+    .where('created_at', '>=', since)
+    .groupBy(['subscription_id', 'status'])
+    .execute();
+  const counts = new Map<string, DeliveryCounts>();
+  for (const row of rows) {
+    const entry = counts.get(row.subscription_id) ?? { succeeded: 0, failed: 0, pending: 0 };
+    entry[row.status] = Number(row.count);
+    counts.set(row.subscription_id, entry);
+  }
+  return counts;
+}
+
 /** A successful attempt: the failure streak ends. Written at most once a second per subscription while healthy. */
 export async function recordSubscriptionSuccess(db: Executor, id: string, now: Date): Promise<void> {
   const aSecondAgo = new Date(now.getTime() - 1_000);

@@ -98,6 +98,15 @@ export const SubscriptionWithHealth = Type.Object(
         lastFailureAt: Nullable(DateTime()),
         lastError: Nullable(Type.String()),
         deactivatedReason: Nullable(Type.String({ description: 'Why the service deactivated it (WEBHOOK_AUTO_DISABLE_AFTER), if it did.' })),
+        last24Hours: Type.Object(
+          {
+            succeeded: Type.Integer({ minimum: 0 }),
+            failed: Type.Integer({ minimum: 0 }),
+            pending: Type.Integer({ minimum: 0 }),
+            successRate: Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'succeeded / (succeeded + failed); null when none settled.' })),
+          },
+          { additionalProperties: false, description: 'Its deliveries queued in the last 24 hours, by status.' },
+        ),
       },
       { additionalProperties: false },
     ),

@@ -47,7 +47,8 @@ export function toSubscription(row: WebhookSubscriptionRow): SubscriptionValue {
 
 const isoOrNull = (value: Date | null) => (value ? isoTime(value) : null);
 
-export function toSubscriptionWithHealth(row: WebhookSubscriptionRow): SubscriptionWithHealthValue {
+export function toSubscriptionWithHealth(row: WebhookSubscriptionRow, recent: repository.DeliveryCounts = { succeeded: 0, failed: 0, pending: 0 }): SubscriptionWithHealthValue {
+  const settled = recent.succeeded + recent.failed;
   return {
     ...toSubscription(row),
     health: {
@@ -57,6 +58,7 @@ export function toSubscriptionWithHealth(row: WebhookSubscriptionRow): Subscript
       lastFailureAt: isoOrNull(row.last_failure_at),
       lastError: row.last_error,
       deactivatedReason: row.deactivated_reason,
+      last24Hours: { ...recent, successRate: settled === 0 ? null : recent.succeeded / settled },
     },
   };
 }
@@ -180,9 +182,12 @@ export async function patchSubscription(deps: SubscriptionDeps, tenantId: string
   return toSubscription(updated);
 }
 
-export async function listSubscriptionsWithHealth(db: Kysely<Database>, tenantId: string): Promise<SubscriptionWithHealthValue[]> {
+const DAY_MS = 86_400_000;
+
+export async function listSubscriptionsWithHealth(db: Kysely<Database>, tenantId: string, now: Date): Promise<SubscriptionWithHealthValue[]> {
   if (!(await findTenant(db, tenantId))) throw notFound('Tenant');
-  return (await repository.listSubscriptions(db, tenantId)).map(toSubscriptionWithHealth);
+  const [rows, recent] = await Promise.all([repository.listSubscriptions(db, tenantId), repository.countDeliveriesBySubscription(db, tenantId, new Date(now.getTime() - DAY_MS))]);
+  return rows.map((row) => toSubscriptionWithHealth(row, recent.get(row.id)));
 }
 
 // ---------------------------------------------------------------------------------------------
