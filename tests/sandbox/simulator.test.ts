@@ -108,7 +108,7 @@ describe('POST /api/v1/sandbox/site-visits/{id}/simulate', () => {
 
 describe('the simulator outside the sandbox, and under the rate limit', () => {
   it('does not exist in production: 404 problem, and absent from the document', async () => {
-    const production = await startTestApp({ config: { environment: 'production' } });
+    const production = await startTestApp({ config: { environment: 'production' }, database: t.database });
     try {
       const response = await production.http.post(simulatePath('visit_x'), { json: { action: 'complete-lifecycle' } });
       expectProblem(response, 404, 'not-found');
@@ -121,7 +121,7 @@ describe('the simulator outside the sandbox, and under the rate limit', () => {
   });
 
   it('is counted by the rate limit like every client route', async () => {
-    const limited = await startTestApp({ config: { rateLimitPerMinute: 2 } });
+    const limited = await startTestApp({ config: { rateLimitPerMinute: 2 }, database: t.database });
     try {
       for (let index = 0; index < 2; index++) expect((await limited.http.post(simulatePath('visit_x'), { json: { action: 'dispatch' } })).status).toBe(401);
       expectProblem(await limited.http.post(simulatePath('visit_x'), { json: { action: 'dispatch' } }), 429, 'rate-limit-exceeded');

@@ -224,7 +224,6 @@ export class DeliveryWorker {
       log.warn('webhook attempt outcome dropped: the delivery was claimed again after its lease ran out');
       return;
     }
-    if (outcome.status === 'pending') this.wakeBy(outcome.nextAttemptAt);
     const counted = outcome.status === 'pending' ? 'retry_scheduled' : outcome.status;
     this.deps.metrics?.deliveries.inc({ outcome: counted });
     this.deps.metrics?.deliveryDuration.observe({ outcome: counted }, (entry.durationMs ?? 0) / 1000);
@@ -236,6 +235,8 @@ export class DeliveryWorker {
     }
     // A claim of an inactive subscription sends nothing, so it says nothing about the receiver's health.
     if (verdict.outcome === 'succeeded' || verdict.error !== INACTIVE) await this.recordHealth(delivery.subscription.id, verdict.outcome === 'succeeded', entry.error ?? '');
+    // Only now: the next attempt sees this one's health (an automatic deactivation) even with a short wait.
+    if (outcome.status === 'pending') this.wakeBy(outcome.nextAttemptAt);
   }
 
   private async attempt(delivery: queue.ClaimedDelivery, signal: AbortSignal): Promise<Verdict> {
