@@ -121,6 +121,8 @@ describe.skipIf(!databaseUrl)('two API processes and two delivery workers on one
     const worker = () => start({ ...common, ROLE: 'worker', LOG_LEVEL: 'debug', WEBHOOK_CONCURRENCY: '2', NODE_EXTRA_CA_CERTS: caFile });
     workers = [worker(), worker()];
     await until(async () => (await fetch(`${baseUrl}/ready`).catch(() => undefined))?.ok === true, `the API processes did not start:\n${api.output()}`);
+    // Ready answers once the first child listens; on a loaded machine the second may still be starting.
+    await until(() => pidsLogging(api.output(), '"service started"').size === 2, `the second API process did not start:\n${api.output()}`);
     // Each worker is ready once its LISTEN connection is open.
     await until(async () => {
       const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where application_name like 'site-services listener webhook_deliveries %'`.execute(empty.database.db);
