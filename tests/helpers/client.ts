@@ -50,3 +50,63 @@ export function runSvc(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Sv
   });
   return { child, done };
 }
+
+export interface ProxiedRequest {
+  method: string;
+  path: string;
+  headers: import('node:http').IncomingHttpHeaders;
+  body: Buffer;
+  /** What the service answered (also when the answer was then dropped). */
+  status: number;
+  dropped: boolean;
+}
+
+export interface DroppingProxy {
+  baseUrl: string;
+  requests: ProxiedRequest[];
+  close(): Promise<void>;
+}
+
+/**
+ * An HTTP proxy in front of the test app that forwards each request, waits for the service's whole
+ * answer, and then, when `drop` says so, cuts the client's connection instead of passing the answer on:
+ * the write happened, the client never learns it.
+ */
+export async function startDroppingProxy(target: string, drop: (request: { method: string; path: string }, index: number) => boolean): Promise<DroppingProxy> {
+  const { createServer } = await import('node:http');
+  const requests: ProxiedRequest[] = [];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', async () => {
+      const body = Buffer.concat(chunks);
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string' && name !== 'host' && name !== 'connection') headers.set(name, value);
+      const answer = await fetch(`${target}${request.url}`, { method: request.method!, headers, ...(body.length > 0 ? { body } : {}) });
+      const answerBody = Buffer.from(await answer.arrayBuffer());
+      const entry = { method: request.method!, path: request.url!, headers: request.headers, body, status: answer.status, dropped: false };
+      entry.dropped = drop(entry, requests.length);
+      requests.push(entry);
+      if (entry.dropped) {
+        request.socket.destroy();
+        return;
+      }
+      const out: Record<string, string> = {};
+      answer.headers.forEach((value, name) => {
+        if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'connection' && name !== 'keep-alive') out[name] = value;
+      });
+      response.writeHead(answer.status, out).end(answerBody);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as import('node:net').AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${address.port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
