@@ -9,8 +9,16 @@ const BANNER = `/**
  */
 `;
 
+/** The generated file's text for a client document. */
+export async function typesFromDocument(document: object): Promise<string> {
+  return BANNER + astToString(await openapiTS(document as never, { alphabetize: false }));
+}
+
+/**
+ * From the document of the default configuration (no environment), so the output does not depend on
+ * where it is generated: descriptions mention the problem base address.
+ */
 export async function generateClientTypes(): Promise<string> {
   const { client } = await buildOpenApiDocuments(configWith({}, {}));
-  const ast = await openapiTS(client as never, { alphabetize: false });
-  return BANNER + astToString(ast);
+  return typesFromDocument(client);
 }
