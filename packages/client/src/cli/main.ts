@@ -59,23 +59,32 @@ async function importCommand(positionals: string[], values: { rate?: string; pro
   const rate = parseRate(values.rate, env);
   const credentials = credentialsFromEnv(env);
   let stop = false;
+  // The first signal stops after the row in flight; a second one ends at once (the log stays consistent:
+  // an unlogged row is sent again under its key next time).
   const onSignal = () => {
+    if (stop) process.exit(EXIT.interrupted);
     stop = true;
   };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   const tty = Boolean(process.stderr.isTTY);
   const note = (text: string) => process.stderr.write(tty ? `\r\x1b[2K${text}\n` : `${text}\n`);
-  const report = await runImport(
-    {
-      resource: resource as ImportResource,
-      file,
-      ratePerMinute: rate,
-      ...(values.progress ? { progressPath: values.progress } : {}),
-      ...(values.report ? { reportPath: values.report } : {}),
-    },
-    { client: clientFor(credentials, note, IMPORT_RETRY), runtime: systemRuntime, progressOut: process.stderr, tty, stopRequested: () => stop },
-  );
+  let report;
+  try {
+    report = await runImport(
+      {
+        resource: resource as ImportResource,
+        file,
+        ratePerMinute: rate,
+        ...(values.progress ? { progressPath: values.progress } : {}),
+        ...(values.report ? { reportPath: values.report } : {}),
+      },
+      { client: clientFor(credentials, note, IMPORT_RETRY), runtime: systemRuntime, progressOut: process.stderr, tty, stopRequested: () => stop },
+    );
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
   const out = process.stdout;
   out.write(
     `${report.resource}: ${report.rows} rows; created ${report.created} now (${report.replayed} answered from an earlier attempt), ` +
