@@ -14,6 +14,7 @@ import {
   verifyWebhook,
   type WebhookEvent,
   type WebhookEventOf,
+  type WebhookEventType,
   WebhookVerificationError,
 } from '@site-services/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -159,6 +160,20 @@ describe('the example receiver on real deliveries', () => {
     expect(status).toBe(401);
     expect(await store.has(eventId)).toBe(false);
   });
+});
+
+it('types the seven event types of the document as one union', () => {
+  // A missing or extra key fails type checking: the union is generated from the document's webhooks map.
+  const types: Record<WebhookEventType, true> = {
+    'ticket.created': true,
+    'rep.assigned': true,
+    'job.scheduled': true,
+    'schedule.updated': true,
+    'job.dispatched': true,
+    'job.completed': true,
+    'deliverables.transmitted': true,
+  };
+  expect(Object.keys(types)).toHaveLength(7);
 });
 
 describe('verifyWebhook on a genuine delivery', () => {
