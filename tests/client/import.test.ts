@@ -65,7 +65,7 @@ describe('rejected rows', () => {
     expect(run.stdout).toContain('5 rows; created 2 now');
     expect(run.stdout).toContain('rejected 3');
     expect(run.stdout).toMatch(/row 2 \(line 2\): 422 validation-error: .*color: is not a known field, postalCode: must be a string/);
-    expect(run.stdout).toMatch(/row 3 \(line 3\): - unreadable: the line is not JSON/);
+    expect(run.stdout).toMatch(/row 3 \(line 3\): - Unreadable row: the line is not JSON/);
     expect(run.stdout).toMatch(/row 4 \(line 4\): 409 duplicate-resource/);
 
     const report = JSON.parse(readFileSync(`${input}.report.json`, 'utf8'));
@@ -102,7 +102,7 @@ describe('rejected rows', () => {
 });
 
 describe('resources and formats', () => {
-  it('imports site visits from CSV (typed cells: numbers, booleans, asset id lists) and messages from JSON Lines', async () => {
+  it('imports site visits from CSV (typed cells: numbers, booleans, asset id lists) and messages from JSON Lines, by visit id or ticket number', async () => {
     const v = await visitTenant(t, { assets: 2 });
     const body = visitBody(v);
     const ticket = `INC-${fileCount}-${Date.now()}`;
@@ -117,13 +117,26 @@ describe('resources and formats', () => {
     expect(visit?.attributes).toMatchObject({ description: 'Broken, badly', arePartsRequired: true, trackingNumber: null });
     expect(visit?.attributes.siteVisitAssets?.map((asset) => asset.siteAssetId).sort()).toEqual([...v.assetIds].sort());
 
-    const messages = file('messages.jsonl', jsonl([{ siteVisitId: visit!.id, messageThread: 'Imported note', urgency: 'High' }]));
+    // Messages name their visit by id, or by the client's ticket number (looked up once).
+    const messages = file(
+      'messages.jsonl',
+      jsonl([
+        { siteVisitId: visit!.id, messageThread: 'Imported note', urgency: 'High' },
+        { clientTicketNumber: ticket, messageThread: 'By ticket' },
+        { clientTicketNumber: 'NOPE-1', messageThread: 'Lost' },
+        { clientTicketNumber: ticket, messageThread: 'By ticket again' },
+      ]),
+    );
     const imported = await svc(['import', 'messages', messages, '--rate', '60000'], fast(v));
-    expect(imported.code, imported.stdout).toBe(0);
+    expect(imported.code, imported.stdout).toBe(1);
+    expect(imported.stdout).toContain('row 3 (line 3): - Visit not found: no site visit has clientTicketNumber "NOPE-1"');
     const listed = [];
-    for await (const message of client.messages.list()) listed.push(message);
-    const [message] = listed;
-    expect(message?.attributes).toMatchObject({ siteVisitId: visit!.id, messageThread: 'Imported note', urgency: 'High – Needs attention soon' });
+    for await (const message of client.messages.list()) listed.push(message.attributes);
+    expect(listed).toMatchObject([
+      { siteVisitId: visit!.id, messageThread: 'Imported note', urgency: 'High – Needs attention soon' },
+      { siteVisitId: visit!.id, messageThread: 'By ticket' },
+      { siteVisitId: visit!.id, messageThread: 'By ticket again' },
+    ]);
   });
 });
 

@@ -106,6 +106,7 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
   const display = new ProgressDisplay(deps.progressOut, deps.tty);
   const pacer = new Pacer(options.ratePerMinute, runtime);
   const collection = deps.client[SUBRESOURCE[options.resource]];
+  const visitIds = new Map<string, string>();
   let doneThisRun = 0;
   const show = (force = false) =>
     display.update(
@@ -120,14 +121,14 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
       },
       force,
     );
-  const reject = (row: { row: number; line: number }, key: string, problem: ProblemDetails | undefined, detail: string) => {
+  const reject = (row: { row: number; line: number }, key: string, problem: ProblemDetails | undefined, detail: string, title = 'Unreadable row') => {
     const entry: RejectedRow = {
       row: row.row,
       line: row.line,
       idempotencyKey: key,
       status: problem?.status ?? null,
       type: problem?.type ?? null,
-      title: problem?.title ?? 'Unreadable row',
+      title: problem?.title ?? title,
       detail: problem?.detail ?? detail,
       ...(problem?.errors ? { errors: problem.errors } : {}),
     };
@@ -148,14 +149,17 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
       if (!row.body) {
         reject(row, key, undefined, row.error ?? 'unreadable row');
       } else {
-        await pacer.wait();
         try {
-          const result = await collection.createWithDetails(row.body as never, { idempotencyKey: key });
+          const body = options.resource === 'messages' ? await withVisitId(row.body, deps.client, visitIds, pacer) : row.body;
+          await pacer.wait();
+          const result = await collection.createWithDetails(body as never, { idempotencyKey: key });
           log.record({ row: row.row, key, outcome: 'created', id: result.resource.id, replayed: result.replayed });
           report.created++;
           if (result.replayed) report.replayed++;
         } catch (error) {
-          if (error instanceof ApiError && error.status !== 401 && error.status !== 403 && error.status !== 429 && error.status < 500) {
+          if (error instanceof UnknownTicket) {
+            reject(row, key, undefined, error.message, 'Visit not found');
+          } else if (error instanceof ApiError && error.status !== 401 && error.status !== 403 && error.status !== 429 && error.status < 500) {
             reject(row, key, error.problem, error.message);
           } else {
             report.status = error instanceof CredentialsError || (error instanceof ApiError && error.status === 403) ? 'refused' : 'interrupted';
@@ -177,8 +181,29 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
   return report;
 }
 
+class UnknownTicket extends Error {}
+
+/**
+ * A message row may name its visit by the client's own ticket number (`clientTicketNumber`) instead of
+ * `siteVisitId`: it is looked up (once per ticket, at the import's pace) and sent as `siteVisitId`, so the
+ * body, and what its key stands for, is the same on every run.
+ */
+async function withVisitId(body: Record<string, unknown>, client: SiteServicesClient, cache: Map<string, string>, pacer: Pacer): Promise<Record<string, unknown>> {
+  const { clientTicketNumber, ...rest } = body;
+  if (typeof clientTicketNumber !== 'string' || 'siteVisitId' in body) return body;
+  let visitId = cache.get(clientTicketNumber);
+  if (visitId === undefined) {
+    await pacer.wait();
+    visitId = (await client.siteVisits.findByClientTicketNumber(clientTicketNumber))?.id;
+    if (visitId === undefined) throw new UnknownTicket(`no site visit has clientTicketNumber ${JSON.stringify(clientTicketNumber)}`);
+    cache.set(clientTicketNumber, visitId);
+  }
+  return { ...rest, siteVisitId: visitId };
+}
+
 export function describeRejection(row: RejectedRow): string {
-  const slug = row.type ? row.type.slice(row.type.lastIndexOf('/') + 1) : 'unreadable';
+  // A row refused before any request (unreadable, unknown ticket) has no problem type: its title says why.
+  const slug = row.type ? row.type.slice(row.type.lastIndexOf('/') + 1) : row.title;
   const fields = Object.entries(row.errors ?? {})
     .map(([field, messages]) => `${field}: ${messages.join('; ')}`)
     .join(', ');
