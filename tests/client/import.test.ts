@@ -6,7 +6,9 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { FetchLike } from '@site-services/client';
 import { main } from '@site-services/client/cli';
+import { runImport } from '../../packages/client/src/cli/import/run.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { clientFor, svcEnv } from '../helpers/client.js';
@@ -137,6 +139,46 @@ describe('resources and formats', () => {
       { siteVisitId: visit!.id, messageThread: 'By ticket' },
       { siteVisitId: visit!.id, messageThread: 'By ticket again' },
     ]);
+  });
+});
+
+describe('temporary failures', () => {
+  it('retries a row under its key through 503s, stops when they outlast the retries, and resumes without duplicates', async () => {
+    const tenant = await createTenant(t);
+    const rows = [siteBody(), siteBody(), siteBody(), siteBody()];
+    const input = file('flaky.jsonl', jsonl(rows));
+    const keys: string[] = [];
+    let outage = (_index: number) => false;
+    const flaky: FetchLike = async (request) => {
+      if (request.method !== 'POST' || !request.url.endsWith('/api/v1/sites')) return fetch(request);
+      keys.push(request.headers.get('idempotency-key')!);
+      if (outage(keys.length)) return new Response('{}', { status: 503, headers: { 'retry-after': '0' } });
+      return fetch(request);
+    };
+    const sleeps: number[] = [];
+    const deps = {
+      client: clientFor(t, tenant, { fetch: flaky, retry: { maxAttempts: 3 }, runtime: { sleep: async (ms: number) => void sleeps.push(ms) } }),
+      runtime: { now: () => Date.now(), sleep: async () => undefined, random: () => 0.5 },
+      progressOut: { write: () => true } as never,
+      tty: false,
+    };
+    const options = { resource: 'sites' as const, file: input, ratePerMinute: 60_000 };
+
+    // Row 2 meets one 503 and is created on the next attempt; row 3 meets nothing but 503s.
+    outage = (attempt) => attempt === 2 || attempt >= 4;
+    const first = await runImport(options, deps);
+    expect(first).toMatchObject({ status: 'interrupted', created: 2, rejected: [] });
+    expect(first.error).toMatch(/^row 3: POST \/api\/v1\/sites: 503/);
+    expect(keys.slice(0, 3)).toEqual([keys[0], keys[1], keys[1]]);
+    expect(new Set(keys.slice(3)).size).toBe(1);
+    expect(sleeps.length).toBeGreaterThanOrEqual(3);
+
+    outage = () => false;
+    const second = await runImport(options, deps);
+    expect(second).toMatchObject({ status: 'completed', alreadyCreated: 2, created: 2, rejected: [] });
+    const codes = [];
+    for await (const site of clientFor(t, tenant).sites.list()) codes.push(site.attributes.siteCode);
+    expect(codes).toEqual(rows.map((row) => row.siteCode));
   });
 });
 
