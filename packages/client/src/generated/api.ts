@@ -259,6 +259,32 @@ export interface paths {
         patch: operations["updateSiteVisit"];
         trace?: never;
     };
+    "/api/v1/sandbox/site-visits/{id}/simulate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate the operator moving one of your site visits on (sandbox only)
+         * @description Sandbox only: this path does not exist in production. It lets you test your webhook receiver end to end without the operator.
+         *
+         *     The body is one operator workflow action (`assign-rep`, `schedule`, `dispatch`, `complete`, `transmit-deliverables`: the same shapes and rules as the operator's workflow), or `{"action": "complete-lifecycle"}`, which walks a New visit through rep assignment ("Sandbox Rep"), scheduling (tomorrow 09:00), a schedule change (the day after, 13:30), dispatch, completion and deliverables.
+         *
+         *     Each change records its real lifecycle event, which is signed and delivered to your matching subscriptions like any other (while your client has webhook access). `meta.events` lists the events recorded, so you can match them with what your receiver gets. An action that changes nothing records nothing.
+         *
+         *     **Scope:** `site-visits:write`.
+         */
+        post: operations["simulateSiteVisitLifecycle"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/site-visits/{id}/return-label": {
         parameters: {
             query?: never;
@@ -3261,6 +3287,277 @@ export interface operations {
                 };
             };
             /** @description invalid-project, invalid-site-asset, site-asset-conflict, duplicate clientTicketNumber, or If-Match does not match (version-conflict). Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than this endpoint accepts. Problem types: payload-too-large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type. Problem types: unsupported-media-type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait Retry-After seconds. Problem types: rate-limit-exceeded. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected failure; does not prove that a write failed. Problem types: internal-error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Temporarily unavailable; retry with backoff. Problem types: service-unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    simulateSiteVisitLifecycle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    action: "assign-rep";
+                    /**
+                     * @description The field rep's name only, never contact details; null clears the assignment (rep.assigned then reports "Awaiting reassignment").
+                     * @example Jordan Lee
+                     */
+                    fieldRepName: string | null;
+                } | {
+                    /** @constant */
+                    action: "schedule";
+                    /**
+                     * Format: date
+                     * @description The scheduled date, YYYY-MM-DD (a date that exists).
+                     * @example 2026-11-24
+                     */
+                    scheduledDate: string;
+                    /**
+                     * @description Expected arrival time HH:MM, 00:00 to 23:59; absent or null: no ETA.
+                     * @example 09:30
+                     */
+                    etaTime?: string | null;
+                } | {
+                    /** @constant */
+                    action: "dispatch";
+                } | {
+                    /** @constant */
+                    action: "complete";
+                    /**
+                     * @description Must be true: a visit is completed only after its quality review passed.
+                     * @constant
+                     */
+                    qualityReviewPassed: true;
+                } | {
+                    /** @constant */
+                    action: "transmit-deliverables";
+                    /** @description The field rep's notes sent with the deliverables; absent or null: none. */
+                    notes?: string | null;
+                } | {
+                    /** @constant */
+                    action: "complete-lifecycle";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Site visit */
+                        data: {
+                            /** @description Opaque identifier with the visit_ prefix. */
+                            id: string;
+                            /** @constant */
+                            type: "site-visits";
+                            attributes: {
+                                /** @description The tenant (client) identifier. Read-only. */
+                                clientId: string;
+                                /**
+                                 * @description Read-only. New on create; the operator moves it on (Scheduled, Dispatched, Completed).
+                                 * @example New
+                                 */
+                                status: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                /** @description The current siteCode of the visit's site. */
+                                clientSiteId: string;
+                                description: string;
+                                clientTicketNumber: string | null;
+                                serviceType: string;
+                                jobInstructions: string;
+                                /** @description In the form the project was created with. */
+                                projectId: number | string;
+                                itemName: string;
+                                /** Format: date-time */
+                                startDate: string;
+                                /** Format: date-time */
+                                dueDate: string;
+                                arePartsRequired: boolean;
+                                trackingNumber: string | null;
+                                partsReturnRequired: boolean | null;
+                                schedulingRule: string;
+                                /**
+                                 * @description Needs site-visits:read (absent otherwise). The assigned assets as "assetDisplay [uniqueId]" joined by "; ", in assignment order; "" when none.
+                                 * @example Kiosk A (front entrance) [DEMO-ASSET-1]; Kiosk B (checkout) [DEMO-ASSET-2]
+                                 */
+                                assetsToService?: string;
+                                /** @description Needs site-visits:read (absent otherwise). The assigned assets. */
+                                siteVisitAssets?: {
+                                    /** @description The assignment's own id; stable while the asset stays assigned. */
+                                    siteVisitAssetId: number;
+                                    siteAssetId: number;
+                                    uniqueId: string;
+                                    friendlyLocation: string;
+                                    assetStatus: string;
+                                    assetDisplay: string;
+                                }[];
+                                /** @description The return label; null before the first upload. */
+                                returnLabel: {
+                                    /**
+                                     * Format: uri
+                                     * @description Absolute address of the download endpoint; it serves the latest version.
+                                     */
+                                    url: string;
+                                    /** @description Every uploaded version, oldest first. */
+                                    versions: {
+                                        /** @description 1 for the first upload, then 2, 3, … */
+                                        version: number;
+                                        /** @description The uploaded file name, cleaned (no path, no control characters). */
+                                        fileName: string;
+                                        /**
+                                         * @description The type detected from the file's content.
+                                         * @example application/pdf
+                                         */
+                                        contentType: string;
+                                        sizeBytes: number;
+                                        /** Format: date-time */
+                                        uploadedAt: string;
+                                    }[];
+                                } | null;
+                            };
+                            meta: {
+                                /** @description Grows by exactly 1 with every change of the resource. */
+                                version: number;
+                                /**
+                                 * @description The quoted version, e.g. "3"; send it as If-Match.
+                                 * @example "1"
+                                 */
+                                etag: string;
+                            };
+                        };
+                        meta: {
+                            /** @description The events recorded, in order; empty when the action changed nothing. */
+                            events: {
+                                /** @description The event id: the `id` of the webhook body your receiver gets. */
+                                id: string;
+                                /** @example job.scheduled */
+                                type: string;
+                                /** Format: date-time */
+                                occurredAt: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request (unparseable body). Problem types: malformed-request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token. Problem types: unauthorized. */
+            401: {
+                headers: {
+                    /** @description The Bearer challenge (RFC 6750), naming the error and, on 403, the missing scope. */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the required scope. Problem types: forbidden. */
+            403: {
+                headers: {
+                    /** @description The Bearer challenge (RFC 6750), naming the error and, on 403, the missing scope. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not owned by your client. Problem types: not-found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The visit's status does not allow the action (invalid-state). Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
             409: {
                 headers: {
                     [name: string]: unknown;
