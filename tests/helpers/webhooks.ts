@@ -245,7 +245,7 @@ export interface TestWorkerOptions {
  * A started worker on the test app's database, serving only the tenants in `tenants` (test files share
  * the PostgreSQL test database, and each file's worker must leave the other files' deliveries alone).
  */
-export async function startTestWorker(t: TestApp, receiver: TestReceiver, tenants: Set<string>, options: TestWorkerOptions = {}): Promise<DeliveryWorker> {
+export async function startTestWorker(t: TestApp, receiver: Pick<TestReceiver, 'caPem'>, tenants: Set<string>, options: TestWorkerOptions = {}): Promise<DeliveryWorker> {
   const worker = new DeliveryWorker({
     database: options.database ?? t.database,
     config: { ...t.config.webhook, ...options.config },
