@@ -12,7 +12,7 @@ import type { Config } from './config.js';
 import type { AppDatabase } from './db/database.js';
 import { registerAdminAuth } from './http/admin-auth.js';
 import { registerClientAuth } from './http/auth.js';
-import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
 import { registerOperationsRoutes } from './http/operations.js';
 import { registerOpenApi, registerOperatorOpenApiRoute } from './http/openapi.js';
 import { CursorCodec } from './http/pagination.js';
@@ -88,6 +88,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: frameworkErrorHandler(config.problemBaseUrl) as FastifyServerOptions['frameworkErrors'],
+    clientErrorHandler: clientErrorHandler(config.problemBaseUrl),
   });
   // Bodies are JSON (and form-encoded on the token endpoint only); a text/plain body is 415, not a string.
   fastify.removeContentTypeParser('text/plain');
