@@ -2,6 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import type { TestApp } from './app.js';
 
+/** What provisioning needs of a running service: its HTTP client and the operator token. */
+export type Operator = Pick<TestApp, 'http' | 'adminToken'>;
+
 export interface TestTenant {
   tenantId: string;
   clientId: string;
@@ -9,12 +12,12 @@ export interface TestTenant {
   scopes: string[];
 }
 
-export async function admin<T = any>(t: Pick<TestApp, 'http' | 'adminToken'>, method: string, path: string, json?: unknown) {
+export async function admin<T = any>(t: Operator, method: string, path: string, json?: unknown) {
   const response = await t.http.request<T>(method, path, { token: t.adminToken, ...(json !== undefined ? { json } : {}) });
   return response;
 }
 
-export async function createTenant(t: Pick<TestApp, 'http' | 'adminToken'>, options: { scopes?: string[]; apiEnabled?: boolean; webhookAccess?: boolean; name?: string } = {}): Promise<TestTenant> {
+export async function createTenant(t: Operator, options: { scopes?: string[]; apiEnabled?: boolean; webhookAccess?: boolean; name?: string } = {}): Promise<TestTenant> {
   const response = await admin(t, 'POST', '/admin/v1/tenants', { name: options.name ?? `Tenant ${randomUUID().slice(0, 8)}`, ...options });
   if (response.status !== 201) throw new Error(`tenant create failed: ${response.status} ${response.text}`);
   const data = response.body.data;
@@ -30,7 +33,7 @@ export async function tokenFor(t: Pick<TestApp, 'http'>, tenant: Pick<TestTenant
 }
 
 /** A tenant with a token carrying all its scopes (or the given space-separated ones). */
-export async function tenantWithToken(t: Pick<TestApp, 'http' | 'adminToken'>, options: Parameters<typeof createTenant>[1] & { scope?: string } = {}) {
+export async function tenantWithToken(t: Operator, options: Parameters<typeof createTenant>[1] & { scope?: string } = {}) {
   const { scope, ...tenantOptions } = options;
   const tenant = await createTenant(t, tenantOptions);
   const token = await tokenFor(t, tenant, scope);

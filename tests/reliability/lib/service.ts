@@ -26,6 +26,9 @@ export interface FaultStage {
   startWorker(env?: Record<string, string>): Promise<Service>;
   /** A tenant with a token carrying all its scopes, made through the running API process. */
   tenant(): Promise<{ tenantId: string; token: string; clientId: string; clientSecret: string }>;
+  /** The rows of a query on the suite's database (checked directly, past the API). */
+  rows<T = Record<string, unknown>>(query: string): Promise<T[]>;
+  /** The `n` of a one-row query. */
   countRows(query: string): Promise<number>;
   close(): Promise<void>;
 }
@@ -62,9 +65,11 @@ export async function faultStage(suite: string, databaseUrlFor: (url: string) =>
       return worker;
     },
     tenant: () => tenantWithToken(stage.operator),
+    async rows<T>(query: string) {
+      return (await sql<T>`${sql.raw(query)}`.execute(empty.database.db)).rows;
+    },
     async countRows(query) {
-      const { rows } = await sql<{ n: number }>`${sql.raw(query)}`.execute(empty.database.db);
-      return rows[0]!.n;
+      return (await stage.rows<{ n: number }>(query))[0]!.n;
     },
     async close() {
       await Promise.all(processes.map((each) => stopProcess(each.child, 5_000)));
@@ -76,10 +81,10 @@ export async function faultStage(suite: string, databaseUrlFor: (url: string) =>
 }
 
 /** Waits for a condition (polling), failing with `what` after `timeoutMs`. */
-export async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
+export async function until(condition: () => boolean | Promise<boolean>, what: string | (() => string | Promise<string>), timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`${typeof what === 'string' ? what : await what()}: not within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
