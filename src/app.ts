@@ -89,6 +89,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: frameworkErrorHandler(config.problemBaseUrl) as FastifyServerOptions['frameworkErrors'],
     clientErrorHandler: clientErrorHandler(config.problemBaseUrl),
+    // Fastify's default is no limit at all: a client trickling a body would hold its connection (and an
+    // upload's stream) forever. Node enforces the limit only when the server is constructed with it (Fastify
+    // sets it afterwards, so it goes in both places), checking every connectionsCheckingInterval.
+    requestTimeout: config.requestTimeoutMs,
+    http: { requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, config.requestTimeoutMs / 2) },
   });
   // Bodies are JSON (and form-encoded on the token endpoint only); a text/plain body is 415, not a string.
   fastify.removeContentTypeParser('text/plain');

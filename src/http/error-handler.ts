@@ -109,7 +109,9 @@ export function clientErrorHandler(problemBaseUrl: string) {
           ? new Problem('request-timeout', 'The request was not received completely in time.')
           : new Problem('malformed-request', 'The request is not well-formed HTTP.');
     const body = JSON.stringify(problemBody(problem, problemBaseUrl));
-    if (!socket.writable) {
+    // A response already under way (a route answered before the body arrived) gets no second one.
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (!socket.writable || inFlight?.headersSent) {
       socket.destroy(error);
       return;
     }

@@ -1,7 +1,8 @@
 /**
  * What Node's HTTP parser refuses before any route runs is still a problem (application/problem+json):
- * headers over 16 KiB are 431 headers-too-large, bytes that are not HTTP are 400 malformed-request, and
- * the connection is closed. Raw sockets: fetch would refuse to send such requests.
+ * headers over 16 KiB are 431 headers-too-large, bytes that are not HTTP are 400 malformed-request, a
+ * request that does not arrive within REQUEST_TIMEOUT_MS is 408 request-timeout, and the connection is
+ * closed. Raw sockets: fetch would refuse to send such requests.
  */
 import net from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ config: { requestTimeoutMs: 1_000 } });
 });
 afterAll(async () => t?.close());
 
@@ -41,3 +42,12 @@ it('bytes that are not HTTP: 400 malformed-request problem', async () => {
   expect(response.status).toBe(400);
   expect(response.body).toMatchObject({ status: 400, type: expect.stringMatching(/\/problems\/malformed-request$/) });
 });
+
+it('a body that never arrives completely: 408 request-timeout once REQUEST_TIMEOUT_MS has passed', async () => {
+  const started = Date.now();
+  const response = await raw('POST /api/v1/oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"grant_type":');
+  expect(response.status).toBe(408);
+  expect(response.body).toMatchObject({ status: 408, type: expect.stringMatching(/\/problems\/request-timeout$/) });
+  expect(Date.now() - started).toBeLessThan(5_000);
+});
+
