@@ -13,6 +13,7 @@ import type { AppDatabase } from './db/database.js';
 import { registerAdminAuth } from './http/admin-auth.js';
 import { registerClientAuth } from './http/auth.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
+import { registerContentEncodingRefusal } from './http/media.js';
 import { registerOperationsRoutes } from './http/operations.js';
 import { registerOpenApi, registerOperatorOpenApiRoute } from './http/openapi.js';
 import { CursorCodec } from './http/pagination.js';
@@ -109,6 +110,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   registerErrorHandling(app, config.problemBaseUrl);
   registerShutdownRefusal(app);
+  registerContentEncodingRefusal(app);
   registerRateLimit(app, { limit: config.rateLimitPerMinute, clock });
   registerClientAuth(app, { tokens: ctx.tokens, credentialStatus: ctx.credentialStatus });
   // Before the routes: the documents are built from the routes registered after this point.

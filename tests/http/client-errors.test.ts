@@ -51,3 +51,10 @@ it('a body that never arrives completely: 408 request-timeout once REQUEST_TIMEO
   expect(Date.now() - started).toBeLessThan(5_000);
 });
 
+
+it('a body with a Content-Encoding: 415 unsupported-media-type (not stored or parsed as if plain)', async () => {
+  const body = '{"grant_type":"client_credentials"}';
+  const response = await raw(`POST /api/v1/oauth/token HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  expect(response.status).toBe(415);
+  expect(response.body).toMatchObject({ status: 415, type: expect.stringMatching(/\/problems\/unsupported-media-type$/) });
+});
