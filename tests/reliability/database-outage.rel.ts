@@ -117,7 +117,7 @@ it('answers fast 503s during a database restart, recovers without a restart, los
 
   reportFigure(
     'database-outage',
-    `${OUTAGE_MS / 1000} s outage: ${during.length} requests during it, ${refused.length} answered 503 problem (slowest ${slowest} ms), 0 500s, 0 hangs; ` +
+    `${OUTAGE_MS / 1000} s outage: ${during.filter((each) => each.status === 503).length}/${during.length} requests during it answered 503 problem (slowest ${slowest} ms), 0 500s, 0 hangs; ` +
       `recovered ${recoveredAt - outageEnd} ms after, no restart; ${acknowledged.length - lost.length}/${acknowledged.length} acknowledged writes kept, ${retried.length}/${retried.length} refused creates retried to exactly one site`,
   );
 });
