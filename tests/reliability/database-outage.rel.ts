@@ -74,8 +74,8 @@ it('answers fast 503s during a database restart, recovers without a restart, los
   const load = Promise.all([...Array.from({ length: WRITERS }, writer), reader()]);
 
   await until(() => attempts.filter((attempt) => attempt.status === 201).length >= 20, 'writes before the outage', 30_000);
-  const outageStart = Date.now();
   await proxy.setMode('refuse');
+  const outageStart = Date.now();
   await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
   const outageEnd = Date.now();
   await proxy.setMode('forward');
