@@ -17,6 +17,7 @@ import { registerContentEncodingRefusal } from './http/media.js';
 import { registerOperationsRoutes } from './http/operations.js';
 import { registerOpenApi, registerOperatorOpenApiRoute } from './http/openapi.js';
 import { CursorCodec } from './http/pagination.js';
+import { registerMetricsRoute, registerRequestMetrics } from './http/metrics.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { ProblemSchema } from './http/schemas.js';
 import { registerShutdownRefusal } from './http/shutdown.js';
@@ -27,6 +28,7 @@ import { CredentialStatus } from './modules/auth/credential-status.js';
 import { registerTokenRoute } from './modules/auth/routes.js';
 import { TokenService } from './modules/auth/tokens.js';
 import { openApiDefinitions } from './modules/docs/definitions.js';
+import { registerConsoleRoutes } from './modules/console/routes.js';
 import { registerDocsRoutes } from './modules/docs/routes.js';
 import { DatabaseFileStore } from './modules/files/database-store.js';
 import { registerFileAttachmentRoutes } from './modules/messages/file-attachment-routes.js';
@@ -35,6 +37,7 @@ import { registerReferenceAdminRoutes } from './modules/reference/admin-routes.j
 import { registerReferenceRoutes } from './modules/reference/routes.js';
 import { registerSiteAssetAdminRoutes } from './modules/site-assets/admin-routes.js';
 import { registerSiteVisitAdminRoutes } from './modules/site-visits/admin-routes.js';
+import { registerSandboxRoutes } from './modules/site-visits/sandbox-routes.js';
 import { registerReturnLabelRoutes } from './modules/site-visits/return-label-routes.js';
 import { registerSiteVisitRoutes } from './modules/site-visits/routes.js';
 import { registerSiteRoutes } from './modules/sites/routes.js';
@@ -42,6 +45,7 @@ import { registerTenantAdminRoutes } from './modules/tenants/admin-routes.js';
 import { registerWebhookAdminRoutes } from './modules/webhooks/admin-routes.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './modules/webhooks/destination-policy.js';
 import { registerWebhookRoutes } from './modules/webhooks/routes.js';
+import { Metrics } from './runtime/metrics.js';
 import type { ServerKeys } from './runtime/server-keys.js';
 
 export interface AppDeps {
@@ -51,12 +55,15 @@ export interface AppDeps {
   clock?: Clock;
   /** DNS for the webhook destination policy; default: the system resolver. */
   resolver?: Resolver;
+  /** The process's metrics (shared with its delivery worker); default: a registry of the app's own. */
+  metrics?: Metrics;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
+  const metrics = deps.metrics ?? new Metrics({ database: deps.database, clock });
   const ctx: AppContext = {
     config,
     database: deps.database,
@@ -111,7 +118,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerErrorHandling(app, config.problemBaseUrl);
   registerShutdownRefusal(app);
   registerContentEncodingRefusal(app);
-  registerRateLimit(app, { limit: config.rateLimitPerMinute, clock });
+  registerRequestMetrics(app, metrics);
+  registerRateLimit(app, { limit: config.rateLimitPerMinute, clock, onRefused: () => metrics.rateLimitRefusals.inc() });
   registerClientAuth(app, { tokens: ctx.tokens, credentialStatus: ctx.credentialStatus });
   // Before the routes: the documents are built from the routes registered after this point.
   await registerOpenApi(app, config, openApiDefinitions(config));
@@ -123,16 +131,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerWebhookRoutes(app, ctx);
   registerReferenceRoutes(app, ctx);
   registerSiteVisitRoutes(app, ctx);
+  registerSandboxRoutes(app, ctx);
   await registerReturnLabelRoutes(app, ctx);
   registerMessageRoutes(app, ctx);
   await registerFileAttachmentRoutes(app, ctx);
 
   const adminToken = deps.keys.adminToken;
   if (adminToken !== undefined) {
+    registerConsoleRoutes(app);
     await app.register(async (operator) => {
       const api = operator as unknown as Api;
       registerAdminAuth(api, adminToken);
       registerOperatorOpenApiRoute(api);
+      registerMetricsRoute(api, metrics);
       registerTenantAdminRoutes(api, ctx);
       registerReferenceAdminRoutes(api, ctx);
       registerSiteAssetAdminRoutes(api, ctx);

@@ -20,6 +20,7 @@ import { systemClock } from './lib/clock.js';
 import { createLogger } from './lib/logger.js';
 import { DeliveryWorker } from './modules/webhooks/worker.js';
 import { Maintenance } from './runtime/maintenance.js';
+import { clusterSource, Metrics, registrySource, startMetricsServer } from './runtime/metrics.js';
 import { resolveServerKeys, type ServerKeys } from './runtime/server-keys.js';
 import { provisionSandbox, writeAdminToken, writeCredentialPacket } from './runtime/sandbox.js';
 
@@ -94,17 +95,25 @@ async function runProcess(config: Config, logger: Logger): Promise<void> {
   const database = openDatabase(config);
   const keys = child ? await resolveServerKeys(config, database.db) : await prepare(config, database, logger);
 
+  const metrics = new Metrics({ database, clock: systemClock, defaultMetrics: true });
+  metrics.joinCluster();
+  // A cluster child's metrics are served by its primary (summed over the children).
+  const metricsServer = config.metricsPort !== undefined && !child ? await startMetricsServer(registrySource(metrics.registry), config.metricsPort, config.host) : undefined;
+
   const serveApi = config.role !== 'worker';
-  const app = serveApi ? await buildApp(config, { database, keys, logger }) : undefined;
+  const app = serveApi ? await buildApp(config, { database, keys, logger, metrics }) : undefined;
   if (app) await app.listen({ port: config.port, host: config.host });
   const worker =
-    config.role !== 'api' ? new DeliveryWorker({ database, config: config.webhook, keys, logger: logger.child({ component: 'webhook-worker' }), clock: systemClock }) : undefined;
+    config.role !== 'api'
+      ? new DeliveryWorker({ database, config: config.webhook, keys, logger: logger.child({ component: 'webhook-worker' }), clock: systemClock, metrics })
+      : undefined;
   await worker?.start();
   logger.info({ role: config.role }, serveApi ? 'service started' : 'delivery worker started');
   const maintenance = child ? undefined : new Maintenance(database.db, systemClock, logger);
   maintenance?.start();
 
   onStopSignal(logger, async () => {
+    metricsServer?.close();
     await Promise.all([app?.close(), worker?.stop()]);
     await maintenance?.stop();
     await database.close();
@@ -117,6 +126,7 @@ async function runPrimary(config: Config, logger: Logger): Promise<void> {
   await prepare(config, database, logger);
   const maintenance = new Maintenance(database.db, systemClock, logger);
   maintenance.start();
+  const metricsServer = config.metricsPort !== undefined ? await startMetricsServer(clusterSource(), config.metricsPort, config.host) : undefined;
 
   let stopping = false;
   const serving = new WeakSet<Worker>();
@@ -144,6 +154,7 @@ async function runPrimary(config: Config, logger: Logger): Promise<void> {
 
   onStopSignal(logger, async () => {
     stopping = true;
+    metricsServer?.close();
     const children = Object.values(cluster.workers ?? {}).filter((child): child is Worker => child !== undefined);
     await Promise.all(
       children.map(

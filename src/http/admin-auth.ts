@@ -3,6 +3,7 @@
  * Registered inside the operator API's plugin, so it covers exactly those routes.
  */
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { constantTimeEqual } from '../lib/secrets.js';
 import { bearerToken } from './auth.js';
 import { Problem } from './problem.js';
@@ -20,5 +21,8 @@ export function registerAdminAuth(app: FastifyInstance, adminToken: string): voi
         headers: { 'www-authenticate': 'Bearer realm="site-services-operator"' },
       });
     }
+    // The tenant an operator request is about joins its log lines, as a client's tenant does.
+    const tenantId = (request.params as { tenantId?: unknown } | undefined)?.tenantId;
+    if (typeof tenantId === 'string') (request.log as unknown as Logger).setBindings({ tenantId });
   });
 }

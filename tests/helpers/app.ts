@@ -18,6 +18,7 @@ import type { Api } from '../../src/http/types.js';
 import type { Clock } from '../../src/lib/clock.js';
 import type { Resolver } from '../../src/modules/webhooks/destination-policy.js';
 import { createLogger } from '../../src/lib/logger.js';
+import { Metrics } from '../../src/runtime/metrics.js';
 import { generateServerKeys, type ServerKeys } from '../../src/runtime/server-keys.js';
 import { ContractChecker } from './contract.js';
 import { HttpClient } from './http.js';
@@ -31,6 +32,10 @@ export interface TestApp {
   /** Checks every response from the client API against the OpenAPI document (contract.ts). */
   http: HttpClient;
   adminToken: string;
+  /** The app's metrics; test workers count their attempts there too. */
+  metrics: Metrics;
+  /** The app's logger (the injected one, if any); test workers log there too. */
+  logger: Logger;
   close(): Promise<void>;
 }
 
@@ -113,10 +118,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const ownsDatabase = options.database === undefined;
   const database = options.database ?? (await openTestDatabase());
   const keys = options.keys ?? generateServerKeys(config);
+  const metrics = new Metrics({ database, ...(options.clock ? { clock: options.clock } : {}) });
+  const logger = options.logger ?? createLogger(config);
   const app = await buildApp(config, {
     database,
     keys,
-    logger: options.logger ?? createLogger(config),
+    logger,
+    metrics,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.resolver ? { resolver: options.resolver } : {}),
   });
@@ -133,6 +141,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     baseUrl,
     http: new HttpClient(baseUrl, [new ContractChecker(clientOpenApiDocument(app)).hook]),
     adminToken: keys.adminToken!,
+    metrics,
+    logger,
     async close() {
       await app.close();
       if (ownsDatabase) await database.close();

@@ -16,7 +16,6 @@ import type { AppDatabase } from '../../src/db/database.js';
 import { openPostgres } from '../../src/db/database.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
-import { createLogger } from '../../src/lib/logger.js';
 import { EVENT_ENVELOPE_SCHEMAS } from '../../src/modules/events/schemas.js';
 import { recordEvent } from '../../src/modules/events/service.js';
 import type { EventType } from '../../src/modules/events/types.js';
@@ -25,7 +24,7 @@ import { DeliveryWorker, type DeliveryWorkerDeps } from '../../src/modules/webho
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { expect, inject } from 'vitest';
-import type { TestApp } from './app.js';
+import { startTestApp, type TestApp, type TestAppOptions } from './app.js';
 import { createTestCertificates, type TestCertificates } from './certificates.js';
 
 export { createTestCertificates, type TestCertificates };
@@ -246,12 +245,13 @@ export interface TestWorkerOptions {
  * A started worker on the test app's database, serving only the tenants in `tenants` (test files share
  * the PostgreSQL test database, and each file's worker must leave the other files' deliveries alone).
  */
-export async function startTestWorker(t: TestApp, receiver: TestReceiver, tenants: Set<string>, options: TestWorkerOptions = {}): Promise<DeliveryWorker> {
+export async function startTestWorker(t: TestApp, receiver: Pick<TestReceiver, 'caPem'>, tenants: Set<string>, options: TestWorkerOptions = {}): Promise<DeliveryWorker> {
   const worker = new DeliveryWorker({
     database: options.database ?? t.database,
     config: { ...t.config.webhook, ...options.config },
     keys: t.keys,
-    logger: createLogger(t.config),
+    logger: t.logger,
+    metrics: t.metrics,
     clock: systemClock,
     resolver: localResolver,
     extraCa: [receiver.caPem],
@@ -283,3 +283,30 @@ export async function waitForDeliveries(t: TestApp, eventId: string, done: (deli
 }
 
 export const settled = (deliveries: any[]) => deliveries.length > 0 && deliveries.every((delivery) => delivery.status !== 'pending');
+
+/** A test app delivering to a local HTTPS receiver through its own worker, serving the tenants in `tenants`. */
+export interface DeliveryHarness {
+  receiver: TestReceiver;
+  t: TestApp;
+  worker: DeliveryWorker;
+  tenants: Set<string>;
+  close(): Promise<void>;
+}
+
+export async function startDeliveryHarness(options: TestAppOptions = {}): Promise<DeliveryHarness> {
+  const receiver = await TestReceiver.start();
+  const t = await startTestApp({ ...options, config: { webhook: testWebhookConfig(receiver.port), ...options.config }, resolver: localResolver });
+  const tenants = new Set<string>();
+  const worker = await startTestWorker(t, receiver, tenants);
+  return {
+    receiver,
+    t,
+    worker,
+    tenants,
+    async close() {
+      await worker.stop();
+      await t.close();
+      await receiver.close();
+    },
+  };
+}

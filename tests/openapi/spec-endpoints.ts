@@ -45,4 +45,6 @@ export const SPEC_ENDPOINTS: SpecEndpoint[] = [
   { method: 'GET', path: '/api/v1/webhook-subscriptions', statuses: [200, 401, 403], scope: 'webhooks:read' },
   { method: 'POST', path: '/api/v1/webhook-subscriptions', statuses: [201, 422, 503], scope: 'webhooks:write' },
   { method: 'PATCH', path: '/api/v1/webhook-subscriptions/{id}', statuses: [200, 409, 422, 503], scope: 'webhooks:write' },
+  // Not SPEC's: the sandbox simulator of issue 10 (the document tests run in the sandbox environment).
+  { method: 'POST', path: '/api/v1/sandbox/site-visits/{id}/simulate', statuses: [200, 401, 403, 404, 409, 422, 429], scope: 'site-visits:write' },
 ];

@@ -100,6 +100,7 @@ describe.skipIf(!databaseUrl)('two API processes and two delivery workers on one
   let api: Server;
   let workers: Server[];
   let baseUrl: string;
+  let metricsUrl: string;
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'scale-out-'));
 
   beforeAll(async () => {
@@ -115,7 +116,8 @@ describe.skipIf(!databaseUrl)('two API processes and two delivery workers on one
     const port = await freePort();
     baseUrl = `http://127.0.0.1:${port}`;
     const common = { DATABASE_URL: empty.url!, DATA_DIR: directory, WEBHOOK_TEST_ALLOWED_DESTINATIONS: `localhost:${receiver.port}` };
-    api = start({ ...common, PORT: String(port), ROLE: 'api', WEB_CONCURRENCY: '2', LOG_LEVEL: 'info' });
+    metricsUrl = `http://127.0.0.1:${await freePort()}/metrics`;
+    api = start({ ...common, PORT: String(port), ROLE: 'api', WEB_CONCURRENCY: '2', LOG_LEVEL: 'info', METRICS_PORT: new URL(metricsUrl).port });
     const worker = () => start({ ...common, ROLE: 'worker', LOG_LEVEL: 'debug', WEBHOOK_CONCURRENCY: '2', NODE_EXTRA_CA_CERTS: caFile });
     workers = [worker(), worker()];
     await until(async () => (await fetch(`${baseUrl}/ready`).catch(() => undefined))?.ok === true, `the API processes did not start:\n${api.output()}`);
@@ -239,6 +241,18 @@ describe.skipIf(!databaseUrl)('two API processes and two delivery workers on one
 
     // Both worker processes delivered some.
     for (const worker of workers) expect(pidsLogging(worker.output(), '"webhook delivered"').has(worker.child.pid!)).toBe(true);
+  });
+
+  it('the primary serves METRICS_PORT: the children\'s metrics summed, database figures once', async () => {
+    const text = await (await fetch(metricsUrl)).text();
+    const sitePosts = text
+      .split('\n')
+      .filter((line) => line.startsWith('http_requests_total{method="POST",route="/api/v1/sites",'))
+      .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+    // The first two tests sent 16 + 4 + 12 creates, served by both children.
+    expect(sitePosts).toBeGreaterThanOrEqual(32);
+    expect(text.split('\n').filter((line) => line.startsWith('webhook_deliveries_due '))).toHaveLength(1);
+    expect(text).toContain('db_pool_connections{state="total"}');
   });
 
   it('SIGTERM stops the API processes and the workers gracefully', async () => {

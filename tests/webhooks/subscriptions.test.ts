@@ -156,7 +156,15 @@ describe('webhook subscriptions', () => {
     expect(response.body.data).toEqual([
       {
         ...created,
-        health: { consecutiveFailures: 0, failingSince: null, lastSuccessAt: null, lastFailureAt: null, lastError: null, deactivatedReason: null },
+        health: {
+          consecutiveFailures: 0,
+          failingSince: null,
+          lastSuccessAt: null,
+          lastFailureAt: null,
+          lastError: null,
+          deactivatedReason: null,
+          last24Hours: { succeeded: 0, failed: 0, pending: 0, successRate: null },
+        },
       },
     ]);
     expect(response.text).not.toContain(SECRET);

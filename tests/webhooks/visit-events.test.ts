@@ -10,38 +10,31 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listEventsOfResource } from '../../src/modules/events/repository.js';
 import { toEnvelope } from '../../src/modules/events/service.js';
 import { EVENT_TYPES, type EventType } from '../../src/modules/events/types.js';
-import type { DeliveryWorker } from '../../src/modules/webhooks/worker.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { admin } from '../helpers/tenants.js';
 import { createVisit, operatorCreateVisit, visitBody, visitTenant, type VisitTenant, workflowAction } from '../helpers/visits.js';
 import {
+  type DeliveryHarness,
   type Endpoint,
   expectPublishedShape,
-  localResolver,
   type ReceivedRequest,
   settled,
-  startTestWorker,
-  TestReceiver,
-  testWebhookConfig,
+  startDeliveryHarness,
+  type TestReceiver,
   verifyV1,
   waitForDeliveries,
 } from '../helpers/webhooks.js';
 
+let harness: DeliveryHarness;
 let receiver: TestReceiver;
 let t: TestApp;
-let worker: DeliveryWorker;
-const tenants = new Set<string>();
+let tenants: Set<string>;
 
 beforeAll(async () => {
-  receiver = await TestReceiver.start();
-  t = await startTestApp({ config: { webhook: testWebhookConfig(receiver.port) }, resolver: localResolver });
-  worker = await startTestWorker(t, receiver, tenants);
+  harness = await startDeliveryHarness();
+  ({ receiver, t, tenants } = harness);
 });
-afterAll(async () => {
-  await worker?.stop();
-  await t?.close();
-  await receiver?.close();
-});
+afterAll(() => harness?.close());
 
 const ALL_TYPES: EventType[] = [...EVENT_TYPES];
 

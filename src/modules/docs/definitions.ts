@@ -10,6 +10,7 @@ import { PROBLEM_TYPES } from '../../http/problem.js';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../auth/scopes.js';
 import { EVENT_TYPES } from '../events/types.js';
 import { eventWebhooks, WEBHOOK_TAG } from '../events/webhooks-openapi.js';
+import { SANDBOX_TAG } from '../site-visits/sandbox-routes.js';
 
 export const API_VERSION = '1.0.0';
 
@@ -186,6 +187,11 @@ const CLIENT_TAGS = [
   { name: 'Documentation', description: 'This document.' },
 ];
 
+const SANDBOX_TAG_DEFINITION = {
+  name: SANDBOX_TAG,
+  description: 'Sandbox only: drive your own site visits through the operator\'s workflow, to test your webhook receiver without the operator.',
+};
+
 const OPERATOR_TAGS = [
   { name: 'Tenants', description: 'Clients, their scopes, flags and credential pairs.' },
   { name: 'Reference data', description: 'Projects and items of a tenant.' },
@@ -222,7 +228,7 @@ export function openApiDefinitions(config: Config): OpenApiDefinitions {
       prefix: '/api/v1/',
       rateLimited: true,
       info: { title: 'Site Services API', version: API_VERSION, description: clientDescription(config) },
-      tags: CLIENT_TAGS,
+      tags: config.environment === 'sandbox' ? [...CLIENT_TAGS, SANDBOX_TAG_DEFINITION] : CLIENT_TAGS,
       securitySchemes: {
         [SECURITY_SCHEME]: {
           type: 'oauth2',

@@ -3,6 +3,7 @@
  * it, so it exists exactly when the change committed; delivery happens after commit, from the table.
  */
 import type { Transaction } from 'kysely';
+import type { Logger } from 'pino';
 import type { Database, EventRow } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import { enqueueDeliveries } from '../webhooks/repository.js';
@@ -16,6 +17,9 @@ export interface NewEvent {
   resourceId: string;
   data: EventDataBase & Record<string, unknown>;
 }
+
+/** Where the request recording an event says so (its request logger: request id, tenant id). */
+export type EventLog = Pick<Logger, 'info'>;
 
 export function toEnvelope(row: EventRow): EventEnvelope {
   return {
@@ -31,9 +35,10 @@ export function toEnvelope(row: EventRow): EventEnvelope {
 
 /**
  * Records the event and, in the same transaction, queues one webhook delivery per matching active
- * subscription (the workers are woken when the transaction commits).
+ * subscription (the workers are woken when the transaction commits). With `log`, says so: the line that
+ * joins the request (request id, tenant id) to the event id its deliveries' lines carry.
  */
-export async function recordEvent(tx: Transaction<Database>, tenantId: string, event: NewEvent): Promise<EventRow> {
+export async function recordEvent(tx: Transaction<Database>, tenantId: string, event: NewEvent, log?: EventLog): Promise<EventRow> {
   const row = await repository.insertEvent(tx, tenantId, {
     id: newId('evt'),
     type: event.type,
@@ -43,6 +48,7 @@ export async function recordEvent(tx: Transaction<Database>, tenantId: string, e
     payloadVersion: PAYLOAD_VERSION,
     data: event.data,
   });
-  await enqueueDeliveries(tx, tenantId, row, event.occurredAt);
+  const deliveries = await enqueueDeliveries(tx, tenantId, row, event.occurredAt);
+  log?.info({ eventId: row.id, eventType: row.type, resourceId: row.resource_id, deliveries }, 'event recorded');
   return row;
 }

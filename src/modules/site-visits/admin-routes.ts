@@ -13,8 +13,8 @@ import type { Api } from '../../http/types.js';
 import { TenantParams } from '../tenants/schemas.js';
 import { getTenant } from '../tenants/service.js';
 import { loadVisitViews, toOperatorVisitResource } from './representation.js';
-import type { VisitRecord } from './repository.js';
-import { OperatorSiteVisitDocument, SiteVisitCreateBody, type WorkflowAction, WorkflowActionBody } from './schemas.js';
+import { listLatestVisits, type VisitRecord } from './repository.js';
+import { OperatorSiteVisitDocument, OperatorSiteVisitResource, SiteVisitCreateBody, type WorkflowAction, WorkflowActionBody } from './schemas.js';
 import * as visits from './service.js';
 import { performWorkflowAction } from './workflow.js';
 
@@ -23,6 +23,11 @@ const tags = ['Site visits'];
 const VisitParams = Type.Object({ visitId: Type.String({ maxLength: 100, description: 'The visit\'s id (visit_ prefix).' }) }, { additionalProperties: false });
 
 const visitResponse = { ...OperatorSiteVisitDocument, headers: etagHeaders };
+
+const LatestQuery = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most this many visits.' })) },
+  { additionalProperties: false },
+);
 
 export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
   const { db, clock } = ctx;
@@ -56,9 +61,31 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
       const { tenantId } = request.params;
       const resource = await db.transaction().execute(async (tx) => {
         await getTenant(tx, tenantId);
-        return render(tx, await visits.createVisit(tx, tenantId, request.body, clock.now()));
+        return render(tx, await visits.createVisit(tx, tenantId, request.body, clock.now(), request.log));
       });
       return sendResource(reply, 201, resource);
+    },
+  );
+
+  app.get(
+    '/admin/v1/tenants/:tenantId/site-visits',
+    {
+      schema: {
+        operationId: 'listTenantSiteVisits',
+        summary: "List a tenant's latest site visits with their workflow state",
+        description: 'Newest first, at most `limit` (default 50, at most 200).',
+        tags,
+        params: TenantParams,
+        querystring: LatestQuery,
+        response: { 200: Type.Object({ data: Type.Array(OperatorSiteVisitResource) }, { additionalProperties: false }), ...problemResponses([401, 404, 422]) },
+      },
+    },
+    async (request) => {
+      const { tenantId } = request.params;
+      await getTenant(db, tenantId);
+      const records = await listLatestVisits(db, tenantId, request.query.limit ?? 50);
+      const views = await loadVisitViews(db, tenantId, records, true);
+      return { data: views.map((view) => toOperatorVisitResource(view, baseUrl)) };
     },
   );
 
@@ -108,7 +135,7 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
     async (request, reply) => {
       const resource = await db.transaction().execute(async (tx) => {
         // Validated against WorkflowActionBody; the type provider cannot infer a discriminated oneOf.
-        const { visit } = await performWorkflowAction(tx, request.params.visitId, request.body as WorkflowAction, clock.now());
+        const { visit } = await performWorkflowAction(tx, request.params.visitId, request.body as WorkflowAction, clock.now(), request.log);
         return render(tx, visit);
       });
       return sendResource(reply, 200, resource);

@@ -46,6 +46,11 @@ export async function listVisits(db: Executor, tenantId: string, clientTicketNum
   return query.orderBy('v.seq').limit(limit).execute();
 }
 
+/** The tenant's latest visits, newest first (the operator's view). */
+export async function listLatestVisits(db: Executor, tenantId: string, limit: number): Promise<VisitRecord[]> {
+  return visitRecords(db, tenantId).orderBy('v.seq', 'desc').limit(limit).execute();
+}
+
 export async function visitExists(db: Executor, tenantId: string, id: string): Promise<boolean> {
   return (await db.selectFrom('site_visits').select('id').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()) !== undefined;
 }

@@ -78,7 +78,7 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) => {
       const outcome = await createResource(db, clock, request, { resourceType: SITE_VISIT_TYPE, exists: visitExists }, async (tx) => {
-        const record = await visits.createVisit(tx, request.auth.tenantId, request.body, clock.now());
+        const record = await visits.createVisit(tx, request.auth.tenantId, request.body, clock.now(), request.log);
         return (await render(tx, request.auth, [record]))[0]!;
       });
       if (outcome.replayed && !mayReadAssets(request.auth)) outcome.body = withoutAssetAttributes(outcome.body);

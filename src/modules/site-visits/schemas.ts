@@ -229,7 +229,7 @@ const TransmitDeliverablesAction = Type.Object(
   },
 );
 
-const WORKFLOW_ACTIONS = [AssignRepAction, ScheduleAction, DispatchAction, CompleteAction, TransmitDeliverablesAction] as const;
+export const WORKFLOW_ACTIONS = [AssignRepAction, ScheduleAction, DispatchAction, CompleteAction, TransmitDeliverablesAction] as const;
 
 export type WorkflowAction =
   | Static<typeof AssignRepAction>
@@ -272,3 +272,47 @@ export const OperatorSiteVisitResource = ResourceSchema('site-visits', OperatorS
   title: 'Site visit (operator view)',
 });
 export const OperatorSiteVisitDocument = SingleSchema(OperatorSiteVisitResource);
+
+// ---------------------------------------------------------------------------------------------
+// Sandbox simulator (POST /api/v1/sandbox/site-visits/{id}/simulate)
+
+const CompleteLifecycleAction = Type.Object(
+  { action: Type.Literal('complete-lifecycle') },
+  {
+    additionalProperties: false,
+    title: 'complete-lifecycle',
+    description:
+      'On a New visit: assign-rep, schedule, a schedule change, dispatch, complete and transmit-deliverables, in one transaction, each recording its event (rep.assigned, job.scheduled, schedule.updated, job.dispatched, job.completed, deliverables.transmitted). 409 on a visit that is not New.',
+  },
+);
+
+export type SimulatedAction = WorkflowAction | Static<typeof CompleteLifecycleAction>;
+
+/** One operator workflow action (the same shapes as the operator route), or the whole lifecycle at once. */
+export const SimulateBody = Type.Unsafe<SimulatedAction>({
+  type: 'object',
+  title: 'Simulated action',
+  required: ['action'],
+  discriminator: { propertyName: 'action' },
+  oneOf: [...WORKFLOW_ACTIONS, CompleteLifecycleAction],
+});
+
+export const SimulatedEvent = Type.Object(
+  {
+    id: Type.String({ description: 'The event id: the `id` of the webhook body your receiver gets.' }),
+    type: Type.String({ examples: ['job.scheduled'] }),
+    occurredAt: DateTime(),
+  },
+  { additionalProperties: false },
+);
+
+export const SimulateResponse = Type.Object(
+  {
+    data: SiteVisitResource,
+    meta: Type.Object(
+      { events: Type.Array(SimulatedEvent, { description: 'The events recorded, in order; empty when the action changed nothing.' }) },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);

@@ -10,7 +10,7 @@ import { assertIfMatch } from '../../http/concurrency.js';
 import { type CursorCodec, type Page, readPage } from '../../http/pagination.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
-import { recordEvent } from '../events/service.js';
+import { type EventLog, recordEvent } from '../events/service.js';
 import { findSite } from '../sites/repository.js';
 import { resolveItem, resolveProject, resolveSite, resolveSiteAssets } from './references.js';
 import { SITE_VISIT_TYPE } from './representation.js';
@@ -56,7 +56,7 @@ function assertDueNotBeforeStart(start: Date, due: Date, supplied: { startDate?:
  * transaction. References are checked project first (409), then site (404), item (404) and site
  * assets (409); then the ticket number's uniqueness (409).
  */
-export async function createVisit(tx: Transaction<Database>, tenantId: string, input: SiteVisitCreate, now: Date): Promise<VisitRecord> {
+export async function createVisit(tx: Transaction<Database>, tenantId: string, input: SiteVisitCreate, now: Date, log?: EventLog): Promise<VisitRecord> {
   const startDate = parseDate('startDate', input.startDate);
   const dueDate = parseDate('dueDate', input.dueDate);
   assertDueNotBeforeStart(startDate, dueDate, input);
@@ -100,7 +100,7 @@ export async function createVisit(tx: Transaction<Database>, tenantId: string, i
     occurredAt: now,
     resourceId: id,
     data: { clientTicketNumber, clientSiteId: site.site_code, status: INITIAL_STATUS },
-  });
+  }, log);
   return (await repository.findVisit(tx, tenantId, id))!;
 }
 

@@ -9,7 +9,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, EventRow, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
-import { recordEvent } from '../events/service.js';
+import { type EventLog, recordEvent } from '../events/service.js';
 import type { EventType } from '../events/types.js';
 import * as repository from './repository.js';
 import type { VisitRecord } from './repository.js';
@@ -98,7 +98,13 @@ function plan(visit: SiteVisitRow, action: WorkflowAction, now: Date): Step | un
  * Throws 422 for a blank or reserved rep name, 404 not-found for an unknown visit (or one of another
  * tenant), 409 invalid-state for an action the visit's status does not allow.
  */
-export async function performWorkflowAction(tx: Transaction<Database>, target: WorkflowTarget, action: WorkflowAction, now: Date): Promise<WorkflowOutcome> {
+export async function performWorkflowAction(
+  tx: Transaction<Database>,
+  target: WorkflowTarget,
+  action: WorkflowAction,
+  now: Date,
+  log?: EventLog,
+): Promise<WorkflowOutcome> {
   assertValid(action);
   const visitId = typeof target === 'string' ? target : target.visitId;
   const tenantId = typeof target === 'string' ? await repository.findVisitTenantId(tx, visitId) : target.tenantId;
@@ -115,6 +121,6 @@ export async function performWorkflowAction(tx: Transaction<Database>, target: W
     occurredAt: now,
     resourceId: visitId,
     data: { clientTicketNumber: record.client_ticket_number, clientSiteId: record.site_code, status: record.status, ...step.event.data },
-  });
+  }, log);
   return { visit: record, event };
 }

@@ -98,6 +98,15 @@ export const SubscriptionWithHealth = Type.Object(
         lastFailureAt: Nullable(DateTime()),
         lastError: Nullable(Type.String()),
         deactivatedReason: Nullable(Type.String({ description: 'Why the service deactivated it (WEBHOOK_AUTO_DISABLE_AFTER), if it did.' })),
+        last24Hours: Type.Object(
+          {
+            succeeded: Type.Integer({ minimum: 0 }),
+            failed: Type.Integer({ minimum: 0 }),
+            pending: Type.Integer({ minimum: 0 }),
+            successRate: Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'succeeded / (succeeded + failed); null when none settled.' })),
+          },
+          { additionalProperties: false, description: 'Its deliveries queued in the last 24 hours, by status.' },
+        ),
       },
       { additionalProperties: false },
     ),
@@ -139,16 +148,43 @@ export const Delivery = Type.Object(
 );
 export type DeliveryValue = Static<typeof Delivery>;
 
+/** The filters shared by the delivery list and the bulk retry; every one optional and exact. */
+const deliveryFilters = {
+  tenantId: Type.Optional(Type.String({ maxLength: 100 })),
+  eventId: Type.Optional(Type.String({ maxLength: 100 })),
+  eventType: Type.Optional(EventTypeSchema),
+  subscriptionId: Type.Optional(Type.String({ maxLength: 100 })),
+  createdFrom: Type.Optional(DateTime('Deliveries queued at or after this time.')),
+  createdBefore: Type.Optional(DateTime('Deliveries queued before this time.')),
+};
+
 export const DeliveryListQuery = Type.Object(
   {
-    tenantId: Type.Optional(Type.String({ maxLength: 100 })),
+    ...deliveryFilters,
     status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
-    eventId: Type.Optional(Type.String({ maxLength: 100 })),
-    subscriptionId: Type.Optional(Type.String({ maxLength: 100 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 1000, description: 'At most this many records (oldest first).' })),
+    order: Type.Optional(StringEnum(['asc', 'desc'] as const, { description: 'By the time queued: asc (oldest first, the default) or desc (newest first).' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 1000, description: 'At most this many records.' })),
   },
   { additionalProperties: false },
 );
 export type DeliveryListQueryValue = Static<typeof DeliveryListQuery>;
 
 export const DeliveryParams = Type.Object({ deliveryId: Type.String({ maxLength: 100 }) }, { additionalProperties: false });
+
+export const BulkRetryBody = Type.Object(
+  {
+    ...deliveryFilters,
+    dryRun: Type.Optional(Type.Boolean({ default: false, description: 'true: count the failed deliveries that match, change nothing.' })),
+  },
+  { additionalProperties: false, description: 'Which terminally failed deliveries to retry; no filter at all means every failed delivery.' },
+);
+export type BulkRetryBodyValue = Static<typeof BulkRetryBody>;
+
+export const BulkRetryResult = Type.Object(
+  {
+    dryRun: Type.Boolean(),
+    matched: Type.Integer({ minimum: 0, description: 'Failed deliveries matching the filter (when not a dry run: those reopened).' }),
+  },
+  { additionalProperties: false },
+);
+export type BulkRetryResultValue = Static<typeof BulkRetryResult>;

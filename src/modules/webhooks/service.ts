@@ -13,6 +13,8 @@ import type { DestinationPolicy } from './destination-policy.js';
 import * as repository from './repository.js';
 import type {
   AdminSubscriptionCreate,
+  BulkRetryBodyValue,
+  BulkRetryResultValue,
   DeliveryListQueryValue,
   DeliveryValue,
   SubscriptionCreate,
@@ -45,7 +47,8 @@ export function toSubscription(row: WebhookSubscriptionRow): SubscriptionValue {
 
 const isoOrNull = (value: Date | null) => (value ? isoTime(value) : null);
 
-export function toSubscriptionWithHealth(row: WebhookSubscriptionRow): SubscriptionWithHealthValue {
+export function toSubscriptionWithHealth(row: WebhookSubscriptionRow, recent: repository.DeliveryCounts = { succeeded: 0, failed: 0, pending: 0 }): SubscriptionWithHealthValue {
+  const settled = recent.succeeded + recent.failed;
   return {
     ...toSubscription(row),
     health: {
@@ -55,6 +58,7 @@ export function toSubscriptionWithHealth(row: WebhookSubscriptionRow): Subscript
       lastFailureAt: isoOrNull(row.last_failure_at),
       lastError: row.last_error,
       deactivatedReason: row.deactivated_reason,
+      last24Hours: { ...recent, successRate: settled === 0 ? null : recent.succeeded / settled },
     },
   };
 }
@@ -178,9 +182,12 @@ export async function patchSubscription(deps: SubscriptionDeps, tenantId: string
   return toSubscription(updated);
 }
 
-export async function listSubscriptionsWithHealth(db: Kysely<Database>, tenantId: string): Promise<SubscriptionWithHealthValue[]> {
+const DAY_MS = 86_400_000;
+
+export async function listSubscriptionsWithHealth(db: Kysely<Database>, tenantId: string, now: Date): Promise<SubscriptionWithHealthValue[]> {
   if (!(await findTenant(db, tenantId))) throw notFound('Tenant');
-  return (await repository.listSubscriptions(db, tenantId)).map(toSubscriptionWithHealth);
+  const [rows, recent] = await Promise.all([repository.listSubscriptions(db, tenantId), repository.countDeliveriesBySubscription(db, tenantId, new Date(now.getTime() - DAY_MS))]);
+  return rows.map((row) => toSubscriptionWithHealth(row, recent.get(row.id)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -205,8 +212,25 @@ export function toDelivery(row: WebhookDeliveryRow): DeliveryValue {
 }
 
 export async function listDeliveries(db: Kysely<Database>, query: DeliveryListQueryValue): Promise<DeliveryValue[]> {
-  const rows = await repository.listDeliveries(db, query, query.limit ?? 1000);
+  const rows = await repository.listDeliveries(db, query, query.limit ?? 1000, query.order ?? 'asc');
   return rows.map(toDelivery);
+}
+
+export async function getDelivery(db: Kysely<Database>, deliveryId: string): Promise<DeliveryValue> {
+  const row = await repository.findDelivery(db, deliveryId);
+  if (!row) throw notFound('Delivery');
+  return toDelivery(row);
+}
+
+/**
+ * Every terminally failed delivery matching the filter gets a new round of attempts (one statement), or,
+ * with dryRun, is only counted: the operator sees how many a retry would reopen before reopening them.
+ */
+export async function retryFailedDeliveries(db: Kysely<Database>, body: BulkRetryBodyValue, now: Date): Promise<BulkRetryResultValue> {
+  const { dryRun = false, ...filter } = body;
+  if (dryRun) return { dryRun, matched: await repository.countFailedDeliveries(db, filter) };
+  const matched = await db.transaction().execute((tx) => repository.reopenFailedDeliveries(tx, filter, now));
+  return { dryRun, matched };
 }
 
 /** A new round of WEBHOOK_MAX_ATTEMPTS attempts for a terminally failed delivery; the event id stays. */

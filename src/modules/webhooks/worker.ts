@@ -17,6 +17,7 @@ import { listenForNotifications, type NotificationListener } from '../../db/noti
 import type { DeliveryAttempt } from '../../db/schema.js';
 import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
+import type { Metrics } from '../../runtime/metrics.js';
 import { toEnvelope } from '../events/service.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
 import * as queue from './repository.js';
@@ -39,6 +40,8 @@ export interface DeliveryWorkerDeps {
   random?: () => number;
   /** Serve only these tenants' deliveries (tests sharing one database); default: every tenant. */
   tenantScope?: ReadonlySet<string>;
+  /** Counts attempt outcomes (the process's metrics). */
+  metrics?: Metrics;
 }
 
 type Verdict =
@@ -180,7 +183,16 @@ export class DeliveryWorker {
     const { clock, config, logger } = this.deps;
     const startedAt = clock.now();
     const started = performance.now();
-    const log = logger.child({ deliveryId: delivery.id, eventId: delivery.event.id, subscriptionId: delivery.subscription.id, attempt: delivery.attempt });
+    // Every line of an attempt names the tenant, event, delivery and attempt: an event can be followed from
+    // the request that recorded it (its "event recorded" line) to its last attempt.
+    const log = logger.child({
+      tenantId: delivery.tenant_id,
+      eventId: delivery.event.id,
+      eventType: delivery.event.type,
+      deliveryId: delivery.id,
+      subscriptionId: delivery.subscription.id,
+      attempt: delivery.attempt,
+    });
     const timeout = AbortSignal.timeout(this.attemptTimeoutMs);
     const signal = AbortSignal.any([timeout, stopSignal]);
 
@@ -212,14 +224,19 @@ export class DeliveryWorker {
       log.warn('webhook attempt outcome dropped: the delivery was claimed again after its lease ran out');
       return;
     }
-    if (outcome.status === 'pending') this.wakeBy(outcome.nextAttemptAt);
+    const counted = outcome.status === 'pending' ? 'retry_scheduled' : outcome.status;
+    this.deps.metrics?.deliveries.inc({ outcome: counted });
+    this.deps.metrics?.deliveryDuration.observe({ outcome: counted }, (entry.durationMs ?? 0) / 1000);
     if (verdict.outcome === 'succeeded') {
-      log.debug({ statusCode: verdict.statusCode, durationMs: entry.durationMs }, 'webhook delivered');
+      log.info({ statusCode: verdict.statusCode, durationMs: entry.durationMs }, 'webhook delivered');
     } else {
-      log.info({ statusCode: verdict.statusCode, error: verdict.error, durationMs: entry.durationMs, next: outcome.status }, 'webhook attempt failed');
+      const next = outcome.status === 'pending' ? outcome.nextAttemptAt.toISOString() : 'none (failed terminally)';
+      log.info({ statusCode: verdict.statusCode, error: verdict.error, durationMs: entry.durationMs, next }, 'webhook attempt failed');
     }
     // A claim of an inactive subscription sends nothing, so it says nothing about the receiver's health.
     if (verdict.outcome === 'succeeded' || verdict.error !== INACTIVE) await this.recordHealth(delivery.subscription.id, verdict.outcome === 'succeeded', entry.error ?? '');
+    // Only now: the next attempt sees this one's health (an automatic deactivation) even with a short wait.
+    if (outcome.status === 'pending') this.wakeBy(outcome.nextAttemptAt);
   }
 
   private async attempt(delivery: queue.ClaimedDelivery, signal: AbortSignal): Promise<Verdict> {

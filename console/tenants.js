@@ -1,0 +1,254 @@
+// Tenants: the list and create form; one tenant's settings, credentials, visits and subscriptions.
+import { useCallback, useEffect, useState } from './vendor/hooks.mjs';
+import { api, query } from './api.js';
+import { Badge, ErrorBanner, html, percent, SCOPES, SecretOnce, when } from './ui.js';
+
+/** Loads with `load()` on mount and whenever `refresh()` is called; keeps the last error. */
+function useLoaded(load, dependencies) {
+  const [value, setValue] = useState();
+  const [error, setError] = useState();
+  const refresh = useCallback(async () => {
+    try {
+      setValue(await load());
+      setError(undefined);
+    } catch (failure) {
+      setError(failure);
+    }
+  }, dependencies);
+  useEffect(() => {
+    refresh();
+  }, [refresh]);
+  return [value, error, refresh];
+}
+
+/** Runs an action, reporting its failure in the section's banner, then refreshes. */
+function useAction(refresh) {
+  const [error, setError] = useState();
+  const [busy, setBusy] = useState(false);
+  const run = async (action) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const result = await action();
+      await refresh?.();
+      return result;
+    } catch (failure) {
+      setError(failure);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { error, busy, run };
+}
+
+function ScopeBoxes({ selected, onChange, name }) {
+  const toggle = (scope) => onChange(selected.includes(scope) ? selected.filter((each) => each !== scope) : SCOPES.filter((each) => each === scope || selected.includes(each)));
+  return html`<fieldset class="scopes"><legend>Scopes</legend>
+    ${SCOPES.map((scope) => html`<label><input type="checkbox" name=${`${name}-${scope}`} checked=${selected.includes(scope)} onChange=${() => toggle(scope)} /> ${scope}</label>`)}
+  </fieldset>`;
+}
+
+export function TenantsPage() {
+  const [tenants, loadError, refresh] = useLoaded(() => api('GET', '/tenants'), []);
+  const [name, setName] = useState('');
+  const [scopes, setScopes] = useState(SCOPES);
+  const [apiEnabled, setApiEnabled] = useState(true);
+  const [webhookAccess, setWebhookAccess] = useState(true);
+  const [created, setCreated] = useState();
+  const { error, busy, run } = useAction(refresh);
+
+  const create = async (event) => {
+    event.preventDefault();
+    const tenant = await run(() => api('POST', '/tenants', { name: name.trim(), scopes, apiEnabled, webhookAccess }));
+    if (tenant) {
+      setCreated(tenant);
+      setName('');
+    }
+  };
+  return html`<section>
+    <h1>Tenants</h1>
+    <form class="card" onSubmit=${create} aria-label="Create a tenant">
+      <h2>Create a tenant</h2>
+      <label>Name <input name="name" required maxlength="200" value=${name} onInput=${(event) => setName(event.target.value)} /></label>
+      <${ScopeBoxes} name="create" selected=${scopes} onChange=${setScopes} />
+      <label><input type="checkbox" name="apiEnabled" checked=${apiEnabled} onChange=${(event) => setApiEnabled(event.target.checked)} /> apiEnabled</label>
+      <label><input type="checkbox" name="webhookAccess" checked=${webhookAccess} onChange=${(event) => setWebhookAccess(event.target.checked)} /> webhookAccess</label>
+      <button type="submit" disabled=${busy}>Create tenant</button>
+    </form>
+    <${ErrorBanner} error=${error || loadError} />
+    ${created &&
+    html`<div>
+      <p>Created <a href=${`#/tenants/${encodeURIComponent(created.tenantId)}`}>${created.name}</a> (<code>${created.tenantId}</code>).</p>
+      <${SecretOnce} pair=${created.credentials} onDone=${() => setCreated(undefined)} />
+    </div>`}
+    <table>
+      <thead><tr><th>Name</th><th>Tenant id</th><th>apiEnabled</th><th>webhookAccess</th><th>Scopes</th><th>Created</th></tr></thead>
+      <tbody>
+        ${(tenants || []).map(
+          (tenant) => html`<tr>
+            <td><a href=${`#/tenants/${encodeURIComponent(tenant.tenantId)}`}>${tenant.name}</a></td>
+            <td><code>${tenant.tenantId}</code></td>
+            <td>${tenant.apiEnabled ? 'on' : 'off'}</td>
+            <td>${tenant.webhookAccess ? 'on' : 'off'}</td>
+            <td>${tenant.scopes.length === SCOPES.length ? 'all' : tenant.scopes.join(', ') || 'none'}</td>
+            <td>${when(tenant.createdAt)}</td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>
+  </section>`;
+}
+
+function TenantSettings({ tenant, refresh }) {
+  const [scopes, setScopes] = useState(tenant.scopes);
+  const [apiEnabled, setApiEnabled] = useState(tenant.apiEnabled);
+  const [webhookAccess, setWebhookAccess] = useState(tenant.webhookAccess);
+  const { error, busy, run } = useAction(refresh);
+  const [saved, setSaved] = useState(false);
+  const save = async (event) => {
+    event.preventDefault();
+    setSaved(false);
+    if (await run(() => api('PATCH', `/tenants/${encodeURIComponent(tenant.tenantId)}`, { scopes, apiEnabled, webhookAccess }))) setSaved(true);
+  };
+  return html`<form class="card" onSubmit=${save} aria-label="Tenant settings">
+    <h2>Settings</h2>
+    <${ScopeBoxes} name="settings" selected=${scopes} onChange=${setScopes} />
+    <label><input type="checkbox" name="apiEnabled" checked=${apiEnabled} onChange=${(event) => setApiEnabled(event.target.checked)} /> apiEnabled <span class="muted">(lifecycle events are published only with both flags on)</span></label>
+    <label><input type="checkbox" name="webhookAccess" checked=${webhookAccess} onChange=${(event) => setWebhookAccess(event.target.checked)} /> webhookAccess</label>
+    <button type="submit" disabled=${busy}>Save settings</button> ${saved && html`<span class="ok">Saved.</span>`}
+    <${ErrorBanner} error=${error} />
+  </form>`;
+}
+
+function Credentials({ tenantId }) {
+  const path = `/tenants/${encodeURIComponent(tenantId)}/credentials`;
+  const [credentials, loadError, refresh] = useLoaded(() => api('GET', path), [path]);
+  const [issued, setIssued] = useState();
+  const [confirming, setConfirming] = useState();
+  const { error, busy, run } = useAction(refresh);
+  return html`<section class="card" aria-label="Credentials">
+    <h2>Credential pairs</h2>
+    ${issued && html`<${SecretOnce} pair=${issued} onDone=${() => setIssued(undefined)} />`}
+    <table>
+      <thead><tr><th>client_id</th><th>Created</th><th>Revoked</th><th></th></tr></thead>
+      <tbody>
+        ${(credentials || []).map(
+          (pair) => html`<tr>
+            <td><code>${pair.client_id}</code></td>
+            <td>${when(pair.createdAt)}</td>
+            <td>${when(pair.revokedAt)}</td>
+            <td>${!pair.revokedAt &&
+            (confirming === pair.client_id
+              ? html`<button type="button" class="danger" disabled=${busy} onClick=${() => run(() => api('DELETE', `${path}/${encodeURIComponent(pair.client_id)}`)).then(() => setConfirming(undefined))}>Confirm revoke</button>`
+              : html`<button type="button" onClick=${() => setConfirming(pair.client_id)}>Revoke</button>`)}</td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>
+    <button type="button" disabled=${busy} onClick=${async () => setIssued(await run(() => api('POST', path)))}>Add a credential pair</button>
+    <${ErrorBanner} error=${error || loadError} />
+  </section>`;
+}
+
+/** The statuses in which each workflow action is allowed (the operator API decides; this only greys buttons). */
+const ALLOWED_IN = {
+  'assign-rep': ['New', 'Scheduled', 'Dispatched'],
+  schedule: ['New', 'Scheduled'],
+  dispatch: ['Scheduled'],
+  complete: ['Dispatched'],
+  'transmit-deliverables': ['Dispatched', 'Completed'],
+};
+
+function VisitRow({ visit, refresh }) {
+  const a = visit.attributes;
+  const [rep, setRep] = useState(a.fieldRepName || '');
+  const [date, setDate] = useState(a.scheduledDate || '');
+  const [eta, setEta] = useState(a.etaTime || '');
+  const { error, busy, run } = useAction(refresh);
+  const act = (body) => run(() => api('POST', `/site-visits/${encodeURIComponent(visit.id)}/workflow`, body));
+  const allowed = (action) => ALLOWED_IN[action].includes(a.status) && !busy;
+  return html`<tr data-visit=${visit.id}>
+      <td><code>${a.clientTicketNumber || visit.id}</code><div class="muted">${a.clientSiteId}</div></td>
+      <td><${Badge} value=${a.status} /><div class="muted">v${visit.meta.version}</div></td>
+      <td>${a.fieldRepName || '—'}</td>
+      <td>${a.scheduledDate ? `${a.scheduledDate} ${a.etaTime || ''}` : '—'}</td>
+      <td class="workflow">
+        <span class="step">
+          <input aria-label="Field rep" placeholder="Field rep" value=${rep} onInput=${(event) => setRep(event.target.value)} />
+          <button type="button" data-action="assign-rep" disabled=${!allowed('assign-rep') || rep.trim() === ''} onClick=${() => act({ action: 'assign-rep', fieldRepName: rep.trim() })}>Assign rep</button>
+        </span>
+        <span class="step">
+          <input aria-label="Scheduled date" type="date" value=${date} onInput=${(event) => setDate(event.target.value)} />
+          <input aria-label="ETA" type="time" value=${eta} onInput=${(event) => setEta(event.target.value)} />
+          <button type="button" data-action="schedule" disabled=${!allowed('schedule') || date === ''} onClick=${() => act({ action: 'schedule', scheduledDate: date, etaTime: eta || null })}>Schedule</button>
+        </span>
+        <button type="button" data-action="dispatch" disabled=${!allowed('dispatch')} onClick=${() => act({ action: 'dispatch' })}>Dispatch</button>
+        <button type="button" data-action="complete" disabled=${!allowed('complete')} onClick=${() => act({ action: 'complete', qualityReviewPassed: true })}>Complete (QA passed)</button>
+        <button type="button" data-action="transmit-deliverables" disabled=${!allowed('transmit-deliverables')} onClick=${() => act({ action: 'transmit-deliverables', notes: null })}>Transmit deliverables</button>
+        <${ErrorBanner} error=${error} />
+      </td>
+    </tr>`;
+}
+
+function Visits({ tenantId }) {
+  const path = `/tenants/${encodeURIComponent(tenantId)}/site-visits`;
+  const [visits, error, refresh] = useLoaded(() => api('GET', path), [path]);
+  return html`<section class="card" aria-label="Site visits">
+    <h2>Site visits <button type="button" class="link" onClick=${refresh}>Refresh</button></h2>
+    <${ErrorBanner} error=${error} />
+    ${visits && visits.length === 0 && html`<p class="muted">No visits yet: the client creates them (POST /api/v1/site-visits).</p>`}
+    ${visits &&
+    visits.length > 0 &&
+    html`<table>
+      <thead><tr><th>Ticket</th><th>Status</th><th>Field rep</th><th>Scheduled</th><th>Workflow</th></tr></thead>
+      <tbody>${visits.map((visit) => html`<${VisitRow} key=${`${visit.id}:${visit.meta.version}`} visit=${visit} refresh=${refresh} />`)}</tbody>
+    </table>`}
+  </section>`;
+}
+
+function Subscriptions({ tenantId }) {
+  const path = `/tenants/${encodeURIComponent(tenantId)}/webhook-subscriptions`;
+  const [subscriptions, error, refresh] = useLoaded(() => api('GET', path), [path]);
+  return html`<section class="card" aria-label="Webhook subscriptions">
+    <h2>Webhook subscriptions <button type="button" class="link" onClick=${refresh}>Refresh</button></h2>
+    <${ErrorBanner} error=${error} />
+    ${subscriptions && subscriptions.length === 0 && html`<p class="muted">No subscriptions.</p>`}
+    ${subscriptions &&
+    subscriptions.length > 0 &&
+    html`<table>
+      <thead><tr><th>Target</th><th>Active</th><th>Success (24 h)</th><th>Last success</th><th>Failing</th><th>Last error</th><th></th></tr></thead>
+      <tbody>
+        ${subscriptions.map((subscription) => {
+          const health = subscription.health;
+          const recent = health.last24Hours;
+          return html`<tr data-subscription=${subscription.id}>
+            <td><code>${subscription.targetUrl}</code><div class="muted">${subscription.signingVersion} · ${subscription.eventTypes.length} event types</div></td>
+            <td>${subscription.isActive ? 'yes' : html`no${health.deactivatedReason && html`<div class="muted">${health.deactivatedReason}</div>`}`}</td>
+            <td>${percent(recent.successRate)}<div class="muted">${recent.succeeded} ok · ${recent.failed} failed · ${recent.pending} pending</div></td>
+            <td>${when(health.lastSuccessAt)}</td>
+            <td>${health.consecutiveFailures > 0 ? html`${health.consecutiveFailures} in a row<div class="muted">since ${when(health.failingSince)}</div>` : '—'}</td>
+            <td class=${health.lastError ? 'error-text' : ''}>${health.lastError || '—'}</td>
+            <td><a href=${`#/deliveries${query({ subscriptionId: subscription.id })}`}>Deliveries</a></td>
+          </tr>`;
+        })}
+      </tbody>
+    </table>`}
+  </section>`;
+}
+
+export function TenantPage({ tenantId }) {
+  const [tenant, error, refresh] = useLoaded(() => api('GET', `/tenants/${encodeURIComponent(tenantId)}`), [tenantId]);
+  if (!tenant) return html`<section><p><a href="#/tenants">Tenants</a></p><${ErrorBanner} error=${error} /></section>`;
+  return html`<section>
+    <p><a href="#/tenants">Tenants</a> › ${tenant.name}</p>
+    <h1>${tenant.name} <code class="muted">${tenant.tenantId}</code></h1>
+    <p><a href=${`#/deliveries${query({ tenantId })}`}>This tenant's deliveries</a></p>
+    <div class="columns">
+      <${TenantSettings} key=${tenant.updatedAt} tenant=${tenant} refresh=${refresh} />
+      <${Credentials} tenantId=${tenantId} />
+    </div>
+    <${Visits} tenantId=${tenantId} />
+    <${Subscriptions} tenantId=${tenantId} />
+  </section>`;
+}

@@ -1,0 +1,46 @@
+// Shared pieces of the console: the html tag, formatting, and small components.
+import { h } from './vendor/preact.mjs';
+import htm from './vendor/htm.mjs';
+
+export const html = htm.bind(h);
+
+export const EVENT_TYPES = ['ticket.created', 'rep.assigned', 'job.scheduled', 'schedule.updated', 'job.dispatched', 'job.completed', 'deliverables.transmitted'];
+export const SCOPES = ['sites:read', 'sites:write', 'site-visits:read', 'site-visits:write', 'webhooks:read', 'webhooks:write'];
+
+/** "2026-11-22 06:50:12" in the browser's time zone; "—" for nothing. */
+export function when(iso) {
+  if (!iso) return '—';
+  const at = new Date(iso);
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
+}
+
+export function percent(rate) {
+  return rate === null || rate === undefined ? '—' : `${Math.round(rate * 1000) / 10}%`;
+}
+
+/** A problem (or any error) from the last action, with its detail and field errors. */
+export function ErrorBanner({ error }) {
+  if (!error) return null;
+  const fields = error.errors ? Object.entries(error.errors).map(([field, messages]) => `${field}: ${messages.join(', ')}`) : [];
+  return html`<div class="banner error" role="alert">
+    <strong>${error.title || 'Error'}</strong> ${error.detail || error.message || ''}
+    ${fields.length > 0 && html`<ul>${fields.map((line) => html`<li>${line}</li>`)}</ul>`}
+  </div>`;
+}
+
+export function Badge({ value }) {
+  return html`<span class=${`badge badge-${String(value).toLowerCase()}`}>${String(value)}</span>`;
+}
+
+/** A secret shown once: the operator copies it now; it cannot be read again. */
+export function SecretOnce({ pair, onDone }) {
+  return html`<div class="banner secret" data-testid="secret-once">
+    <p><strong>New credential pair: the secret is shown once.</strong> Copy it now; only its hash is kept.</p>
+    <dl>
+      <dt>client_id</dt><dd><code data-testid="client-id">${pair.client_id}</code></dd>
+      <dt>client_secret</dt><dd><code data-testid="client-secret">${pair.client_secret}</code></dd>
+    </dl>
+    <button type="button" onClick=${onDone}>I have copied it</button>
+  </div>`;
+}

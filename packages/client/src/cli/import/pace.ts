@@ -1,0 +1,32 @@
+/**
+ * A steady pace of requests (SPEC Bulk import rules: below 100 per minute, 20 to 60 advised): each row
+ * starts at least 60 000 / rate ms after the previous one, never in bursts.
+ */
+import type { Runtime } from '../../retry.js';
+
+/** SPEC's request rate limit per client address and process. */
+export const RATE_LIMIT_PER_MINUTE = 100;
+export const DEFAULT_RATE = 30;
+/** The fastest pace accepted without the test-only override: strictly below the limit. */
+export const MAX_RATE = RATE_LIMIT_PER_MINUTE - 1;
+
+export class Pacer {
+  private next: number | undefined;
+
+  constructor(
+    readonly perMinute: number,
+    private readonly runtime: Pick<Runtime, 'now' | 'sleep'>,
+  ) {}
+
+  get intervalMs(): number {
+    return 60_000 / this.perMinute;
+  }
+
+  /** Waits for the next slot. */
+  async wait(): Promise<void> {
+    const now = this.runtime.now();
+    const start = Math.max(now, this.next ?? now);
+    if (start > now) await this.runtime.sleep(start - now);
+    this.next = start + this.intervalMs;
+  }
+}

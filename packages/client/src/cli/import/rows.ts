@@ -1,0 +1,111 @@
+/**
+ * The rows of an import file: CSV with a header row naming the fields, or JSON Lines (one object per
+ * line). Row numbers count data records from 1 (the CSV header and blank lines are not rows); with the
+ * file's SHA-256 they make each row's Idempotency-Key.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
+
+export const RESOURCES = ['sites', 'site-visits', 'messages'] as const;
+export type ImportResource = (typeof RESOURCES)[number];
+
+export interface ImportRow {
+  /** 1-based number of the data record. */
+  row: number;
+  /** The physical line it starts on, for people fixing the file. */
+  line: number;
+  body?: Record<string, unknown>;
+  /** Why the row could not be read (it is reported as rejected without a request). */
+  error?: string;
+}
+
+export interface ImportFile {
+  sha256: string;
+  rows: ImportRow[];
+}
+
+/**
+ * CSV cells are text; these members are not, in the create bodies (SPEC Resources). An empty cell leaves
+ * the member out; a value that cannot be read as its type is sent as written, for the service to refuse
+ * with a problem naming the field.
+ */
+const BOOLEAN_FIELDS: Record<ImportResource, string[]> = {
+  sites: ['keyRequired'],
+  'site-visits': ['arePartsRequired', 'partsReturnRequired'],
+  messages: ['buyer', 'clientContacts'],
+};
+const TRUE = new Set(['true', 'yes', 'y', '1']);
+const FALSE = new Set(['false', 'no', 'n', '0']);
+
+function csvValue(resource: ImportResource, field: string, text: string): unknown {
+  if (BOOLEAN_FIELDS[resource].includes(field)) {
+    const lower = text.trim().toLowerCase();
+    return TRUE.has(lower) ? true : FALSE.has(lower) ? false : text;
+  }
+  if (resource === 'site-visits' && field === 'projectId') return /^[0-9]{1,15}$/.test(text.trim()) ? Number(text) : text;
+  if (resource === 'site-visits' && field === 'siteAssetIds') {
+    // A JSON array, or integers separated by semicolons or spaces (`123;456`).
+    if (text.trim().startsWith('[')) return JSON.parse(text) as unknown;
+    return text
+      .split(/[;\s]+/)
+      .filter(Boolean)
+      .map((part) => (/^[0-9]{1,15}$/.test(part) ? Number(part) : part));
+  }
+  return text;
+}
+
+function csvRows(resource: ImportResource, text: string): ImportRow[] {
+  const records = parse(text, { bom: true, columns: true, skip_empty_lines: true, info: true, relax_column_count: false }) as Array<{
+    record: Record<string, string>;
+    info: { lines: number };
+  }>;
+  let previousEnd = 1;
+  return records.map(({ record, info }, index) => {
+    const line = previousEnd + 1;
+    previousEnd = info.lines;
+    try {
+      const body: Record<string, unknown> = {};
+      for (const [field, cell] of Object.entries(record)) {
+        if (cell === '' || field === '') continue;
+        body[field] = csvValue(resource, field, cell);
+      }
+      return { row: index + 1, line, body };
+    } catch (error) {
+      return { row: index + 1, line, error: `cannot read the row: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  });
+}
+
+function jsonLinesRows(text: string): ImportRow[] {
+  const rows: ImportRow[] = [];
+  text
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .forEach((content, index) => {
+      if (content.trim() === '') return;
+      const row = { row: rows.length + 1, line: index + 1 };
+      try {
+        const body = JSON.parse(content) as unknown;
+        if (!body || typeof body !== 'object' || Array.isArray(body)) rows.push({ ...row, error: 'the line is not a JSON object' });
+        else rows.push({ ...row, body: body as Record<string, unknown> });
+      } catch (error) {
+        rows.push({ ...row, error: `the line is not JSON: ${error instanceof Error ? error.message : String(error)}` });
+      }
+    });
+  return rows;
+}
+
+/** Reads the whole file (its hash is its identity); `.jsonl`/`.ndjson` are JSON Lines, anything else CSV. */
+export function readImportFile(resource: ImportResource, file: string): ImportFile {
+  const bytes = readFileSync(file);
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  const text = bytes.toString('utf8');
+  const rows = /\.(jsonl|ndjson)$/i.test(file) ? jsonLinesRows(text) : csvRows(resource, text);
+  return { sha256, rows };
+}
+
+/** The row's Idempotency-Key: the same file (by content) and row always send the same key. */
+export function rowKey(resource: ImportResource, sha256: string, row: number): string {
+  return `svc-import:${resource}:${sha256.slice(0, 32)}:${row}`;
+}

@@ -1,0 +1,155 @@
+/**
+ * `svc`: the command line of the client package.
+ *
+ *   svc import <sites|site-visits|messages> <file.csv|file.jsonl> [--rate <per-minute>] [--progress <path>] [--report <path>]
+ *   svc token
+ *   svc get <path>
+ *
+ * Exit codes: 0 success; 1 rows rejected (import) or an error status (get); 2 usage, configuration,
+ * credentials or scope refused; 3 interrupted by temporary failures that outlasted the retries, or stopped
+ * by a signal (re-run the same command to resume).
+ */
+import { parseArgs } from 'node:util';
+import { createClient } from '../client.js';
+import { CredentialsError, SiteServicesError } from '../errors.js';
+import { systemRuntime } from '../retry.js';
+import { type CliCredentials, credentialsFromEnv, UsageError } from './credentials.js';
+import { DEFAULT_RATE, MAX_RATE } from './import/pace.js';
+import { ProgressLogMismatch } from './import/progress-log.js';
+import { RESOURCES, type ImportResource } from './import/rows.js';
+import { defaultSidePath, describeRejection, runImport } from './import/run.js';
+
+const USAGE = `usage:
+  svc import <sites|site-visits|messages> <file.csv|file.jsonl> [--rate <per-minute>] [--progress <path>] [--report <path>]
+  svc token
+  svc get <path>
+credentials from the environment: SVC_BASE_URL, SVC_CLIENT_ID, SVC_CLIENT_SECRET, or SVC_CREDENTIALS_FILE`;
+
+export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 3 } as const;
+
+/** Retries of the import: long enough (about a minute and a half) to ride out a restart of the service. */
+const IMPORT_RETRY = { maxAttempts: 10, baseDelayMs: 1_000, maxDelayMs: 20_000 };
+
+type Env = Record<string, string | undefined>;
+
+function parseRate(value: string | undefined, env: Env): number {
+  if (value === undefined) return DEFAULT_RATE;
+  const rate = Number(value);
+  if (!Number.isFinite(rate) || rate <= 0) throw new UsageError(`--rate must be a positive number of rows per minute, got ${value}`);
+  if (rate > MAX_RATE && env.SVC_ALLOW_RATE_ABOVE_LIMIT !== '1') {
+    throw new UsageError(
+      `--rate ${value} is above ${MAX_RATE} per minute: the service allows 100 requests per minute per address (SPEC Bulk import rules). ` +
+        'SVC_ALLOW_RATE_ABOVE_LIMIT=1 lifts this for test servers with a raised limit only.',
+    );
+  }
+  return rate;
+}
+
+function clientFor(credentials: CliCredentials, progress?: (text: string) => void, retry?: typeof IMPORT_RETRY) {
+  return createClient({
+    ...credentials,
+    ...(retry ? { retry } : {}),
+    ...(progress ? { onRetry: (event) => progress(`retrying ${event.method} ${event.path} in ${(event.delayMs / 1000).toFixed(1)}s (${event.reason})`) } : {}),
+  });
+}
+
+async function importCommand(positionals: string[], values: { rate?: string; progress?: string; report?: string }, env: Env): Promise<number> {
+  const [resource, file] = positionals;
+  if (!resource || !RESOURCES.includes(resource as ImportResource) || !file || positionals.length > 2) throw new UsageError(USAGE);
+  const rate = parseRate(values.rate, env);
+  const credentials = credentialsFromEnv(env);
+  let stop = false;
+  // The first signal stops after the row in flight; a second one ends at once (the log stays consistent:
+  // an unlogged row is sent again under its key next time).
+  const onSignal = () => {
+    if (stop) process.exit(EXIT.interrupted);
+    stop = true;
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const tty = Boolean(process.stderr.isTTY);
+  const note = (text: string) => process.stderr.write(tty ? `\r\x1b[2K${text}\n` : `${text}\n`);
+  let report;
+  try {
+    report = await runImport(
+      {
+        resource: resource as ImportResource,
+        file,
+        ratePerMinute: rate,
+        ...(values.progress ? { progressPath: values.progress } : {}),
+        ...(values.report ? { reportPath: values.report } : {}),
+      },
+      { client: clientFor(credentials, note, IMPORT_RETRY), runtime: systemRuntime, progressOut: process.stderr, tty, stopRequested: () => stop },
+    );
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  const out = process.stdout;
+  out.write(
+    `${report.resource}: ${report.rows} rows; created ${report.created} now (${report.replayed} answered from an earlier attempt), ` +
+      `${report.alreadyCreated} before; rejected ${report.rejected.length}; ${report.status}\n`,
+  );
+  for (const row of report.rejected) out.write(`  row ${row.row} (line ${row.line}): ${describeRejection(row)}\n`);
+  if (report.error) out.write(`stopped early: ${report.error}\n`);
+  out.write(`report: ${values.report ?? defaultSidePath(file, 'report.json')}; progress log: ${report.progressLog}\n`);
+  if (report.status === 'refused') return EXIT.usage;
+  if (report.status !== 'completed') return EXIT.interrupted;
+  return report.rejected.length > 0 ? EXIT.failed : EXIT.ok;
+}
+
+async function getCommand(positionals: string[], env: Env): Promise<number> {
+  const [target] = positionals;
+  if (!target || positionals.length > 1) throw new UsageError(USAGE);
+  const path = target.startsWith('/api/') ? target : `/api/v1/${target.replace(/^\/+/, '')}`;
+  const response = await clientFor(credentialsFromEnv(env)).getRaw(path);
+  process.stdout.write(`${typeof response.body === 'string' ? response.body : JSON.stringify(response.body, null, 2)}\n`);
+  if (response.status >= 400) process.stderr.write(`HTTP ${response.status}\n`);
+  return response.status < 400 ? EXIT.ok : EXIT.failed;
+}
+
+export async function main(argv: string[], env: Env): Promise<number> {
+  try {
+    const { positionals, values } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { rate: { type: 'string' }, progress: { type: 'string' }, report: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    });
+    const [command, ...rest] = positionals;
+    if (values.help) {
+      process.stdout.write(`${USAGE}\n`);
+      return EXIT.ok;
+    }
+    if (command !== 'import' && (values.rate || values.progress || values.report)) throw new UsageError(`--rate, --progress and --report belong to svc import\n${USAGE}`);
+    switch (command) {
+      case 'import':
+        return await importCommand(rest, values, env);
+      case 'token':
+        if (rest.length > 0) throw new UsageError(USAGE);
+        process.stdout.write(`${JSON.stringify(await clientFor(credentialsFromEnv(env)).requestToken(), null, 2)}\n`);
+        return EXIT.ok;
+      case 'get':
+        return await getCommand(rest, env);
+      default:
+        throw new UsageError(USAGE);
+    }
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ProgressLogMismatch || error instanceof CredentialsError) {
+      process.stderr.write(`svc: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    if ((error as { code?: string }).code === 'ENOENT') {
+      process.stderr.write(`svc: ${(error as Error).message}\n`);
+      return EXIT.usage;
+    }
+    if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`svc: ${(error as Error).message}\n${USAGE}\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof SiteServicesError) {
+      process.stderr.write(`svc: ${error.message}\n`);
+      return EXIT.interrupted;
+    }
+    throw error;
+  }
+}

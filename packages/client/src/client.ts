@@ -1,0 +1,242 @@
+/**
+ * The typed client: openapi-fetch over the generated `paths`, with the transport (tokens, retry rules)
+ * as its fetch. Resource helpers unwrap `{data}` and throw `ApiError` on a problem answer.
+ *
+ * ```ts
+ * const client = createClient({ baseUrl, clientId, clientSecret });
+ * const site = await client.sites.create({ name, siteCode, ... });
+ * for await (const visit of client.siteVisits.list()) { ... }
+ * ```
+ */
+import { randomUUID } from 'node:crypto';
+import createFetchClient, { type Client } from 'openapi-fetch';
+import { ApiError, toProblem } from './errors.js';
+import type { paths } from './generated/api.js';
+import { DEFAULT_RETRY, type RetryOptions, type Runtime, systemRuntime } from './retry.js';
+import { TokenSource, type TokenResponse } from './tokens.js';
+import { createTransport, type FetchLike, type RetryEvent } from './transport.js';
+import type {
+  CollectionPath,
+  CreateBody,
+  FileAttachmentUpload,
+  Item,
+  ListQuery,
+  Page,
+  PatchBody,
+  Project,
+  ResourceOf,
+  ReturnLabelUpload,
+  WebhookSubscription,
+  WebhookSubscriptionCreate,
+  WebhookSubscriptionPatch,
+} from './types.js';
+import { type FileSource, uploadForm, type UploadOptions } from './uploads.js';
+
+export interface ClientOptions {
+  /** The service's base address, without /api/v1 (the sandbox packet's `baseUrl`). */
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** Space-separated scopes to ask for; all of the client's when omitted. */
+  scope?: string;
+  /** Retry bounds (SPEC Retry rules); defaults in DEFAULT_RETRY. */
+  retry?: Partial<RetryOptions>;
+  /** Time limit of one attempt (default 30 s). */
+  timeoutMs?: number;
+  /** Injectable for tests: fetch, clock, sleep and random. */
+  fetch?: FetchLike;
+  runtime?: Partial<Runtime>;
+  /** Called before each wait of a retry (logging, progress displays). */
+  onRetry?: (event: RetryEvent) => void;
+}
+
+export interface CreateOptions {
+  /** Sent as Idempotency-Key; a random one when omitted. Repeat it to make a repeated create safe. */
+  idempotencyKey?: string;
+}
+
+export interface CreateResult<T> {
+  resource: T;
+  /** The service answered with the saved response of an earlier request with the same key. */
+  replayed: boolean;
+  idempotencyKey: string;
+}
+
+export interface UpdateOptions {
+  /** The ETag of the version the change is based on (409 version-conflict when it moved on). */
+  ifMatch?: string;
+}
+
+type OpenApiClient = Client<paths>;
+interface FetchResult {
+  data?: unknown;
+  error?: unknown;
+  response: Response;
+}
+
+function unwrap<T>(result: FetchResult, method: string, path: string): T {
+  if (result.response.ok) return result.data as T;
+  throw new ApiError(toProblem(result.response.status, result.error, result.response.statusText), method, path, result.response.headers);
+}
+
+/** Sites, site visits and messages share create, get, update and cursor listing. */
+export class Collection<P extends CollectionPath> {
+  constructor(
+    protected readonly api: OpenApiClient,
+    readonly path: P,
+  ) {}
+
+  async create(body: CreateBody<P>, options: CreateOptions = {}): Promise<ResourceOf<P>> {
+    return (await this.createWithDetails(body, options)).resource;
+  }
+
+  async createWithDetails(body: CreateBody<P>, options: CreateOptions = {}): Promise<CreateResult<ResourceOf<P>>> {
+    const idempotencyKey = options.idempotencyKey ?? randomUUID();
+    const result = (await (this.api.POST as Function)(this.path, { body, params: { header: { 'Idempotency-Key': idempotencyKey } } })) as FetchResult;
+    const { data } = unwrap<{ data: ResourceOf<P> }>(result, 'POST', this.path);
+    return { resource: data, replayed: result.response.headers.get('idempotent-replayed') === 'true', idempotencyKey };
+  }
+
+  async get(id: string): Promise<ResourceOf<P>> {
+    const result = (await (this.api.GET as Function)(`${this.path}/{id}`, { params: { path: { id } } })) as FetchResult;
+    return unwrap<{ data: ResourceOf<P> }>(result, 'GET', `${this.path}/${id}`).data;
+  }
+
+  /** PATCH is never repeated blindly: an uncertain outcome throws UncertainResultError (read, then decide). */
+  async update(id: string, body: PatchBody<P>, options: UpdateOptions = {}): Promise<ResourceOf<P>> {
+    const header = options.ifMatch ? { 'If-Match': options.ifMatch } : {};
+    const result = (await (this.api.PATCH as Function)(`${this.path}/{id}`, { body, params: { path: { id }, header } })) as FetchResult;
+    return unwrap<{ data: ResourceOf<P> }>(result, 'PATCH', `${this.path}/${id}`).data;
+  }
+
+  /** Every page, following meta.nextCursor. `page[after]` in the query starts after that cursor. */
+  async *pages(query: ListQuery<P> = {} as ListQuery<P>): AsyncGenerator<Page<P>> {
+    let cursor = (query as { 'page[after]'?: string })['page[after]'];
+    do {
+      const params = { query: { ...query, ...(cursor ? { 'page[after]': cursor } : {}) } };
+      const page = unwrap<Page<P>>((await (this.api.GET as Function)(this.path, { params })) as FetchResult, 'GET', this.path);
+      yield page;
+      cursor = (page as { meta: { nextCursor?: string } }).meta.nextCursor;
+    } while (cursor);
+  }
+
+  /** Every resource of the list, oldest first, page by page. */
+  async *list(query?: ListQuery<P>): AsyncGenerator<ResourceOf<P>> {
+    for await (const page of this.pages(query)) yield* (page as { data: ResourceOf<P>[] }).data;
+  }
+
+  /** The one resource an exact-match filter resolves to, or undefined. */
+  protected async findOne(query: ListQuery<P>): Promise<ResourceOf<P> | undefined> {
+    const { value } = await this.pages(query).next();
+    return (value as { data: ResourceOf<P>[] } | undefined)?.data[0];
+  }
+}
+
+export class Sites extends Collection<'/api/v1/sites'> {
+  findBySiteCode(siteCode: string) {
+    return this.findOne({ siteCode });
+  }
+  findByUniqueID(uniqueID: string) {
+    return this.findOne({ uniqueID });
+  }
+  findByUniqueID2(uniqueID2: string) {
+    return this.findOne({ uniqueID2 });
+  }
+}
+
+export class SiteVisits extends Collection<'/api/v1/site-visits'> {
+  findByClientTicketNumber(clientTicketNumber: string) {
+    return this.findOne({ clientTicketNumber });
+  }
+
+  /** Adds a version of the visit's return label (a PDF). Not retried after an uncertain outcome (SPEC Retry rules 4). */
+  async uploadReturnLabel(id: string, file: FileSource, options?: UploadOptions): Promise<ReturnLabelUpload> {
+    const body = await uploadForm(file, 'return-label.pdf', options);
+    const result = await this.api.POST('/api/v1/site-visits/{id}/return-label', { params: { path: { id } }, body: body as never });
+    return unwrap<{ data: ReturnLabelUpload }>(result, 'POST', `${this.path}/${id}/return-label`).data;
+  }
+}
+
+export class Messages extends Collection<'/api/v1/messages'> {
+  /** Adds a version of the message's attachment (PDF, PNG or JPEG). Not retried after an uncertain outcome. */
+  async uploadAttachment(id: string, file: FileSource, options?: UploadOptions): Promise<FileAttachmentUpload> {
+    const body = await uploadForm(file, 'attachment', options);
+    const result = await this.api.POST('/api/v1/messages/{id}/file-attachment', { params: { path: { id } }, body: body as never });
+    return unwrap<{ data: FileAttachmentUpload }>(result, 'POST', `${this.path}/${id}/file-attachment`).data;
+  }
+}
+
+/** Subscription writes are not idempotent and never retried after an uncertain outcome: list, then decide. */
+export class WebhookSubscriptions {
+  constructor(private readonly api: OpenApiClient) {}
+
+  async list(): Promise<WebhookSubscription[]> {
+    return unwrap<{ data: WebhookSubscription[] }>(await this.api.GET('/api/v1/webhook-subscriptions'), 'GET', '/api/v1/webhook-subscriptions').data;
+  }
+
+  async create(body: WebhookSubscriptionCreate): Promise<WebhookSubscription> {
+    const result = await this.api.POST('/api/v1/webhook-subscriptions', { body });
+    return unwrap<{ data: WebhookSubscription }>(result, 'POST', '/api/v1/webhook-subscriptions').data;
+  }
+
+  async update(id: string, body: WebhookSubscriptionPatch): Promise<WebhookSubscription> {
+    const result = await this.api.PATCH('/api/v1/webhook-subscriptions/{id}', { params: { path: { id } }, body });
+    return unwrap<{ data: WebhookSubscription }>(result, 'PATCH', `/api/v1/webhook-subscriptions/${id}`).data;
+  }
+}
+
+export interface SiteServicesClient {
+  sites: Sites;
+  siteVisits: SiteVisits;
+  messages: Messages;
+  webhookSubscriptions: WebhookSubscriptions;
+  /** The client's Active projects (a capped list, SPEC Reference lists). */
+  projects(pageSize?: number): Promise<Project[]>;
+  items(pageSize?: number): Promise<Item[]>;
+  /** The typed openapi-fetch client on the same transport, for anything the helpers do not cover. */
+  api: OpenApiClient;
+  /** A GET of any path under the base address (`/api/v1/...`), with the read retry rules; JSON or text. */
+  getRaw(path: string): Promise<{ status: number; headers: Headers; body: unknown }>;
+  /** A fresh token response (does not replace the cached token). */
+  requestToken(): Promise<TokenResponse>;
+}
+
+export function createClient(options: ClientOptions): SiteServicesClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const runtime: Runtime = { ...systemRuntime, ...options.runtime };
+  const settings = {
+    fetch: options.fetch ?? ((request: Request) => fetch(request)),
+    runtime,
+    retry: { ...DEFAULT_RETRY, ...options.retry },
+    timeoutMs: options.timeoutMs ?? 30_000,
+    ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+  };
+  const tokens = new TokenSource(baseUrl, options, createTransport(settings), runtime);
+  const transport = createTransport({ ...settings, tokens });
+  const api = createFetchClient<paths>({ baseUrl, fetch: transport });
+  const reference = async <T>(path: '/api/v1/projects' | '/api/v1/items', pageSize?: number): Promise<T[]> => {
+    const result = await api.GET(path, { params: { query: pageSize ? { 'page[size]': pageSize } : {} } });
+    return unwrap<{ data: T[] }>(result, 'GET', path).data;
+  };
+  return {
+    sites: new Sites(api, '/api/v1/sites'),
+    siteVisits: new SiteVisits(api, '/api/v1/site-visits'),
+    messages: new Messages(api, '/api/v1/messages'),
+    webhookSubscriptions: new WebhookSubscriptions(api),
+    projects: (pageSize) => reference<Project>('/api/v1/projects', pageSize),
+    items: (pageSize) => reference<Item>('/api/v1/items', pageSize),
+    api,
+    async getRaw(path) {
+      const response = await transport(new Request(new URL(path, `${baseUrl}/`), { method: 'GET', headers: { accept: 'application/json' } }));
+      const text = await response.text();
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // not JSON: the text as it is
+      }
+      return { status: response.status, headers: response.headers, body };
+    },
+    requestToken: () => tokens.request(),
+  };
+}

@@ -1,0 +1,109 @@
+/**
+ * Typed errors of the client. Every answer the API refuses becomes an `ApiError` carrying the problem
+ * details (SPEC "Errors"): `slug` is the last path segment of `type` (`validation-error`,
+ * `duplicate-resource`, …) and `fieldErrors` the `errors` member of a 422.
+ */
+
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  errors?: Record<string, string[]>;
+  [member: string]: unknown;
+}
+
+/** Base class: `instanceof SiteServicesError` catches everything this package throws on purpose. */
+export class SiteServicesError extends Error {
+  override name = 'SiteServicesError';
+}
+
+/** The API answered with an error status and (normally) a problem document. */
+export class ApiError extends SiteServicesError {
+  override name = 'ApiError';
+  readonly status: number;
+  readonly slug: string;
+  readonly problem: ProblemDetails;
+  readonly fieldErrors: Record<string, string[]>;
+
+  constructor(
+    problem: ProblemDetails,
+    readonly method: string,
+    readonly path: string,
+    readonly headers: Headers = new Headers(),
+  ) {
+    super(`${method} ${path}: ${problem.status} ${problem.title}: ${problem.detail}`);
+    this.status = problem.status;
+    this.problem = problem;
+    this.slug = problemSlug(problem.type);
+    this.fieldErrors = problem.errors ?? {};
+  }
+}
+
+/**
+ * The client credentials are wrong or revoked: the token endpoint answered 401, or a protected request was
+ * refused with 401 again right after a fresh token (SPEC Authentication 7). Retrying will not help.
+ */
+export class CredentialsError extends SiteServicesError {
+  override name = 'CredentialsError';
+  constructor(
+    message: string,
+    readonly problem?: ProblemDetails,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A write that is not safe to repeat blindly (PATCH, uploads, webhook-subscription writes) got no definite
+ * answer: the connection failed, timed out, or the service answered 5xx, which does not prove the write
+ * failed (SPEC Errors). Read the resource (or list the subscriptions / file versions) before trying again.
+ */
+export class UncertainResultError extends SiteServicesError {
+  override name = 'UncertainResultError';
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly reason: string,
+    readonly problem?: ProblemDetails,
+    options?: { cause?: unknown },
+  ) {
+    super(`${method} ${path}: the result is uncertain (${reason}); read the current state before repeating this write`, options);
+  }
+}
+
+/** The request could not be completed (network failure or timeout) and its retries, if any, ran out. */
+export class NetworkError extends SiteServicesError {
+  override name = 'NetworkError';
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    options: { cause: unknown },
+  ) {
+    super(`${method} ${path}: ${describeCause(options.cause)}`, options);
+  }
+}
+
+export function problemSlug(type: string): string {
+  const trimmed = type.replace(/[/#]+$/, '');
+  return trimmed.slice(Math.max(trimmed.lastIndexOf('/'), trimmed.lastIndexOf('#')) + 1);
+}
+
+/** A problem document from an error body; a body that is not one is described by its status. */
+export function toProblem(status: number, body: unknown, statusText = ''): ProblemDetails {
+  if (body && typeof body === 'object' && typeof (body as ProblemDetails).type === 'string') {
+    const problem = body as ProblemDetails;
+    return { ...problem, status: typeof problem.status === 'number' ? problem.status : status };
+  }
+  const text = typeof body === 'string' ? body.slice(0, 200) : '';
+  return { type: 'about:blank', title: statusText || `HTTP ${status}`, status, detail: text || `the service answered ${status}` };
+}
+
+export function describeCause(cause: unknown): string {
+  if (cause instanceof Error) {
+    const inner = (cause as { cause?: unknown }).cause;
+    const code = inner && typeof inner === 'object' && 'code' in inner ? ` (${String((inner as { code: unknown }).code)})` : '';
+    return `${cause.message}${code}`;
+  }
+  return String(cause);
+}

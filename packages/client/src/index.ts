@@ -1,0 +1,14 @@
+export { createClient, Collection, Sites, SiteVisits, Messages, WebhookSubscriptions } from './client.js';
+export type { ClientOptions, CreateOptions, CreateResult, UpdateOptions, SiteServicesClient } from './client.js';
+export { ApiError, CredentialsError, NetworkError, SiteServicesError, UncertainResultError, problemSlug } from './errors.js';
+export type { ProblemDetails } from './errors.js';
+export { DEFAULT_RETRY, backoffDelay, systemRuntime } from './retry.js';
+export type { RetryOptions, Runtime } from './retry.js';
+export { classifyRequest } from './transport.js';
+export type { FetchLike, RequestKind, RetryEvent } from './transport.js';
+export type { TokenResponse, ClientCredentials } from './tokens.js';
+export type { FileSource, UploadOptions } from './uploads.js';
+export * from './types.js';
+export { verifyWebhook, WebhookVerificationError } from './webhooks.js';
+export type { VerifyWebhookInput, WebhookHeaders } from './webhooks.js';
+export type { paths, components, webhooks, operations } from './generated/api.js';

@@ -1,0 +1,155 @@
+/**
+ * The fetch every request goes through: bearer token, SPEC "Retry rules" by kind of request, and the
+ * 401 rule of SPEC Authentication 7. openapi-fetch hands it a finished Request; it answers with the final
+ * Response (success or a definite error for the caller to read) or throws a typed error when the outcome
+ * is a credentials failure, uncertain, or a network failure that outlasted its retries.
+ */
+import { randomUUID } from 'node:crypto';
+import { CredentialsError, NetworkError, toProblem, UncertainResultError } from './errors.js';
+import { backoffDelay, type RetryOptions, retryAfterMs, type Runtime } from './retry.js';
+
+export type FetchLike = (request: Request) => Promise<Response>;
+
+/**
+ * - `read`: GET/HEAD, retried on 429, 5xx and network failures.
+ * - `create`: POST of a site, visit or message, always with an Idempotency-Key, retried like a read and on
+ *   409 idempotency-pending, with the same key and the same body bytes.
+ * - `token`: the token endpoint (rule 7), retried like a read, never with a bearer token.
+ * - `update`: PATCH, never repeated after an uncertain outcome (rule 3).
+ * - `unsafe`: uploads, webhook-subscription writes and anything else (rule 4): never repeated after an
+ *   uncertain outcome.
+ * Every kind is repeated after 429 (the limiter refuses before anything runs) and once after a 401 with a
+ * fresh token (nothing ran either).
+ */
+export type RequestKind = 'read' | 'create' | 'token' | 'update' | 'unsafe';
+
+const CREATE_PATH = /\/api\/v1\/(sites|site-visits|messages)\/?$/;
+
+export function classifyRequest(method: string, pathname: string): RequestKind {
+  const verb = method.toUpperCase();
+  if (verb === 'GET' || verb === 'HEAD') return 'read';
+  if (verb === 'POST' && pathname.endsWith('/api/v1/oauth/token')) return 'token';
+  if (verb === 'POST' && CREATE_PATH.test(pathname)) return 'create';
+  if (verb === 'PATCH') return 'update';
+  return 'unsafe';
+}
+
+export interface RetryEvent {
+  method: string;
+  path: string;
+  /** The attempt that failed (1 = the first). */
+  attempt: number;
+  delayMs: number;
+  reason: string;
+}
+
+export interface TokenProvider {
+  token(): Promise<string>;
+  /** Forget `token` (it was refused); the next token() fetches a fresh one. */
+  invalidate(token: string): void;
+}
+
+export interface TransportOptions {
+  fetch: FetchLike;
+  runtime: Runtime;
+  retry: RetryOptions;
+  /** Time limit of one attempt. */
+  timeoutMs: number;
+  tokens?: TokenProvider;
+  onRetry?: (event: RetryEvent) => void;
+}
+
+const TEMPORARY = new Set([500, 502, 503, 504]);
+
+export function createTransport(options: TransportOptions): FetchLike {
+  return async (request) => {
+    const url = new URL(request.url);
+    const path = url.pathname;
+    const kind = classifyRequest(request.method, path);
+    const headers = new Headers(request.headers);
+    if (kind === 'create' && !headers.has('idempotency-key')) headers.set('idempotency-key', randomUUID());
+    // The body is read once, so that every attempt sends the same bytes.
+    const body = request.body ? new Uint8Array(await request.arrayBuffer()) : undefined;
+    const authenticate = kind !== 'token' && options.tokens !== undefined && !headers.has('authorization');
+    let refreshed = false;
+
+    for (let attempt = 1; ; attempt++) {
+      const token = authenticate ? await options.tokens!.token() : undefined;
+      if (token !== undefined) headers.set('authorization', `Bearer ${token}`);
+      /** The wait before the next attempt, or undefined when this failure is final. */
+      const delayFor = (retryAfter?: number): number | undefined => {
+        if (attempt >= options.retry.maxAttempts) return undefined;
+        if (retryAfter !== undefined && retryAfter > options.retry.maxRetryAfterMs) return undefined;
+        return Math.max(retryAfter ?? 0, backoffDelay(attempt, options.retry, options.runtime.random));
+      };
+      const pause = async (delayMs: number, reason: string, response?: Response): Promise<void> => {
+        // Release the answer before waiting: its body must not outlive the attempt's time limit.
+        await response?.body?.cancel().catch(() => undefined);
+        options.onRetry?.({ method: request.method, path, attempt, delayMs, reason });
+        await options.runtime.sleep(delayMs);
+      };
+
+      let response: Response;
+      try {
+        response = await options.fetch(
+          new Request(url, { method: request.method, headers, body: body ?? null, signal: AbortSignal.timeout(options.timeoutMs) }),
+        );
+      } catch (error) {
+        if (kind === 'update' || kind === 'unsafe') throw new UncertainResultError(request.method, path, 'no response', undefined, { cause: error });
+        const delayMs = delayFor();
+        if (delayMs !== undefined) {
+          await pause(delayMs, `network: ${error instanceof Error ? error.message : String(error)}`);
+          continue;
+        }
+        throw new NetworkError(request.method, path, { cause: error });
+      }
+
+      const status = response.status;
+      if (status === 401 && token !== undefined) {
+        if (!refreshed) {
+          refreshed = true;
+          await response.body?.cancel().catch(() => undefined);
+          options.tokens!.invalidate(token);
+          continue;
+        }
+        throw new CredentialsError(
+          `${request.method} ${path}: refused with 401 again after a fresh token: the credentials are wrong or revoked`,
+          toProblem(status, await readJson(response)),
+        );
+      }
+      const retryAfter = retryAfterMs(response.headers.get('retry-after'), options.runtime.now());
+      if (status === 429) {
+        const delayMs = delayFor(retryAfter);
+        if (delayMs === undefined) return response;
+        await pause(delayMs, '429 rate limited', response);
+        continue;
+      }
+      if (status >= 500 && (kind === 'update' || kind === 'unsafe')) {
+        throw new UncertainResultError(request.method, path, `status ${status}`, toProblem(status, await readJson(response)));
+      }
+      const pending = kind === 'create' && status === 409 && (await isIdempotencyPending(response));
+      if (TEMPORARY.has(status) || pending) {
+        const delayMs = delayFor(retryAfter);
+        if (delayMs !== undefined) {
+          await pause(delayMs, pending ? '409 idempotency-pending' : `status ${status}`, response);
+          continue;
+        }
+      }
+      return response;
+    }
+  };
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+async function isIdempotencyPending(response: Response): Promise<boolean> {
+  const problem = (await readJson(response.clone())) as { type?: unknown };
+  return typeof problem?.type === 'string' && problem.type.endsWith('idempotency-pending');
+}

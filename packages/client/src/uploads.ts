@@ -1,0 +1,35 @@
+/** The multipart body of an upload (field `file`, SPEC Uploads 1) from a path, a Buffer or a Blob. */
+import { openAsBlob } from 'node:fs';
+import path from 'node:path';
+
+export type FileSource = string | Uint8Array | Blob;
+
+export interface UploadOptions {
+  /** The part's file name; default: the path's base name, else `fallbackName`. */
+  fileName?: string;
+  /** The declared type; the service decides by the bytes anyway (DECISIONS Uploads). */
+  contentType?: string;
+}
+
+export async function uploadForm(source: FileSource, fallbackName: string, options: UploadOptions = {}): Promise<FormData> {
+  const type = options.contentType ?? guessType(typeof source === 'string' ? source : (options.fileName ?? fallbackName));
+  let blob: Blob;
+  let name = options.fileName ?? fallbackName;
+  if (typeof source === 'string') {
+    blob = await openAsBlob(source, { type });
+    name = options.fileName ?? path.basename(source);
+  } else if (source instanceof Blob) {
+    blob = options.contentType ? new Blob([source], { type }) : source;
+  } else {
+    blob = new Blob([source], { type });
+  }
+  const form = new FormData();
+  form.append('file', blob, name);
+  return form;
+}
+
+const TYPES: Record<string, string> = { '.pdf': 'application/pdf', '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg' };
+
+function guessType(name: string): string {
+  return TYPES[path.extname(name).toLowerCase()] ?? 'application/octet-stream';
+}

@@ -1,0 +1,75 @@
+/**
+ * Verification of a webhook delivery, exactly SPEC "Signature (v1)" rule 3: the pinned version `v1` and
+ * algorithm `hmac-sha256`, a signing timestamp within the tolerance of the receiver's clock in either
+ * direction, the digest (lower-case hex HMAC-SHA256 keyed with the secret's UTF-8 bytes over
+ * `timestamp + "." + raw body`) compared in constant time, and only then the JSON parsed. There is no
+ * legacy fallback: a legacy-signed delivery fails (upgrade the subscription to v1).
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { WebhookEvent } from './types.js';
+
+/** Node's IncomingHttpHeaders (lower-case names), a fetch Headers, or a plain record. */
+export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
+
+export interface VerifyWebhookInput {
+  headers: WebhookHeaders;
+  /** The body exactly as received: never a re-serialised object. */
+  rawBody: Uint8Array | string;
+  /** The subscription's secret, used as given; several during a rotation (any one may match). */
+  secret: string | readonly string[];
+  /** The receiver's clock (default: now). */
+  now?: Date | number;
+  /** Allowed distance of the signing timestamp from `now`, both ways (SPEC: 300). */
+  toleranceSeconds?: number;
+}
+
+export type VerificationFailure = 'version' | 'algorithm' | 'timestamp' | 'stale' | 'signature' | 'body';
+
+export class WebhookVerificationError extends Error {
+  override name = 'WebhookVerificationError';
+  constructor(
+    readonly reason: VerificationFailure,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function header(headers: WebhookHeaders, name: string): string | undefined {
+  if (headers instanceof Headers) return headers.get(name) ?? undefined;
+  const direct = headers[name] ?? Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
+  // A header given twice is ambiguous: refuse rather than pick one.
+  return typeof direct === 'string' ? direct : undefined;
+}
+
+/** Returns the verified event, or throws WebhookVerificationError saying which check failed. */
+export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
+  const { headers, toleranceSeconds = 300 } = input;
+  if (header(headers, 'x-svc-signature-version') !== 'v1') throw new WebhookVerificationError('version', 'x-svc-signature-version is not v1');
+  if (header(headers, 'x-svc-signature-alg') !== 'hmac-sha256') throw new WebhookVerificationError('algorithm', 'x-svc-signature-alg is not hmac-sha256');
+  const timestamp = header(headers, 'x-svc-timestamp');
+  if (timestamp === undefined || !/^(0|[1-9][0-9]{0,15})$/.test(timestamp)) {
+    throw new WebhookVerificationError('timestamp', 'x-svc-timestamp is not canonical decimal Unix seconds');
+  }
+  const nowMs = input.now === undefined ? Date.now() : typeof input.now === 'number' ? input.now : input.now.getTime();
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > toleranceSeconds) {
+    throw new WebhookVerificationError('stale', `x-svc-timestamp is more than ${toleranceSeconds} seconds from this receiver's clock`);
+  }
+  const signature = header(headers, 'x-svc-signature');
+  if (signature === undefined || !/^[0-9a-f]{64}$/.test(signature)) throw new WebhookVerificationError('signature', 'x-svc-signature is not a lower-case hex SHA-256 digest');
+  const body = typeof input.rawBody === 'string' ? Buffer.from(input.rawBody, 'utf8') : input.rawBody;
+  const given = Buffer.from(signature, 'hex');
+  const secrets = typeof input.secret === 'string' ? [input.secret] : input.secret;
+  // Every secret is tried (no early exit), so the time taken does not say which one matched.
+  let matched = false;
+  for (const secret of secrets) {
+    const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${timestamp}.`, 'utf8').update(body).digest();
+    matched = timingSafeEqual(expected, given) || matched;
+  }
+  if (!matched) throw new WebhookVerificationError('signature', 'x-svc-signature does not match');
+  try {
+    return JSON.parse(Buffer.from(body).toString('utf8')) as WebhookEvent;
+  } catch {
+    throw new WebhookVerificationError('body', 'the signed body is not JSON');
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * Prometheus metrics (prom-client). One `Metrics` per process, with a registry of its own (never the
+ * global one: tests build many apps in one process). The HTTP layer counts requests, idempotency outcomes
+ * and rate-limit refusals; the delivery worker counts attempt outcomes; the due-delivery figures and the
+ * database pool are read when scraped.
+ *
+ * Served at `GET /metrics` on the main port behind the operator token (src/http/metrics-route.ts) and,
+ * with METRICS_PORT, on a listener of its own without a token (`startMetricsServer`). With WEB_CONCURRENCY
+ * above 1 the cluster primary serves METRICS_PORT with the sum over its children (prom-client's
+ * AggregatorRegistry); the figures read from the database are taken from one child, not summed.
+ */
+import cluster from 'node:cluster';
+import http from 'node:http';
+import { sql } from 'kysely';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { AppDatabase } from '../db/database.js';
+import type { Clock } from '../lib/clock.js';
+
+export type DeliveryOutcome = 'succeeded' | 'retry_scheduled' | 'failed';
+
+/** Seconds; from a fast cached read to the statement timeout. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  readonly deliveries: Counter<'outcome'>;
+  readonly deliveryDuration: Histogram<'outcome'>;
+  readonly idempotency: Counter<'outcome'>;
+  readonly rateLimitRefusals: Counter;
+
+  constructor(options: { database?: AppDatabase; clock?: Clock; defaultMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
+    this.httpRequests = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by route template (unmatched: no route), method and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.httpDuration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from receiving a request to sending its answer.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.deliveries = new Counter({
+      name: 'webhook_delivery_attempts_total',
+      help: 'Webhook delivery attempts by outcome: succeeded, retry_scheduled (failed, another attempt is due) or failed (terminally).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    for (const outcome of ['succeeded', 'retry_scheduled', 'failed'] satisfies DeliveryOutcome[]) this.deliveries.inc({ outcome }, 0);
+    this.deliveryDuration = new Histogram({
+      name: 'webhook_delivery_attempt_duration_seconds',
+      help: 'Duration of one delivery attempt, from the destination check to the answer.',
+      labelNames: ['outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.idempotency = new Counter({
+      name: 'idempotency_requests_total',
+      help: 'Creates with an Idempotency-Key that were replayed (the stored answer) or refused as a conflict (the key reused with another body).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.idempotency.inc({ outcome: 'replayed' }, 0);
+    this.idempotency.inc({ outcome: 'conflict' }, 0);
+    this.rateLimitRefusals = new Counter({ name: 'rate_limit_refusals_total', help: 'Requests refused with 429 by the client rate limit.', registers });
+
+    const { database, clock } = options;
+    if (database) this.addDatabaseGauges(database, clock ?? { now: () => new Date() });
+  }
+
+  /** Figures read from the database and the pool when scraped; one child's value in a cluster, not a sum. */
+  private addDatabaseGauges(database: AppDatabase, clock: Clock): void {
+    const registers = [this.registry];
+    let due: Promise<{ count: number; oldestSeconds: number }> | undefined;
+    // Both gauges come from one query per scrape.
+    const readDue = () => {
+      due ??= queryDue(database, clock.now()).finally(() => {
+        setImmediate(() => {
+          due = undefined;
+        });
+      });
+      return due;
+    };
+    new Gauge({
+      name: 'webhook_deliveries_due',
+      help: 'Pending deliveries whose next attempt is due now (waiting for a worker).',
+      aggregator: 'first',
+      registers,
+      async collect() {
+        this.set((await readDue()).count);
+      },
+    });
+    new Gauge({
+      name: 'webhook_oldest_due_delivery_age_seconds',
+      help: 'How long the longest-waiting due delivery has been due; 0 when none is.',
+      aggregator: 'first',
+      registers,
+      async collect() {
+        this.set((await readDue()).oldestSeconds);
+      },
+    });
+    const pool = database.pool;
+    if (pool) {
+      new Gauge({
+        name: 'db_pool_connections',
+        help: 'Connections of this process\'s PostgreSQL pool: total open, idle, and clients waiting for one.',
+        labelNames: ['state'],
+        registers,
+        collect() {
+          this.set({ state: 'total' }, pool.totalCount);
+          this.set({ state: 'idle' }, pool.idleCount);
+          this.set({ state: 'waiting' }, pool.waitingCount);
+        },
+      });
+      new Gauge({ name: 'db_pool_max_connections', help: 'DATABASE_POOL_SIZE of this process.', registers }).set(pool.options.max ?? 10);
+    }
+  }
+
+  /** In a cluster child: answer the primary's requests for this process's metrics. */
+  joinCluster(): void {
+    if (!cluster.isWorker) return;
+    AggregatorRegistry.setRegistries([this.registry]);
+    // The constructor installs the child's IPC listener (prom-client has no other way to ask for it).
+    new AggregatorRegistry();
+  }
+}
+
+async function queryDue(database: AppDatabase, now: Date): Promise<{ count: number; oldestSeconds: number }> {
+  const { rows } = await sql<{ count: number; oldest: Date | null }>`
+    select count(*)::int as count, min(next_attempt_at) as oldest from webhook_deliveries
+    where status = 'pending' and next_attempt_at <= ${now}
+  `.execute(database.db);
+  const oldest = rows[0]?.oldest;
+  return { count: rows[0]?.count ?? 0, oldestSeconds: oldest ? Math.max(0, (now.getTime() - new Date(oldest).getTime()) / 1000) : 0 };
+}
+
+/** How a metrics listener reads the text: one process's registry, or a cluster primary's aggregate. */
+export type MetricsSource = () => Promise<{ contentType: string; body: string }>;
+
+export function registrySource(registry: Registry): MetricsSource {
+  return async () => ({ contentType: registry.contentType, body: await registry.metrics() });
+}
+
+/** The cluster primary's view: its children's metrics, summed (gauges read from the database: the first). */
+export function clusterSource(): MetricsSource {
+  const aggregator = new AggregatorRegistry();
+  return async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() });
+}
+
+/** A plain HTTP listener answering GET /metrics only (METRICS_PORT): for a scraper on a private network. */
+export async function startMetricsServer(source: MetricsSource, port: number, host: string): Promise<http.Server> {
+  const server = http.createServer((request, response) => {
+    if (request.method !== 'GET' || request.url?.split('?', 1)[0] !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    source().then(
+      ({ contentType, body }) => response.writeHead(200, { 'content-type': contentType }).end(body),
+      (error: unknown) => response.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${error instanceof Error ? error.message : String(error)}\n`),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}
