@@ -57,7 +57,7 @@ afterAll(async () => t?.close());
 /** The owner's id for a path's resource, or a well-formed id that exists nowhere. */
 function idFor(path: string, owner: World | undefined): string {
   if (path.startsWith('/api/v1/sites/')) return owner ? owner.siteId : newId('site');
-  if (path.startsWith('/api/v1/site-visits/')) return owner ? owner.visitId : newId('visit');
+  if (path.startsWith('/api/v1/site-visits/') || path.startsWith('/api/v1/sandbox/site-visits/')) return owner ? owner.visitId : newId('visit');
   if (path.startsWith('/api/v1/messages/')) return owner ? owner.messageId : newId('msg');
   if (path.startsWith('/api/v1/webhook-subscriptions/')) return owner ? owner.subscriptionId : newId('whsub');
   throw new Error(`no resource known for ${path}`);
@@ -68,6 +68,7 @@ function requestFor(method: string, path: string): { json?: unknown; body?: Buff
   if (path.endsWith('/return-label') || path.endsWith('/file-attachment')) {
     return method === 'POST' ? { body: fileForm(pdfBytes()), headers: { 'content-type': MULTIPART_CONTENT_TYPE } } : {};
   }
+  if (path.endsWith('/simulate')) return { json: { action: 'dispatch' } };
   if (method !== 'PATCH') return {};
   if (path.startsWith('/api/v1/sites/')) return { json: { city: 'Leakville' } };
   if (path.startsWith('/api/v1/site-visits/')) return { json: { description: 'Leaked?' } };
