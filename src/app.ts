@@ -12,7 +12,8 @@ import type { Config } from './config.js';
 import type { AppDatabase } from './db/database.js';
 import { registerAdminAuth } from './http/admin-auth.js';
 import { registerClientAuth } from './http/auth.js';
-import { frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
+import { registerContentEncodingRefusal } from './http/media.js';
 import { registerOperationsRoutes } from './http/operations.js';
 import { registerOpenApi, registerOperatorOpenApiRoute } from './http/openapi.js';
 import { CursorCodec } from './http/pagination.js';
@@ -95,6 +96,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: frameworkErrorHandler(config.problemBaseUrl) as FastifyServerOptions['frameworkErrors'],
+    clientErrorHandler: clientErrorHandler(config.problemBaseUrl),
+    // Fastify's default is no limit at all: a client trickling a body would hold its connection (and an
+    // upload's stream) forever. Node enforces the limit only when the server is constructed with it (Fastify
+    // sets it afterwards, so it goes in both places), checking every connectionsCheckingInterval.
+    requestTimeout: config.requestTimeoutMs,
+    http: { requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, config.requestTimeoutMs / 2) },
   });
   // Bodies are JSON (and form-encoded on the token endpoint only); a text/plain body is 415, not a string.
   fastify.removeContentTypeParser('text/plain');
@@ -110,6 +117,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   registerErrorHandling(app, config.problemBaseUrl);
   registerShutdownRefusal(app);
+  registerContentEncodingRefusal(app);
   registerRequestMetrics(app, metrics);
   registerRateLimit(app, { limit: config.rateLimitPerMinute, clock, onRefused: () => metrics.rateLimitRefusals.inc() });
   registerClientAuth(app, { tokens: ctx.tokens, credentialStatus: ctx.credentialStatus });

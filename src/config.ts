@@ -44,6 +44,8 @@ export interface Config {
   readonly adminToken: string | undefined;
   readonly tokenTtlSeconds: number;
   readonly rateLimitPerMinute: number;
+  /** Longest a request may take to arrive completely (headers and body); slower ones get 408. */
+  readonly requestTimeoutMs: number;
   readonly trustProxy: TrustProxy;
   readonly logLevel: string;
   /** Server keys; required in production, generated once and kept in the database in sandbox. */
@@ -181,6 +183,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken,
     tokenTtlSeconds: int('TOKEN_TTL_SECONDS', 3600, 30, 86_400),
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 100, 1, 10_000_000),
+    requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 120_000, 1_000, 3_600_000),
     trustProxy: parseTrustProxy(read('TRUST_PROXY'), problems),
     logLevel: oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     keys,

@@ -53,17 +53,19 @@ export async function stopAll(): Promise<void> {
 }
 
 /**
- * Starts the compiled service with `env` added to a minimal environment and waits until it is ready:
+ * Starts the service with `env` added to a minimal environment and waits until it is ready (the compiled
+ * `dist/server.js`, or with `source: true` the TypeScript through tsx, which needs no build step):
  * `/ready` answers for an API process; a worker is ready once `workerReady(pid)` says so (its LISTEN
  * connection is open: at LOG_LEVEL=warn it prints nothing).
  */
 export async function startService(
   env: Record<string, string>,
-  options: { port?: number; name: string; nodeArgs?: string[]; workerReady?: (pid: number) => Promise<boolean> },
+  options: { port?: number; name: string; nodeArgs?: string[]; source?: boolean; workerReady?: (pid: number) => Promise<boolean> },
 ): Promise<Service> {
   const port = options.port ?? (await freePort());
   const fullEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), ...env };
-  const child = track(spawn(process.execPath, [...(options.nodeArgs ?? []), path.join(ROOT, 'dist', 'server.js')], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const entry = options.source ? ['--import', 'tsx', path.join(ROOT, 'src', 'server.ts')] : [path.join(ROOT, 'dist', 'server.js')];
+  const child = track(spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] }));
   let output = '';
   child.stdout!.on('data', (chunk) => (output = (output + chunk).slice(-20_000)));
   child.stderr!.on('data', (chunk) => (output = (output + chunk).slice(-20_000)));

@@ -47,6 +47,10 @@ export function createPostgresPool(connectionString: string, max: number): pg.Po
   });
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', () => undefined);
+  // Nor a checked-out one: the pool removes its own error listener while a client is lent out, so a
+  // connection lost between two statements of a transaction would be an unhandled 'error' event. With
+  // this listener the client is just broken: its next query fails (503) and the pool discards it.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

@@ -4,6 +4,8 @@
  * problem members plus OAuth's `error` and `error_description` so that OAuth client libraries read them.
  * Unknown errors become a bare 500 and a log line; a 5xx never shows internals.
  */
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fieldErrorsFromAjv } from './validation.js';
 import { Problem, problemBody, validationProblem } from './problem.js';
@@ -89,6 +91,34 @@ export function frameworkErrorHandler(problemBaseUrl: string) {
           ? new Problem('malformed-request', 'The request path is not a valid URL.')
           : (toProblem(error) ?? new Problem('internal-error', 'The service failed unexpectedly.'));
     return sendProblem(request, reply, problem, problemBaseUrl);
+  };
+}
+
+/**
+ * Fastify's `clientErrorHandler` option: what Node's HTTP parser refuses before Fastify sees a request
+ * (headers over 16 KiB, a request not received within the request timeout, bytes that are not HTTP)
+ * is answered as a problem too, instead of Fastify's default JSON, and the connection is closed.
+ */
+export function clientErrorHandler(problemBaseUrl: string) {
+  return (error: Error & { code?: string }, socket: Socket) => {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const problem =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? new Problem('headers-too-large', 'The request headers are larger than 16 KiB.')
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? new Problem('request-timeout', 'The request was not received completely in time.')
+          : new Problem('malformed-request', 'The request is not well-formed HTTP.');
+    const body = JSON.stringify(problemBody(problem, problemBaseUrl));
+    // A response already under way (a route answered before the body arrived) gets no second one.
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (!socket.writable || inFlight?.headersSent) {
+      socket.destroy(error);
+      return;
+    }
+    socket.end(
+      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   };
 }
 

@@ -10,6 +10,8 @@
  * the stream (`request.file()`) and checks them itself, so the schema is the contract, not a validator.
  */
 import { type TObject, type TProperties, type TSchema, type TString, Type } from '@sinclair/typebox';
+import type { Api } from './types.js';
+import { Problem } from './problem.js';
 
 export const MULTIPART_FORM_DATA = 'multipart/form-data';
 
@@ -51,4 +53,16 @@ export interface BinaryResponseSchema {
 export function BinaryResponse(mediaTypes: readonly string[], description: string, headers?: TObject): BinaryResponseSchema {
   const content = Object.fromEntries(mediaTypes.map((mediaType) => [mediaType, { schema: Type.String({ format: 'binary' }) }]));
   return { description, content, ...(headers ? { headers } : {}) };
+}
+
+/**
+ * Request bodies are read as sent: no content coding is decoded. A body declaring one (gzip, br, ...) is
+ * refused with 415 (RFC 9110 §8.4.1) instead of being stored or parsed as if it were not encoded.
+ */
+export function registerContentEncodingRefusal(app: Api): void {
+  app.addHook('onRequest', async (request) => {
+    const coding = request.headers['content-encoding'];
+    if (coding === undefined || coding.trim().toLowerCase() === 'identity') return;
+    throw new Problem('unsupported-media-type', `Content-Encoding ${JSON.stringify(coding.slice(0, 40))} is not supported: send the body uncompressed.`);
+  });
 }

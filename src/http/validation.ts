@@ -153,7 +153,9 @@ export function fieldErrorsFromAjv(errors: readonly ErrorObject[], rootName = 'b
         !unions.some((union) => error.instancePath === union.instancePath && error.schemaPath.startsWith(`${union.schemaPath}/`))) &&
       !(error.keyword === 'enum' && mistyped.has(error.instancePath)),
   );
-  const result: FieldErrors = {};
+  // Field names come from the request (unknown query parameters and members): a plain object would hand
+  // back Object.prototype's `valueOf` or `__proto__` for them, so the map has no prototype.
+  const result: FieldErrors = Object.create(null) as FieldErrors;
   const add = (name: string, text: string) => {
     // Headers are named as documented (`If-Match`, `Idempotency-Key`), not as Node lower-cases them.
     const field = rootName === 'headers' ? name.replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase()) : name;

@@ -1,9 +1,10 @@
-import { createHmac, generateKeyPairSync, type KeyObject, randomBytes, randomUUID, sign } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import type { TestResponse } from '../helpers/http.js';
+import { accessClaims, b64, forgeJwt } from '../helpers/jwt-forge.js';
 import { expectProblem } from '../helpers/problems.js';
 import { admin, siteBody, tenantWithToken, tokenFor } from '../helpers/tenants.js';
 
@@ -20,34 +21,10 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 beforeEach(() => clock.set(start));
 
-const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 const seconds = () => Math.floor(clock.now().getTime() / 1000);
-
-/** Valid claims for the test tenant, as the service would issue them; override to break one. */
-function claims(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  const now = seconds();
-  return {
-    iss: 'site-services/sandbox',
-    aud: 'site-services-api/sandbox',
-    sub: tenant.clientId,
-    tid: tenant.tenantId,
-    scope: 'sites:read sites:write',
-    jti: randomUUID(),
-    iat: now,
-    nbf: now,
-    exp: now + 600,
-    ...overrides,
-  };
-}
-
-/** A compact JWS signed by hand: EdDSA with `key`, HS256 with `secret`, or unsigned. */
-function forge(options: { header?: Record<string, unknown>; payload?: Record<string, unknown>; key?: KeyObject; secret?: Buffer | string } = {}): string {
-  const header = options.header ?? { alg: options.secret ? 'HS256' : 'EdDSA', typ: 'at+jwt' };
-  const input = `${b64(header)}.${b64(options.payload ?? claims())}`;
-  if (options.secret !== undefined) return `${input}.${createHmac('sha256', options.secret).update(input).digest('base64url')}`;
-  if (options.key) return `${input}.${sign(null, Buffer.from(input), options.key).toString('base64url')}`;
-  return `${input}.`;
-}
+const claims = (overrides: Record<string, unknown> = {}) => accessClaims(tenant, seconds(), overrides);
+const forge = (options: { header?: Record<string, unknown>; payload?: Record<string, unknown>; key?: KeyObject; secret?: Buffer | string } = {}) =>
+  forgeJwt(options.payload ?? claims(), options);
 
 const serverKey = () => t.keys.tokenPrivateKey;
 const attacker = generateKeyPairSync('ed25519');

@@ -68,13 +68,13 @@ export async function openTestDatabase(): Promise<AppDatabase> {
  * A database of its own with the schema and no rows, for tests that need an empty database (sandbox
  * provisioning): a PGlite copy of the template, or on PostgreSQL a temporary database dropped afterwards.
  */
-export async function openEmptyDatabase(): Promise<{ database: AppDatabase; url: string | undefined; drop(): Promise<void> }> {
+export async function openEmptyDatabase(prefix = 'ss_empty'): Promise<{ database: AppDatabase; url: string | undefined; drop(): Promise<void> }> {
   const url = inject('databaseUrl');
   if (!url) {
     const database = await openTestDatabase();
     return { database, url: undefined, drop: () => database.close() };
   }
-  const name = `ss_empty_${randomBytes(6).toString('hex')}`;
+  const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   const server = new URL(url);
   server.pathname = '/postgres';
   const maintenance = new pg.Client({ connectionString: server.toString() });

@@ -1,5 +1,6 @@
 /** Arrange steps for message tests: a tenant with a visit, valid message bodies, uploads of attachments. */
 import type { TestApp } from './app.js';
+import type { Operator } from './tenants.js';
 import { fileForm, MULTIPART_CONTENT_TYPE } from './multipart.js';
 import { createVisit, visitTenant, type VisitTenant } from './visits.js';
 
@@ -23,7 +24,7 @@ export const MESSAGE_TYPES = [
   'General', 'Schedule', 'Pay', 'Support', 'Request',
 ];
 
-export async function messageTenant(t: TestApp, options: Parameters<typeof visitTenant>[1] = {}): Promise<MessageTenant> {
+export async function messageTenant(t: Operator, options: Parameters<typeof visitTenant>[1] = {}): Promise<MessageTenant> {
   const v = await visitTenant(t, { assets: 0, ...options });
   const visit = await createVisit(t, v);
   return { ...v, visitId: visit.id };
@@ -34,7 +35,7 @@ export function messageBody(m: Pick<MessageTenant, 'visitId'>, overrides: Record
   return { siteVisitId: m.visitId, messageThread: 'Technician could not access the site; please confirm the key holder.', ...overrides };
 }
 
-export async function createMessage(t: TestApp, m: MessageTenant, overrides: Record<string, unknown> = {}) {
+export async function createMessage(t: Operator, m: MessageTenant, overrides: Record<string, unknown> = {}) {
   const response = await t.http.post('/api/v1/messages', { token: m.fullToken, json: messageBody(m, overrides) });
   if (response.status !== 201) throw new Error(`message create failed: ${response.status} ${response.text}`);
   return response.body.data as { id: string; attributes: Record<string, any>; meta: { version: number; etag: string } };

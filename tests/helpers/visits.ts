@@ -3,8 +3,7 @@
  * assets (provisioned through the client and operator APIs), and a valid visit body for it.
  */
 import { randomInt, randomUUID } from 'node:crypto';
-import type { TestApp } from './app.js';
-import { admin, createTenant, siteBody, tokenFor, type TestTenant } from './tenants.js';
+import { admin, createTenant, type Operator, siteBody, tokenFor, type TestTenant } from './tenants.js';
 
 export interface VisitTenant extends TestTenant {
   /** A token with the requested scopes (all by default). */
@@ -18,13 +17,13 @@ export interface VisitTenant extends TestTenant {
   assetIds: number[];
 }
 
-export async function createProject(t: TestApp, tenantId: string, body: Record<string, unknown> = {}) {
+export async function createProject(t: Operator, tenantId: string, body: Record<string, unknown> = {}) {
   const response = await admin(t, 'POST', `/admin/v1/tenants/${tenantId}/projects`, { projectId: randomInt(1, 1_000_000_000), projectName: 'Rollout', ...body });
   if (response.status !== 201) throw new Error(`project create failed: ${response.status} ${response.text}`);
   return response.body.data as { projectId: number | string; projectName: string; status: string };
 }
 
-export async function createItem(t: TestApp, tenantId: string, body: Record<string, unknown> = {}) {
+export async function createItem(t: Operator, tenantId: string, body: Record<string, unknown> = {}) {
   const response = await admin(t, 'POST', `/admin/v1/tenants/${tenantId}/items`, {
     itemId: randomInt(1, 1_000_000_000),
     itemName: `Kiosk ${randomUUID().slice(0, 8)}`,
@@ -35,7 +34,7 @@ export async function createItem(t: TestApp, tenantId: string, body: Record<stri
 }
 
 /** A site of the tenant (through the client API) with `assets` site assets (through the operator API). */
-export async function createSiteWithAssets(t: TestApp, tenantId: string, fullToken: string, assets = 2, overrides: Record<string, unknown> = {}) {
+export async function createSiteWithAssets(t: Operator, tenantId: string, fullToken: string, assets = 2, overrides: Record<string, unknown> = {}) {
   const site = await t.http.post('/api/v1/sites', { token: fullToken, json: siteBody(overrides) });
   if (site.status !== 201) throw new Error(`site create failed: ${site.status} ${site.text}`);
   const siteCode: string = site.body.data.attributes.siteCode;
@@ -55,11 +54,11 @@ export async function createSiteWithAssets(t: TestApp, tenantId: string, fullTok
 }
 
 /** The tenant again with a new site of its own (cheaper than a new tenant: no credentials to hash). */
-export async function withNewSite(t: TestApp, v: VisitTenant, assets = 2): Promise<VisitTenant> {
+export async function withNewSite(t: Operator, v: VisitTenant, assets = 2): Promise<VisitTenant> {
   return { ...v, ...(await createSiteWithAssets(t, v.tenantId, v.fullToken, assets)) };
 }
 
-export async function visitTenant(t: TestApp, options: { scope?: string; scopes?: string[]; assets?: number } = {}): Promise<VisitTenant> {
+export async function visitTenant(t: Operator, options: { scope?: string; scopes?: string[]; assets?: number } = {}): Promise<VisitTenant> {
   const tenant = await createTenant(t, options.scopes ? { scopes: options.scopes } : {});
   const fullToken = await tokenFor(t, tenant);
   const token = options.scope ? await tokenFor(t, tenant, options.scope) : fullToken;
@@ -87,19 +86,19 @@ export function visitBody(v: Pick<VisitTenant, 'siteCode' | 'projectId' | 'itemN
   };
 }
 
-export async function createVisit(t: TestApp, v: VisitTenant, overrides: Record<string, unknown> = {}) {
+export async function createVisit(t: Operator, v: VisitTenant, overrides: Record<string, unknown> = {}) {
   const response = await t.http.post('/api/v1/site-visits', { token: v.fullToken, json: visitBody(v, overrides) });
   if (response.status !== 201) throw new Error(`visit create failed: ${response.status} ${response.text}`);
   return response.body.data as { id: string; attributes: Record<string, any>; meta: { version: number; etag: string } };
 }
 
 /** POST /admin/v1/tenants/{tenantId}/site-visits: a visit created by the operator, outside the client API. */
-export async function operatorCreateVisit(t: TestApp, v: VisitTenant, overrides: Record<string, unknown> = {}) {
+export async function operatorCreateVisit(t: Operator, v: VisitTenant, overrides: Record<string, unknown> = {}) {
   return admin(t, 'POST', `/admin/v1/tenants/${v.tenantId}/site-visits`, visitBody(v, overrides));
 }
 
 /** POST /admin/v1/site-visits/{visitId}/workflow with one action. */
-export async function workflowAction(t: TestApp, visitId: string, action: unknown) {
+export async function workflowAction(t: Operator, visitId: string, action: unknown) {
   return admin(t, 'POST', `/admin/v1/site-visits/${visitId}/workflow`, action);
 }
 
@@ -112,7 +111,7 @@ const WALK = [
 const STATUS_AFTER = ['Scheduled', 'Dispatched', 'Completed'];
 
 /** A new visit of the tenant, walked through the workflow to `status`. */
-export async function visitInStatus(t: TestApp, v: VisitTenant, status: 'New' | 'Scheduled' | 'Dispatched' | 'Completed') {
+export async function visitInStatus(t: Operator, v: VisitTenant, status: 'New' | 'Scheduled' | 'Dispatched' | 'Completed') {
   const visit = await createVisit(t, v);
   for (const action of WALK.slice(0, STATUS_AFTER.indexOf(status) + 1)) {
     const response = await workflowAction(t, visit.id, action);

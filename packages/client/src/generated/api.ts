@@ -583,6 +583,7 @@ export interface components {
          *     - `forbidden` (403): Forbidden
          *     - `not-found` (404): Not found
          *     - `method-not-allowed` (405): Method not allowed
+         *     - `request-timeout` (408): Request timeout
          *     - `duplicate-resource` (409): Duplicate resource
          *     - `version-conflict` (409): Version conflict
          *     - `idempotency-conflict` (409): Idempotency key reused with a different request
@@ -593,6 +594,7 @@ export interface components {
          *     - `invalid-state` (409): Invalid state for this action
          *     - `signing-version-conflict` (409): Signing version changed concurrently
          *     - `payload-too-large` (413): Payload too large
+         *     - `headers-too-large` (431): Request header fields too large
          *     - `unsupported-media-type` (415): Unsupported media type
          *     - `validation-error` (422): Validation failed
          *     - `rate-limit-exceeded` (429): Rate limit exceeded
