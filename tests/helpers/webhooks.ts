@@ -26,6 +26,7 @@ import addFormats from 'ajv-formats';
 import { expect, inject } from 'vitest';
 import { startTestApp, type TestApp, type TestAppOptions } from './app.js';
 import { createTestCertificates, type TestCertificates } from './certificates.js';
+import { visitTenant, type VisitTenant } from './visits.js';
 
 export { createTestCertificates, type TestCertificates };
 
@@ -290,6 +291,8 @@ export interface DeliveryHarness {
   t: TestApp;
   worker: DeliveryWorker;
   tenants: Set<string>;
+  /** A tenant with a site, project and item (helpers/visits.ts) whose events this harness's worker delivers. */
+  visitTenant(options?: Parameters<typeof visitTenant>[1]): Promise<VisitTenant>;
   close(): Promise<void>;
 }
 
@@ -303,6 +306,11 @@ export async function startDeliveryHarness(options: TestAppOptions = {}): Promis
     t,
     worker,
     tenants,
+    async visitTenant(options) {
+      const v = await visitTenant(t, options);
+      tenants.add(v.tenantId);
+      return v;
+    },
     async close() {
       await worker.stop();
       await t.close();

@@ -32,12 +32,6 @@ beforeAll(async () => {
 });
 afterAll(() => harness?.close());
 
-async function tenant(): Promise<VisitTenant> {
-  const v = await visitTenant(t);
-  harness.tenants.add(v.tenantId);
-  return v;
-}
-
 async function subscribe(v: VisitTenant, endpoint: Endpoint) {
   const created = await t.http.post('/api/v1/webhook-subscriptions', {
     token: v.fullToken,
@@ -93,7 +87,7 @@ describe('GET /metrics', () => {
   });
 
   it('counts delivery attempts by outcome and reports the due deliveries and the oldest one\'s age', async () => {
-    const v = await tenant();
+    const v = await harness.visitTenant();
     const endpoint = harness.receiver.endpoint((_request, index) => (index === 0 ? 500 : 204));
     await subscribe(v, endpoint);
     const before = await scrape();
@@ -140,7 +134,7 @@ describe('GET /metrics', () => {
 
 describe('log correlation', () => {
   it('follows one event from the request that recorded it to its last attempt', async () => {
-    const v = await tenant();
+    const v = await harness.visitTenant();
     const endpoint = harness.receiver.endpoint((_request, index) => (index === 0 ? 503 : 200));
     const subscriptionId = await subscribe(v, endpoint);
     const requestId = `trace-${randomUUID()}`;

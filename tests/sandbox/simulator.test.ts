@@ -10,31 +10,24 @@ import { EVENT_TYPES } from '../../src/modules/events/types.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { expectProblem } from '../helpers/problems.js';
 import { tokenFor } from '../helpers/tenants.js';
-import { createVisit, visitTenant, type VisitTenant } from '../helpers/visits.js';
+import { createVisit } from '../helpers/visits.js';
 import { type DeliveryHarness, startDeliveryHarness, type TestReceiver, verifyV1 } from '../helpers/webhooks.js';
 
 let harness: DeliveryHarness;
 let receiver: TestReceiver;
 let t: TestApp;
-let tenants: Set<string>;
 
 beforeAll(async () => {
   harness = await startDeliveryHarness();
-  ({ receiver, t, tenants } = harness);
+  ({ receiver, t } = harness);
 });
 afterAll(() => harness?.close());
 
 const simulatePath = (visitId: string) => `/api/v1/sandbox/site-visits/${visitId}/simulate`;
 
-async function tenant(): Promise<VisitTenant> {
-  const v = await visitTenant(t);
-  tenants.add(v.tenantId);
-  return v;
-}
-
 describe('POST /api/v1/sandbox/site-visits/{id}/simulate', () => {
   it('complete-lifecycle walks a New visit to Completed and the receiver gets every signed event in order', async () => {
-    const v = await tenant();
+    const v = await harness.visitTenant();
     const endpoint = receiver.endpoint();
     const secret = `whsec-${randomUUID()}`;
     const subscription = await t.http.post('/api/v1/webhook-subscriptions', { token: v.fullToken, json: { targetUrl: endpoint.url, eventTypes: [...EVENT_TYPES], secret } });
@@ -64,7 +57,7 @@ describe('POST /api/v1/sandbox/site-visits/{id}/simulate', () => {
   });
 
   it('one action at a time follows the operator workflow rules; a repeated action records nothing', async () => {
-    const v = await tenant();
+    const v = await harness.visitTenant();
     const visit = await createVisit(t, v);
     expectProblem(await t.http.post(simulatePath(visit.id), { token: v.token, json: { action: 'dispatch' } }), 409, 'invalid-state');
 
@@ -86,7 +79,7 @@ describe('POST /api/v1/sandbox/site-visits/{id}/simulate', () => {
   });
 
   it("needs site-visits:write and never reaches another tenant's visit", async () => {
-    const [owner, other] = [await tenant(), await tenant()];
+    const [owner, other] = [await harness.visitTenant(), await harness.visitTenant()];
     const visit = await createVisit(t, owner);
     const readOnly = await tokenFor(t, owner, 'site-visits:read');
     expectProblem(await t.http.post(simulatePath(visit.id), { token: readOnly, json: { action: 'dispatch' } }), 403, 'forbidden');

@@ -12,7 +12,7 @@ import { toEnvelope } from '../../src/modules/events/service.js';
 import { EVENT_TYPES, type EventType } from '../../src/modules/events/types.js';
 import type { TestApp } from '../helpers/app.js';
 import { admin } from '../helpers/tenants.js';
-import { createVisit, operatorCreateVisit, visitBody, visitTenant, type VisitTenant, workflowAction } from '../helpers/visits.js';
+import { createVisit, operatorCreateVisit, visitBody, type VisitTenant, workflowAction } from '../helpers/visits.js';
 import {
   type DeliveryHarness,
   type Endpoint,
@@ -28,22 +28,14 @@ import {
 let harness: DeliveryHarness;
 let receiver: TestReceiver;
 let t: TestApp;
-let tenants: Set<string>;
 
 beforeAll(async () => {
   harness = await startDeliveryHarness();
-  ({ receiver, t, tenants } = harness);
+  ({ receiver, t } = harness);
 });
 afterAll(() => harness?.close());
 
 const ALL_TYPES: EventType[] = [...EVENT_TYPES];
-
-/** A tenant with a site, project and item, served by this file's worker. */
-async function tenant(): Promise<VisitTenant> {
-  const v = await visitTenant(t);
-  tenants.add(v.tenantId);
-  return v;
-}
 
 /** A v1 subscription of the tenant to a fresh endpoint; the secret is what the receiver verifies with. */
 async function subscribe(v: VisitTenant, eventTypes: EventType[] = ALL_TYPES) {
@@ -81,7 +73,7 @@ async function settledRequests(endpoint: Endpoint, count: number, tenantId: stri
 
 describe('ticket.created through the client API', () => {
   it('delivers exactly one signed event per matching subscription; an idempotent replay delivers nothing', async () => {
-    const v = await tenant();
+    const v = await harness.visitTenant();
     const first = await subscribe(v, ['ticket.created']);
     const body = visitBody(v, { clientTicketNumber: 'E2E-1' });
     const headers = { 'idempotency-key': `create-${randomUUID()}` };
@@ -131,7 +123,7 @@ describe('ticket.created through the client API', () => {
 
 describe('ticket.created through the operator API', () => {
   it('delivers the operator-created visit once, with its visit_ id', async () => {
-    const v = await tenant();
+    const v = await harness.visitTenant();
     const { endpoint, secret } = await subscribe(v);
     const created = await operatorCreateVisit(t, v, { clientTicketNumber: 'OP-E2E' });
     expect(created.status).toBe(201);
@@ -147,7 +139,7 @@ describe('ticket.created through the operator API', () => {
 
 describe('the workflow\'s events', () => {
   it('delivers every action\'s event with its data and the status after it', async () => {
-    const v = await tenant();
+    const v = await harness.visitTenant();
     const { endpoint, secret } = await subscribe(v);
     const visit = await createVisit(t, v, { clientTicketNumber: 'FLOW-1' });
     const common = { clientTicketNumber: 'FLOW-1', clientSiteId: v.siteCode };
@@ -177,7 +169,7 @@ describe('the workflow\'s events', () => {
   });
 
   it('reaches only the subscriptions whose eventTypes list the type', async () => {
-    const v = await tenant();
+    const v = await harness.visitTenant();
     const dispatchOnly = await subscribe(v, ['job.dispatched']);
     const visit = await createVisit(t, v);
     await workflowAction(t, visit.id, { action: 'schedule', scheduledDate: '2026-12-02' });
@@ -190,7 +182,7 @@ describe('the workflow\'s events', () => {
 
 describe('publishing rules', () => {
   it('publishes lifecycle events only while webhookAccess and apiEnabled are both on; ticket.created always', async () => {
-    const v = await tenant();
+    const v = await harness.visitTenant();
     const { endpoint, secret } = await subscribe(v);
     const flags = async (patch: Record<string, boolean>) => expect((await admin(t, 'PATCH', `/admin/v1/tenants/${v.tenantId}`, patch)).status).toBe(200);
 
@@ -225,7 +217,7 @@ describe('publishing rules', () => {
   });
 
   it('sends nothing to a deactivated subscription, and nothing missed once it is reactivated', async () => {
-    const v = await tenant();
+    const v = await harness.visitTenant();
     const stays = await subscribe(v);
     const paused = await subscribe(v);
     const off = await t.http.patch(`/api/v1/webhook-subscriptions/${paused.id}`, { token: v.fullToken, json: { isActive: false } });
@@ -247,7 +239,7 @@ describe('publishing rules', () => {
   });
 
   it('publishes nothing for a refused action or one that changed nothing', async () => {
-    const v = await tenant();
+    const v = await harness.visitTenant();
     const { endpoint } = await subscribe(v);
     const visit = await createVisit(t, v);
     expect((await workflowAction(t, visit.id, { action: 'dispatch' })).status).toBe(409);
