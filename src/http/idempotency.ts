@@ -7,16 +7,21 @@
  * Because the lock and the snapshot live in the same transaction as the resource, a key is never left
  * half-done: a crash or error rolls everything back and the same key can simply be retried. A second
  * request arriving while the first holds the lock gets 409 idempotency-pending instead of waiting.
+ *
+ * A create that is one INSERT of a row known beforehand (`SingleRowCreate`) first tries all of that as
+ * one statement in its own transaction: lock, lookup, insert and snapshot in a single round trip instead
+ * of five. Anything but a plain first create (a key found, a race) falls back to the transaction above.
  */
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { jsonb } from '../db/json.js';
 import { prepared } from '../db/prepared-statements.js';
 import type { Clock } from '../lib/clock.js';
 import type { ResourceObject } from './envelope.js';
+import { isUniqueViolation } from '../db/errors.js';
 import { Problem, validationProblem } from './problem.js';
 
 export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -89,6 +94,26 @@ function pending(): Problem {
   });
 }
 
+/** The request's hash for its key, after checking the key's form. */
+function checkedRequestHash(key: string, payload: unknown): string {
+  if (!KEY_PATTERN.test(key)) {
+    throw validationProblem({ 'Idempotency-Key': ['must be 1 to 255 visible ASCII characters'] });
+  }
+  return createHash('sha256').update(canonicalJson(payload)).digest('hex');
+}
+
+/** Whether a key is committed by now (after a create that may have lost a race to it). */
+function keyCommitted(db: Kysely<Database>, tenantId: string, resourceType: string, key: string): Promise<boolean> {
+  return db
+    .selectFrom('idempotency_keys')
+    .select('key')
+    .where('tenant_id', '=', tenantId)
+    .where('resource_type', '=', resourceType)
+    .where('key', '=', key)
+    .executeTakeFirst()
+    .then((row) => row !== undefined, () => false);
+}
+
 export async function createIdempotently(
   db: Kysely<Database>,
   clock: Clock,
@@ -100,10 +125,7 @@ export async function createIdempotently(
     const created = await db.transaction().execute(create);
     return { ...created, replayed: false };
   }
-  if (!KEY_PATTERN.test(key)) {
-    throw validationProblem({ 'Idempotency-Key': ['must be 1 to 255 visible ASCII characters'] });
-  }
-  const requestHash = createHash('sha256').update(canonicalJson(options.payload)).digest('hex');
+  const requestHash = checkedRequestHash(key, options.payload);
   const keyFilter = { tenant_id: tenantId, resource_type: resourceType, key };
 
   /**
@@ -171,16 +193,7 @@ export async function createIdempotently(
   try {
     return await once();
   } catch (error) {
-    const keyCommitted = () =>
-      db
-        .selectFrom('idempotency_keys')
-        .select('key')
-        .where('tenant_id', '=', tenantId)
-        .where('resource_type', '=', resourceType)
-        .where('key', '=', key)
-        .executeTakeFirst()
-        .then((row) => row !== undefined, () => false);
-    if (!(error instanceof KeyTakenMeanwhile) && !(missedKey && (await keyCommitted()))) throw error;
+    if (!(error instanceof KeyTakenMeanwhile) && !(missedKey && (await keyCommitted(db, tenantId, resourceType, key)))) throw error;
   }
   try {
     return await once();
@@ -225,6 +238,94 @@ export function createResource(
       const resource = await create(tx);
       return { id: resource.id, status: 201, body: { data: resource }, etag: resource.meta.etag };
     },
+  );
+}
+
+/**
+ * A create that is one INSERT of a row whose every column the caller sets (also those the database would
+ * default), so that the response is known before the insert runs.
+ */
+export interface SingleRowCreate {
+  table: keyof Database & string;
+  /** Column → value; the same columns in the same order on every call (the statement is prepared). */
+  row: Record<string, unknown>;
+  /** The unique constraint whose conflict means the resource exists already... */
+  uniqueConstraint: string;
+  /** ...answered with this problem. */
+  duplicate: () => Problem;
+  /** The row as the response shows it. */
+  resource: ResourceObject<unknown>;
+}
+
+/** `insert ... select <row> <from> on conflict do nothing returning 1`: the row, unless a duplicate. */
+function insertRow(create: SingleRowCreate, from: RawBuilder<unknown>): RawBuilder<{ one: number }> {
+  const columns = Object.keys(create.row);
+  return sql<{ one: number }>`insert into ${sql.table(create.table)} (${sql.join(columns.map((column) => sql.id(column)))})
+    select ${sql.join(columns.map((column) => create.row[column]))} ${from}
+    on conflict on constraint ${sql.id(create.uniqueConstraint)} do nothing returning 1 as one`;
+}
+
+/** The first statement of `createRow`, as it found things. */
+interface OneStatementResult {
+  locked: boolean;
+  created: boolean;
+  /** A key row (completed or expired) was there: the general path decides. */
+  found: boolean;
+}
+
+/**
+ * `createResource` for a `SingleRowCreate`. With an Idempotency-Key the lock, the lookup, the insert and
+ * the snapshot are first tried as one statement, so one transaction of one round trip. It creates only
+ * when it holds the lock and no key row is there; every other case goes to `createIdempotently`, whose
+ * transaction then decides as it always does:
+ * - a key row is there (a replay, a conflict, an expired key);
+ * - the key was committed by a racing request after this statement's snapshot, seen either as the key's
+ *   primary key refusing the snapshot (the statement and its insert roll back) or as the insert finding
+ *   that request's duplicate.
+ * Without a key it is the insert alone.
+ */
+export async function createRow(
+  db: Kysely<Database>,
+  clock: Clock,
+  request: CreateRequest,
+  options: { resourceType: string; exists: (tx: Transaction<Database>, tenantId: string, id: string) => Promise<boolean> },
+  create: SingleRowCreate,
+): Promise<CreateOutcome> {
+  const { tenantId } = request.auth;
+  const { resourceType } = options;
+  const key = request.headers['idempotency-key'];
+  const created: CreatedResource = { id: create.resource.id, status: 201, body: { data: create.resource }, etag: create.resource.meta.etag };
+  const insertAlone = async (executor: Kysely<Database>) => {
+    if ((await insertRow(create, sql``).execute(executor)).rows.length === 0) throw create.duplicate();
+    return created;
+  };
+  if (key === undefined) return { ...(await insertAlone(db)), replayed: false };
+
+  const requestHash = checkedRequestHash(key, request.body);
+  const now = clock.now();
+  try {
+    const { rows } = await sql<OneStatementResult>`
+      with lock as (select pg_try_advisory_xact_lock(${lockId(tenantId, resourceType, key)}::bigint) as locked),
+      found as (select 1 from idempotency_keys where tenant_id = ${tenantId} and resource_type = ${resourceType} and key = ${key}),
+      inserted as (${insertRow(create, sql`from lock where lock.locked and not exists (select from found)`)}),
+      stored as (
+        insert into idempotency_keys (tenant_id, resource_type, key, request_hash, resource_id, response_status, response_body, response_etag, completed_at, expires_at)
+        select ${tenantId}, ${resourceType}, ${key}, ${requestHash}, ${created.id}, ${created.status}, ${jsonb(created.body)}, ${created.etag ?? null},
+          ${now}, ${new Date(now.getTime() + REPLAY_WINDOW_MS)}
+        from inserted)
+      select lock.locked, exists (select from inserted) as created, exists (select from found) as found from lock ${prepared()}`.execute(db);
+    const result = rows[0]!;
+    if (!result.locked) throw pending();
+    if (result.created) return { ...created, replayed: false };
+    if (!result.found && !(await keyCommitted(db, tenantId, resourceType, key))) throw create.duplicate();
+  } catch (error) {
+    if (!isUniqueViolation(error, 'idempotency_keys_pkey')) throw error;
+  }
+  return createIdempotently(
+    db,
+    clock,
+    { tenantId, resourceType, key, payload: request.body, stillAccessible: (tx, id) => options.exists(tx, tenantId, id) },
+    (tx) => insertAlone(tx),
   );
 }
 

@@ -136,6 +136,28 @@ describe('Idempotency-Key on POST /api/v1/sites', () => {
     expect(await sitesWithCode(token, body.siteCode)).toEqual([created[0]!.body.data.id]);
   });
 
+  it('concurrent requests with one key and different bodies: one site, replays of it, conflicts, never a duplicate', async () => {
+    // Body c has a's siteCode: when c loses the race to a after its one-statement lookup, its insert
+    // finds a's site, and the answer must still be the key's conflict, not a duplicate siteCode.
+    const { token } = await tenantWithToken(t);
+    for (let round = 0; round < 8; round++) {
+      const a = siteBody();
+      const bodies = [a, siteBody(), { ...a, name: 'Another name' }];
+      const sent = Array.from({ length: 15 }, (_, index) => bodies[index % 3]!);
+      const responses = await Promise.all(sent.map((body) => create(token, body, `mixed-${round}`)));
+      const originals = responses.filter((response) => response.status === 201 && response.headers.get('idempotent-replayed') === null);
+      expect(originals).toHaveLength(1);
+      const winner = sent[responses.indexOf(originals[0]!)]!;
+      responses.forEach((response, index) => {
+        if (sent[index] === winner && response.status === 201) expect(response.body).toEqual(originals[0]!.body);
+        else if (sent[index] === winner) expectProblem(response, 409, 'idempotency-pending');
+        else expect(response.body.type).toMatch(/\/(idempotency-conflict|idempotency-pending)$/);
+      });
+      const codes = await Promise.all([...new Set(bodies.map((body) => body.siteCode))].map((code) => sitesWithCode(token, code)));
+      expect(codes.flat()).toEqual([originals[0]!.body.data.id]);
+    }
+  });
+
   it('replays for 24 hours after completion, then the key is free again', async () => {
     const tenant = await tenantWithToken(t);
     const body = siteBody();

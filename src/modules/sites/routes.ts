@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../app-context.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
 import { sendResource } from '../../http/envelope.js';
-import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
+import { createRow, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
 import { listMeta } from '../../http/pagination.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
@@ -52,9 +52,8 @@ export function registerSiteRoutes(app: Api, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const outcome = await createResource(db, clock, request, { resourceType: sites.SITE_TYPE, exists: sites.siteExists }, async (tx) =>
-        sites.toSiteResource(await sites.createSite(tx, request.auth.tenantId, request.body, clock.now())),
-      );
+      const creation = sites.siteCreation(request.auth.tenantId, request.body, clock.now());
+      const outcome = await createRow(db, clock, request, { resourceType: sites.SITE_TYPE, exists: sites.siteExists }, creation);
       return sendCreateOutcome(reply, outcome);
     },
   );

@@ -4,6 +4,7 @@ import type { Database, SiteRow, SiteUpdate } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
+import type { SingleRowCreate } from '../../http/idempotency.js';
 import { type CursorCodec, type Page, readPage } from '../../http/pagination.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
@@ -30,7 +31,7 @@ const COLUMNS = {
   keyRequired: 'key_required',
 } as const satisfies Record<keyof SiteCreate, keyof SiteRow>;
 
-export function toSiteResource(row: SiteRow): ResourceObject<SiteAttributesValue> {
+export function toSiteResource(row: Omit<SiteRow, 'seq'>): ResourceObject<SiteAttributesValue> {
   return resourceObject(
     SITE_TYPE,
     row.id,
@@ -61,9 +62,12 @@ function duplicateSiteCode(siteCode: string): Problem {
   return new Problem('duplicate-resource', `A site with siteCode ${JSON.stringify(siteCode)} already exists for your client.`);
 }
 
-export async function createSite(tx: Transaction<Database>, tenantId: string, input: SiteCreate, now: Date): Promise<SiteRow> {
-  // The unique constraint decides, in the insert itself (also between creates racing each other).
-  const site = await repository.insertSiteUnlessCodeTaken(tx, {
+/**
+ * The new site's row with every column set, also those the database would default, so that its response
+ * is known before it is inserted (`SingleRowCreate`).
+ */
+export function newSiteRow(tenantId: string, input: SiteCreate, now: Date): Omit<SiteRow, 'seq'> {
+  return {
     id: newId('site'),
     tenant_id: tenantId,
     site_code: input.siteCode,
@@ -80,9 +84,21 @@ export async function createSite(tx: Transaction<Database>, tenantId: string, in
     friendly_location_name2: input.friendlyLocationName2 ?? null,
     key_required: input.keyRequired ?? null,
     status: 'Active',
+    version: 1,
     created_at: now,
     updated_at: now,
-  });
+  };
+}
+
+/** The create of a site as one insert; the unique constraint decides a duplicate siteCode, also between racing creates. */
+export function siteCreation(tenantId: string, input: SiteCreate, now: Date): SingleRowCreate {
+  const row = newSiteRow(tenantId, input, now);
+  return { table: 'sites', row, uniqueConstraint: SITE_CODE_CONSTRAINT, duplicate: () => duplicateSiteCode(input.siteCode), resource: toSiteResource(row) };
+}
+
+/** Creates a site in the transaction (the sandbox's demo data; the API goes through `siteCreation`). */
+export async function createSite(tx: Transaction<Database>, tenantId: string, input: SiteCreate, now: Date): Promise<SiteRow> {
+  const site = await repository.insertSiteUnlessCodeTaken(tx, newSiteRow(tenantId, input, now));
   if (!site) throw duplicateSiteCode(input.siteCode);
   return site;
 }
