@@ -112,8 +112,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // including text/plain, which Fastify would otherwise accept as a string.
   app.removeContentTypeParser('text/plain');
   app.addSchema(ProblemSchema);
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
   registerErrorHandling(app, config.problemBaseUrl);
   registerShutdownRefusal(app);

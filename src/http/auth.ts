@@ -6,9 +6,9 @@
  */
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Logger } from 'pino';
-import type { CredentialStatus } from '../modules/auth/credential-status.js';
+import type { CredentialStatus, CredentialStatusEntry } from '../modules/auth/credential-status.js';
 import type { Scope } from '../modules/auth/scopes.js';
-import type { TokenService } from '../modules/auth/tokens.js';
+import type { AccessToken, TokenService } from '../modules/auth/tokens.js';
 import { Problem } from './problem.js';
 
 export interface AuthContext {
@@ -45,29 +45,43 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 }
 
 export function registerClientAuth(app: FastifyInstance, deps: { tokens: TokenService; credentialStatus: CredentialStatus }): void {
-  const authenticate: onRequestHookHandler = async (request) => {
-    const scope = request.routeOptions.config.scope!;
-    const token = bearerToken(request);
-    if (token === undefined) {
-      throw new Problem('unauthorized', 'A bearer token is required: send Authorization: Bearer <access_token>.', {
-        headers: { 'www-authenticate': REALM },
-      });
-    }
-    const grant = await deps.tokens.verify(token);
-    if (!grant) throw unauthorized('The bearer token is invalid or expired. Fetch a new token and retry once.');
-    const status = await deps.credentialStatus.lookup(grant.clientId);
-    if (!status.active || status.tenantId !== grant.tenantId) throw unauthorized('The credentials of this token have been revoked.');
+  /** Admits the request with this grant and status, or says why not. */
+  const admit = (request: FastifyRequest, scope: Scope, grant: AccessToken, status: CredentialStatusEntry): Problem | undefined => {
+    if (!status.active || status.tenantId !== grant.tenantId) return unauthorized('The credentials of this token have been revoked.');
     // A scope removed from the tenant stops working for tokens already issued.
     const scopes = new Set(grant.scopes.filter((granted) => status.tenantScopes.has(granted)));
     request.auth = { tenantId: grant.tenantId, clientId: grant.clientId, scopes };
     // The request's own logger gains the bindings (a second child logger per request costs more).
     (request.log as unknown as Logger).setBindings({ tenantId: grant.tenantId, clientId: grant.clientId });
-    if (!scopes.has(scope)) {
-      throw new Problem('forbidden', `This operation needs the scope ${scope}; the token does not carry it.`, {
-        headers: { 'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
-      });
-    }
+    if (scopes.has(scope)) return undefined;
+    return new Problem('forbidden', `This operation needs the scope ${scope}; the token does not carry it.`, {
+      headers: { 'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
+    });
   };
+
+  const verifyAndAdmit = async (request: FastifyRequest, scope: Scope, token: string): Promise<Problem | undefined> => {
+    const grant = await deps.tokens.verify(token);
+    if (!grant) return unauthorized('The bearer token is invalid or expired. Fetch a new token and retry once.');
+    return admit(request, scope, grant, await deps.credentialStatus.lookup(grant.clientId));
+  };
+
+  /**
+   * The hook of a route needing `scope`. A token this process verified before, of a client whose status
+   * it checked within the last seconds, is admitted without waiting (most requests); anything else is
+   * verified and looked up first.
+   */
+  const authenticate =
+    (scope: Scope): onRequestHookHandler =>
+    (request, _reply, done) => {
+      const token = bearerToken(request);
+      if (token === undefined) {
+        return done(new Problem('unauthorized', 'A bearer token is required: send Authorization: Bearer <access_token>.', { headers: { 'www-authenticate': REALM } }));
+      }
+      const grant = deps.tokens.verifiedBefore(token);
+      const status = grant && deps.credentialStatus.checkedRecently(grant.clientId);
+      if (grant && status) return done(admit(request, scope, grant, status));
+      verifyAndAdmit(request, scope, token).then((problem) => done(problem), done);
+    };
 
   app.decorateRequest('auth', null as unknown as AuthContext);
   app.addHook('onRoute', (route) => {
@@ -75,6 +89,6 @@ export function registerClientAuth(app: FastifyInstance, deps: { tokens: TokenSe
     if (!scope) return;
     route.schema = { ...route.schema, security: [{ [SECURITY_SCHEME]: [scope] }] } as typeof route.schema;
     const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
-    route.onRequest = [authenticate, ...existing];
+    route.onRequest = [authenticate(scope), ...existing];
   });
 }

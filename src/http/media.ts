@@ -60,9 +60,9 @@ export function BinaryResponse(mediaTypes: readonly string[], description: strin
  * refused with 415 (RFC 9110 §8.4.1) instead of being stored or parsed as if it were not encoded.
  */
 export function registerContentEncodingRefusal(app: Api): void {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const coding = request.headers['content-encoding'];
-    if (coding === undefined || coding.trim().toLowerCase() === 'identity') return;
-    throw new Problem('unsupported-media-type', `Content-Encoding ${JSON.stringify(coding.slice(0, 40))} is not supported: send the body uncompressed.`);
+    if (coding === undefined || coding.trim().toLowerCase() === 'identity') return done();
+    done(new Problem('unsupported-media-type', `Content-Encoding ${JSON.stringify(coding.slice(0, 40))} is not supported: send the body uncompressed.`));
   });
 }

@@ -80,14 +80,16 @@ export function registerRateLimit(app: FastifyInstance, options: { limit: number
   const sweeper = setInterval(() => limiter.sweep(), WINDOW_MS);
   sweeper.unref();
   app.addHook('onClose', async () => clearInterval(sweeper));
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const path = request.url.split('?', 1)[0]!;
-    if (!path.startsWith('/api/v1/') && path !== '/api/v1') return;
+    if (!path.startsWith('/api/v1/') && path !== '/api/v1') return done();
     const wait = limiter.take(request.ip);
-    if (wait === undefined) return;
+    if (wait === undefined) return done();
     options.onRefused?.();
-    throw new Problem('rate-limit-exceeded', `More than ${options.limit} requests in one minute from your address. Retry after ${wait} seconds.`, {
-      headers: { 'retry-after': String(wait) },
-    });
+    done(
+      new Problem('rate-limit-exceeded', `More than ${options.limit} requests in one minute from your address. Retry after ${wait} seconds.`, {
+        headers: { 'retry-after': String(wait) },
+      }),
+    );
   });
 }

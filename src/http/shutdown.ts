@@ -11,9 +11,10 @@ export function registerShutdownRefusal(app: FastifyInstance): void {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return;
+  // Callback style, like the other hooks every request passes: no promise per request.
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
     reply.header('connection', 'close');
-    throw new Problem('service-unavailable', 'The service is shutting down. Retry the request.', { headers: { 'retry-after': '1' } });
+    done(new Problem('service-unavailable', 'The service is shutting down. Retry the request.', { headers: { 'retry-after': '1' } }));
   });
 }

@@ -24,6 +24,21 @@ describe('tenant isolation', () => {
     expect(foreign.body.title).toBe(missing.body.title);
   });
 
+  it('reads of the same site by two tenants at once (one statement for all of them) still answer the other tenant 404', async () => {
+    const c = await tenantWithToken(t);
+    const own = (await t.http.post('/api/v1/sites', { token: c.token, json: siteBody() })).body.data.id;
+    const reads = Array.from({ length: 10 }, () => [
+      t.http.get(`/api/v1/sites/${siteOfA.id}`, { token: a.token }),
+      t.http.get(`/api/v1/sites/${siteOfA.id}`, { token: c.token }),
+      t.http.get(`/api/v1/sites/${own}`, { token: c.token }),
+    ]);
+    for (const [ofA, foreign, ofB] of await Promise.all(reads.map((group) => Promise.all(group)))) {
+      expect(ofA!.status).toBe(200);
+      expectProblem(foreign!, 404, 'not-found');
+      expect(ofB!.body.data.id).toBe(own);
+    }
+  });
+
   it('tenant B gets 404 for tenant A\'s site on PATCH, with or without If-Match, and A\'s site is unchanged', async () => {
     expectProblem(await t.http.patch(`/api/v1/sites/${siteOfA.id}`, { token: b.token, json: { name: 'Hijacked' } }), 404, 'not-found');
     expectProblem(await t.http.patch(`/api/v1/sites/${siteOfA.id}`, { token: b.token, json: { name: 'Hijacked' }, headers: { 'if-match': '"1"' } }), 404, 'not-found');

@@ -8,7 +8,7 @@ import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { findActiveCredential } from './repository.js';
 
-interface Entry {
+export interface CredentialStatusEntry {
   active: boolean;
   tenantId: string | undefined;
   tenantScopes: ReadonlySet<string>;
@@ -18,7 +18,7 @@ interface Entry {
 const CACHE_LIMIT = 10_000;
 
 export class CredentialStatus {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Map<string, CredentialStatusEntry>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -26,12 +26,18 @@ export class CredentialStatus {
     private readonly ttlMs = 5_000,
   ) {}
 
-  async lookup(clientId: string): Promise<Entry> {
+  /** The client's status when this process checked it less than the TTL ago, without waiting; else undefined. */
+  checkedRecently(clientId: string): CredentialStatusEntry | undefined {
+    const cached = this.entries.get(clientId);
+    return cached && this.clock.now().getTime() - cached.checkedAt < this.ttlMs ? cached : undefined;
+  }
+
+  async lookup(clientId: string): Promise<CredentialStatusEntry> {
     const now = this.clock.now().getTime();
     const cached = this.entries.get(clientId);
     if (cached && now - cached.checkedAt < this.ttlMs) return cached;
     const record = await findActiveCredential(this.db, clientId);
-    const entry: Entry = {
+    const entry: CredentialStatusEntry = {
       active: record !== undefined,
       tenantId: record?.tenantId,
       tenantScopes: new Set(record?.tenantScopes ?? []),

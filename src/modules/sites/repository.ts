@@ -1,5 +1,6 @@
 /** Sites in the database. Every function takes the tenant: another tenant's site is simply not found. */
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { BatchedLookup } from '../../db/batched-lookup.js';
 import { prepared } from '../../db/prepared-statements.js';
 import type { Database, NewSite, SiteRow, SiteUpdate } from '../../db/schema.js';
 
@@ -42,6 +43,39 @@ export async function insertSiteUnlessCodeTaken(tx: Executor, site: NewSite): Pr
 
 export async function findSite(db: Executor, tenantId: string, id: string): Promise<SiteRow | undefined> {
   return db.selectFrom('sites').select(SITE_COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).modifyEnd(prepared()).executeTakeFirst();
+}
+
+/**
+ * The sites of many (tenant, id) lookups in one statement, compiled once (its text never changes; each
+ * batch only binds its two arrays). It may read a site whose id one tenant asked for and another tenant
+ * owns (when both tenants are in the batch); `BatchedLookup` answers a lookup only with the row of its
+ * own tenant and id, so that site is simply not found.
+ */
+function sitesOfLookups(db: Kysely<Database>): (lookups: [tenantId: string, id: string][]) => Promise<SiteRow[]> {
+  const compiled = db
+    .selectFrom('sites')
+    .select(SITE_COLUMNS)
+    .where('id', '=', sql<string>`any(${[]}::text[])`)
+    .where('tenant_id', '=', sql<string>`any(${[]}::text[])`)
+    .modifyEnd(prepared())
+    .compile();
+  return async (lookups) => {
+    const ids = lookups.map(([, id]) => id);
+    const tenantIds = [...new Set(lookups.map(([tenantId]) => tenantId))];
+    return (await db.executeQuery<SiteRow>({ ...compiled, parameters: [ids, tenantIds] })).rows;
+  };
+}
+
+const siteLookups = new WeakMap<Kysely<Database>, BatchedLookup<[tenantId: string, id: string], SiteRow>>();
+
+/** `findSite` outside a transaction, gathered with the other requests of this turn into one statement. */
+export function readSite(db: Kysely<Database>, tenantId: string, id: string): Promise<SiteRow | undefined> {
+  let lookup = siteLookups.get(db);
+  if (!lookup) {
+    lookup = new BatchedLookup((tenant, site) => `${tenant}\u0000${site}`, (row) => `${row.tenant_id}\u0000${row.id}`, sitesOfLookups(db));
+    siteLookups.set(db, lookup);
+  }
+  return lookup.find(tenantId, id);
 }
 
 /** The site, locked until the transaction ends, so that a concurrent update waits and then re-reads. */

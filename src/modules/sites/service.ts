@@ -104,7 +104,7 @@ export async function createSite(tx: Transaction<Database>, tenantId: string, in
 }
 
 export async function getSite(db: Kysely<Database>, tenantId: string, id: string): Promise<SiteRow> {
-  const site = await repository.findSite(db, tenantId, id);
+  const site = await repository.readSite(db, tenantId, id);
   if (!site) throw notFound('Site');
   return site;
 }

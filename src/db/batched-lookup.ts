@@ -1,0 +1,64 @@
+/**
+ * Reads of single rows by key, gathered into one statement per turn of the event loop. Requests that
+ * arrive together (one poll of the sockets) each ask for their row; the lookups wait for the check phase
+ * (`setImmediate`), which comes right after that poll, and then go to the database as one query for all
+ * of them. One round trip, one statement and one result for N requests instead of N of each: on the
+ * bench's 2 cores the round trip (a socket write that wakes a backend) costs more than the JavaScript
+ * around it (docs/decisions.md, Performance and scale-out).
+ *
+ * The query starts after every request in the batch arrived, so each still reads what was committed
+ * before it arrived: a read after a write answered to the same client sees that write. Only for reads
+ * outside a transaction; inside one, read the row with the transaction.
+ */
+
+/** At most this many keys per statement; more wait for the next. */
+const MAX_BATCH = 256;
+
+interface Waiting<Args, Row> {
+  args: Args;
+  key: string;
+  resolve: (row: Row | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
+export class BatchedLookup<Args extends unknown[], Row> {
+  private waiting: Waiting<Args, Row>[] = [];
+  private scheduled = false;
+
+  /**
+   * @param keyOf the key of a lookup's arguments, and `rowKey` the same key of a row that answers it.
+   * @param fetch reads the rows of many lookups in one statement (rows not found are simply absent).
+   */
+  constructor(
+    private readonly keyOf: (...args: Args) => string,
+    private readonly rowKey: (row: Row) => string,
+    private readonly fetch: (lookups: Args[]) => Promise<Row[]>,
+  ) {}
+
+  /** The row for these arguments, or undefined. */
+  find(...args: Args): Promise<Row | undefined> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ args, key: this.keyOf(...args), resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    while (this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, MAX_BATCH);
+      this.fetch(batch.map((lookup) => lookup.args)).then(
+        (rows) => {
+          const byKey = new Map(rows.map((row) => [this.rowKey(row), row]));
+          for (const lookup of batch) lookup.resolve(byKey.get(lookup.key));
+        },
+        (error: unknown) => {
+          for (const lookup of batch) lookup.reject(error);
+        },
+      );
+    }
+  }
+}
