@@ -1,13 +1,14 @@
 /**
- * The service's own JavaScript cost of one request, without sockets, the load generator or noise from
- * other processes: the real app (buildApp, production settings, PostgreSQL) answering `app.inject`
- * requests, 32 at a time, on a fresh bench database; prints CPU µs per request of this process (the
- * database's backends are elsewhere). For comparing changes to the request path at µs resolution, which
- * the socket benchmark (noise ±15 % on 2 cores) cannot.
+ * The service's own JavaScript cost of one request, without sockets, the load generator or the other
+ * processes' noise: the real app (buildApp, production settings, PostgreSQL) answering `app.inject`
+ * requests, 32 at a time, on a fresh bench database; prints this process's CPU µs per request (the
+ * database's backends are elsewhere, and light-my-request adds its own share). For comparing changes to
+ * the request path more finely than the socket benchmark can on 2 shared cores.
  *
  *   npx tsx bench/micro.ts [get|create] [requests]     (BENCH_DATABASE_URL as for npm run bench)
- *   add --cpu-prof to write a V8 profile: node --import tsx --cpu-prof bench/micro.ts get
+ *   node --import tsx --cpu-prof bench/micro.ts get    (and a V8 profile of it)
  */
+import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openPostgres } from '../src/db/database.js';
@@ -18,67 +19,64 @@ import { createBenchDatabase, generateKeys, loadedSiteId, loadSites } from './li
 const [scenario = 'get', countText = '60000'] = process.argv.slice(2);
 const total = Number(countText);
 const CONCURRENCY = 32;
+const SITES = 10_000;
+const siteTemplate = { name: 'Store', addressLine1: '1 Main Street', city: 'Springfield', stateRegion: 'IL', postalCode: '62701', country: 'US' };
+
+async function expectStatus(app: FastifyInstance, status: number, request: InjectOptions) {
+  const response = await app.inject(request);
+  if (response.statusCode !== status) throw new Error(`${response.statusCode} ${response.body}`);
+  return response;
+}
+
+/** A tenant with a token, and the bench's 10,000 sites. */
+async function provision(app: FastifyInstance, adminToken: string, database: Awaited<ReturnType<typeof createBenchDatabase>>): Promise<string> {
+  const tenant = (await expectStatus(app, 201, { method: 'POST', url: '/admin/v1/tenants', headers: { authorization: `Bearer ${adminToken}` }, payload: { name: 'micro' } })).json();
+  const { client_id, client_secret } = tenant.data.credentials;
+  const token = (await expectStatus(app, 200, { method: 'POST', url: '/api/v1/oauth/token', payload: { grant_type: 'client_credentials', client_id, client_secret } })).json();
+  await loadSites(database.pool, tenant.data.tenantId, SITES, 0, 'MICRO');
+  return token.access_token as string;
+}
+
+async function measure(app: FastifyInstance, token: string): Promise<void> {
+  const authorization = `Bearer ${token}`;
+  let creates = 0;
+  const one = (index: number) =>
+    scenario === 'create'
+      ? expectStatus(app, 201, { method: 'POST', url: '/api/v1/sites', headers: { authorization, 'idempotency-key': `micro-${creates}` }, payload: { ...siteTemplate, siteCode: `M-${creates++}` } })
+      : expectStatus(app, 200, { method: 'GET', url: `/api/v1/sites/${loadedSiteId(0, 1 + (index % SITES))}`, headers: { authorization } });
+  const runFor = async (count: number) => {
+    let sent = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (sent < count) await one(sent++);
+      }),
+    );
+  };
+  await runFor(Math.min(5_000, total)); // warm-up
+  const cpuBefore = process.cpuUsage();
+  const started = process.hrtime.bigint();
+  await runFor(total);
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpu = process.cpuUsage(cpuBefore);
+  const per = (micros: number) => (micros / total).toFixed(1);
+  console.log(
+    `${scenario}: ${total} requests in ${seconds.toFixed(2)} s (${Math.round(total / seconds)}/s); this process ${per(cpu.user + cpu.system)} µs CPU per request (user ${per(cpu.user)}, system ${per(cpu.system)})`,
+  );
+}
 
 const database = await createBenchDatabase(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-const base = loadConfig({ ...generateKeys(), ENVIRONMENT: 'production', DATABASE_URL: database.url, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000' });
-const keys = generateServerKeys(base);
-const appDatabase = openPostgres(database.url, 10);
-const app = await buildApp(base, { database: appDatabase, keys, logger: createLogger(base) });
-await app.ready();
-
-const call = async (method: string, url: string, token: string, payload?: unknown, headers: Record<string, string> = {}) => {
-  const response = await app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${token}`, ...headers }, ...(payload ? { payload: payload as object } : {}) });
-  if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`);
-  return response.json();
-};
-const tenant = await call('POST', '/admin/v1/tenants', keys.adminToken!, { name: 'micro' });
-const token = (
-  await app.inject({
-    method: 'POST',
-    url: '/api/v1/oauth/token',
-    payload: { grant_type: 'client_credentials', client_id: tenant.data.credentials.client_id, client_secret: tenant.data.credentials.client_secret },
-  })
-).json().access_token as string;
-await loadSites(database.pool, tenant.data.tenantId, 10_000, 0, 'MICRO');
-
-let sent = 0;
-/** Every create's own number, across the warm-up and the measured run. */
-let created = 0;
-const site = { name: 'Store', addressLine1: '1 Main Street', city: 'Springfield', stateRegion: 'IL', postalCode: '62701', country: 'US' };
-const one = async (index: number) => {
-  if (scenario === 'create') {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/api/v1/sites',
-      headers: { authorization: `Bearer ${token}`, 'idempotency-key': `micro-${index}` },
-      payload: { ...site, siteCode: `M-${index}` },
-    });
-    if (response.statusCode !== 201) throw new Error(response.body);
-  } else {
-    const response = await app.inject({ method: 'GET', url: `/api/v1/sites/${loadedSiteId(0, 1 + (index % 10_000))}`, headers: { authorization: `Bearer ${token}` } });
-    if (response.statusCode !== 200) throw new Error(response.body);
+try {
+  const config = loadConfig({ ...generateKeys(), ENVIRONMENT: 'production', DATABASE_URL: database.url, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000' });
+  const keys = generateServerKeys(config);
+  const appDatabase = openPostgres(database.url, 10);
+  const app = await buildApp(config, { database: appDatabase, keys, logger: createLogger(config) });
+  try {
+    await app.ready();
+    await measure(app, await provision(app, keys.adminToken!, database));
+  } finally {
+    await app.close();
+    await appDatabase.close();
   }
-};
-const runFor = async (count: number) => {
-  sent = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (sent < count) {
-        const index = sent++;
-        await one(scenario === 'create' ? created++ : index);
-      }
-    }),
-  );
-};
-await runFor(Math.min(5_000, total)); // warm-up
-const cpuBefore = process.cpuUsage();
-const started = process.hrtime.bigint();
-await runFor(total);
-const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-const cpu = process.cpuUsage(cpuBefore);
-console.log(
-  `${scenario}: ${total} requests in ${seconds.toFixed(2)} s (${Math.round(total / seconds)}/s); this process ${((cpu.user + cpu.system) / total).toFixed(1)} µs CPU per request (user ${(cpu.user / total).toFixed(1)}, system ${(cpu.system / total).toFixed(1)})`,
-);
-await app.close();
-await appDatabase.close();
-await database.drop();
+} finally {
+  await database.drop();
+}
