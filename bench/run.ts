@@ -3,7 +3,7 @@
  * fresh PostgreSQL database, drives load from another process, measures the baselines in the same run
  * with the same connection counts, prints one table and writes bench/results/latest.{json,md}.
  *
- *   npm run bench                 the full run (about 12 minutes on 2 cores)
+ *   npm run bench                 the full run (about 8 minutes on 2 cores)
  *   npm run bench -- --quick      short rounds and smaller data (about 3 minutes), for trying changes
  *   options: --web-concurrency=N (API processes for the HTTP scenarios, default 1), --pool-size=N
  *            (DATABASE_POOL_SIZE of each service process, default 10), --keep-db,
