@@ -11,6 +11,8 @@
  * outside a transaction; inside one, read the row with the transaction.
  */
 
+import { isDataException } from './errors.js';
+
 /** At most this many keys per statement; more wait for the next. */
 const MAX_BATCH = 256;
 
@@ -56,8 +58,20 @@ export class BatchedLookup<Args extends unknown[], Row> {
           for (const lookup of batch) lookup.resolve(byKey.get(lookup.key));
         },
         (error: unknown) => {
+          // A value the database refused (a data exception) is one lookup's fault: the others of its batch
+          // are read alone rather than failed with it. Anything else (the database gone) fails them all.
+          if (batch.length > 1 && isDataException(error)) return this.fetchEachAlone(batch);
           for (const lookup of batch) lookup.reject(error);
         },
+      );
+    }
+  }
+
+  private fetchEachAlone(batch: Waiting<Args, Row>[]): void {
+    for (const lookup of batch) {
+      this.fetch([lookup.args]).then(
+        (rows) => lookup.resolve(rows.find((row) => this.rowKey(row) === lookup.key)),
+        (error: unknown) => lookup.reject(error),
       );
     }
   }

@@ -12,3 +12,9 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   if (e?.code !== '23505') return false;
   return constraint === undefined || e.constraint === constraint || (e.message ?? '').includes(`"${constraint}"`);
 }
+
+/** A data exception (SQLSTATE class 22): the statement was refused for a value it was given. */
+export function isDataException(error: unknown): boolean {
+  const code = (error as DatabaseError | undefined)?.code;
+  return typeof code === 'string' && code.startsWith('22');
+}

@@ -47,17 +47,61 @@ const parameterAjv = createAjv({ coerceTypes: true, useDefaults: true });
 
 const acceptStreamedBody = () => true;
 
+const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+
+/** The JSON pointer of the first string (or member name) holding U+0000, or undefined. */
+function nulPointer(value: unknown, pointer = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? pointer : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = nulPointer(value[index], `${pointer}/${index}`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  for (const [name, member] of Object.entries(value)) {
+    const escaped = `${pointer}/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    if (name.includes('\u0000')) return escaped;
+    const found = nulPointer(member, escaped);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * The schema's validation, then a refusal of U+0000 in any string: no PostgreSQL text value can hold it,
+ * so it would fail the statement (a 500, or the whole batch of a batched read) instead of being refused
+ * as the invalid input it is. Names the field like any other validation error.
+ */
+function refusingNul(validate: ValidateFunction): ValidateFunction {
+  const guarded = ((data: unknown) => {
+    if (!validate(data)) {
+      guarded.errors = validate.errors;
+      return false;
+    }
+    const pointer = nulPointer(data);
+    if (pointer === undefined) {
+      guarded.errors = null;
+      return true;
+    }
+    guarded.errors = [{ keyword: 'nul', instancePath: pointer, schemaPath: '#', params: {}, message: NUL_MESSAGE }];
+    return false;
+  }) as ValidateFunction;
+  return guarded;
+}
+
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart, contentType }) => {
   // A multipart body (media.ts MultipartBody) is read from the stream by its handler, which checks the
   // parts; its schema documents the contract.
   if (httpPart === 'body' && contentType?.startsWith('multipart/')) return acceptStreamedBody;
   const ajv = httpPart === 'body' ? bodyAjv : parameterAjv;
-  return ajv.compile(schema as object) as ValidateFunction;
+  return refusingNul(ajv.compile(schema as object) as ValidateFunction);
 };
 
 /** Compiles a schema with the strict body rules, for validating data outside of a route (uploads, workflow). */
 export function compileBodyValidator(schema: object): ValidateFunction {
-  return bodyAjv.compile(schema);
+  return refusingNul(bodyAjv.compile(schema));
 }
 
 function fieldName(instancePath: string, child?: string, rootName = 'body'): string {

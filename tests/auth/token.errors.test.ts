@@ -71,6 +71,14 @@ describe('token endpoint: invalid_request (400)', () => {
     expectOAuthError(response, 400, 'invalid_request');
   });
 
+  it('U+0000 in a parameter, in JSON, a form or HTTP Basic, is invalid_request, not a server error', async () => {
+    expectOAuthError(await t.http.post(TOKEN, { json: { ...valid(), client_id: `${tenant.clientId}\u0000` } }), 400, 'invalid_request', 'malformed-request');
+    const form = `grant_type=client_credentials&client_id=${tenant.clientId}%00&client_secret=x`;
+    expectOAuthError(await t.http.post(TOKEN, { body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 400, 'invalid_request');
+    const response = await t.http.post(TOKEN, { json: { grant_type: 'client_credentials' }, headers: { authorization: basic(`${tenant.clientId}\u0000`, tenant.clientSecret) } });
+    expectOAuthError(response, 400, 'invalid_request');
+  });
+
   it('malformed HTTP Basic credentials', async () => {
     const response = await t.http.post(TOKEN, {
       json: { grant_type: 'client_credentials' },

@@ -7,8 +7,8 @@ interface Row {
   id: string;
 }
 
-/** A lookup over `rows` that records each fetch's lookups (and can be told to fail). */
-function lookupOver(rows: Row[], options: { fail?: () => boolean } = {}) {
+/** A lookup over `rows` that records each fetch's lookups (and can be told to fail, or refuse a value). */
+function lookupOver(rows: Row[], options: { fail?: () => boolean; refuses?: string } = {}) {
   const fetches: [string, string][][] = [];
   const lookup = new BatchedLookup<[tenant: string, id: string], Row>(
     (tenant, id) => `${tenant}/${id}`,
@@ -16,6 +16,7 @@ function lookupOver(rows: Row[], options: { fail?: () => boolean } = {}) {
     async (lookups) => {
       fetches.push(lookups);
       if (options.fail?.()) throw new Error('database gone');
+      if (lookups.some(([, id]) => id === options.refuses)) throw Object.assign(new Error('invalid byte sequence'), { code: '22021' });
       // Like the site query: every row whose id was asked for, of any tenant in the batch.
       const ids = new Set(lookups.map(([, id]) => id));
       const tenants = new Set(lookups.map(([tenant]) => tenant));
@@ -73,5 +74,14 @@ describe('BatchedLookup', () => {
     await expect(failed).rejects.toThrow('database gone');
     failing = false;
     await expect(lookup.find('a', '1')).resolves.toEqual({ tenant: 'a', id: '1' });
+  });
+
+  it('a value the database refuses fails its own lookup only: the rest of the batch is read alone', async () => {
+    const { lookup, fetches } = lookupOver([{ tenant: 'a', id: '1' }], { refuses: 'bad' });
+    const [good, bad, missing] = await Promise.allSettled([lookup.find('a', '1'), lookup.find('a', 'bad'), lookup.find('a', '2')]);
+    expect(good).toEqual({ status: 'fulfilled', value: { tenant: 'a', id: '1' } });
+    expect(bad).toMatchObject({ status: 'rejected', reason: { code: '22021' } });
+    expect(missing).toEqual({ status: 'fulfilled', value: undefined });
+    expect(fetches.map((fetch) => fetch.length)).toEqual([3, 1, 1, 1]);
   });
 });

@@ -68,14 +68,18 @@ function ownId(path: string): string {
 }
 
 const headerValue = fc.stringMatching(/^[\x20-\x7e]{0,60}$/).map((value) => value.trim());
+/** Strings as clients send them, and now and then any code point at all (U+0000 included: no text column holds it). */
+const text = (constraints: fc.StringConstraints = {}) =>
+  fc.oneof({ weight: 3, arbitrary: fc.string(constraints) }, { weight: 1, arbitrary: fc.string({ ...constraints, unit: 'binary' }) });
+const json = () => fc.oneof({ weight: 3, arbitrary: fc.jsonValue() }, { weight: 1, arbitrary: fc.jsonValue({ stringUnit: 'binary' }) });
 const mutation = (valid: Record<string, unknown>) => {
   const keys = Object.keys(valid);
   return fc.oneof(
     fc.constant(valid),
     keys.length > 0 ? fc.constantFrom(...keys).map((key) => Object.fromEntries(Object.entries(valid).filter(([name]) => name !== key))) : fc.constant(valid),
-    keys.length > 0 ? fc.tuple(fc.constantFrom(...keys), fc.jsonValue()).map(([key, value]) => ({ ...valid, [key]: value })) : fc.constant(valid),
-    fc.tuple(fc.string({ maxLength: 20 }), fc.jsonValue()).map(([key, value]) => ({ ...valid, [key]: value })),
-    fc.jsonValue(),
+    keys.length > 0 ? fc.tuple(fc.constantFrom(...keys), json()).map(([key, value]) => ({ ...valid, [key]: value })) : fc.constant(valid),
+    fc.tuple(text({ maxLength: 20 }), json()).map(([key, value]) => ({ ...valid, [key]: value })),
+    json(),
   );
 };
 
@@ -94,15 +98,15 @@ function requests(operation: ClientOperation): fc.Arbitrary<FuzzRequest> {
     : valid
       ? fc.oneof(
           { weight: 4, arbitrary: mutation(valid).map((value) => ({ kind: 'json' as const, value })) },
-          { weight: 1, arbitrary: fc.string({ maxLength: 200 }).map((text) => ({ kind: 'raw' as const, text })) },
+          { weight: 1, arbitrary: text({ maxLength: 200 }).map((raw) => ({ kind: 'raw' as const, text: raw })) },
           { weight: 1, arbitrary: fc.constant({ kind: 'none' as const }) },
         )
-      : fc.oneof(fc.constant({ kind: 'none' as const }), fc.jsonValue().map((value) => ({ kind: 'json' as const, value })));
+      : fc.oneof(fc.constant({ kind: 'none' as const }), json().map((value) => ({ kind: 'json' as const, value })));
   const declared = (operation.operation.parameters ?? []).filter((parameter: { in: string }) => parameter.in === 'query').map((parameter: { name: string }) => parameter.name as string);
-  const queryKey = declared.length > 0 ? fc.oneof(fc.constantFrom(...declared), fc.string({ maxLength: 12 })) : fc.string({ maxLength: 12 });
+  const queryKey = declared.length > 0 ? fc.oneof(fc.constantFrom(...declared), text({ maxLength: 12 })) : text({ maxLength: 12 });
   return fc.record({
-    id: fc.oneof({ weight: 3, arbitrary: fc.constant(operation.path.includes('{') ? ownId(operation.path) : '') }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 80 }) }),
-    query: fc.array(fc.tuple(queryKey, fc.oneof(fc.string({ maxLength: 30 }), fc.integer().map(String), fc.constantFrom('', '0', '-1', '1e9', 'null', '[]'))), { maxLength: 4 }),
+    id: fc.oneof({ weight: 3, arbitrary: fc.constant(operation.path.includes('{') ? ownId(operation.path) : '') }, { weight: 1, arbitrary: text({ minLength: 1, maxLength: 80 }) }),
+    query: fc.array(fc.tuple(queryKey, fc.oneof(text({ maxLength: 30 }), fc.integer().map(String), fc.constantFrom('', '0', '-1', '1e9', 'null', '[]'))), { maxLength: 4 }),
     headers: fc.record(
       {
         'content-type': fc.oneof(fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', MULTIPART_CONTENT_TYPE, 'multipart/form-data'), headerValue),

@@ -293,6 +293,17 @@ describe('unknown ids', () => {
     },
   );
 
+  it('U+0000, which no text column can hold, is a 422 naming the field in a path, a query or a body, not a 500', async () => {
+    const site = (await t.http.post('/api/v1/sites', { token, json: siteBody() })).body.data;
+    const [bad, good] = await Promise.all([t.http.get('/api/v1/sites/site_%00x', { token }), t.http.get(`/api/v1/sites/${site.id}`, { token })]);
+    expect(expectInvalid(bad, ['id']).id).toEqual(['must not contain the NUL character (U+0000)']);
+    expect(good.status).toBe(200);
+    expectInvalid(await t.http.patch('/api/v1/sites/site_%00x', { token, json: { name: 'x' } }), ['id']);
+    expectInvalid(await t.http.get('/api/v1/sites', { token, query: { siteCode: 'A\u0000B' } }), ['siteCode']);
+    expectInvalid(await t.http.post('/api/v1/sites', { token, json: siteBody({ name: 'Store\u0000' }) }), ['name']);
+    expectInvalid(await t.http.patch(`/api/v1/sites/${site.id}`, { token, json: { addressLine2: '\u0000' } }), ['addressLine2']);
+  });
+
   it('404 wins over If-Match on an unknown id', async () => {
     expectProblem(await t.http.patch('/api/v1/sites/site_unknown', { token, json: { name: 'x' }, headers: { 'if-match': '"1"' } }), 404, 'not-found');
   });

@@ -70,7 +70,12 @@ function tokenRequest(request: FastifyRequest): TokenRequest {
     }
     clientId = basicId;
   }
-  return { grantType: parameter(fields, 'grant_type'), clientId, clientSecret, scope: parameter(fields, 'scope') };
+  const parsed = { grantType: parameter(fields, 'grant_type'), clientId, clientSecret, scope: parameter(fields, 'scope') };
+  // No credential or grant holds U+0000, and no database text can: refuse it as malformed, not fail on it.
+  if (Object.values(parsed).some((value) => value?.includes('\u0000'))) {
+    throw oauthProblem('malformed-request', 'invalid_request', 'The token request must not contain the NUL character (U+0000).');
+  }
+  return parsed;
 }
 
 export async function registerTokenRoute(app: Api, ctx: AppContext): Promise<void> {
