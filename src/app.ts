@@ -24,6 +24,7 @@ import { registerShutdownRefusal } from './http/shutdown.js';
 import type { Api } from './http/types.js';
 import { validatorCompiler } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
+import { lazyRequestLogger } from './lib/request-logger.js';
 import { CredentialStatus } from './modules/auth/credential-status.js';
 import { registerTokenRoute } from './modules/auth/routes.js';
 import { TokenService } from './modules/auth/tokens.js';
@@ -90,6 +91,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    childLoggerFactory: lazyRequestLogger as unknown as FastifyServerOptions['childLoggerFactory'],
     forceCloseConnections: 'idle',
     // Requests arriving while closing get a 503 problem from registerShutdownRefusal instead.
     return503OnClosing: false,
@@ -112,9 +114,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // including text/plain, which Fastify would otherwise accept as a string.
   app.removeContentTypeParser('text/plain');
   app.addSchema(ProblemSchema);
-  app.addHook('onSend', (request, reply, payload, done) => {
-    reply.header('x-request-id', request.id);
-    done(null, payload);
+  // On the raw response, which Node merges into whatever Fastify writes (errors included), so no onSend
+  // hook has to run for every response.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.raw.setHeader('x-request-id', request.id);
+    done();
   });
   registerErrorHandling(app, config.problemBaseUrl);
   registerShutdownRefusal(app);
