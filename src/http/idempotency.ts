@@ -211,6 +211,17 @@ export interface CreateRequest {
   body: unknown;
 }
 
+/** The resource type a create's keys belong to, and whether a created resource is still the tenant's. */
+export interface CreateOptions {
+  resourceType: string;
+  exists: (tx: Transaction<Database>, tenantId: string, id: string) => Promise<boolean>;
+}
+
+/** A created resource as its create answers it: 201, SPEC's envelope and its ETag. */
+function createdResponse(resource: ResourceObject<unknown>): CreatedResource {
+  return { id: resource.id, status: 201, body: { data: resource }, etag: resource.meta.etag };
+}
+
 /**
  * The create of a resource in SPEC's envelope: `create` makes it in the transaction and returns its
  * resource object, answered 201 with its ETag; with an Idempotency-Key a retry replays that answer
@@ -220,7 +231,7 @@ export function createResource(
   db: Kysely<Database>,
   clock: Clock,
   request: CreateRequest,
-  options: { resourceType: string; exists: (tx: Transaction<Database>, tenantId: string, id: string) => Promise<boolean> },
+  options: CreateOptions,
   create: (tx: Transaction<Database>) => Promise<ResourceObject<unknown>>,
 ): Promise<CreateOutcome> {
   const { tenantId } = request.auth;
@@ -234,10 +245,7 @@ export function createResource(
       payload: request.body,
       stillAccessible: (tx, id) => options.exists(tx, tenantId, id),
     },
-    async (tx) => {
-      const resource = await create(tx);
-      return { id: resource.id, status: 201, body: { data: resource }, etag: resource.meta.etag };
-    },
+    async (tx) => createdResponse(await create(tx)),
   );
 }
 
@@ -265,6 +273,11 @@ function insertRow(create: SingleRowCreate, from: RawBuilder<unknown>): RawBuild
     on conflict on constraint ${sql.id(create.uniqueConstraint)} do nothing returning 1 as one`;
 }
 
+/** Inserts the row alone (no key), or throws its `duplicate` problem when the unique constraint refuses it. */
+export async function insertSingleRow(executor: Kysely<Database>, create: SingleRowCreate): Promise<void> {
+  if ((await insertRow(create, sql``).execute(executor)).rows.length === 0) throw create.duplicate();
+}
+
 /** The first statement of `createRow`, as it found things. */
 interface OneStatementResult {
   locked: boolean;
@@ -288,18 +301,17 @@ export async function createRow(
   db: Kysely<Database>,
   clock: Clock,
   request: CreateRequest,
-  options: { resourceType: string; exists: (tx: Transaction<Database>, tenantId: string, id: string) => Promise<boolean> },
+  options: CreateOptions,
   create: SingleRowCreate,
 ): Promise<CreateOutcome> {
   const { tenantId } = request.auth;
   const { resourceType } = options;
   const key = request.headers['idempotency-key'];
-  const created: CreatedResource = { id: create.resource.id, status: 201, body: { data: create.resource }, etag: create.resource.meta.etag };
-  const insertAlone = async (executor: Kysely<Database>) => {
-    if ((await insertRow(create, sql``).execute(executor)).rows.length === 0) throw create.duplicate();
-    return created;
-  };
-  if (key === undefined) return { ...(await insertAlone(db)), replayed: false };
+  const created = createdResponse(create.resource);
+  if (key === undefined) {
+    await insertSingleRow(db, create);
+    return { ...created, replayed: false };
+  }
 
   const requestHash = checkedRequestHash(key, request.body);
   const now = clock.now();
@@ -321,12 +333,10 @@ export async function createRow(
   } catch (error) {
     if (!isUniqueViolation(error, 'idempotency_keys_pkey')) throw error;
   }
-  return createIdempotently(
-    db,
-    clock,
-    { tenantId, resourceType, key, payload: request.body, stillAccessible: (tx, id) => options.exists(tx, tenantId, id) },
-    (tx) => insertAlone(tx),
-  );
+  return createResource(db, clock, request, options, async (tx) => {
+    await insertSingleRow(tx, create);
+    return create.resource;
+  });
 }
 
 /** Writes a create's outcome: the original status, body and ETag, marked when it is a replay. */

@@ -2,7 +2,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { BatchedLookup } from '../../db/batched-lookup.js';
 import { prepared } from '../../db/prepared-statements.js';
-import type { Database, NewSite, SiteRow, SiteUpdate } from '../../db/schema.js';
+import type { Database, SiteRow, SiteUpdate } from '../../db/schema.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -30,17 +30,6 @@ const SITE_COLUMNS = [
   'updated_at',
 ] as const satisfies readonly (keyof SiteRow)[];
 
-/** Inserts the site; undefined when the tenant already has a site with its siteCode (one statement, no error). */
-export async function insertSiteUnlessCodeTaken(tx: Executor, site: NewSite): Promise<SiteRow | undefined> {
-  return tx
-    .insertInto('sites')
-    .values(site)
-    .onConflict((oc) => oc.constraint('sites_tenant_site_code').doNothing())
-    .returning(SITE_COLUMNS)
-    .modifyEnd(prepared())
-    .executeTakeFirst();
-}
-
 export async function findSite(db: Executor, tenantId: string, id: string): Promise<SiteRow | undefined> {
   return db.selectFrom('sites').select(SITE_COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).modifyEnd(prepared()).executeTakeFirst();
 }
@@ -62,6 +51,7 @@ function sitesOfLookups(db: Kysely<Database>): (lookups: [tenantId: string, id: 
   return async (lookups) => {
     const ids = lookups.map(([, id]) => id);
     const tenantIds = [...new Set(lookups.map(([tenantId]) => tenantId))];
+    // The compiled text's $1 and $2, in the order of the two placeholders above.
     return (await db.executeQuery<SiteRow>({ ...compiled, parameters: [ids, tenantIds] })).rows;
   };
 }

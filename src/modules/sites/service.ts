@@ -4,7 +4,7 @@ import type { Database, SiteRow, SiteUpdate } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
-import type { SingleRowCreate } from '../../http/idempotency.js';
+import { insertSingleRow, type SingleRowCreate } from '../../http/idempotency.js';
 import { type CursorCodec, type Page, readPage } from '../../http/pagination.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
@@ -66,7 +66,7 @@ function duplicateSiteCode(siteCode: string): Problem {
  * The new site's row with every column set, also those the database would default, so that its response
  * is known before it is inserted (`SingleRowCreate`).
  */
-export function newSiteRow(tenantId: string, input: SiteCreate, now: Date): Omit<SiteRow, 'seq'> {
+function newSiteRow(tenantId: string, input: SiteCreate, now: Date): Omit<SiteRow, 'seq'> {
   return {
     id: newId('site'),
     tenant_id: tenantId,
@@ -96,11 +96,9 @@ export function siteCreation(tenantId: string, input: SiteCreate, now: Date): Si
   return { table: 'sites', row, uniqueConstraint: SITE_CODE_CONSTRAINT, duplicate: () => duplicateSiteCode(input.siteCode), resource: toSiteResource(row) };
 }
 
-/** Creates a site in the transaction (the sandbox's demo data; the API goes through `siteCreation`). */
-export async function createSite(tx: Transaction<Database>, tenantId: string, input: SiteCreate, now: Date): Promise<SiteRow> {
-  const site = await repository.insertSiteUnlessCodeTaken(tx, newSiteRow(tenantId, input, now));
-  if (!site) throw duplicateSiteCode(input.siteCode);
-  return site;
+/** Creates a site without an Idempotency-Key (the sandbox's demo data; the API goes through `createRow`). */
+export function createSite(tx: Transaction<Database>, tenantId: string, input: SiteCreate, now: Date): Promise<void> {
+  return insertSingleRow(tx, siteCreation(tenantId, input, now));
 }
 
 export async function getSite(db: Kysely<Database>, tenantId: string, id: string): Promise<SiteRow> {
