@@ -33,9 +33,9 @@ export class CredentialStatus {
   }
 
   async lookup(clientId: string): Promise<CredentialStatusEntry> {
+    const cached = this.checkedRecently(clientId);
+    if (cached) return cached;
     const now = this.clock.now().getTime();
-    const cached = this.entries.get(clientId);
-    if (cached && now - cached.checkedAt < this.ttlMs) return cached;
     const record = await findActiveCredential(this.db, clientId);
     const entry: CredentialStatusEntry = {
       active: record !== undefined,

@@ -64,13 +64,11 @@ export class TokenService {
 
   /** The token's grant when it is genuine, current and ours; undefined otherwise (never throws). */
   async verify(token: string): Promise<AccessToken | undefined> {
+    const current = this.verifiedBefore(token);
+    if (current) return current;
+    // Verified before and expired since: forgotten, and refused without verifying again.
+    if (this.verified.delete(token)) return undefined;
     const nowMs = this.clock.now().getTime();
-    const cached = this.verified.get(token);
-    if (cached) {
-      if (cached.expiresAt > nowMs) return cached;
-      this.verified.delete(token);
-      return undefined;
-    }
     if (token.length > MAX_TOKEN_LENGTH || !/^[\w-]+\.[\w-]+\.[\w-]+$/.test(token)) return undefined;
     try {
       const { payload } = await jwtVerify(token, this.keys.tokenPublicKey, {
