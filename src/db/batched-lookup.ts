@@ -50,29 +50,22 @@ export class BatchedLookup<Args extends unknown[], Row> {
 
   private flush(): void {
     this.scheduled = false;
-    while (this.waiting.length > 0) {
-      const batch = this.waiting.splice(0, MAX_BATCH);
-      this.fetch(batch.map((lookup) => lookup.args)).then(
-        (rows) => {
-          const byKey = new Map(rows.map((row) => [this.rowKey(row), row]));
-          for (const lookup of batch) lookup.resolve(byKey.get(lookup.key));
-        },
-        (error: unknown) => {
-          // A value the database refused (a data exception) is one lookup's fault: the others of its batch
-          // are read alone rather than failed with it. Anything else (the database gone) fails them all.
-          if (batch.length > 1 && isDataException(error)) return this.fetchEachAlone(batch);
-          for (const lookup of batch) lookup.reject(error);
-        },
-      );
-    }
+    while (this.waiting.length > 0) this.read(this.waiting.splice(0, MAX_BATCH));
   }
 
-  private fetchEachAlone(batch: Waiting<Args, Row>[]): void {
-    for (const lookup of batch) {
-      this.fetch([lookup.args]).then(
-        (rows) => lookup.resolve(rows.find((row) => this.rowKey(row) === lookup.key)),
-        (error: unknown) => lookup.reject(error),
-      );
-    }
+  /** One statement for the batch; each lookup gets the row of its own key. */
+  private read(batch: Waiting<Args, Row>[]): void {
+    this.fetch(batch.map((lookup) => lookup.args)).then(
+      (rows) => {
+        const byKey = new Map(rows.map((row) => [this.rowKey(row), row]));
+        for (const lookup of batch) lookup.resolve(byKey.get(lookup.key));
+      },
+      (error: unknown) => {
+        // A value the database refused (a data exception) is one lookup's fault: the others of its batch
+        // are read alone rather than failed with it. Anything else (the database gone) fails them all.
+        if (batch.length > 1 && isDataException(error)) for (const lookup of batch) this.read([lookup]);
+        else for (const lookup of batch) lookup.reject(error);
+      },
+    );
   }
 }
