@@ -89,13 +89,22 @@ function once(spec: HttpLoadSpec, durationS: number): Promise<RoundResult> {
       method: spec.method,
       headers: spec.headers ?? {},
       timeout: 30,
-      requests: [{ method: spec.method, path: `${url.pathname}${url.search}`, setupRequest: requestBuilder(spec) as never, ...(spec.recordCreated ? { onResponse } : {}) }],
+      requests: [
+        {
+          method: spec.method,
+          path: `${url.pathname}${url.search}`,
+          setupRequest: requestBuilder(spec) as never,
+          ...(spec.recordCreated ? { onResponse } : {}),
+        },
+      ],
       ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
     };
     autocannon(options, (error, result) => {
       if (error) return reject(error);
       const statusCodes: Record<string, number> = {};
-      for (const [code, stats] of Object.entries((result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {})) {
+      for (const [code, stats] of Object.entries(
+        (result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {},
+      )) {
         statusCodes[code] = stats.count;
       }
       resolve({
@@ -152,7 +161,8 @@ async function sequentialLatency(spec: LatencySpec): Promise<RoundResult[]> {
     }
     const seconds = (performance.now() - started) / 1000;
     latencies.sort((a, b) => a - b);
-    const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.max(0, Math.ceil((p / 100) * latencies.length) - 1))]!;
+    const at = (p: number) =>
+      latencies[Math.min(latencies.length - 1, Math.max(0, Math.ceil((p / 100) * latencies.length) - 1))]!;
     return {
       rps: latencies.length / seconds,
       p50: at(50),
@@ -195,7 +205,9 @@ function multipartPdf(sizeBytes: number): { body: Buffer; contentType: string } 
   pdf.write('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n', 'latin1');
   randomBytes(Math.min(sizeBytes - 64, 1024 * 1024)).copy(pdf, 32);
   pdf.write('\n%%EOF\n', sizeBytes - 7, 'latin1');
-  const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="label.pdf"\r\ncontent-type: application/pdf\r\n\r\n`);
+  const head = Buffer.from(
+    `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="label.pdf"\r\ncontent-type: application/pdf\r\n\r\n`,
+  );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   return { body: Buffer.concat([head, pdf, tail]), contentType: `multipart/form-data; boundary=${boundary}` };
 }
@@ -213,7 +225,11 @@ async function uploads(spec: UploadSpec): Promise<UploadResult[]> {
         const begin = performance.now();
         const response = await request(url, {
           method: 'POST',
-          headers: { authorization: `Bearer ${spec.token}`, 'content-type': contentType, 'content-length': String(body.length) },
+          headers: {
+            authorization: `Bearer ${spec.token}`,
+            'content-type': contentType,
+            'content-length': String(body.length),
+          },
           body,
         });
         await response.body.dump();
@@ -237,15 +253,29 @@ export interface ReceiverLoadSpec {
 /** B3, the receiver's limit: `concurrency` requests in flight over HTTPS to the receiver, nothing else. */
 async function receiverLoad(spec: ReceiverLoadSpec): Promise<{ rps: number; requests: number }> {
   const url = new URL(spec.url);
-  const pool = new Pool(url.origin, { connections: spec.concurrency, connect: { ca: spec.ca, servername: url.hostname } });
-  const body = Buffer.from(JSON.stringify({ id: 'evt_bench', occurredAt: new Date().toISOString(), pad: 'x'.repeat(Math.max(0, spec.bodyBytes - 60)) }));
+  const pool = new Pool(url.origin, {
+    connections: spec.concurrency,
+    connect: { ca: spec.ca, servername: url.hostname },
+  });
+  const body = Buffer.from(
+    JSON.stringify({
+      id: 'evt_bench',
+      occurredAt: new Date().toISOString(),
+      pad: 'x'.repeat(Math.max(0, spec.bodyBytes - 60)),
+    }),
+  );
   let requests = 0;
   const deadline = performance.now() + spec.durationS * 1000;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: spec.concurrency }, async () => {
       while (performance.now() < deadline) {
-        const response = await pool.request({ path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        const response = await pool.request({
+          path: url.pathname,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
         await response.body.dump();
         requests += 1;
       }

@@ -20,7 +20,14 @@ const [scenario = 'get', countText = '60000'] = process.argv.slice(2);
 const total = Number(countText);
 const CONCURRENCY = 32;
 const SITES = 10_000;
-const siteTemplate = { name: 'Store', addressLine1: '1 Main Street', city: 'Springfield', stateRegion: 'IL', postalCode: '62701', country: 'US' };
+const siteTemplate = {
+  name: 'Store',
+  addressLine1: '1 Main Street',
+  city: 'Springfield',
+  stateRegion: 'IL',
+  postalCode: '62701',
+  country: 'US',
+};
 
 async function expectStatus(app: FastifyInstance, status: number, request: InjectOptions) {
   const response = await app.inject(request);
@@ -29,10 +36,27 @@ async function expectStatus(app: FastifyInstance, status: number, request: Injec
 }
 
 /** A tenant with a token, and the bench's 10,000 sites. */
-async function provision(app: FastifyInstance, adminToken: string, database: Awaited<ReturnType<typeof createBenchDatabase>>): Promise<string> {
-  const tenant = (await expectStatus(app, 201, { method: 'POST', url: '/admin/v1/tenants', headers: { authorization: `Bearer ${adminToken}` }, payload: { name: 'micro' } })).json();
+async function provision(
+  app: FastifyInstance,
+  adminToken: string,
+  database: Awaited<ReturnType<typeof createBenchDatabase>>,
+): Promise<string> {
+  const tenant = (
+    await expectStatus(app, 201, {
+      method: 'POST',
+      url: '/admin/v1/tenants',
+      headers: { authorization: `Bearer ${adminToken}` },
+      payload: { name: 'micro' },
+    })
+  ).json();
   const { client_id, client_secret } = tenant.data.credentials;
-  const token = (await expectStatus(app, 200, { method: 'POST', url: '/api/v1/oauth/token', payload: { grant_type: 'client_credentials', client_id, client_secret } })).json();
+  const token = (
+    await expectStatus(app, 200, {
+      method: 'POST',
+      url: '/api/v1/oauth/token',
+      payload: { grant_type: 'client_credentials', client_id, client_secret },
+    })
+  ).json();
   await loadSites(database.pool, tenant.data.tenantId, SITES, 0, 'MICRO');
   return token.access_token as string;
 }
@@ -42,8 +66,17 @@ async function measure(app: FastifyInstance, token: string): Promise<void> {
   let creates = 0;
   const one = (index: number) =>
     scenario === 'create'
-      ? expectStatus(app, 201, { method: 'POST', url: '/api/v1/sites', headers: { authorization, 'idempotency-key': `micro-${creates}` }, payload: { ...siteTemplate, siteCode: `M-${creates++}` } })
-      : expectStatus(app, 200, { method: 'GET', url: `/api/v1/sites/${loadedSiteId(0, 1 + (index % SITES))}`, headers: { authorization } });
+      ? expectStatus(app, 201, {
+          method: 'POST',
+          url: '/api/v1/sites',
+          headers: { authorization, 'idempotency-key': `micro-${creates}` },
+          payload: { ...siteTemplate, siteCode: `M-${creates++}` },
+        })
+      : expectStatus(app, 200, {
+          method: 'GET',
+          url: `/api/v1/sites/${loadedSiteId(0, 1 + (index % SITES))}`,
+          headers: { authorization },
+        });
   const runFor = async (count: number) => {
     let sent = 0;
     await Promise.all(
@@ -64,9 +97,17 @@ async function measure(app: FastifyInstance, token: string): Promise<void> {
   );
 }
 
-const database = await createBenchDatabase(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+const database = await createBenchDatabase(
+  process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+);
 try {
-  const config = loadConfig({ ...generateKeys(), ENVIRONMENT: 'production', DATABASE_URL: database.url, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000' });
+  const config = loadConfig({
+    ...generateKeys(),
+    ENVIRONMENT: 'production',
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_MINUTE: '10000000',
+  });
   const keys = generateServerKeys(config);
   const appDatabase = openPostgres(database.url, 10);
   const app = await buildApp(config, { database: appDatabase, keys, logger: createLogger(config) });

@@ -21,7 +21,9 @@ const top = Number(topText ?? 40);
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 const selfMicros = new Map<number, number>();
-profile.samples.forEach((id, index) => selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0)));
+profile.samples.forEach((id, index) =>
+  selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0)),
+);
 const total = [...selfMicros.values()].reduce((sum, value) => sum + value, 0);
 
 function packageOf(url: string): string {
@@ -48,7 +50,9 @@ for (const [id, micros] of selfMicros) {
 const print = (title: string, entries: Map<string, number>, count: number) => {
   console.log(`\n${title}`);
   for (const [name, micros] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, count)) {
-    console.log(`${((micros / total) * 100).toFixed(1).padStart(5)} %  ${(micros / 1000).toFixed(0).padStart(7)} ms  ${name}`);
+    console.log(
+      `${((micros / total) * 100).toFixed(1).padStart(5)} %  ${(micros / 1000).toFixed(0).padStart(7)} ms  ${name}`,
+    );
   }
 };
 console.log(`total sampled: ${(total / 1000).toFixed(0)} ms`);

@@ -25,25 +25,38 @@ const caFile = process.argv[2];
 if (!caFile) throw new Error('usage: receiver.ts <file to write the CA certificate to>');
 writeFileSync(caFile, certificates.caPem);
 
-const server = https.createServer({ key: certificates.keyPem, cert: certificates.certPem, keepAliveTimeout: 60_000 }, (request, response) => {
-  const chunks: Buffer[] = [];
-  request.on('data', (chunk: Buffer) => chunks.push(chunk));
-  request.on('end', () => {
-    response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-    const answeredAt = Date.now();
-    const header = (name: string) => String(request.headers[name] ?? '');
-    let occurredAt = NaN;
-    let resourceId: string | undefined;
-    try {
-      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { occurredAt?: string; resourceId?: string };
-      occurredAt = Date.parse(event.occurredAt ?? '');
-      resourceId = event.resourceId;
-    } catch {
-      // not an event (the receiver baseline sends filler): no latency to record
-    }
-    allArrivals.push({ eventId: header('x-svc-event-id'), deliveryId: header('x-svc-delivery-id'), attempt: header('x-svc-attempt'), answeredAt, occurredAt, resourceId });
-  });
-});
+const server = https.createServer(
+  { key: certificates.keyPem, cert: certificates.certPem, keepAliveTimeout: 60_000 },
+  (request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      const answeredAt = Date.now();
+      const header = (name: string) => String(request.headers[name] ?? '');
+      let occurredAt = NaN;
+      let resourceId: string | undefined;
+      try {
+        const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+          occurredAt?: string;
+          resourceId?: string;
+        };
+        occurredAt = Date.parse(event.occurredAt ?? '');
+        resourceId = event.resourceId;
+      } catch {
+        // not an event (the receiver baseline sends filler): no latency to record
+      }
+      allArrivals.push({
+        eventId: header('x-svc-event-id'),
+        deliveryId: header('x-svc-delivery-id'),
+        attempt: header('x-svc-attempt'),
+        answeredAt,
+        occurredAt,
+        resourceId,
+      });
+    });
+  },
+);
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const address = server.address();
 if (!address || typeof address === 'string') throw new Error('no port');
@@ -78,10 +91,13 @@ serveRequests(async (message) => {
         distinctDeliveries: deliveries.size,
         firstAt: arrivals[0]?.answeredAt,
         lastAt: arrivals.at(-1)?.answeredAt,
-        latenciesMs: arrivals.filter((arrival) => Number.isFinite(arrival.occurredAt)).map((arrival) => arrival.answeredAt - arrival.occurredAt),
+        latenciesMs: arrivals
+          .filter((arrival) => Number.isFinite(arrival.occurredAt))
+          .map((arrival) => arrival.answeredAt - arrival.occurredAt),
         answeredAtByResource: {},
       };
-      for (const arrival of arrivals) if (arrival.resourceId) stats.answeredAtByResource[arrival.resourceId] ??= arrival.answeredAt;
+      for (const arrival of arrivals)
+        if (arrival.resourceId) stats.answeredAtByResource[arrival.resourceId] ??= arrival.answeredAt;
       return stats;
     }
     default:

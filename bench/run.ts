@@ -56,8 +56,30 @@ const webConcurrency = Number(option('web-concurrency') ?? 1);
 const poolSize = Number(option('pool-size') ?? 10);
 
 const PROFILE = quick
-  ? { durationS: 3, warmupS: 1, rounds: 1, sites: 10_000, bigTenant: 100_000, backlog1: 1_500, backlog2: 2_000, e2eS: 6, uploadRounds: 1, listDurationS: 3 }
-  : { durationS: 8, warmupS: 3, rounds: 3, sites: 10_000, bigTenant: 1_000_000, backlog1: 5_000, backlog2: 8_000, e2eS: 20, uploadRounds: 3, listDurationS: 6 };
+  ? {
+      durationS: 3,
+      warmupS: 1,
+      rounds: 1,
+      sites: 10_000,
+      bigTenant: 100_000,
+      backlog1: 1_500,
+      backlog2: 2_000,
+      e2eS: 6,
+      uploadRounds: 1,
+      listDurationS: 3,
+    }
+  : {
+      durationS: 8,
+      warmupS: 3,
+      rounds: 3,
+      sites: 10_000,
+      bigTenant: 1_000_000,
+      backlog1: 5_000,
+      backlog2: 8_000,
+      e2eS: 20,
+      uploadRounds: 3,
+      listDurationS: 6,
+    };
 const CONNECTIONS = 32;
 const RATE_LIMIT = 10_000_000;
 const E2E_RATE = 50;
@@ -69,7 +91,8 @@ const SITE_OFFSETS = { main: 0, small: 100_000_000, big: 200_000_000 };
 const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const startedAt = new Date();
 const loadAtStart = os.loadavg();
-const log = (text: string) => process.stdout.write(`[${((Date.now() - startedAt.getTime()) / 1000).toFixed(0).padStart(4)} s] ${text}\n`);
+const log = (text: string) =>
+  process.stdout.write(`[${((Date.now() - startedAt.getTime()) / 1000).toFixed(0).padStart(4)} s] ${text}\n`);
 
 // ---------------------------------------------------------------------------------------------
 // Bench state
@@ -84,7 +107,9 @@ const scenarios: ScenarioResult[] = [];
 const notes: string[] = [];
 
 /** Node options of every service process: a CPU profile each with --profile. */
-const nodeArgs = flag('profile') ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench', 'results', 'profiles')}`] : [];
+const nodeArgs = flag('profile')
+  ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench', 'results', 'profiles')}`]
+  : [];
 
 function serviceEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
@@ -105,7 +130,13 @@ function serviceEnv(extra: Record<string, string> = {}): Record<string, string> 
 const httpLoad = (spec: HttpLoadSpec) => ask<RoundResult[]>(loader, { type: 'http', spec });
 const timing = { durationS: PROFILE.durationS, warmupS: PROFILE.warmupS, rounds: PROFILE.rounds };
 const pgbenchRun = (script: string) =>
-  pgbench({ connection: { ...database.server, database: database.name }, script, clients: CONNECTIONS, threads: 2, ...timing });
+  pgbench({
+    connection: { ...database.server, database: database.name },
+    script,
+    clients: CONNECTIONS,
+    threads: 2,
+    ...timing,
+  });
 
 async function bareDocuments(documents: Record<string, unknown>) {
   await ask(bare, { type: 'documents', documents });
@@ -144,8 +175,21 @@ async function compare(
   }
   log(`${title}: B2 bare Fastify`);
   baselines.B2 = summarise(await httpLoad(b2));
-  const ratios = Object.fromEntries(Object.entries(baselines).map(([name, baseline]) => [name, figures.rps / baseline.rps]));
-  const result: ScenarioResult = { id, title, connections: service.connections, kind: 'http', figures, cpu, baselines, ratios, target, met: check(figures, ratios) };
+  const ratios = Object.fromEntries(
+    Object.entries(baselines).map(([name, baseline]) => [name, figures.rps / baseline.rps]),
+  );
+  const result: ScenarioResult = {
+    id,
+    title,
+    connections: service.connections,
+    kind: 'http',
+    figures,
+    cpu,
+    baselines,
+    ratios,
+    target,
+    met: check(figures, ratios),
+  };
   scenarios.push(result);
   return result;
 }
@@ -166,8 +210,19 @@ async function phaseA(): Promise<void> {
 
   const siteDocument = await apiCall(api.baseUrl, 'GET', `/api/v1/sites/${ids[0]}`, token);
   const listDocument = await apiCall(api.baseUrl, 'GET', '/api/v1/sites?page[size]=100', token);
-  const siteTemplate = { name: 'Store', siteCode: 'NEW', addressLine1: '1 Main Street', city: 'Springfield', stateRegion: 'IL', postalCode: '62701', country: 'US' };
-  const createdDocument = await apiCall(api.baseUrl, 'POST', '/api/v1/sites', token, { ...siteTemplate, siteCode: 'CAPTURE-1' });
+  const siteTemplate = {
+    name: 'Store',
+    siteCode: 'NEW',
+    addressLine1: '1 Main Street',
+    city: 'Springfield',
+    stateRegion: 'IL',
+    postalCode: '62701',
+    country: 'US',
+  };
+  const createdDocument = await apiCall(api.baseUrl, 'POST', '/api/v1/sites', token, {
+    ...siteTemplate,
+    siteCode: 'CAPTURE-1',
+  });
   await bareDocuments({ site: siteDocument, list: listDocument, created: createdDocument });
 
   if (wants('get')) {
@@ -176,7 +231,14 @@ async function phaseA(): Promise<void> {
       'get-site',
       'GET /api/v1/sites/{id}',
       '≥ 0.35 × B1, p99 ≤ 25 ms',
-      { url: `${api.baseUrl}/api/v1/sites/x`, method: 'GET', connections: CONNECTIONS, headers, paths: ids.map((id) => `/api/v1/sites/${id}`), ...timing },
+      {
+        url: `${api.baseUrl}/api/v1/sites/x`,
+        method: 'GET',
+        connections: CONNECTIONS,
+        headers,
+        paths: ids.map((id) => `/api/v1/sites/${id}`),
+        ...timing,
+      },
       `\\set n random(1, ${PROFILE.sites})\nSELECT * FROM sites WHERE tenant_id = ${T} AND id = 'site_' || lpad(:n::text, 26, '0');\n`,
       { url: `${bareUrl}/bare/site`, method: 'GET', connections: CONNECTIONS, ...timing },
       (figures, ratios) => ratios.B1! >= 0.35 && figures.p99 <= 25,
@@ -188,7 +250,13 @@ async function phaseA(): Promise<void> {
       'list-sites',
       'GET /api/v1/sites?page[size]=100',
       'report (B1, B2)',
-      { url: `${api.baseUrl}/api/v1/sites?page[size]=100`, method: 'GET', connections: CONNECTIONS, headers, ...timing },
+      {
+        url: `${api.baseUrl}/api/v1/sites?page[size]=100`,
+        method: 'GET',
+        connections: CONNECTIONS,
+        headers,
+        ...timing,
+      },
       `SELECT * FROM sites WHERE tenant_id = ${T} ORDER BY seq LIMIT 101;\n`,
       { url: `${bareUrl}/bare/sites`, method: 'GET', connections: CONNECTIONS, ...timing },
       () => true,
@@ -201,7 +269,15 @@ async function phaseA(): Promise<void> {
       'create-site',
       'POST /api/v1/sites with Idempotency-Key',
       '≥ 0.35 × B1',
-      { url: `${api.baseUrl}/api/v1/sites`, method: 'POST', connections: CONNECTIONS, headers, idempotencyKey: true, body: { template: siteTemplate, unique: ['siteCode'] }, ...timing },
+      {
+        url: `${api.baseUrl}/api/v1/sites`,
+        method: 'POST',
+        connections: CONNECTIONS,
+        headers,
+        idempotencyKey: true,
+        body: { template: siteTemplate, unique: ['siteCode'] },
+        ...timing,
+      },
       [
         'BEGIN;',
         `INSERT INTO sites (id, tenant_id, site_code, name, address_line1, city, state_region, postal_code, country, status, created_at, updated_at) VALUES ('site_pgb' || md5(random()::text), ${T}, 'PGB-' || md5(random()::text), 'Store', '1 Main Street', 'Springfield', 'IL', '62701', 'US', 'Active', now(), now()) RETURNING *;`,
@@ -209,7 +285,13 @@ async function phaseA(): Promise<void> {
         'END;',
         '',
       ].join('\n'),
-      { url: `${bareUrl}/bare/sites`, method: 'POST', connections: CONNECTIONS, body: { template: siteTemplate, unique: ['siteCode'] }, ...timing },
+      {
+        url: `${bareUrl}/bare/sites`,
+        method: 'POST',
+        connections: CONNECTIONS,
+        body: { template: siteTemplate, unique: ['siteCode'] },
+        ...timing,
+      },
       (_figures, ratios) => ratios.B1! >= 0.35,
     );
   }
@@ -234,10 +316,21 @@ async function uploadScenario(api: Service, tenant: Tenant, token: string): Prom
   log('uploads: 10 concurrent 10 MiB return labels');
   const visitIds: string[] = [];
   for (let index = 0; index < UPLOADS; index++) {
-    const visit = await apiCall(api.baseUrl, 'POST', '/api/v1/site-visits', token, visitBody(tenant, 'BENCH-1', `UPLOAD-${index}`));
+    const visit = await apiCall(
+      api.baseUrl,
+      'POST',
+      '/api/v1/site-visits',
+      token,
+      visitBody(tenant, 'BENCH-1', `UPLOAD-${index}`),
+    );
     visitIds.push(visit.data.id);
   }
-  const spec: UploadSpec = { urls: visitIds.map((id) => `${api.baseUrl}/api/v1/site-visits/${id}/return-label`), token, sizeBytes: UPLOAD_BYTES, rounds: PROFILE.uploadRounds };
+  const spec: UploadSpec = {
+    urls: visitIds.map((id) => `${api.baseUrl}/api/v1/site-visits/${id}/return-label`),
+    token,
+    sizeBytes: UPLOAD_BYTES,
+    rounds: PROFILE.uploadRounds,
+  };
   const before = await treeRss(api.pid);
   let peak = before;
   let sampling = true;
@@ -250,14 +343,18 @@ async function uploadScenario(api: Service, tenant: Tenant, token: string): Prom
   const rounds = await ask<UploadResult[]>(loader, { type: 'uploads', spec });
   sampling = false;
   await sampler;
-  const bareRounds = await ask<UploadResult[]>(loader, { type: 'uploads', spec: { ...spec, urls: visitIds.map(() => `${bareUrl}/bare/upload`) } });
+  const bareRounds = await ask<UploadResult[]>(loader, {
+    type: 'uploads',
+    spec: { ...spec, urls: visitIds.map(() => `${bareUrl}/bare/upload`) },
+  });
   const throughput = (results: UploadResult[]) => {
     const bytes = results.length * UPLOADS * UPLOAD_BYTES;
     const seconds = results.reduce((sum, round) => sum + round.wallMs, 0) / 1000;
     return bytes / seconds / (1024 * 1024);
   };
   const statuses: Record<string, number> = {};
-  for (const round of rounds) for (const [status, count] of Object.entries(round.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
+  for (const round of rounds)
+    for (const [status, count] of Object.entries(round.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
   const growthMb = (peak - before) / (1024 * 1024);
   const mbps = throughput(rounds);
   const bareMbps = throughput(bareRounds);
@@ -269,7 +366,16 @@ async function uploadScenario(api: Service, tenant: Tenant, token: string): Prom
     connections: UPLOADS,
     target: 'RSS growth ≤ 64 MB',
     met: growthMb <= 64 && Object.keys(statuses).every((status) => status === '201'),
-    upload: { mbPerS: mbps, rssBeforeMb: before / (1024 * 1024), rssPeakMb: peak / (1024 * 1024), growthMb, statuses, p50Ms: percentile(latencies, 50), maxMs: latencies.at(-1) ?? NaN, rounds: rounds.length },
+    upload: {
+      mbPerS: mbps,
+      rssBeforeMb: before / (1024 * 1024),
+      rssPeakMb: peak / (1024 * 1024),
+      growthMb,
+      statuses,
+      p50Ms: percentile(latencies, 50),
+      maxMs: latencies.at(-1) ?? NaN,
+      rounds: rounds.length,
+    },
     baselineUpload: { name: 'B2', mbPerS: bareMbps },
     ratios: { B2: mbps / bareMbps },
   });
@@ -304,31 +410,58 @@ async function phaseB(): Promise<void> {
       'production refuses a receiver on this machine (port 443 and public addresses only). Every other setting is as in production: configured keys, LOG_LEVEL=warn, ' +
       'the raised rate limit. The destination policy still runs at every delivery (DNS lookup of localhost through the system resolver, rules, pinned connection).',
   );
-  const env = serviceEnv({ ENVIRONMENT: 'sandbox', WEBHOOK_TEST_ALLOWED_DESTINATIONS: destination, NODE_EXTRA_CA_CERTS: caFile });
+  const env = serviceEnv({
+    ENVIRONMENT: 'sandbox',
+    WEBHOOK_TEST_ALLOWED_DESTINATIONS: destination,
+    NODE_EXTRA_CA_CERTS: caFile,
+  });
   const api = await startService(env, { name: 'API (sandbox)', nodeArgs });
   log(`webhook phase: receiver on ${destination}, API started (sandbox, pid ${api.pid})`);
 
   const adminToken = keys.ADMIN_TOKEN;
   const subscribe = async (token: string, name: string) =>
-    (await apiCall(api.baseUrl, 'POST', '/api/v1/webhook-subscriptions', token, { targetUrl: `https://${destination}/hooks/${name}`, eventTypes: ['ticket.created'], secret: `bench secret for ${name} 0123456789` })).data.id as string;
+    (
+      await apiCall(api.baseUrl, 'POST', '/api/v1/webhook-subscriptions', token, {
+        targetUrl: `https://${destination}/hooks/${name}`,
+        eventTypes: ['ticket.created'],
+        secret: `bench secret for ${name} 0123456789`,
+      })
+    ).data.id as string;
 
   if (wants('visits')) {
     const tenant = await provisionTenant(api.baseUrl, adminToken, 'Bench visits tenant');
     const token = await accessToken(api.baseUrl, tenant);
-    await apiCall(api.baseUrl, 'POST', '/api/v1/sites', token, { name: 'Store', siteCode: 'V-1', addressLine1: '1 Main Street', city: 'Springfield', stateRegion: 'IL', postalCode: '62701', country: 'US' });
+    await apiCall(api.baseUrl, 'POST', '/api/v1/sites', token, {
+      name: 'Store',
+      siteCode: 'V-1',
+      addressLine1: '1 Main Street',
+      city: 'Springfield',
+      stateRegion: 'IL',
+      postalCode: '62701',
+      country: 'US',
+    });
     const subscriptions = [await subscribe(token, 'visits-a'), await subscribe(token, 'visits-b')];
     const template = visitBody(tenant, 'V-1', 'CAPTURE');
     const visitDocument = await apiCall(api.baseUrl, 'POST', '/api/v1/site-visits', token, template);
     await bareDocuments({ visit: visitDocument });
     const T = sqlText(tenant.tenantId);
     const snapshot = sqlJson(visitDocument);
-    const siteId = (await database.pool.query('select id from sites where tenant_id = $1', [tenant.tenantId])).rows[0].id as string;
+    const siteId = (await database.pool.query('select id from sites where tenant_id = $1', [tenant.tenantId])).rows[0]
+      .id as string;
     await compare(
       api,
       'create-visit',
       'POST /api/v1/site-visits (2 subscriptions) with Idempotency-Key',
       'report (B1, B2)',
-      { url: `${api.baseUrl}/api/v1/site-visits`, method: 'POST', connections: CONNECTIONS, headers: { authorization: `Bearer ${token}` }, idempotencyKey: true, body: { template, unique: ['clientTicketNumber'] }, ...timing },
+      {
+        url: `${api.baseUrl}/api/v1/site-visits`,
+        method: 'POST',
+        connections: CONNECTIONS,
+        headers: { authorization: `Bearer ${token}` },
+        idempotencyKey: true,
+        body: { template, unique: ['clientTicketNumber'] },
+        ...timing,
+      },
       [
         'BEGIN;',
         `WITH v AS (INSERT INTO site_visits (id, tenant_id, site_id, client_ticket_number, description, service_type, job_instructions, project_id, item_id, start_date, due_date, are_parts_required, scheduling_rule, status, created_at, updated_at)
@@ -338,12 +471,21 @@ async function phaseB(): Promise<void> {
          d AS (INSERT INTO webhook_deliveries (id, tenant_id, event_id, event_type, subscription_id, status, next_attempt_at, created_at, updated_at)
            SELECT 'dlv_pgb' || md5(random()::text || s.id), ${T}, e.id, 'ticket.created', s.id, 'pending', now(), now(), now() FROM e, webhook_subscriptions s WHERE s.tenant_id = ${T} AND s.is_active)
          INSERT INTO idempotency_keys (tenant_id, resource_type, key, request_hash, resource_id, response_status, response_body, response_etag, completed_at, expires_at)
-           SELECT ${T}, 'site-visits', md5(random()::text), md5(random()::text), v.id, 201, ${snapshot}, '"1"', now(), now() + interval '1 day' FROM v;`.replace(/\n\s*/g, ' '),
+           SELECT ${T}, 'site-visits', md5(random()::text), md5(random()::text), v.id, 201, ${snapshot}, '"1"', now(), now() + interval '1 day' FROM v;`.replace(
+          /\n\s*/g,
+          ' ',
+        ),
         `SELECT pg_notify('webhook_deliveries', '');`,
         'END;',
         '',
       ].join('\n'),
-      { url: `${bareUrl}/bare/site-visits`, method: 'POST', connections: CONNECTIONS, body: { template, unique: ['clientTicketNumber'] }, ...timing },
+      {
+        url: `${bareUrl}/bare/site-visits`,
+        method: 'POST',
+        connections: CONNECTIONS,
+        body: { template, unique: ['clientTicketNumber'] },
+        ...timing,
+      },
       () => true,
     );
     // No worker ran: what these creates queued is not part of the delivery scenarios.
@@ -353,11 +495,23 @@ async function phaseB(): Promise<void> {
   if (wants('webhooks')) {
     const tenant = await provisionTenant(api.baseUrl, adminToken, 'Bench webhook tenant');
     const token = await accessToken(api.baseUrl, tenant);
-    await apiCall(api.baseUrl, 'POST', '/api/v1/sites', token, { name: 'Store', siteCode: 'E-1', addressLine1: '1 Main Street', city: 'Springfield', stateRegion: 'IL', postalCode: '62701', country: 'US' });
+    await apiCall(api.baseUrl, 'POST', '/api/v1/sites', token, {
+      name: 'Store',
+      siteCode: 'E-1',
+      addressLine1: '1 Main Street',
+      city: 'Springfield',
+      stateRegion: 'IL',
+      postalCode: '62701',
+      country: 'US',
+    });
     const subscriptionId = await subscribe(token, 'e2e');
     const workerEnv = { ...env, ROLE: 'worker' };
     const workerReady = async (pid: number) =>
-      (await database.pool.query('select 1 from pg_stat_activity where application_name = $1', [`site-services listener webhook_deliveries ${pid}`])).rowCount === 1;
+      (
+        await database.pool.query('select 1 from pg_stat_activity where application_name = $1', [
+          `site-services listener webhook_deliveries ${pid}`,
+        ])
+      ).rowCount === 1;
     const workers = [await startService(workerEnv, { name: 'delivery worker 1', nodeArgs, workerReady })];
     log(`delivery worker 1 started (pid ${workers[0]!.pid})`);
 
@@ -378,8 +532,15 @@ async function phaseB(): Promise<void> {
     });
     // Creates still in flight when the load ended count too: the database says how many were made.
     await sleep(1_000);
-    const created = Number((await database.pool.query('select count(*) from webhook_deliveries where subscription_id = $1', [subscriptionId])).rows[0].count);
-    if (paced!.non2xx + paced!.errors > 0) notes.push(`Webhook end to end: ${paced!.non2xx + paced!.errors} creates failed.`);
+    const created = Number(
+      (
+        await database.pool.query('select count(*) from webhook_deliveries where subscription_id = $1', [
+          subscriptionId,
+        ])
+      ).rows[0].count,
+    );
+    if (paced!.non2xx + paced!.errors > 0)
+      notes.push(`Webhook end to end: ${paced!.non2xx + paced!.errors} creates failed.`);
     const deadline = Date.now() + 30_000;
     while ((await ask<number>(receiver, { type: 'count' })) < created && Date.now() < deadline) await sleep(50);
     const e2e = await ask<ReceiverStats>(receiver, { type: 'stats' });
@@ -397,7 +558,12 @@ async function phaseB(): Promise<void> {
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
       max: latencies.at(-1) ?? NaN,
-      fromResponse: { p50: percentile(fromResponse, 50), p99: percentile(fromResponse, 99), max: fromResponse.at(-1) ?? NaN, count: fromResponse.length },
+      fromResponse: {
+        p50: percentile(fromResponse, 50),
+        p99: percentile(fromResponse, 99),
+        max: fromResponse.at(-1) ?? NaN,
+        count: fromResponse.length,
+      },
       createP50: paced!.p50,
     };
     scenarios.push({
@@ -408,11 +574,22 @@ async function phaseB(): Promise<void> {
       e2e: e2eFigures,
       // Judged from the response (commit → receipt short of the response's own way back, a few ms): the
       // occurredAt figure also counts the create's work before its commit, which the target leaves out.
-      met: e2eFigures.fromResponse.p50 <= 50 && e2eFigures.fromResponse.p99 <= 250 && e2eFigures.received === created && e2eFigures.duplicates === 0,
+      met:
+        e2eFigures.fromResponse.p50 <= 50 &&
+        e2eFigures.fromResponse.p99 <= 250 &&
+        e2eFigures.received === created &&
+        e2eFigures.duplicates === 0,
     });
 
     // Sustained deliveries from a backlog, with 1 and then 2 worker processes.
-    const drains: Array<{ workers: number; count: number; perS: number; seconds: number; duplicates: number; states: Record<string, number> }> = [];
+    const drains: Array<{
+      workers: number;
+      count: number;
+      perS: number;
+      seconds: number;
+      duplicates: number;
+      states: Record<string, number>;
+    }> = [];
     for (const [workerCount, count] of [
       [1, PROFILE.backlog1],
       [2, PROFILE.backlog2],
@@ -431,15 +608,29 @@ async function phaseB(): Promise<void> {
       const stats = await ask<ReceiverStats>(receiver, { type: 'stats', eventPrefix: `evt_benchw${workerCount}` });
       const states = await deliveryCounts(database.pool, subscriptionId);
       const seconds = ((stats.lastAt ?? 0) - (stats.firstAt ?? 0)) / 1000;
-      drains.push({ workers: workerCount, count: stats.count, perS: (stats.count - 1) / seconds, seconds, duplicates: stats.count - stats.distinctDeliveries, states });
+      drains.push({
+        workers: workerCount,
+        count: stats.count,
+        perS: (stats.count - 1) / seconds,
+        seconds,
+        duplicates: stats.count - stats.distinctDeliveries,
+        states,
+      });
     }
     log('B3: the receiver alone (same connections, same body size)');
     const b3 = await ask<{ rps: number }>(loader, {
       type: 'receiver',
-      spec: { url: `https://localhost:${receiverPort}/hooks/baseline`, ca: (await import('node:fs')).readFileSync(caFile, 'utf8'), concurrency: 32, durationS: PROFILE.durationS, bodyBytes: 400 } satisfies ReceiverLoadSpec,
+      spec: {
+        url: `https://localhost:${receiverPort}/hooks/baseline`,
+        ca: (await import('node:fs')).readFileSync(caFile, 'utf8'),
+        concurrency: 32,
+        durationS: PROFILE.durationS,
+        bodyBytes: 400,
+      } satisfies ReceiverLoadSpec,
     });
     for (const drain of drains) {
-      const complete = drain.count === (drain.workers === 1 ? PROFILE.backlog1 : PROFILE.backlog2) && drain.duplicates === 0;
+      const complete =
+        drain.count === (drain.workers === 1 ? PROFILE.backlog1 : PROFILE.backlog2) && drain.duplicates === 0;
       scenarios.push({
         id: `deliveries-${drain.workers}`,
         title: `Sustained deliveries, ${drain.workers} worker process${drain.workers > 1 ? 'es' : ''}`,
@@ -480,7 +671,14 @@ async function phaseC(): Promise<void> {
           return `/api/v1/sites?page[size]=100&page[after]=${encodeURIComponent(cursors.encode('sites', tenant.tenantId, seq))}`;
         })
       : ['/api/v1/sites?page[size]=100'];
-    const spec: LatencySpec = { origin: api.baseUrl, paths, headers: { authorization: `Bearer ${token}` }, durationS: PROFILE.listDurationS, warmupS: PROFILE.warmupS, rounds: PROFILE.rounds };
+    const spec: LatencySpec = {
+      origin: api.baseUrl,
+      paths,
+      headers: { authorization: `Bearer ${token}` },
+      durationS: PROFILE.listDurationS,
+      warmupS: PROFILE.warmupS,
+      rounds: PROFILE.rounds,
+    };
     return summarise(await ask<RoundResult[]>(loader, { type: 'latency', spec }));
   };
   for (const deep of [false, true]) {
@@ -496,7 +694,13 @@ async function phaseC(): Promise<void> {
       kind: 'growth',
       connections: 1,
       target: 'p50 growth ≤ 1.5×',
-      growth: { small: smallFigures, big: bigFigures, factor: growth, smallCount: SMALL_TENANT, bigCount: PROFILE.bigTenant },
+      growth: {
+        small: smallFigures,
+        big: bigFigures,
+        factor: growth,
+        smallCount: SMALL_TENANT,
+        bigCount: PROFILE.bigTenant,
+      },
       met: growth <= 1.5,
     });
   }
@@ -521,7 +725,9 @@ async function versions(): Promise<BenchResults['machine']> {
 }
 
 async function main(): Promise<void> {
-  log(`site-services bench (${quick ? 'quick' : 'full'}); load average at start ${loadAtStart.map((value) => value.toFixed(2)).join(' ')}`);
+  log(
+    `site-services bench (${quick ? 'quick' : 'full'}); load average at start ${loadAtStart.map((value) => value.toFixed(2)).join(' ')}`,
+  );
   log('building (npm run build)');
   await run('npm', ['run', 'build', '--silent']);
   database = await createBenchDatabase(serverUrl);
@@ -564,7 +770,8 @@ async function main(): Promise<void> {
       writeFileSync(path.join(directory, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
       writeFileSync(path.join(directory, 'latest.md'), renderMarkdown(results));
       const saveAs = option('save-as');
-      if (saveAs) writeFileSync(path.join(directory, 'runs', `${saveAs}.json`), `${JSON.stringify(results, null, 2)}\n`);
+      if (saveAs)
+        writeFileSync(path.join(directory, 'runs', `${saveAs}.json`), `${JSON.stringify(results, null, 2)}\n`);
       log('written: bench/results/latest.json, bench/results/latest.md');
     }
   }
@@ -577,7 +784,8 @@ main()
   })
   .finally(async () => {
     await stopAll();
-    if (database && !flag('keep-db')) await database.drop().catch((error) => process.stderr.write(`could not drop ${database.name}: ${error}\n`));
+    if (database && !flag('keep-db'))
+      await database.drop().catch((error) => process.stderr.write(`could not drop ${database.name}: ${error}\n`));
     else if (database) await database.pool.end();
     rmSync(dataDir, { recursive: true, force: true });
     process.exit();

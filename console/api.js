@@ -25,9 +25,16 @@ export function whenUnauthorized(listener) {
 export async function api(method, path, body) {
   const headers = { authorization: `Bearer ${token}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`/admin/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+  const response = await fetch(`/admin/v1${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    cache: 'no-store',
+  });
   if (response.status === 204) return null;
-  const payload = await response.json().catch(() => ({ title: `HTTP ${response.status}`, detail: 'The answer was not JSON.' }));
+  const payload = await response
+    .json()
+    .catch(() => ({ title: `HTTP ${response.status}`, detail: 'The answer was not JSON.' }));
   if (!response.ok) {
     if (response.status === 401) for (const listener of onUnauthorized) listener();
     throw Object.assign(new Error(payload.detail || payload.title), payload, { status: response.status });

@@ -10,7 +10,11 @@ import { ErrorBanner, html } from './ui.js';
 function readRoute() {
   const [path, search = ''] = location.hash.replace(/^#/, '').split('?');
   const parts = path.split('/').filter(Boolean);
-  return { page: parts[0] || 'tenants', id: parts[1] ? decodeURIComponent(parts[1]) : undefined, params: Object.fromEntries(new URLSearchParams(search)) };
+  return {
+    page: parts[0] || 'tenants',
+    id: parts[1] ? decodeURIComponent(parts[1]) : undefined,
+    params: Object.fromEntries(new URLSearchParams(search)),
+  };
 }
 
 function SignIn({ onSignedIn }) {
@@ -27,7 +31,9 @@ function SignIn({ onSignedIn }) {
       onSignedIn();
     } catch (failure) {
       signOut();
-      setError(failure.status === 401 ? { title: 'Not signed in', detail: 'That is not the operator token.' } : failure);
+      setError(
+        failure.status === 401 ? { title: 'Not signed in', detail: 'That is not the operator token.' } : failure,
+      );
     } finally {
       setBusy(false);
     }
@@ -64,7 +70,8 @@ function App() {
   const current = (page) => (route.page === page ? 'page' : undefined);
   let content;
   if (route.page === 'tenants' && route.id) content = html`<${TenantPage} key=${route.id} tenantId=${route.id} />`;
-  else if (route.page === 'deliveries') content = html`<${DeliveriesPage} key=${JSON.stringify(route.params)} initial=${route.params} />`;
+  else if (route.page === 'deliveries')
+    content = html`<${DeliveriesPage} key=${JSON.stringify(route.params)} initial=${route.params} />`;
   else content = html`<${TenantsPage} />`;
   return html`<div class="shell">
     <header>

@@ -69,9 +69,11 @@ function BulkRetry({ filters, onRetried }) {
   return html`<div class="card bulk" aria-label="Retry failed deliveries">
     <strong>Retry failed deliveries matching these filters</strong>
     <button type="button" onClick=${() => call(true)}>Count failed (dry run)</button>
-    ${count &&
-    html`<span data-testid="dry-run-count">${count.matched} failed ${count.matched === 1 ? 'delivery matches' : 'deliveries match'}.</span>
-      <button type="button" class="danger" disabled=${count.matched === 0} onClick=${() => call(false)}>Retry ${count.matched} failed</button>`}
+    ${
+      count &&
+      html`<span data-testid="dry-run-count">${count.matched} failed ${count.matched === 1 ? 'delivery matches' : 'deliveries match'}.</span>
+      <button type="button" class="danger" disabled=${count.matched === 0} onClick=${() => call(false)}>Retry ${count.matched} failed</button>`
+    }
     ${done !== undefined && html`<span class="ok">${done} reopened.</span>`}
     <${ErrorBanner} error=${error} />
   </div>`;
@@ -107,7 +109,11 @@ export function DeliveriesPage({ initial }) {
     return () => clearInterval(timer);
   }, [JSON.stringify(applied), watching]);
 
-  const field = (name) => ({ name, value: form[name], onInput: (event) => setForm({ ...form, [name]: event.target.value }) });
+  const field = (name) => ({
+    name,
+    value: form[name],
+    onInput: (event) => setForm({ ...form, [name]: event.target.value }),
+  });
   const toggle = (id) => {
     const next = new Set(open);
     next.has(id) ? next.delete(id) : next.add(id);

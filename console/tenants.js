@@ -43,7 +43,12 @@ function useAction(refresh) {
 }
 
 function ScopeBoxes({ selected, onChange, name }) {
-  const toggle = (scope) => onChange(selected.includes(scope) ? selected.filter((each) => each !== scope) : SCOPES.filter((each) => each === scope || selected.includes(each)));
+  const toggle = (scope) =>
+    onChange(
+      selected.includes(scope)
+        ? selected.filter((each) => each !== scope)
+        : SCOPES.filter((each) => each === scope || selected.includes(each)),
+    );
   return html`<fieldset class="scopes"><legend>Scopes</legend>
     ${SCOPES.map((scope) => html`<label><input type="checkbox" name=${`${name}-${scope}`} checked=${selected.includes(scope)} onChange=${() => toggle(scope)} /> ${scope}</label>`)}
   </fieldset>`;
@@ -77,11 +82,13 @@ export function TenantsPage() {
       <button type="submit" disabled=${busy}>Create tenant</button>
     </form>
     <${ErrorBanner} error=${error || loadError} />
-    ${created &&
-    html`<div>
+    ${
+      created &&
+      html`<div>
       <p>Created <a href=${`#/tenants/${encodeURIComponent(created.tenantId)}`}>${created.name}</a> (<code>${created.tenantId}</code>).</p>
       <${SecretOnce} pair=${created.credentials} onDone=${() => setCreated(undefined)} />
-    </div>`}
+    </div>`
+    }
     <table>
       <thead><tr><th>Name</th><th>Tenant id</th><th>apiEnabled</th><th>webhookAccess</th><th>Scopes</th><th>Created</th></tr></thead>
       <tbody>
@@ -109,7 +116,12 @@ function TenantSettings({ tenant, refresh }) {
   const save = async (event) => {
     event.preventDefault();
     setSaved(false);
-    if (await run(() => api('PATCH', `/tenants/${encodeURIComponent(tenant.tenantId)}`, { scopes, apiEnabled, webhookAccess }))) setSaved(true);
+    if (
+      await run(() =>
+        api('PATCH', `/tenants/${encodeURIComponent(tenant.tenantId)}`, { scopes, apiEnabled, webhookAccess }),
+      )
+    )
+      setSaved(true);
   };
   return html`<form class="card" onSubmit=${save} aria-label="Tenant settings">
     <h2>Settings</h2>
@@ -138,10 +150,12 @@ function Credentials({ tenantId }) {
             <td><code>${pair.client_id}</code></td>
             <td>${when(pair.createdAt)}</td>
             <td>${when(pair.revokedAt)}</td>
-            <td>${!pair.revokedAt &&
-            (confirming === pair.client_id
-              ? html`<button type="button" class="danger" disabled=${busy} onClick=${() => run(() => api('DELETE', `${path}/${encodeURIComponent(pair.client_id)}`)).then(() => setConfirming(undefined))}>Confirm revoke</button>`
-              : html`<button type="button" onClick=${() => setConfirming(pair.client_id)}>Revoke</button>`)}</td>
+            <td>${
+              !pair.revokedAt &&
+              (confirming === pair.client_id
+                ? html`<button type="button" class="danger" disabled=${busy} onClick=${() => run(() => api('DELETE', `${path}/${encodeURIComponent(pair.client_id)}`)).then(() => setConfirming(undefined))}>Confirm revoke</button>`
+                : html`<button type="button" onClick=${() => setConfirming(pair.client_id)}>Revoke</button>`)
+            }</td>
           </tr>`,
         )}
       </tbody>
@@ -198,12 +212,14 @@ function Visits({ tenantId }) {
     <h2>Site visits <button type="button" class="link" onClick=${refresh}>Refresh</button></h2>
     <${ErrorBanner} error=${error} />
     ${visits && visits.length === 0 && html`<p class="muted">No visits yet: the client creates them (POST /api/v1/site-visits).</p>`}
-    ${visits &&
-    visits.length > 0 &&
-    html`<table>
+    ${
+      visits &&
+      visits.length > 0 &&
+      html`<table>
       <thead><tr><th>Ticket</th><th>Status</th><th>Field rep</th><th>Scheduled</th><th>Workflow</th></tr></thead>
       <tbody>${visits.map((visit) => html`<${VisitRow} key=${`${visit.id}:${visit.meta.version}`} visit=${visit} refresh=${refresh} />`)}</tbody>
-    </table>`}
+    </table>`
+    }
   </section>`;
 }
 
@@ -214,9 +230,10 @@ function Subscriptions({ tenantId }) {
     <h2>Webhook subscriptions <button type="button" class="link" onClick=${refresh}>Refresh</button></h2>
     <${ErrorBanner} error=${error} />
     ${subscriptions && subscriptions.length === 0 && html`<p class="muted">No subscriptions.</p>`}
-    ${subscriptions &&
-    subscriptions.length > 0 &&
-    html`<table>
+    ${
+      subscriptions &&
+      subscriptions.length > 0 &&
+      html`<table>
       <thead><tr><th>Target</th><th>Active</th><th>Success (24 h)</th><th>Last success</th><th>Failing</th><th>Last error</th><th></th></tr></thead>
       <tbody>
         ${subscriptions.map((subscription) => {
@@ -233,7 +250,8 @@ function Subscriptions({ tenantId }) {
           </tr>`;
         })}
       </tbody>
-    </table>`}
+    </table>`
+    }
   </section>`;
 }
 

@@ -4,8 +4,23 @@ import htm from './vendor/htm.mjs';
 
 export const html = htm.bind(h);
 
-export const EVENT_TYPES = ['ticket.created', 'rep.assigned', 'job.scheduled', 'schedule.updated', 'job.dispatched', 'job.completed', 'deliverables.transmitted'];
-export const SCOPES = ['sites:read', 'sites:write', 'site-visits:read', 'site-visits:write', 'webhooks:read', 'webhooks:write'];
+export const EVENT_TYPES = [
+  'ticket.created',
+  'rep.assigned',
+  'job.scheduled',
+  'schedule.updated',
+  'job.dispatched',
+  'job.completed',
+  'deliverables.transmitted',
+];
+export const SCOPES = [
+  'sites:read',
+  'sites:write',
+  'site-visits:read',
+  'site-visits:write',
+  'webhooks:read',
+  'webhooks:write',
+];
 
 /** "2026-11-22 06:50:12" in the browser's time zone; "—" for nothing. */
 export function when(iso) {
@@ -22,7 +37,9 @@ export function percent(rate) {
 /** A problem (or any error) from the last action, with its detail and field errors. */
 export function ErrorBanner({ error }) {
   if (!error) return null;
-  const fields = error.errors ? Object.entries(error.errors).map(([field, messages]) => `${field}: ${messages.join(', ')}`) : [];
+  const fields = error.errors
+    ? Object.entries(error.errors).map(([field, messages]) => `${field}: ${messages.join(', ')}`)
+    : [];
   return html`<div class="banner error" role="alert">
     <strong>${error.title || 'Error'}</strong> ${error.detail || error.message || ''}
     ${fields.length > 0 && html`<ul>${fields.map((line) => html`<li>${line}</li>`)}</ul>`}

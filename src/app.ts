@@ -103,7 +103,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // upload's stream) forever. Node enforces the limit only when the server is constructed with it (Fastify
     // sets it afterwards, so it goes in both places), checking every connectionsCheckingInterval.
     requestTimeout: config.requestTimeoutMs,
-    http: { requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, config.requestTimeoutMs / 2) },
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, config.requestTimeoutMs / 2),
+    },
   });
   // Bodies are JSON (and form-encoded on the token endpoint only); a text/plain body is 415, not a string.
   fastify.removeContentTypeParser('text/plain');

@@ -125,7 +125,9 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('DATABASE_URL must be a postgres:// or postgresql:// connection string');
   }
 
-  const retrySchedule = (read('WEBHOOK_RETRY_SCHEDULE') ?? '5s,5m,30m,2h,5h,10h,10h').split(',').map((part) => parseDuration(part));
+  const retrySchedule = (read('WEBHOOK_RETRY_SCHEDULE') ?? '5s,5m,30m,2h,5h,10h,10h')
+    .split(',')
+    .map((part) => parseDuration(part));
   if (retrySchedule.some((ms) => ms === undefined)) {
     problems.push('WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of durations such as 5s,5m,30m,2h');
   }
@@ -218,7 +220,10 @@ function parseTrustProxy(raw: string | undefined, problems: string[]): TrustProx
   if (raw === undefined || raw === 'false' || raw === 'off') return false;
   if (raw === 'true' || raw === 'on') return true;
   if (/^\d+$/.test(raw)) return Number(raw);
-  const entries = raw.split(',').map((part) => part.trim()).filter(Boolean);
+  const entries = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
   if (entries.length === 0 || entries.some((entry) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry))) {
     problems.push('TRUST_PROXY must be off, on, a hop count, or a comma-separated list of addresses/CIDRs');
     return false;

@@ -12,7 +12,9 @@ import type { OpenApiDocument } from './http/openapi.js';
 import { createLogger } from './lib/logger.js';
 import { generateServerKeys } from './runtime/server-keys.js';
 
-export async function buildOpenApiDocuments(config: Config): Promise<{ client: OpenApiDocument; operator: OpenApiDocument }> {
+export async function buildOpenApiDocuments(
+  config: Config,
+): Promise<{ client: OpenApiDocument; operator: OpenApiDocument }> {
   const quiet = { ...config, logLevel: 'silent' };
   const database = openPglite(new PGlite());
   const app = await buildApp(quiet, { database, keys: generateServerKeys(quiet), logger: createLogger(quiet) });

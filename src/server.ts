@@ -54,7 +54,10 @@ async function prepare(config: Config, database: AppDatabase, logger: Logger): P
   const packet = await provisionSandbox(config, database);
   if (packet) {
     const file = writeCredentialPacket(config.dataDir, packet);
-    banner(['Sandbox demo tenant created. Its credential packet (also in ' + file + '):', JSON.stringify(packet, null, 2)]);
+    banner([
+      'Sandbox demo tenant created. Its credential packet (also in ' + file + '):',
+      JSON.stringify(packet, null, 2),
+    ]);
   }
   if (keys.adminTokenGenerated && keys.adminToken) {
     const file = writeAdminToken(config.dataDir, keys.adminToken);
@@ -98,14 +101,24 @@ async function runProcess(config: Config, logger: Logger): Promise<void> {
   const metrics = new Metrics({ database, clock: systemClock, defaultMetrics: true });
   metrics.joinCluster();
   // A cluster child's metrics are served by its primary (summed over the children).
-  const metricsServer = config.metricsPort !== undefined && !child ? await startMetricsServer(registrySource(metrics.registry), config.metricsPort, config.host) : undefined;
+  const metricsServer =
+    config.metricsPort !== undefined && !child
+      ? await startMetricsServer(registrySource(metrics.registry), config.metricsPort, config.host)
+      : undefined;
 
   const serveApi = config.role !== 'worker';
   const app = serveApi ? await buildApp(config, { database, keys, logger, metrics }) : undefined;
   if (app) await app.listen({ port: config.port, host: config.host });
   const worker =
     config.role !== 'api'
-      ? new DeliveryWorker({ database, config: config.webhook, keys, logger: logger.child({ component: 'webhook-worker' }), clock: systemClock, metrics })
+      ? new DeliveryWorker({
+          database,
+          config: config.webhook,
+          keys,
+          logger: logger.child({ component: 'webhook-worker' }),
+          clock: systemClock,
+          metrics,
+        })
       : undefined;
   await worker?.start();
   logger.info({ role: config.role }, serveApi ? 'service started' : 'delivery worker started');
@@ -126,7 +139,10 @@ async function runPrimary(config: Config, logger: Logger): Promise<void> {
   await prepare(config, database, logger);
   const maintenance = new Maintenance(database.db, systemClock, logger);
   maintenance.start();
-  const metricsServer = config.metricsPort !== undefined ? await startMetricsServer(clusterSource(), config.metricsPort, config.host) : undefined;
+  const metricsServer =
+    config.metricsPort !== undefined
+      ? await startMetricsServer(clusterSource(), config.metricsPort, config.host)
+      : undefined;
 
   let stopping = false;
   const serving = new WeakSet<Worker>();
@@ -141,7 +157,10 @@ async function runPrimary(config: Config, logger: Logger): Promise<void> {
       logger.fatal({ pid: child.process.pid, code, signal }, 'an API process failed to start; stopping');
       stopping = true;
       for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
-      void maintenance.stop().then(() => database.close()).finally(() => process.exit(1));
+      void maintenance
+        .stop()
+        .then(() => database.close())
+        .finally(() => process.exit(1));
       return;
     }
     logger.error({ pid: child.process.pid, code, signal }, 'an API process died; starting another');

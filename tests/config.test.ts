@@ -54,9 +54,10 @@ describe('loadConfig defaults', () => {
     const config = loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' });
     expect(config.publicBaseUrl).toBe('https://api.example.com');
     expect(config.problemBaseUrl).toBe('https://api.example.com/problems');
-    expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com', PROBLEM_BASE_URL: 'https://docs.example.com/p' }).problemBaseUrl).toBe(
-      'https://docs.example.com/p',
-    );
+    expect(
+      loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com', PROBLEM_BASE_URL: 'https://docs.example.com/p' })
+        .problemBaseUrl,
+    ).toBe('https://docs.example.com/p');
   });
 
   it('reads every variable', () => {
@@ -88,7 +89,11 @@ describe('loadConfig defaults', () => {
   });
 
   it('treats empty and blank variables as unset', () => {
-    expect(loadConfig({ PORT: '', ADMIN_TOKEN: '   ', DATABASE_URL: '' })).toMatchObject({ port: 3000, adminToken: undefined, databaseUrl: undefined });
+    expect(loadConfig({ PORT: '', ADMIN_TOKEN: '   ', DATABASE_URL: '' })).toMatchObject({
+      port: 3000,
+      adminToken: undefined,
+      databaseUrl: undefined,
+    });
   });
 
   it('is frozen, nested objects included', () => {
@@ -136,7 +141,11 @@ describe('loadConfig validation names the bad variable', () => {
     ['TOKEN_SIGNING_KEY', { TOKEN_SIGNING_KEY: 'not a key' }],
     [
       'TOKEN_SIGNING_KEY',
-      { TOKEN_SIGNING_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString() },
+      {
+        TOKEN_SIGNING_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
+          .privateKey.export({ format: 'pem', type: 'pkcs8' })
+          .toString(),
+      },
     ],
     ['WEBHOOK_RETRY_SCHEDULE', { WEBHOOK_RETRY_SCHEDULE: '5s,later' }],
     ['WEBHOOK_TEST_ALLOWED_DESTINATIONS', { WEBHOOK_TEST_ALLOWED_DESTINATIONS: 'localhost' }],
@@ -179,13 +188,21 @@ describe('production', () => {
     );
     expect(problems).toHaveLength(3);
     const { APP_SECRET: _omitted, ...withoutAppSecret } = productionKeys();
-    expect(problemsOf({ ENVIRONMENT: 'production', ...withoutAppSecret })).toEqual([expect.stringContaining('APP_SECRET')]);
+    expect(problemsOf({ ENVIRONMENT: 'production', ...withoutAppSecret })).toEqual([
+      expect.stringContaining('APP_SECRET'),
+    ]);
   });
 
   it('refuses WEBHOOK_TEST_ALLOWED_DESTINATIONS', () => {
-    const problems = problemsOf({ ENVIRONMENT: 'production', ...productionKeys(), WEBHOOK_TEST_ALLOWED_DESTINATIONS: '127.0.0.1:8443' });
+    const problems = problemsOf({
+      ENVIRONMENT: 'production',
+      ...productionKeys(),
+      WEBHOOK_TEST_ALLOWED_DESTINATIONS: '127.0.0.1:8443',
+    });
     expect(problems).toEqual([expect.stringContaining('WEBHOOK_TEST_ALLOWED_DESTINATIONS')]);
-    expect(loadConfig({ WEBHOOK_TEST_ALLOWED_DESTINATIONS: '127.0.0.1:8443' }).webhook.testAllowedDestinations).toEqual(['127.0.0.1:8443']);
+    expect(loadConfig({ WEBHOOK_TEST_ALLOWED_DESTINATIONS: '127.0.0.1:8443' }).webhook.testAllowedDestinations).toEqual(
+      ['127.0.0.1:8443'],
+    );
   });
 
   it('starts with configured keys (PEM with \\n escapes) and leaves the operator API off without ADMIN_TOKEN', async () => {
@@ -204,7 +221,10 @@ describe('production', () => {
       expect(again.cursorKey.equals(keys.cursorKey)).toBe(true);
       expect(keys.webhookEncryptionKey.equals(Buffer.from(env.WEBHOOK_ENCRYPTION_KEY, 'base64'))).toBe(true);
 
-      const withAdmin = await resolveServerKeys(loadConfig({ ENVIRONMENT: 'production', ...env, ADMIN_TOKEN: 'operator-token-0123456789' }), database.db);
+      const withAdmin = await resolveServerKeys(
+        loadConfig({ ENVIRONMENT: 'production', ...env, ADMIN_TOKEN: 'operator-token-0123456789' }),
+        database.db,
+      );
       expect(withAdmin.adminToken).toBe('operator-token-0123456789');
     } finally {
       await database.close();

@@ -26,8 +26,19 @@ interface Server {
 }
 
 async function startServer(port: number): Promise<Server> {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+  };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
@@ -59,16 +70,23 @@ async function until(condition: () => boolean | Promise<boolean>): Promise<void>
 }
 
 /** A POST whose body is sent in two parts, the second only when `release` is called. */
-function slowPost(url: string, body: string): { release: () => void; response: Promise<{ status: number; body: string }> } {
+function slowPost(
+  url: string,
+  body: string,
+): { release: () => void; response: Promise<{ status: number; body: string }> } {
   const bytes = Buffer.from(body);
   let release!: () => void;
   const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const request = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': bytes.length } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, body: text }));
-    });
+    const request = httpRequest(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': bytes.length } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+      },
+    );
     request.on('error', reject);
     request.write(bytes.subarray(0, 10));
     release = () => request.end(bytes.subarray(10));
@@ -88,7 +106,12 @@ describe('npm start', () => {
     const file = path.join(dataDir, 'credentials.json');
     expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual(packet);
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
-    expect(packet).toMatchObject({ baseUrl: server.baseUrl, siteCode: 'DEMO-001', projectId: 1001, itemName: 'Demo Kiosk' });
+    expect(packet).toMatchObject({
+      baseUrl: server.baseUrl,
+      siteCode: 'DEMO-001',
+      projectId: 1001,
+      itemName: 'Demo Kiosk',
+    });
     expect(server.output().split(packet.client_secret).length - 1).toBe(1);
 
     const adminFile = path.join(dataDir, 'admin-token');
@@ -98,15 +121,29 @@ describe('npm start', () => {
 
     expect((await fetch(`${server.baseUrl}/health`)).status).toBe(200);
     expect((await fetch(`${server.baseUrl}/ready`)).status).toBe(200);
-    expect((await fetch(`${server.baseUrl}/admin/v1/tenants`, { headers: { authorization: `Bearer ${adminToken}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${server.baseUrl}/admin/v1/tenants`, { headers: { authorization: `Bearer ${adminToken}` } }))
+        .status,
+    ).toBe(200);
 
     // A token request is in flight (half its body sent) when SIGTERM arrives: it still completes.
-    const body = JSON.stringify({ grant_type: 'client_credentials', client_id: packet.client_id, client_secret: packet.client_secret });
+    const body = JSON.stringify({
+      grant_type: 'client_credentials',
+      client_id: packet.client_id,
+      client_secret: packet.client_secret,
+    });
     const inFlight = slowPost(`${server.baseUrl}/api/v1/oauth/token`, body);
-    await until(() => /"msg":"incoming request"[^\n]*oauth\/token|oauth\/token[^\n]*"msg":"incoming request"/.test(server.output()));
+    await until(() =>
+      /"msg":"incoming request"[^\n]*oauth\/token|oauth\/token[^\n]*"msg":"incoming request"/.test(server.output()),
+    );
     server.child.kill('SIGTERM');
     // It stops accepting new connections...
-    await until(async () => fetch(`${server.baseUrl}/health`).then(() => false, () => true));
+    await until(async () =>
+      fetch(`${server.baseUrl}/health`).then(
+        () => false,
+        () => true,
+      ),
+    );
     // ...while the request in flight completes.
     inFlight.release();
     const answered = await inFlight.response;
@@ -116,7 +153,10 @@ describe('npm start', () => {
     expect(await server.exited).toBe(0);
 
     // Logs are JSON lines with request ids, never a token or a client secret beyond the one-time packet.
-    const logLines = server.output().split('\n').filter((line) => line.startsWith('{"level"'));
+    const logLines = server
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{"level"'));
     expect(logLines.length).toBeGreaterThan(0);
     expect(logLines.some((line) => /"requestId":"[^"]+"/.test(line))).toBe(true);
     for (const line of logLines) {

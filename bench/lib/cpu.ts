@@ -46,14 +46,22 @@ export interface CpuPerRequest {
  * returned function stops and divides by the requests served meanwhile. Backends are those connected
  * at the start (the service's pool is warm by then); the bench's own connection is left out.
  */
-export async function startCpuCount(pid: number, pool: pg.Pool, database: string): Promise<(requests: number) => Promise<CpuPerRequest>> {
+export async function startCpuCount(
+  pid: number,
+  pool: pg.Pool,
+  database: string,
+): Promise<(requests: number) => Promise<CpuPerRequest>> {
   const servicePids = [pid, ...(await childPids(pid))];
-  const backends = await pool.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [database]);
+  const backends = await pool.query<{ pid: number }>(
+    'select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+    [database],
+  );
   const backendPids = backends.rows.map((row) => row.pid);
   const before = await cpuMicros([...servicePids, ...backendPids]);
   return async (requests) => {
     const after = await cpuMicros([...servicePids, ...backendPids]);
-    const spent = (pids: number[]) => pids.reduce((sum, each) => sum + Math.max(0, (after.get(each) ?? 0) - (before.get(each) ?? 0)), 0);
+    const spent = (pids: number[]) =>
+      pids.reduce((sum, each) => sum + Math.max(0, (after.get(each) ?? 0) - (before.get(each) ?? 0)), 0);
     const per = (micros: number) => (requests > 0 ? micros / requests : NaN);
     return { serviceUs: per(spent(servicePids)), databaseUs: per(spent(backendPids)) };
   };

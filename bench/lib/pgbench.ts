@@ -11,9 +11,15 @@ import { run } from './processes.js';
 import { percentile } from './stats.js';
 
 export function pgbenchBinary(): string {
-  const candidates = ['/usr/bin/pgbench', ...['17', '16', '15', '14', '13'].map((version) => `/usr/lib/postgresql/${version}/bin/pgbench`)];
+  const candidates = [
+    '/usr/bin/pgbench',
+    ...['17', '16', '15', '14', '13'].map((version) => `/usr/lib/postgresql/${version}/bin/pgbench`),
+  ];
   const found = candidates.find((candidate) => existsSync(candidate));
-  if (!found) throw new Error('pgbench not found: install Debian package postgresql-contrib (or postgresql-client) for the B1 baselines');
+  if (!found)
+    throw new Error(
+      'pgbench not found: install Debian package postgresql-contrib (or postgresql-client) for the B1 baselines',
+    );
   return found;
 }
 
@@ -37,7 +43,25 @@ async function once(spec: PgbenchSpec, durationS: number, log: boolean): Promise
     const scriptFile = path.join(directory, 'script.sql');
     writeFileSync(scriptFile, spec.script);
     const { host, port, user, database } = spec.connection;
-    const args = ['-h', host, '-p', String(port), '-U', user, '-n', '-M', 'prepared', '-c', String(spec.clients), '-j', String(spec.threads), '-T', String(durationS), '-f', scriptFile];
+    const args = [
+      '-h',
+      host,
+      '-p',
+      String(port),
+      '-U',
+      user,
+      '-n',
+      '-M',
+      'prepared',
+      '-c',
+      String(spec.clients),
+      '-j',
+      String(spec.threads),
+      '-T',
+      String(durationS),
+      '-f',
+      scriptFile,
+    ];
     if (log) args.push('-l', '--sampling-rate=0.2', `--log-prefix=${path.join(directory, 'log')}`);
     args.push(database);
     const output = await run(pgbenchBinary(), args);

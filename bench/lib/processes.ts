@@ -16,7 +16,9 @@ export function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -60,12 +62,32 @@ export async function stopAll(): Promise<void> {
  */
 export async function startService(
   env: Record<string, string>,
-  options: { port?: number; name: string; nodeArgs?: string[]; source?: boolean; workerReady?: (pid: number) => Promise<boolean> },
+  options: {
+    port?: number;
+    name: string;
+    nodeArgs?: string[];
+    source?: boolean;
+    workerReady?: (pid: number) => Promise<boolean>;
+  },
 ): Promise<Service> {
   const port = options.port ?? (await freePort());
-  const fullEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), ...env };
-  const entry = options.source ? ['--import', 'tsx', path.join(ROOT, 'src', 'server.ts')] : [path.join(ROOT, 'dist', 'server.js')];
-  const child = track(spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry], { cwd: ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const fullEnv = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    ...env,
+  };
+  const entry = options.source
+    ? ['--import', 'tsx', path.join(ROOT, 'src', 'server.ts')]
+    : [path.join(ROOT, 'dist', 'server.js')];
+  const child = track(
+    spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry], {
+      cwd: ROOT,
+      env: fullEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let output = '';
   child.stdout!.on('data', (chunk) => (output = (output + chunk).slice(-20_000)));
   child.stderr!.on('data', (chunk) => (output = (output + chunk).slice(-20_000)));
@@ -107,7 +129,10 @@ let nextMessageId = 1;
 export function ask<T>(child: ChildProcess, message: Record<string, unknown>, timeoutMs = 15 * 60_000): Promise<T> {
   const id = nextMessageId++;
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`helper did not answer ${JSON.stringify(message.type)} within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`helper did not answer ${JSON.stringify(message.type)} within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     const onMessage = (answer: { id?: number; error?: string; result?: T }) => {
       if (answer.id !== id) return;
       clearTimeout(timer);
@@ -131,21 +156,39 @@ export function serveRequests(handler: (message: { type: string; [key: string]: 
   process.on('message', (message: { id: number; type: string }) => {
     handler(message).then(
       (result) => process.send!({ id: message.id, result }),
-      (error: unknown) => process.send!({ id: message.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+      (error: unknown) =>
+        process.send!({
+          id: message.id,
+          error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+        }),
     );
   });
   process.on('disconnect', () => process.exit(0));
 }
 
 /** Runs a command to completion, resolving with its output; rejects on a non-zero exit. */
-export function run(command: string, args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): Promise<string> {
+export function run(
+  command: string,
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string } = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = track(spawn(command, args, { cwd: options.cwd ?? ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const child = track(
+      spawn(command, args, {
+        cwd: options.cwd ?? ROOT,
+        env: { ...process.env, ...options.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     let output = '';
     child.stdout!.on('data', (chunk) => (output += chunk));
     child.stderr!.on('data', (chunk) => (output += chunk));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${command} ${args.join(' ')} exited with ${code}:\n${output.slice(-4000)}`))));
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(output)
+        : reject(new Error(`${command} ${args.join(' ')} exited with ${code}:\n${output.slice(-4000)}`)),
+    );
   });
 }
 

@@ -16,7 +16,16 @@ export type ScenarioResult = Common &
     | { kind: 'http'; figures: Summary; cpu?: CpuPerRequest; baselines: Record<string, Summary> }
     | {
         kind: 'uploads';
-        upload: { mbPerS: number; rssBeforeMb: number; rssPeakMb: number; growthMb: number; statuses: Record<string, number>; p50Ms: number; maxMs: number; rounds: number };
+        upload: {
+          mbPerS: number;
+          rssBeforeMb: number;
+          rssPeakMb: number;
+          growthMb: number;
+          statuses: Record<string, number>;
+          p50Ms: number;
+          maxMs: number;
+          rounds: number;
+        };
         baselineUpload: { name: string; mbPerS: number };
       }
     | {
@@ -35,7 +44,14 @@ export type ScenarioResult = Common &
       }
     | {
         kind: 'deliveries';
-        deliveries: { workers: number; count: number; perS: number; seconds: number; duplicates: number; states: Record<string, number> };
+        deliveries: {
+          workers: number;
+          count: number;
+          perS: number;
+          seconds: number;
+          duplicates: number;
+          states: Record<string, number>;
+        };
         baselineDeliveries: { name: string; perS: number };
       }
     | { kind: 'growth'; growth: { small: Summary; big: Summary; factor: number; smallCount: number; bigCount: number } }
@@ -45,7 +61,16 @@ export interface BenchResults {
   date: string;
   mode: 'quick' | 'full';
   durationS: number;
-  machine: { cores: number; cpu: string; memoryGb: number; node: string; postgres: string; pgbench: string; autocannon: string; platform: string };
+  machine: {
+    cores: number;
+    cpu: string;
+    memoryGb: number;
+    node: string;
+    postgres: string;
+    pgbench: string;
+    autocannon: string;
+    platform: string;
+  };
   loadAverage: { start: number[]; end: number[] };
   settings: Record<string, string | number>;
   note: string | undefined;
@@ -68,8 +93,17 @@ function rows(results: BenchResults): string[][] {
         const baselines = Object.entries(scenario.baselines)
           .map(([name, baseline]) => `${name} ${fmt(baseline.rps)}/s (${latency(baseline)})`)
           .join('; ');
-        const cpu = scenario.cpu ? `; CPU per request: service ${fmt(scenario.cpu.serviceUs)} µs, PostgreSQL ${fmt(scenario.cpu.databaseUs)} µs` : '';
-        return [scenario.title, `${fmt(scenario.figures.rps)} req/s${failures}, ${latency(scenario.figures)}${cpu}`, baselines, ratios, scenario.target, verdict];
+        const cpu = scenario.cpu
+          ? `; CPU per request: service ${fmt(scenario.cpu.serviceUs)} µs, PostgreSQL ${fmt(scenario.cpu.databaseUs)} µs`
+          : '';
+        return [
+          scenario.title,
+          `${fmt(scenario.figures.rps)} req/s${failures}, ${latency(scenario.figures)}${cpu}`,
+          baselines,
+          ratios,
+          scenario.target,
+          verdict,
+        ];
       }
       case 'uploads': {
         const u = scenario.upload;
@@ -109,7 +143,14 @@ function rows(results: BenchResults): string[][] {
       }
       case 'growth': {
         const g = scenario.growth;
-        return [scenario.title, `p50 ${ms(g.big.p50)} ms vs ${ms(g.small.p50)} ms (p99 ${ms(g.big.p99)} vs ${ms(g.small.p99)} ms)`, `${fmt(g.smallCount)} sites`, `${g.factor.toFixed(2)} ×`, scenario.target, verdict];
+        return [
+          scenario.title,
+          `p50 ${ms(g.big.p50)} ms vs ${ms(g.small.p50)} ms (p99 ${ms(g.big.p99)} vs ${ms(g.small.p99)} ms)`,
+          `${fmt(g.smallCount)} sites`,
+          `${g.factor.toFixed(2)} ×`,
+          scenario.target,
+          verdict,
+        ];
       }
     }
   });
@@ -137,7 +178,15 @@ export function renderTable(results: BenchResults): string {
   const table = [HEADERS, ...rows(results)];
   const widths = HEADERS.map((_, column) => Math.min(70, Math.max(...table.map((row) => row[column]!.length))));
   const line = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ');
-  return [...header(results), '', line(HEADERS), widths.map((width) => '-'.repeat(width)).join('-+-'), ...rows(results).map(line), '', ...results.notes].join('\n');
+  return [
+    ...header(results),
+    '',
+    line(HEADERS),
+    widths.map((width) => '-'.repeat(width)).join('-+-'),
+    ...rows(results).map(line),
+    '',
+    ...results.notes,
+  ].join('\n');
 }
 
 export function renderMarkdown(results: BenchResults): string {
@@ -145,10 +194,17 @@ export function renderMarkdown(results: BenchResults): string {
   const details = results.scenarios
     .filter((scenario): scenario is Extract<ScenarioResult, { kind: 'http' }> => scenario.kind === 'http')
     .map((scenario) => {
-      const lines = [`### ${scenario.title} (${scenario.connections} connections)`, '', '| Run | Round | req/s | p50 ms | p99 ms | max ms | failed |', '|---|---|---|---|---|---|---|'];
+      const lines = [
+        `### ${scenario.title} (${scenario.connections} connections)`,
+        '',
+        '| Run | Round | req/s | p50 ms | p99 ms | max ms | failed |',
+        '|---|---|---|---|---|---|---|',
+      ];
       const add = (name: string, summary: Summary) =>
         summary.rounds.forEach((round, index) =>
-          lines.push(`| ${name} | ${index + 1} | ${fmt(round.rps)} | ${ms(round.p50)} | ${ms(round.p99)} | ${ms(round.max)} | ${fmt(round.non2xx + round.errors + round.timeouts)} |`),
+          lines.push(
+            `| ${name} | ${index + 1} | ${fmt(round.rps)} | ${ms(round.p50)} | ${ms(round.p99)} | ${ms(round.max)} | ${fmt(round.non2xx + round.errors + round.timeouts)} |`,
+          ),
         );
       add('service', scenario.figures);
       for (const [name, baseline] of Object.entries(scenario.baselines)) add(name, baseline);
@@ -157,9 +213,9 @@ export function renderMarkdown(results: BenchResults): string {
   return [
     '# Benchmark results',
     '',
-    'Written by `npm run bench` (bench/run.ts). B1 is pgbench running the scenario\'s SQL against the same tables (the database limit);',
+    "Written by `npm run bench` (bench/run.ts). B1 is pgbench running the scenario's SQL against the same tables (the database limit);",
     'B2 a bare Fastify route returning the same document (the framework limit); B3 the webhook receiver driven directly (the receiver limit).',
-    'Throughput is the mean of the rounds; p50 the median of the rounds\' p50; p99 and max the worst round\'s.',
+    "Throughput is the mean of the rounds; p50 the median of the rounds' p50; p99 and max the worst round's.",
     '',
     ...header(results).map((line) => `- ${line}`),
     '',

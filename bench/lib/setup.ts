@@ -35,7 +35,11 @@ export async function createBenchDatabase(serverUrl: string): Promise<BenchDatab
   return {
     name,
     url,
-    server: { host: target.hostname, port: Number(target.port || 5432), user: decodeURIComponent(target.username || 'postgres') },
+    server: {
+      host: target.hostname,
+      port: Number(target.port || 5432),
+      user: decodeURIComponent(target.username || 'postgres'),
+    },
     pool,
     async drop() {
       await pool.end();
@@ -69,7 +73,10 @@ export function generateKeys(): Keys {
 async function call(baseUrl: string, method: string, path: string, token: string, body?: unknown): Promise<any> {
   const response = await fetch(`${baseUrl}${path}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const text = await response.text();
@@ -89,16 +96,32 @@ export interface Tenant {
 export async function provisionTenant(baseUrl: string, adminToken: string, name: string): Promise<Tenant> {
   const created = await call(baseUrl, 'POST', '/admin/v1/tenants', adminToken, { name });
   const tenantId: string = created.data.tenantId;
-  await call(baseUrl, 'POST', `/admin/v1/tenants/${tenantId}/projects`, adminToken, { projectId: 1, projectName: 'Bench Rollout' });
-  await call(baseUrl, 'POST', `/admin/v1/tenants/${tenantId}/items`, adminToken, { itemId: 1, itemName: 'Bench Kiosk' });
-  return { tenantId, clientId: created.data.credentials.client_id, clientSecret: created.data.credentials.client_secret, itemName: 'Bench Kiosk', projectId: 1 };
+  await call(baseUrl, 'POST', `/admin/v1/tenants/${tenantId}/projects`, adminToken, {
+    projectId: 1,
+    projectName: 'Bench Rollout',
+  });
+  await call(baseUrl, 'POST', `/admin/v1/tenants/${tenantId}/items`, adminToken, {
+    itemId: 1,
+    itemName: 'Bench Kiosk',
+  });
+  return {
+    tenantId,
+    clientId: created.data.credentials.client_id,
+    clientSecret: created.data.credentials.client_secret,
+    itemName: 'Bench Kiosk',
+    projectId: 1,
+  };
 }
 
 export async function accessToken(baseUrl: string, tenant: Tenant): Promise<string> {
   const response = await fetch(`${baseUrl}/api/v1/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'client_credentials', client_id: tenant.clientId, client_secret: tenant.clientSecret }),
+    body: JSON.stringify({
+      grant_type: 'client_credentials',
+      client_id: tenant.clientId,
+      client_secret: tenant.clientSecret,
+    }),
   });
   if (!response.ok) throw new Error(`token: ${response.status} ${await response.text()}`);
   return ((await response.json()) as { access_token: string }).access_token;
@@ -115,7 +138,13 @@ export function loadedSiteId(offset: number, n: number): string {
  * Inserts `count` sites for the tenant in one statement (ids from `loadedSiteId(offset, n)`, siteCode
  * `<codePrefix>-n`, uniqueID `U-n`), then analyses the table.
  */
-export async function loadSites(pool: pg.Pool, tenantId: string, count: number, offset: number, codePrefix: string): Promise<void> {
+export async function loadSites(
+  pool: pg.Pool,
+  tenantId: string,
+  count: number,
+  offset: number,
+  codePrefix: string,
+): Promise<void> {
   await pool.query(
     `insert into sites (id, tenant_id, site_code, name, address_line1, city, state_region, postal_code, country, unique_id, status, created_at, updated_at)
      select 'site_' || lpad(($3::bigint + n)::text, 26, '0'), $1, $4 || '-' || n, 'Store ' || n, n || ' Main Street', 'Springfield', 'IL', '62701', 'US',
@@ -128,7 +157,10 @@ export async function loadSites(pool: pg.Pool, tenantId: string, count: number, 
 
 /** The sequence numbers of the tenant's sites (for cursors pointing anywhere in its list). */
 export async function siteSeqRange(pool: pg.Pool, tenantId: string): Promise<{ min: number; max: number }> {
-  const { rows } = await pool.query('select min(seq)::float8 as min, max(seq)::float8 as max from sites where tenant_id = $1', [tenantId]);
+  const { rows } = await pool.query(
+    'select min(seq)::float8 as min, max(seq)::float8 as max from sites where tenant_id = $1',
+    [tenantId],
+  );
   return { min: rows[0].min, max: rows[0].max };
 }
 
@@ -136,7 +168,13 @@ export async function siteSeqRange(pool: pg.Pool, tenantId: string): Promise<{ m
  * A backlog of `count` ticket.created events with one pending delivery each to `subscriptionId`, as
  * site-visit creates would have queued them, and the notification that wakes the workers.
  */
-export async function queueBacklog(pool: pg.Pool, tenantId: string, subscriptionId: string, count: number, tag: string): Promise<void> {
+export async function queueBacklog(
+  pool: pg.Pool,
+  tenantId: string,
+  subscriptionId: string,
+  count: number,
+  tag: string,
+): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('begin');

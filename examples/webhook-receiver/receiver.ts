@@ -37,13 +37,16 @@ async function readBody(request: IncomingMessage, limit: number): Promise<Buffer
   return Buffer.concat(chunks);
 }
 
-export function createReceiverHandler(options: ReceiverOptions): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
+export function createReceiverHandler(
+  options: ReceiverOptions,
+): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
   const log = options.log ?? (() => undefined);
   const answer = (response: ServerResponse, status: number, text: string) => {
     response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${text}\n`);
   };
   return async (request, response) => {
-    if (options.path && new URL(request.url ?? '/', 'http://receiver').pathname !== options.path) return answer(response, 404, 'not found');
+    if (options.path && new URL(request.url ?? '/', 'http://receiver').pathname !== options.path)
+      return answer(response, 404, 'not found');
     if (request.method !== 'POST') return answer(response, 405, 'POST only');
     let rawBody: Buffer;
     try {

@@ -20,7 +20,9 @@ const handler = createReceiverHandler({ secret, store, log: (line) => process.st
 const server = createServer((request, response) => {
   handler(request, response).catch(() => response.writeHead(500).end());
 });
-server.listen(Number(process.env.PORT ?? 8080), () => process.stdout.write(`receiving webhooks on port ${Number(process.env.PORT ?? 8080)}\n`));
+server.listen(Number(process.env.PORT ?? 8080), () =>
+  process.stdout.write(`receiving webhooks on port ${Number(process.env.PORT ?? 8080)}\n`),
+);
 const stop = () => server.close(() => void store.close().then(() => process.exit(0)));
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);

@@ -32,7 +32,13 @@ type Query = (text: string, params?: unknown[]) => Promise<{ rows: Array<Record<
 function storeOver(query: Query, close: () => Promise<void>): EventStore {
   return {
     async save(event) {
-      const { inserted } = await query(INSERT, [event.id, event.type, event.resourceId, event.occurredAt, JSON.stringify(event)]);
+      const { inserted } = await query(INSERT, [
+        event.id,
+        event.type,
+        event.resourceId,
+        event.occurredAt,
+        JSON.stringify(event),
+      ]);
       return inserted === 1;
     },
     async has(eventId) {

@@ -17,7 +17,12 @@ export interface NotificationListener {
 const RECONNECT_MIN_MS = 250;
 const RECONNECT_MAX_MS = 10_000;
 
-export async function listenForNotifications(database: AppDatabase, channel: string, onNotify: () => void, logger: Logger): Promise<NotificationListener> {
+export async function listenForNotifications(
+  database: AppDatabase,
+  channel: string,
+  onNotify: () => void,
+  logger: Logger,
+): Promise<NotificationListener> {
   if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
   if (database.pglite) {
     const unlisten = await database.pglite.listen(channel, () => onNotify());
@@ -45,7 +50,11 @@ class PostgresListener implements NotificationListener {
   /** Connects and listens; on failure schedules another try (the caller's poll covers the gap). */
   async connect(): Promise<void> {
     if (this.closed) return;
-    const client = new pg.Client({ ...this.options, keepAlive: true, application_name: `site-services listener ${this.channel} ${process.pid}` });
+    const client = new pg.Client({
+      ...this.options,
+      keepAlive: true,
+      application_name: `site-services listener ${this.channel} ${process.pid}`,
+    });
     client.on('notification', (message) => {
       if (message.channel === this.channel) this.onNotify();
     });
@@ -72,7 +81,10 @@ class PostgresListener implements NotificationListener {
     client.removeAllListeners('end');
     client.end().catch(() => undefined);
     if (this.closed || this.timer) return;
-    this.logger.warn({ err: error, retryInMs: this.delayMs }, 'notification listener lost its connection; reconnecting');
+    this.logger.warn(
+      { err: error, retryInMs: this.delayMs },
+      'notification listener lost its connection; reconnecting',
+    );
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.connect();

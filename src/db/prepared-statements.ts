@@ -27,7 +27,10 @@ export function prepared(): RawBuilder<unknown> {
 
 /** PostgreSQL's answer to a prepared statement whose result columns changed under it. */
 function isStaleResultType(error: unknown): boolean {
-  return (error as { code?: string } | undefined)?.code === '0A000' && /cached plan must not change result type/.test(String((error as Error).message));
+  return (
+    (error as { code?: string } | undefined)?.code === '0A000' &&
+    /cached plan must not change result type/.test(String((error as Error).message))
+  );
 }
 
 /** Kysely's pool, naming the marked statements of every connection it hands out. */

@@ -44,10 +44,19 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-export function registerClientAuth(app: FastifyInstance, deps: { tokens: TokenService; credentialStatus: CredentialStatus }): void {
+export function registerClientAuth(
+  app: FastifyInstance,
+  deps: { tokens: TokenService; credentialStatus: CredentialStatus },
+): void {
   /** Admits the request with this grant and status, or says why not. */
-  const admit = (request: FastifyRequest, scope: Scope, grant: AccessToken, status: CredentialStatusEntry): Problem | undefined => {
-    if (!status.active || status.tenantId !== grant.tenantId) return unauthorized('The credentials of this token have been revoked.');
+  const admit = (
+    request: FastifyRequest,
+    scope: Scope,
+    grant: AccessToken,
+    status: CredentialStatusEntry,
+  ): Problem | undefined => {
+    if (!status.active || status.tenantId !== grant.tenantId)
+      return unauthorized('The credentials of this token have been revoked.');
     // A scope removed from the tenant stops working for tokens already issued.
     const scopes = new Set(grant.scopes.filter((granted) => status.tenantScopes.has(granted)));
     request.auth = { tenantId: grant.tenantId, clientId: grant.clientId, scopes };
@@ -75,7 +84,11 @@ export function registerClientAuth(app: FastifyInstance, deps: { tokens: TokenSe
     (request, _reply, done) => {
       const token = bearerToken(request);
       if (token === undefined) {
-        return done(new Problem('unauthorized', 'A bearer token is required: send Authorization: Bearer <access_token>.', { headers: { 'www-authenticate': REALM } }));
+        return done(
+          new Problem('unauthorized', 'A bearer token is required: send Authorization: Bearer <access_token>.', {
+            headers: { 'www-authenticate': REALM },
+          }),
+        );
       }
       const grant = deps.tokens.verifiedBefore(token);
       const status = grant && deps.credentialStatus.checkedRecently(grant.clientId);

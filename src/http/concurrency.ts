@@ -7,7 +7,10 @@ import { Type } from '@sinclair/typebox';
 import { Problem } from './problem.js';
 
 export const IfMatchHeader = Type.Optional(
-  Type.String({ maxLength: 256, description: 'The quoted ETag of a GET, e.g. "3". A mismatch is 409 version-conflict.' }),
+  Type.String({
+    maxLength: 256,
+    description: 'The quoted ETag of a GET, e.g. "3". A mismatch is 409 version-conflict.',
+  }),
 );
 
 /** True when the header (a list of entity tags, or `*`) matches the current version by strong comparison. */

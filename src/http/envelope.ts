@@ -21,7 +21,9 @@ export function ResourceSchema<A extends TSchema, M extends TSchema = typeof Res
 ) {
   return Type.Object(
     {
-      id: Type.String({ description: options.idPrefix ? `Opaque identifier with the ${options.idPrefix} prefix.` : 'Identifier.' }),
+      id: Type.String({
+        description: options.idPrefix ? `Opaque identifier with the ${options.idPrefix} prefix.` : 'Identifier.',
+      }),
       type: Type.Literal(type),
       attributes,
       meta: options.meta ?? (ResourceMeta as unknown as M),
@@ -36,9 +38,15 @@ export function SingleSchema<R extends TSchema>(resource: R) {
 
 export const ListMeta = Type.Object(
   {
-    pageSize: Type.Integer({ minimum: 1, maximum: 100, description: 'The page size applied: the requested page[size] or the default 25.' }),
+    pageSize: Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      description: 'The page size applied: the requested page[size] or the default 25.',
+    }),
     nextCursor: Type.Optional(
-      Type.String({ description: 'Present only when more records exist; pass it as page[after] to get the next page.' }),
+      Type.String({
+        description: 'Present only when more records exist; pass it as page[after] to get the next page.',
+      }),
     ),
   },
   { additionalProperties: false },

@@ -26,7 +26,21 @@ const OAUTH_ERROR_BY_STATUS: Record<number, string> = {
 };
 
 /** PostgreSQL and driver conditions that mean "the database is not reachable right now". */
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08006']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
 
 function isDatabaseUnavailable(error: Error & { code?: string }): boolean {
   if (error.code && UNAVAILABLE_CODES.has(error.code)) return true;
@@ -45,7 +59,10 @@ export function toProblem(error: FastifyError & { code?: string }): Problem | un
   }
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new Problem('unsupported-media-type', 'This endpoint does not accept that Content-Type. Send application/json.');
+      return new Problem(
+        'unsupported-media-type',
+        'This endpoint does not accept that Content-Type. Send application/json.',
+      );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new Problem('payload-too-large', 'The request body is larger than this endpoint accepts.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -55,7 +72,9 @@ export function toProblem(error: FastifyError & { code?: string }): Problem | un
       return new Problem('malformed-request', 'The request body is not well-formed JSON.');
   }
   if (isDatabaseUnavailable(error)) {
-    return new Problem('service-unavailable', 'The service is temporarily unavailable. Retry with backoff.', { headers: { 'retry-after': '5' } });
+    return new Problem('service-unavailable', 'The service is temporarily unavailable. Retry with backoff.', {
+      headers: { 'retry-after': '5' },
+    });
   }
   const status = error.statusCode;
   if (status === 400) return new Problem('malformed-request', 'The request could not be parsed.');
@@ -68,7 +87,10 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
   const body = problemBody(problem, problemBaseUrl);
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
   if (request.routeOptions.config?.oauthErrors) {
-    body.error = problem.extensions.error ?? OAUTH_ERROR_BY_STATUS[problem.status] ?? (problem.status >= 500 ? 'server_error' : 'invalid_request');
+    body.error =
+      problem.extensions.error ??
+      OAUTH_ERROR_BY_STATUS[problem.status] ??
+      (problem.status >= 500 ? 'server_error' : 'invalid_request');
     body.error_description = problem.extensions.error_description ?? problem.detail;
     reply.header('cache-control', 'no-store');
     return reply.code(problem.status).type('application/json; charset=utf-8').send(body);
@@ -141,7 +163,12 @@ export function registerErrorHandling(app: FastifyInstance, problemBaseUrl: stri
       return sendProblem(request, reply, problem, problemBaseUrl);
     }
     request.log.error({ err: error }, 'unhandled error');
-    return sendProblem(request, reply, new Problem('internal-error', 'The service failed unexpectedly.'), problemBaseUrl);
+    return sendProblem(
+      request,
+      reply,
+      new Problem('internal-error', 'The service failed unexpectedly.'),
+      problemBaseUrl,
+    );
   });
 
   app.setNotFoundHandler((request, reply) => {
@@ -150,7 +177,12 @@ export function registerErrorHandling(app: FastifyInstance, problemBaseUrl: stri
     if (allowed && allowed.size > 0 && !allowed.has(request.method)) {
       const allow = [...allowed].sort().join(', ');
       reply.header('allow', allow);
-      return sendProblem(request, reply, new Problem('method-not-allowed', `${request.method} is not supported on this path. Allowed: ${allow}.`), problemBaseUrl);
+      return sendProblem(
+        request,
+        reply,
+        new Problem('method-not-allowed', `${request.method} is not supported on this path. Allowed: ${allow}.`),
+        problemBaseUrl,
+      );
     }
     return sendProblem(request, reply, new Problem('not-found', `No resource lives at ${path}.`), problemBaseUrl);
   });

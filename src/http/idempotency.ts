@@ -71,7 +71,11 @@ function canonicalJson(value: unknown): string {
 
 /** A signed 64-bit advisory lock id for one (tenant, resource type, key). */
 function lockId(tenantId: string, resourceType: string, key: string): string {
-  return createHash('sha256').update(`${tenantId}\u0000${resourceType}\u0000${key}`).digest().readBigInt64BE(0).toString();
+  return createHash('sha256')
+    .update(`${tenantId}\u0000${resourceType}\u0000${key}`)
+    .digest()
+    .readBigInt64BE(0)
+    .toString();
 }
 
 /** The key's row as the merged lock-and-lookup statement reads it (all null when there is none). */
@@ -89,9 +93,13 @@ interface KeyLookup {
 class KeyTakenMeanwhile extends Error {}
 
 function pending(): Problem {
-  return new Problem('idempotency-pending', 'A request with this Idempotency-Key is still in progress. Retry later with the same key and body.', {
-    headers: { 'retry-after': '1' },
-  });
+  return new Problem(
+    'idempotency-pending',
+    'A request with this Idempotency-Key is still in progress. Retry later with the same key and body.',
+    {
+      headers: { 'retry-after': '1' },
+    },
+  );
 }
 
 /** The request's hash for its key, after checking the key's form. */
@@ -111,7 +119,10 @@ function keyCommitted(db: Kysely<Database>, tenantId: string, resourceType: stri
     .where('resource_type', '=', resourceType)
     .where('key', '=', key)
     .executeTakeFirst()
-    .then((row) => row !== undefined, () => false);
+    .then(
+      (row) => row !== undefined,
+      () => false,
+    );
 }
 
 export async function createIdempotently(
@@ -144,14 +155,19 @@ export async function createIdempotently(
         select pg_try_advisory_xact_lock(${lockId(tenantId, resourceType, key)}::bigint) as locked,
           k.request_hash, k.resource_id, k.response_status, k.response_body, k.response_etag, k.expires_at
         from (select 1) as one
-        left join idempotency_keys k on k.tenant_id = ${tenantId} and k.resource_type = ${resourceType} and k.key = ${key} ${prepared()}`.execute(tx);
+        left join idempotency_keys k on k.tenant_id = ${tenantId} and k.resource_type = ${resourceType} and k.key = ${key} ${prepared()}`.execute(
+        tx,
+      );
       const found = lookup.rows[0]!;
       if (!found.locked) throw pending();
       const now = clock.now();
 
       if (found.resource_id !== null && found.expires_at! > now) {
         if (found.request_hash !== requestHash) {
-          throw new Problem('idempotency-conflict', 'This Idempotency-Key was already used with a different request body. Use a new key for a different request.');
+          throw new Problem(
+            'idempotency-conflict',
+            'This Idempotency-Key was already used with a different request body. Use a new key for a different request.',
+          );
         }
         if (!(await options.stillAccessible(tx, found.resource_id))) {
           throw new Problem('not-found', 'The resource created with this Idempotency-Key is no longer accessible.');
@@ -166,7 +182,12 @@ export async function createIdempotently(
       }
       if (found.resource_id !== null) {
         // Past its replay window the key is free again.
-        await tx.deleteFrom('idempotency_keys').where('tenant_id', '=', tenantId).where('resource_type', '=', resourceType).where('key', '=', key).execute();
+        await tx
+          .deleteFrom('idempotency_keys')
+          .where('tenant_id', '=', tenantId)
+          .where('resource_type', '=', resourceType)
+          .where('key', '=', key)
+          .execute();
       }
 
       missedKey = true;
@@ -193,7 +214,8 @@ export async function createIdempotently(
   try {
     return await once();
   } catch (error) {
-    if (!(error instanceof KeyTakenMeanwhile) && !(missedKey && (await keyCommitted(db, tenantId, resourceType, key)))) throw error;
+    if (!(error instanceof KeyTakenMeanwhile) && !(missedKey && (await keyCommitted(db, tenantId, resourceType, key))))
+      throw error;
   }
   try {
     return await once();
@@ -268,7 +290,9 @@ export interface SingleRowCreate {
 /** `insert ... select <row> <from> on conflict do nothing returning 1`: the row, unless a duplicate. */
 function insertRow(create: SingleRowCreate, from: RawBuilder<unknown>): RawBuilder<{ one: number }> {
   const columns = Object.keys(create.row);
-  return sql<{ one: number }>`insert into ${sql.table(create.table)} (${sql.join(columns.map((column) => sql.id(column)))})
+  return sql<{
+    one: number;
+  }>`insert into ${sql.table(create.table)} (${sql.join(columns.map((column) => sql.id(column)))})
     select ${sql.join(columns.map((column) => create.row[column]))} ${from}
     on conflict on constraint ${sql.id(create.uniqueConstraint)} do nothing returning 1 as one`;
 }
@@ -325,7 +349,9 @@ export async function createRow(
         select ${tenantId}, ${resourceType}, ${key}, ${requestHash}, ${created.id}, ${created.status}, ${jsonb(created.body)}, ${created.etag ?? null},
           ${now}, ${new Date(now.getTime() + REPLAY_WINDOW_MS)}
         from inserted)
-      select lock.locked, exists (select from inserted) as created, exists (select from found) as found from lock ${prepared()}`.execute(db);
+      select lock.locked, exists (select from inserted) as created, exists (select from found) as found from lock ${prepared()}`.execute(
+      db,
+    );
     const result = rows[0]!;
     if (!result.locked) throw pending();
     if (result.created) return { ...created, replayed: false };

@@ -33,7 +33,10 @@ export function MultipartBody<P extends TProperties>(
   parts: P,
   options: { description?: string; encoding?: Record<string, string> } = {},
 ): MultipartBodySchema<P> {
-  const schema = Type.Object(parts, { additionalProperties: false, ...(options.description ? { description: options.description } : {}) });
+  const schema = Type.Object(parts, {
+    additionalProperties: false,
+    ...(options.description ? { description: options.description } : {}),
+  });
   const encoding = options.encoding
     ? Object.fromEntries(Object.entries(options.encoding).map(([part, contentType]) => [part, { contentType }]))
     : undefined;
@@ -50,8 +53,14 @@ export interface BinaryResponseSchema {
  * A response whose body is a file in one of `mediaTypes` (e.g. `['application/pdf', 'image/png']`).
  * `headers` is a TypeBox object of response headers, as on JSON responses.
  */
-export function BinaryResponse(mediaTypes: readonly string[], description: string, headers?: TObject): BinaryResponseSchema {
-  const content = Object.fromEntries(mediaTypes.map((mediaType) => [mediaType, { schema: Type.String({ format: 'binary' }) }]));
+export function BinaryResponse(
+  mediaTypes: readonly string[],
+  description: string,
+  headers?: TObject,
+): BinaryResponseSchema {
+  const content = Object.fromEntries(
+    mediaTypes.map((mediaType) => [mediaType, { schema: Type.String({ format: 'binary' }) }]),
+  );
   return { description, content, ...(headers ? { headers } : {}) };
 }
 
@@ -63,6 +72,11 @@ export function registerContentEncodingRefusal(app: Api): void {
   app.addHook('onRequest', (request, _reply, done) => {
     const coding = request.headers['content-encoding'];
     if (coding === undefined || coding.trim().toLowerCase() === 'identity') return done();
-    done(new Problem('unsupported-media-type', `Content-Encoding ${JSON.stringify(coding.slice(0, 40))} is not supported: send the body uncompressed.`));
+    done(
+      new Problem(
+        'unsupported-media-type',
+        `Content-Encoding ${JSON.stringify(coding.slice(0, 40))} is not supported: send the body uncompressed.`,
+      ),
+    );
   });
 }

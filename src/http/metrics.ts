@@ -10,14 +10,19 @@ import { Problem } from './problem.js';
 export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
   app.addHook('onResponse', (request, reply, done) => {
     // The route's template keeps the label set small; a request no route matched is "unmatched".
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: String(reply.statusCode),
+    };
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
     if (reply.getHeader('idempotent-replayed') === 'true') metrics.idempotency.inc({ outcome: 'replayed' });
     done();
   });
   app.addHook('onError', async (_request, _reply, error) => {
-    if (error instanceof Problem && error.slug === 'idempotency-conflict') metrics.idempotency.inc({ outcome: 'conflict' });
+    if (error instanceof Problem && error.slug === 'idempotency-conflict')
+      metrics.idempotency.inc({ outcome: 'conflict' });
   });
 }
 

@@ -23,7 +23,13 @@ import { ADMIN_SECURITY_SCHEME } from './admin-auth.js';
 import { SECURITY_SCHEME } from './auth.js';
 import { MULTIPART_FORM_DATA } from './media.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pagination.js';
-import { OAuthProblemSchema, ProblemSchema, type ProblemStatus, problemResponses, ValidationProblemSchema } from './schemas.js';
+import {
+  OAuthProblemSchema,
+  ProblemSchema,
+  type ProblemStatus,
+  problemResponses,
+  ValidationProblemSchema,
+} from './schemas.js';
 
 /** A JSON object of the document (OpenAPI objects are open-ended; the tests check their shape). */
 export type JsonObject = Record<string, any>;
@@ -82,14 +88,19 @@ interface RouteTransformInput {
 const OAuthProblemComponent = { ...OAuthProblemSchema, $id: 'OAuthProblem' };
 
 const RETRY_AFTER = Type.Integer({ minimum: 0, description: 'Seconds to wait before retrying.' });
-const WWW_AUTHENTICATE = Type.String({ description: 'The Bearer challenge (RFC 6750), naming the error and, on 403, the missing scope.' });
+const WWW_AUTHENTICATE = Type.String({
+  description: 'The Bearer challenge (RFC 6750), naming the error and, on 403, the missing scope.',
+});
 
 /** Header names as conventionally written, for the document (HTTP header names are case-insensitive). */
 const HEADER_SPELLINGS: Record<string, string> = { etag: 'ETag', 'www-authenticate': 'WWW-Authenticate' };
 
 function canonicalHeaderName(name: string): string {
   const lower = name.toLowerCase();
-  return HEADER_SPELLINGS[lower] ?? lower.replace(/(^|-)([a-z])/g, (_, dash: string, letter: string) => dash + letter.toUpperCase());
+  return (
+    HEADER_SPELLINGS[lower] ??
+    lower.replace(/(^|-)([a-z])/g, (_, dash: string, letter: string) => dash + letter.toUpperCase())
+  );
 }
 
 function isProblemReference(schema: JsonObject): boolean {
@@ -135,7 +146,9 @@ function operationNotes(schema: JsonObject): string[] {
       `**Pagination:** oldest first; \`page[size]\` 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}). When more records exist, \`meta.nextCursor\` is present: pass it unchanged as \`page[after]\` for the next page. Cursors belong to one list and one client.`,
     );
   } else if (query.includes('page[size]')) {
-    notes.push(`**Capped list:** only \`page[size]\` (1 to ${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}) applies; there is no cursor and \`meta.nextCursor\` never appears.`);
+    notes.push(
+      `**Capped list:** only \`page[size]\` (1 to ${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}) applies; there is no cursor and \`meta.nextCursor\` never appears.`,
+    );
   }
   return notes;
 }
@@ -169,7 +182,8 @@ function impliedHeaders(status: string, schema: JsonObject): Record<string, { sc
   const headers: Record<string, { schema: TSchema; required: boolean }> = {};
   if (status === '429') headers['retry-after'] = { schema: RETRY_AFTER, required: true };
   if (status === '503') headers['retry-after'] = { schema: RETRY_AFTER, required: false };
-  if (status === '409' && requestHeaders(schema).includes('idempotency-key')) headers['retry-after'] = { schema: RETRY_AFTER, required: false };
+  if (status === '409' && requestHeaders(schema).includes('idempotency-key'))
+    headers['retry-after'] = { schema: RETRY_AFTER, required: false };
   const clientRoute = securityOf(schema as FastifySchema).some((requirement) => SECURITY_SCHEME in requirement);
   // Every 401 challenges; a 403 names the missing scope, but a 403 for a feature the operator has not
   // enabled for the client (webhook access) has no scope to name.
@@ -179,7 +193,11 @@ function impliedHeaders(status: string, schema: JsonObject): Record<string, { sc
 }
 
 /** One route's schema as the document shows it (the route's own schema is not changed). */
-function describeRoute(definition: DocumentDefinition, input: RouteTransformInput, patches: Map<string, OperationPatch>) {
+function describeRoute(
+  definition: DocumentDefinition,
+  input: RouteTransformInput,
+  patches: Map<string, OperationPatch>,
+) {
   const { url, route } = input;
   const schema = (input.schema ?? {}) as JsonObject;
   if (schema.hide === true || !url.startsWith(definition.prefix)) return { schema: { ...schema, hide: true }, url };
@@ -248,7 +266,10 @@ function describeRoute(definition: DocumentDefinition, input: RouteTransformInpu
       if (multipart && encodings) multipart.encoding = encodings;
     });
   }
-  return { schema: { ...schema, ...(body ? { body } : {}), ...(text ? { description: text } : {}), response } as FastifySchema, url };
+  return {
+    schema: { ...schema, ...(body ? { body } : {}), ...(text ? { description: text } : {}), response } as FastifySchema,
+    url,
+  };
 }
 
 /**
@@ -257,7 +278,12 @@ function describeRoute(definition: DocumentDefinition, input: RouteTransformInpu
  * select named (`$ref`) schemas, so it is left out of the document.
  */
 function documentedBody(body: JsonObject | undefined): JsonObject | undefined {
-  if (!body?.discriminator || !Array.isArray(body.oneOf) || body.oneOf.some((branch: JsonObject) => branch.$ref !== undefined)) return body;
+  if (
+    !body?.discriminator ||
+    !Array.isArray(body.oneOf) ||
+    body.oneOf.some((branch: JsonObject) => branch.$ref !== undefined)
+  )
+    return body;
   const { discriminator: _discriminator, ...shown } = body;
   return shown;
 }
@@ -273,12 +299,18 @@ function canonicaliseHeaderNames(operation: JsonObject): void {
   }
   for (const response of Object.values((operation.responses as Record<string, JsonObject> | undefined) ?? {})) {
     if (!response.headers) continue;
-    response.headers = Object.fromEntries(Object.entries(response.headers as JsonObject).map(([name, header]) => [canonicalHeaderName(name), header]));
+    response.headers = Object.fromEntries(
+      Object.entries(response.headers as JsonObject).map(([name, header]) => [canonicalHeaderName(name), header]),
+    );
   }
 }
 
 /** The finished document: operation fix-ups, security defaults, webhooks, and the tags in use. */
-function finishDocument(definition: DocumentDefinition, document: JsonObject, patches: Map<string, OperationPatch>): OpenApiDocument {
+function finishDocument(
+  definition: DocumentDefinition,
+  document: JsonObject,
+  patches: Map<string, OperationPatch>,
+): OpenApiDocument {
   for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, JsonObject>>)) {
     for (const [method, operation] of Object.entries(item)) {
       patches.get(`${method} ${path}`)?.(operation);
@@ -295,13 +327,18 @@ function finishDocument(definition: DocumentDefinition, document: JsonObject, pa
     if (document.components.schemas[name]) Object.assign(document.components.schemas[name], annotation);
   }
   const used = new Set<string>();
-  for (const item of [...Object.values(document.paths as JsonObject), ...Object.values((document.webhooks ?? {}) as JsonObject)]) {
+  for (const item of [
+    ...Object.values(document.paths as JsonObject),
+    ...Object.values((document.webhooks ?? {}) as JsonObject),
+  ]) {
     for (const operation of Object.values(item as Record<string, JsonObject>)) {
       for (const tag of (operation.tags as string[] | undefined) ?? []) used.add(tag);
     }
   }
   const listed = definition.tags.filter((tag) => used.has(tag.name));
-  const unlisted = [...used].filter((name) => !definition.tags.some((tag) => tag.name === name)).map((name) => ({ name }));
+  const unlisted = [...used]
+    .filter((name) => !definition.tags.some((tag) => tag.name === name))
+    .map((name) => ({ name }));
   document.tags = [...listed, ...unlisted];
   pruneUnusedSchemas(document);
   return document as OpenApiDocument;
@@ -310,7 +347,8 @@ function finishDocument(definition: DocumentDefinition, document: JsonObject, pa
 /** Drops shared schemas that nothing in this document refers to (each document uses a subset). */
 function pruneUnusedSchemas(document: JsonObject): void {
   const schemas = document.components.schemas as JsonObject;
-  const referenced = (value: unknown) => [...JSON.stringify(value).matchAll(/"#\/components\/schemas\/([^"/]+)"/g)].map((match) => match[1]!);
+  const referenced = (value: unknown) =>
+    [...JSON.stringify(value).matchAll(/"#\/components\/schemas\/([^"/]+)"/g)].map((match) => match[1]!);
   const { components, ...rest } = document;
   const used = new Set<string>();
   const pending = referenced({ ...rest, components: { ...components, schemas: {} } });
@@ -346,7 +384,8 @@ function swaggerOptions(config: Config, definition: DocumentDefinition, decorato
         typeof json.$id === 'string' ? json.$id.replace(/[^A-Za-z0-9._-]/g, '_') : `def-${index}`,
     },
     transform: (input: RouteTransformInput) => describeRoute(definition, input, patches),
-    transformObject: ({ openapiObject }: { openapiObject: JsonObject }) => finishDocument(definition, openapiObject, patches),
+    transformObject: ({ openapiObject }: { openapiObject: JsonObject }) =>
+      finishDocument(definition, openapiObject, patches),
   };
 }
 
@@ -354,7 +393,11 @@ function swaggerOptions(config: Config, definition: DocumentDefinition, decorato
  * Registers both documents. Call before any route is registered: the documents see the routes added
  * after this point (in any plugin).
  */
-export async function registerOpenApi(app: FastifyInstance, config: Config, definitions: OpenApiDefinitions): Promise<void> {
+export async function registerOpenApi(
+  app: FastifyInstance,
+  config: Config,
+  definitions: OpenApiDefinitions,
+): Promise<void> {
   // Named in the documents for 422 responses and token endpoint errors (routes declare Problem, or the
   // OAuth shape inline).
   app.addSchema(ValidationProblemSchema);
@@ -369,7 +412,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Config, defi
       schema: {
         operationId: 'getOpenApiDocument',
         summary: 'This OpenAPI document',
-        description: 'The machine-readable contract of the client API (OpenAPI 3.1.0). No token needed; counted by the rate limit.',
+        description:
+          'The machine-readable contract of the client API (OpenAPI 3.1.0). No token needed; counted by the rate limit.',
         tags: ['Documentation'],
         security: [],
         response: { 200: Type.Object({}, { additionalProperties: true, description: 'The OpenAPI 3.1.0 document.' }) },

@@ -41,7 +41,9 @@ export class CursorCodec {
     const opened = unseal(this.key, cursor, `${list}|${tenantId}`)?.toString('utf8');
     const position = opened === undefined ? NaN : Number(opened);
     if (!Number.isSafeInteger(position) || position < 0) {
-      throw validationProblem({ 'page[after]': ['is not a cursor of this list; pass meta.nextCursor of the previous page unchanged'] });
+      throw validationProblem({
+        'page[after]': ['is not a cursor of this list; pass meta.nextCursor of the previous page unchanged'],
+      });
     }
     return position;
   }

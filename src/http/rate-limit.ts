@@ -75,7 +75,10 @@ export class SlidingWindowLimiter {
   }
 }
 
-export function registerRateLimit(app: FastifyInstance, options: { limit: number; clock: Clock; onRefused?: () => void }): void {
+export function registerRateLimit(
+  app: FastifyInstance,
+  options: { limit: number; clock: Clock; onRefused?: () => void },
+): void {
   const limiter = new SlidingWindowLimiter(options.limit, options.clock);
   const sweeper = setInterval(() => limiter.sweep(), WINDOW_MS);
   sweeper.unref();
@@ -87,9 +90,13 @@ export function registerRateLimit(app: FastifyInstance, options: { limit: number
     if (wait === undefined) return done();
     options.onRefused?.();
     done(
-      new Problem('rate-limit-exceeded', `More than ${options.limit} requests in one minute from your address. Retry after ${wait} seconds.`, {
-        headers: { 'retry-after': String(wait) },
-      }),
+      new Problem(
+        'rate-limit-exceeded',
+        `More than ${options.limit} requests in one minute from your address. Retry after ${wait} seconds.`,
+        {
+          headers: { 'retry-after': String(wait) },
+        },
+      ),
     );
   });
 }

@@ -10,7 +10,9 @@ export function Nullable<T extends TSchema>(schema: T): TUnion<[T, TNull]> {
   const { type, enum: values } = schema as { type?: string; enum?: unknown[] };
   if (typeof type !== 'string') throw new Error('Nullable takes a schema with one primitive type');
   // An enum (StringEnum) must list null too, or null would still fail it.
-  return { ...schema, type: [type, 'null'], ...(values ? { enum: [...values, null] } : {}) } as unknown as TUnion<[T, TNull]>;
+  return { ...schema, type: [type, 'null'], ...(values ? { enum: [...values, null] } : {}) } as unknown as TUnion<
+    [T, TNull]
+  >;
 }
 
 /** A required, non-empty string of at most `max` characters. */
@@ -22,7 +24,10 @@ export function Text(max: number, options: { description?: string; examples?: un
  * A string from a fixed list, written as a JSON Schema `enum` (one readable error listing the values,
  * and an `enum` in the OpenAPI document) and typed as the union of the values.
  */
-export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}): StringEnumSchema<T> {
+export function StringEnum<const T extends readonly string[]>(
+  values: T,
+  options: { description?: string } = {},
+): StringEnumSchema<T> {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options }) as StringEnumSchema<T>;
 }
 
@@ -32,20 +37,28 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
  */
 export type StringEnumSchema<T extends readonly string[]> = TUnsafe<T[number]> & { type: 'string'; enum: [...T] };
 
-export const DateTime = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
+export const DateTime = (description?: string) =>
+  Type.String({ format: 'date-time', ...(description ? { description } : {}) });
 
 /** A calendar date without a time zone, YYYY-MM-DD; the format rejects dates that do not exist (2026-02-30). */
 export const CalendarDate = (description: string) =>
   Type.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description, examples: ['2026-11-24'] });
 
 /** A time of day, HH:MM on the 24-hour clock, 00:00 to 23:59. */
-export const TimeOfDay = (description: string) => Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description, examples: ['09:30'] });
+export const TimeOfDay = (description: string) =>
+  Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description, examples: ['09:30'] });
 
-export const IdParams = Type.Object({ id: Type.String({ maxLength: 100, description: 'The resource id.' }) }, { additionalProperties: false });
+export const IdParams = Type.Object(
+  { id: Type.String({ maxLength: 100, description: 'The resource id.' }) },
+  { additionalProperties: false },
+);
 
 export const ProblemSchema = Type.Object(
   {
-    type: Type.String({ format: 'uri', description: 'Identifies the problem: {PROBLEM_BASE_URL}/<slug>; the address explains it.' }),
+    type: Type.String({
+      format: 'uri',
+      description: 'Identifies the problem: {PROBLEM_BASE_URL}/<slug>; the address explains it.',
+    }),
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.String(),
@@ -70,8 +83,15 @@ export const ValidationProblemSchema = Type.Object(
     status: Type.Literal(422),
     detail: Type.String(),
     errors: Type.Record(Type.String(), Type.Array(Type.String(), { minItems: 1 }), {
-      description: 'Each failing field with its messages. Body members by name (nested ones dotted, array entries as name[0]); query parameters and headers as sent, e.g. page[size], Idempotency-Key; a body that is not a JSON object as body.',
-      examples: [{ siteCode: ['is required'], clientId: ['is read-only and cannot be written'], 'page[size]': ['must be at most 100'] }],
+      description:
+        'Each failing field with its messages. Body members by name (nested ones dotted, array entries as name[0]); query parameters and headers as sent, e.g. page[size], Idempotency-Key; a body that is not a JSON object as body.',
+      examples: [
+        {
+          siteCode: ['is required'],
+          clientId: ['is read-only and cannot be written'],
+          'page[size]': ['must be at most 100'],
+        },
+      ],
     }),
   },
   { $id: 'ValidationProblem', title: 'Validation problem (422)', additionalProperties: true },
@@ -85,7 +105,14 @@ export const OAuthProblemSchema = Type.Object(
     detail: Type.String(),
     error: Type.String({
       description: 'OAuth 2.0 error code (RFC 6749 §5.2).',
-      enum: ['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_scope', 'temporarily_unavailable', 'server_error'],
+      enum: [
+        'invalid_request',
+        'invalid_client',
+        'unsupported_grant_type',
+        'invalid_scope',
+        'temporarily_unavailable',
+        'server_error',
+      ],
     }),
     error_description: Type.String(),
   },

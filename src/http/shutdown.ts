@@ -15,6 +15,10 @@ export function registerShutdownRefusal(app: FastifyInstance): void {
   app.addHook('onRequest', (_request, reply, done) => {
     if (!closing) return done();
     reply.header('connection', 'close');
-    done(new Problem('service-unavailable', 'The service is shutting down. Retry the request.', { headers: { 'retry-after': '1' } }));
+    done(
+      new Problem('service-unavailable', 'The service is shutting down. Retry the request.', {
+        headers: { 'retry-after': '1' },
+      }),
+    );
   });
 }

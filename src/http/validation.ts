@@ -111,7 +111,10 @@ function fieldName(instancePath: string, child?: string, rootName = 'body'): str
     .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) segments.push(child);
   if (segments.length === 0) return rootName;
-  return segments.reduce((name, segment) => (/^\d+$/.test(segment) && name ? `${name}[${segment}]` : name ? `${name}.${segment}` : segment), '');
+  return segments.reduce(
+    (name, segment) => (/^\d+$/.test(segment) && name ? `${name}[${segment}]` : name ? `${name}.${segment}` : segment),
+    '',
+  );
 }
 
 const TYPE_NAMES: Record<string, string> = {
@@ -138,15 +141,20 @@ function describeTypes(schema: unknown): string {
 
 /** The tag values a discriminated union accepts, from its oneOf branches' `const`s. */
 function discriminatorValues(schema: unknown, tag: string): string[] {
-  const branches = (schema as { oneOf?: { properties?: Record<string, { const?: unknown }> }[] } | undefined)?.oneOf ?? [];
-  return branches.map((branch) => branch.properties?.[tag]?.const).filter((value): value is string => typeof value === 'string');
+  const branches =
+    (schema as { oneOf?: { properties?: Record<string, { const?: unknown }> }[] } | undefined)?.oneOf ?? [];
+  return branches
+    .map((branch) => branch.properties?.[tag]?.const)
+    .filter((value): value is string => typeof value === 'string');
 }
 
 function message(error: ErrorObject): string {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'type':
-      return error.data === null ? `must be ${describeTypes(error.parentSchema)}, not null` : `must be ${describeTypes(error.parentSchema)}`;
+      return error.data === null
+        ? `must be ${describeTypes(error.parentSchema)}, not null`
+        : `must be ${describeTypes(error.parentSchema)}`;
     case 'enum': {
       const allowed = params.allowedValues as unknown[];
       const values = allowed.filter((value) => value !== null).map((value) => String(value));
@@ -194,7 +202,9 @@ export function fieldErrorsFromAjv(errors: readonly ErrorObject[], rootName = 'b
   const relevant = errors.filter(
     (error) =>
       (error.keyword === 'anyOf' ||
-        !unions.some((union) => error.instancePath === union.instancePath && error.schemaPath.startsWith(`${union.schemaPath}/`))) &&
+        !unions.some(
+          (union) => error.instancePath === union.instancePath && error.schemaPath.startsWith(`${union.schemaPath}/`),
+        )) &&
       !(error.keyword === 'enum' && mistyped.has(error.instancePath)),
   );
   // Field names come from the request (unknown query parameters and members): a plain object would hand
@@ -202,7 +212,10 @@ export function fieldErrorsFromAjv(errors: readonly ErrorObject[], rootName = 'b
   const result: FieldErrors = Object.create(null) as FieldErrors;
   const add = (name: string, text: string) => {
     // Headers are named as documented (`If-Match`, `Idempotency-Key`), not as Node lower-cases them.
-    const field = rootName === 'headers' ? name.replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase()) : name;
+    const field =
+      rootName === 'headers'
+        ? name.replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase())
+        : name;
     const list = (result[field] ??= []);
     if (!list.includes(text)) list.push(text);
   };
@@ -215,7 +228,9 @@ export function fieldErrorsFromAjv(errors: readonly ErrorObject[], rootName = 'b
       const tag = String(params.tag);
       add(
         fieldName(error.instancePath, tag, rootName),
-        params.tagValue === undefined ? 'is required' : `must be one of: ${discriminatorValues(error.parentSchema, tag).join('; ')}`,
+        params.tagValue === undefined
+          ? 'is required'
+          : `must be one of: ${discriminatorValues(error.parentSchema, tag).join('; ')}`,
       );
     } else if (error.keyword === 'additionalProperties') {
       const name = String(params.additionalProperty);

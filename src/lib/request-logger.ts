@@ -25,7 +25,8 @@ export function lazyRequestLogger(parent: Logger, bindings: Bindings, options: C
       (materialise()[level] as (...a: unknown[]) => void)(...args);
     };
   }
-  logger.child = ((more: Bindings, childOptions?: ChildLoggerOptions) => materialise().child(more, childOptions)) as unknown as Logger['child'];
+  logger.child = ((more: Bindings, childOptions?: ChildLoggerOptions) =>
+    materialise().child(more, childOptions)) as unknown as Logger['child'];
   logger.setBindings = (more: Bindings) => {
     if (real) real.setBindings(more);
     else later = { ...later, ...more };

@@ -1,5 +1,14 @@
 /** Small, audited wrappers around node:crypto: secret hashing, constant-time comparison, sealing. */
-import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+  scrypt,
+  timingSafeEqual,
+} from 'node:crypto';
 
 const SCRYPT = { N: 16_384, r: 8, p: 1, keyLength: 32 } as const;
 
@@ -26,8 +35,12 @@ export async function verifySecret(secret: string, stored: string | undefined): 
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
   const actual = await new Promise<Buffer>((resolve, reject) => {
-    scrypt(secret, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p) }, (error, key) =>
-      error ? reject(error) : resolve(key),
+    scrypt(
+      secret,
+      Buffer.from(salt, 'base64url'),
+      expected.length,
+      { N: Number(n), r: Number(r), p: Number(p) },
+      (error, key) => (error ? reject(error) : resolve(key)),
     );
   });
   return timingSafeEqual(actual, expected) && stored !== undefined;

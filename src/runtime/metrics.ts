@@ -52,7 +52,8 @@ export class Metrics {
       labelNames: ['outcome'],
       registers,
     });
-    for (const outcome of ['succeeded', 'retry_scheduled', 'failed'] satisfies DeliveryOutcome[]) this.deliveries.inc({ outcome }, 0);
+    for (const outcome of ['succeeded', 'retry_scheduled', 'failed'] satisfies DeliveryOutcome[])
+      this.deliveries.inc({ outcome }, 0);
     this.deliveryDuration = new Histogram({
       name: 'webhook_delivery_attempt_duration_seconds',
       help: 'Duration of one delivery attempt, from the destination check to the answer.',
@@ -68,7 +69,11 @@ export class Metrics {
     });
     this.idempotency.inc({ outcome: 'replayed' }, 0);
     this.idempotency.inc({ outcome: 'conflict' }, 0);
-    this.rateLimitRefusals = new Counter({ name: 'rate_limit_refusals_total', help: 'Requests refused with 429 by the client rate limit.', registers });
+    this.rateLimitRefusals = new Counter({
+      name: 'rate_limit_refusals_total',
+      help: 'Requests refused with 429 by the client rate limit.',
+      registers,
+    });
 
     const { database, clock } = options;
     if (database) this.addDatabaseGauges(database, clock ?? { now: () => new Date() });
@@ -109,7 +114,7 @@ export class Metrics {
     if (pool) {
       new Gauge({
         name: 'db_pool_connections',
-        help: 'Connections of this process\'s PostgreSQL pool: total open, idle, and clients waiting for one.',
+        help: "Connections of this process's PostgreSQL pool: total open, idle, and clients waiting for one.",
         labelNames: ['state'],
         registers,
         collect() {
@@ -118,7 +123,9 @@ export class Metrics {
           this.set({ state: 'waiting' }, pool.waitingCount);
         },
       });
-      new Gauge({ name: 'db_pool_max_connections', help: 'DATABASE_POOL_SIZE of this process.', registers }).set(pool.options.max ?? 10);
+      new Gauge({ name: 'db_pool_max_connections', help: 'DATABASE_POOL_SIZE of this process.', registers }).set(
+        pool.options.max ?? 10,
+      );
     }
   }
 
@@ -137,7 +144,10 @@ async function queryDue(database: AppDatabase, now: Date): Promise<{ count: numb
     where status = 'pending' and next_attempt_at <= ${now}
   `.execute(database.db);
   const oldest = rows[0]?.oldest;
-  return { count: rows[0]?.count ?? 0, oldestSeconds: oldest ? Math.max(0, (now.getTime() - new Date(oldest).getTime()) / 1000) : 0 };
+  return {
+    count: rows[0]?.count ?? 0,
+    oldestSeconds: oldest ? Math.max(0, (now.getTime() - new Date(oldest).getTime()) / 1000) : 0,
+  };
 }
 
 /** How a metrics listener reads the text: one process's registry, or a cluster primary's aggregate. */
@@ -162,7 +172,10 @@ export async function startMetricsServer(source: MetricsSource, port: number, ho
     }
     source().then(
       ({ contentType, body }) => response.writeHead(200, { 'content-type': contentType }).end(body),
-      (error: unknown) => response.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${error instanceof Error ? error.message : String(error)}\n`),
+      (error: unknown) =>
+        response
+          .writeHead(500, { 'content-type': 'text/plain' })
+          .end(`metrics unavailable: ${error instanceof Error ? error.message : String(error)}\n`),
     );
   });
   await new Promise<void>((resolve, reject) => {

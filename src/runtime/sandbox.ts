@@ -37,7 +37,11 @@ const DEMO = {
 };
 
 /** Provisions the demo tenant when the database has no tenant yet; returns its packet, or undefined. */
-export async function provisionSandbox(config: Config, database: AppDatabase, now = new Date()): Promise<CredentialPacket | undefined> {
+export async function provisionSandbox(
+  config: Config,
+  database: AppDatabase,
+  now = new Date(),
+): Promise<CredentialPacket | undefined> {
   if (config.environment !== 'sandbox') return undefined;
   const { db } = database;
   // Several processes may start at once: one advisory lock makes exactly one of them provision.
@@ -46,7 +50,12 @@ export async function provisionSandbox(config: Config, database: AppDatabase, no
     try {
       if ((await countTenants(connection)) > 0) return undefined;
       const tenant = await createTenant(connection, { name: DEMO.tenantName }, now);
-      await createProject(connection, tenant.tenantId, { projectId: DEMO.projectId, projectName: DEMO.projectName }, now);
+      await createProject(
+        connection,
+        tenant.tenantId,
+        { projectId: DEMO.projectId, projectName: DEMO.projectName },
+        now,
+      );
       await createItem(connection, tenant.tenantId, { itemId: DEMO.itemId, itemName: DEMO.itemName }, now);
       await connection.transaction().execute((tx) =>
         createSite(
@@ -66,12 +75,22 @@ export async function provisionSandbox(config: Config, database: AppDatabase, no
         ),
       );
       const assets = [];
-      for (const [index, display] of ['Kiosk A (front entrance)', 'Kiosk B (checkout)', 'Digital sign (window)'].entries()) {
+      for (const [index, display] of [
+        'Kiosk A (front entrance)',
+        'Kiosk B (checkout)',
+        'Digital sign (window)',
+      ].entries()) {
         assets.push(
           await createSiteAsset(
             connection,
             tenant.tenantId,
-            { siteCode: DEMO.siteCode, uniqueId: `DEMO-ASSET-${index + 1}`, friendlyLocation: display.replace(/^.*\((.*)\)$/, '$1'), assetStatus: 'Installed', assetDisplay: display },
+            {
+              siteCode: DEMO.siteCode,
+              uniqueId: `DEMO-ASSET-${index + 1}`,
+              friendlyLocation: display.replace(/^.*\((.*)\)$/, '$1'),
+              assetStatus: 'Installed',
+              assetDisplay: display,
+            },
             now,
           ),
         );

@@ -41,12 +41,19 @@ const generators = {
 
 /** Reads a generated secret, creating it first if this is the first process to need it (race-safe). */
 async function keptSecret(db: Kysely<Database>, name: string, generate: () => string): Promise<string> {
-  await db.insertInto('server_secrets').values({ name, value: generate() }).onConflict((oc) => oc.column('name').doNothing()).execute();
+  await db
+    .insertInto('server_secrets')
+    .values({ name, value: generate() })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
   const row = await db.selectFrom('server_secrets').select('value').where('name', '=', name).executeTakeFirstOrThrow();
   return row.value;
 }
 
-export async function resolveServerKeys(config: Config, db: Kysely<Database>): Promise<ServerKeys & { adminTokenGenerated: boolean }> {
+export async function resolveServerKeys(
+  config: Config,
+  db: Kysely<Database>,
+): Promise<ServerKeys & { adminTokenGenerated: boolean }> {
   const configured = config.keys;
   const sandbox = config.environment === 'sandbox';
   const take = async (name: keyof typeof generators, value: string | undefined): Promise<string> => {

@@ -27,11 +27,19 @@ const routes = (tenant: string): [string, string, unknown?][] => [
   ['GET', `/admin/v1/tenants/${tenant}/items`],
   ['POST', `/admin/v1/tenants/${tenant}/items`, { itemId: 1, itemName: 'x' }],
   ['GET', `/admin/v1/tenants/${tenant}/site-assets?siteCode=X`],
-  ['POST', `/admin/v1/tenants/${tenant}/site-assets`, { siteCode: 'X', uniqueId: 'u', friendlyLocation: 'f', assetStatus: 's', assetDisplay: 'd' }],
+  [
+    'POST',
+    `/admin/v1/tenants/${tenant}/site-assets`,
+    { siteCode: 'X', uniqueId: 'u', friendlyLocation: 'f', assetStatus: 's', assetDisplay: 'd' },
+  ],
   ['POST', `/admin/v1/tenants/${tenant}/site-visits`, { clientSiteId: 'X' }],
   ['GET', '/admin/v1/site-visits/visit_x'],
   ['POST', '/admin/v1/site-visits/visit_x/workflow', { action: 'dispatch' }],
-  ['POST', `/admin/v1/tenants/${tenant}/webhook-subscriptions`, { targetUrl: 'https://example.com/', eventTypes: ['ticket.created'] }],
+  [
+    'POST',
+    `/admin/v1/tenants/${tenant}/webhook-subscriptions`,
+    { targetUrl: 'https://example.com/', eventTypes: ['ticket.created'] },
+  ],
   ['GET', `/admin/v1/tenants/${tenant}/webhook-subscriptions`],
   ['GET', '/admin/v1/deliveries'],
   ['POST', '/admin/v1/deliveries/dlv_x/retry'],
@@ -45,7 +53,11 @@ describe('operator API authentication', () => {
       expect(response.headers.get('www-authenticate')).toBe('Bearer realm="site-services-operator"');
     }
     // A malformed body does not get past authentication either.
-    expectProblem(await t.http.post('/admin/v1/tenants', { body: '{', headers: { 'content-type': 'application/json' } }), 401, 'unauthorized');
+    expectProblem(
+      await t.http.post('/admin/v1/tenants', { body: '{', headers: { 'content-type': 'application/json' } }),
+      401,
+      'unauthorized',
+    );
   });
 
   it.each([
@@ -57,7 +69,11 @@ describe('operator API authentication', () => {
     ['the token in another header', () => ({ 'x-admin-token': t.adminToken })],
   ])('%s is 401', async (_label, headers) => {
     for (const [method, path, json] of routes(tenantId).slice(0, 4)) {
-      expectProblem(await t.http.request(method, path, { headers: headers(), ...(json === undefined ? {} : { json }) }), 401, 'unauthorized');
+      expectProblem(
+        await t.http.request(method, path, { headers: headers(), ...(json === undefined ? {} : { json }) }),
+        401,
+        'unauthorized',
+      );
     }
   });
 
@@ -76,11 +92,23 @@ describe('operator API authentication', () => {
 describe('production', () => {
   it('without ADMIN_TOKEN the operator API does not exist (404 on every route)', async () => {
     const config = testConfig({ environment: 'production' });
-    const production = await startTestApp({ config, database: t.database, keys: { ...generateServerKeys(config), adminToken: undefined } });
+    const production = await startTestApp({
+      config,
+      database: t.database,
+      keys: { ...generateServerKeys(config), adminToken: undefined },
+    });
     try {
       for (const [method, path, json] of routes(tenantId)) {
-        expectProblem(await production.http.request(method, path, { token: t.adminToken, ...(json === undefined ? {} : { json }) }), 404, 'not-found');
-        expectProblem(await production.http.request(method, path, json === undefined ? {} : { json }), 404, 'not-found');
+        expectProblem(
+          await production.http.request(method, path, { token: t.adminToken, ...(json === undefined ? {} : { json }) }),
+          404,
+          'not-found',
+        );
+        expectProblem(
+          await production.http.request(method, path, json === undefined ? {} : { json }),
+          404,
+          'not-found',
+        );
       }
       // The client API is there.
       expectProblem(await production.http.get('/api/v1/sites'), 401, 'unauthorized');
@@ -94,7 +122,10 @@ describe('production', () => {
     const production = await startTestApp({ config, database: t.database });
     try {
       expect(production.adminToken).toBe('production-operator-token-1234');
-      expect((await production.http.get(`/admin/v1/tenants/${tenantId}`, { token: 'production-operator-token-1234' })).status).toBe(200);
+      expect(
+        (await production.http.get(`/admin/v1/tenants/${tenantId}`, { token: 'production-operator-token-1234' }))
+          .status,
+      ).toBe(200);
       expectProblem(await production.http.get('/admin/v1/tenants', { token: t.adminToken }), 401, 'unauthorized');
     } finally {
       await production.close();

@@ -12,7 +12,9 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const tokenBody = (clientId: string, clientSecret: string) => ({ json: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret } });
+const tokenBody = (clientId: string, clientSecret: string) => ({
+  json: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret },
+});
 
 describe('POST /admin/v1/tenants', () => {
   it('creates a tenant with the defaults (all six scopes, apiEnabled and webhookAccess true) and its first pair', async () => {
@@ -27,7 +29,10 @@ describe('POST /admin/v1/tenants', () => {
         webhookAccess: true,
         createdAt: '2026-05-01T12:00:00.000Z',
         updatedAt: '2026-05-01T12:00:00.000Z',
-        credentials: { client_id: expect.stringMatching(/^cli_[0-9a-z]{26}$/), client_secret: expect.stringMatching(/^secret_[0-9a-z]{52}$/) },
+        credentials: {
+          client_id: expect.stringMatching(/^cli_[0-9a-z]{26}$/),
+          client_secret: expect.stringMatching(/^secret_[0-9a-z]{52}$/),
+        },
       },
     });
     const { client_id, client_secret } = response.body.data.credentials;
@@ -42,7 +47,11 @@ describe('POST /admin/v1/tenants', () => {
       webhookAccess: false,
     });
     expect(response.status).toBe(201);
-    expect(response.body.data).toMatchObject({ scopes: ['sites:read', 'webhooks:read'], apiEnabled: false, webhookAccess: false });
+    expect(response.body.data).toMatchObject({
+      scopes: ['sites:read', 'webhooks:read'],
+      apiEnabled: false,
+      webhookAccess: false,
+    });
   });
 
   it('accepts an empty scope list', async () => {
@@ -67,7 +76,11 @@ describe('POST /admin/v1/tenants', () => {
   });
 
   it('an unknown scope is 422 naming the entry', async () => {
-    const errors = expectProblem(await admin(t, 'POST', '/admin/v1/tenants', { name: 'x', scopes: ['sites:read', 'sites:delete'] }), 422, 'validation-error');
+    const errors = expectProblem(
+      await admin(t, 'POST', '/admin/v1/tenants', { name: 'x', scopes: ['sites:read', 'sites:delete'] }),
+      422,
+      'validation-error',
+    );
     expect(Object.keys(errors)).toEqual(['scopes[1]']);
   });
 });
@@ -78,7 +91,15 @@ describe('GET /admin/v1/tenants and /admin/v1/tenants/{tenantId}', () => {
     const response = await admin(t, 'GET', `/admin/v1/tenants/${tenant.tenantId}`);
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
-      data: { tenantId: tenant.tenantId, name: 'Readable', scopes: ALL, apiEnabled: true, webhookAccess: true, createdAt: expect.any(String), updatedAt: expect.any(String) },
+      data: {
+        tenantId: tenant.tenantId,
+        name: 'Readable',
+        scopes: ALL,
+        apiEnabled: true,
+        webhookAccess: true,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      },
     });
   });
 
@@ -105,10 +126,25 @@ describe('PATCH /admin/v1/tenants/{tenantId}', () => {
     clock.advance(60_000);
     const renamed = await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, { name: 'After' });
     expect(renamed.status).toBe(200);
-    expect(renamed.body.data).toMatchObject({ name: 'After', scopes: ALL, apiEnabled: true, webhookAccess: true, updatedAt: clock.now().toISOString() });
+    expect(renamed.body.data).toMatchObject({
+      name: 'After',
+      scopes: ALL,
+      apiEnabled: true,
+      webhookAccess: true,
+      updatedAt: clock.now().toISOString(),
+    });
     expect(renamed.body.data.credentials).toBeUndefined();
-    const flags = await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, { apiEnabled: false, webhookAccess: false, scopes: ['sites:write', 'sites:read'] });
-    expect(flags.body.data).toMatchObject({ name: 'After', apiEnabled: false, webhookAccess: false, scopes: ['sites:read', 'sites:write'] });
+    const flags = await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, {
+      apiEnabled: false,
+      webhookAccess: false,
+      scopes: ['sites:write', 'sites:read'],
+    });
+    expect(flags.body.data).toMatchObject({
+      name: 'After',
+      apiEnabled: false,
+      webhookAccess: false,
+      scopes: ['sites:read', 'sites:write'],
+    });
     expect((await admin(t, 'GET', `/admin/v1/tenants/${tenant.tenantId}`)).body.data).toEqual(flags.body.data);
     expect((await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, {})).status).toBe(200);
   });
@@ -116,7 +152,13 @@ describe('PATCH /admin/v1/tenants/{tenantId}', () => {
   it('narrowed scopes bound the token endpoint', async () => {
     const tenant = await createTenant(t);
     await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, { scopes: ['sites:read'] });
-    expectOAuthError(await t.http.post('/api/v1/oauth/token', { json: { ...tokenBody(tenant.clientId, tenant.clientSecret).json, scope: 'sites:write' } }), 400, 'invalid_scope');
+    expectOAuthError(
+      await t.http.post('/api/v1/oauth/token', {
+        json: { ...tokenBody(tenant.clientId, tenant.clientSecret).json, scope: 'sites:write' },
+      }),
+      400,
+      'invalid_scope',
+    );
     const granted = await t.http.post('/api/v1/oauth/token', tokenBody(tenant.clientId, tenant.clientSecret));
     expect(granted.body.scope).toBe('sites:read');
   });
@@ -134,7 +176,11 @@ describe('PATCH /admin/v1/tenants/{tenantId}', () => {
 
   it('an unknown scope is 422', async () => {
     const tenant = await createTenant(t);
-    expectProblem(await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, { scopes: ['admin'] }), 422, 'validation-error');
+    expectProblem(
+      await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, { scopes: ['admin'] }),
+      422,
+      'validation-error',
+    );
   });
 
   it('an unknown tenant is 404', async () => {
@@ -147,7 +193,9 @@ describe('credential pairs', () => {
     const tenant = await createTenant(t);
     const added = await admin(t, 'POST', `/admin/v1/tenants/${tenant.tenantId}/credentials`);
     expect(added.status).toBe(201);
-    expect(added.body).toEqual({ data: { client_id: expect.stringMatching(/^cli_/), client_secret: expect.stringMatching(/^secret_/) } });
+    expect(added.body).toEqual({
+      data: { client_id: expect.stringMatching(/^cli_/), client_secret: expect.stringMatching(/^secret_/) },
+    });
     expect(added.body.data.client_id).not.toBe(tenant.clientId);
     const second = { clientId: added.body.data.client_id, clientSecret: added.body.data.client_secret };
     const token = await tokenFor(t, second);
@@ -170,22 +218,40 @@ describe('credential pairs', () => {
     const revoked = await admin(t, 'DELETE', `/admin/v1/tenants/${tenant.tenantId}/credentials/${tenant.clientId}`);
     expect(revoked.status).toBe(204);
     expect(revoked.text).toBe('');
-    expectOAuthError(await t.http.post('/api/v1/oauth/token', tokenBody(tenant.clientId, tenant.clientSecret)), 401, 'invalid_client');
+    expectOAuthError(
+      await t.http.post('/api/v1/oauth/token', tokenBody(tenant.clientId, tenant.clientSecret)),
+      401,
+      'invalid_client',
+    );
     const listed = await admin(t, 'GET', `/admin/v1/tenants/${tenant.tenantId}/credentials`);
-    expect(listed.body.data).toEqual([{ client_id: tenant.clientId, createdAt: expect.any(String), revokedAt: clock.now().toISOString() }]);
-    expectProblem(await admin(t, 'DELETE', `/admin/v1/tenants/${tenant.tenantId}/credentials/${tenant.clientId}`), 404, 'not-found');
+    expect(listed.body.data).toEqual([
+      { client_id: tenant.clientId, createdAt: expect.any(String), revokedAt: clock.now().toISOString() },
+    ]);
+    expectProblem(
+      await admin(t, 'DELETE', `/admin/v1/tenants/${tenant.tenantId}/credentials/${tenant.clientId}`),
+      404,
+      'not-found',
+    );
   });
 
   it('a pair is only revoked through its own tenant', async () => {
     const owner = await createTenant(t);
     const other = await createTenant(t);
-    expectProblem(await admin(t, 'DELETE', `/admin/v1/tenants/${other.tenantId}/credentials/${owner.clientId}`), 404, 'not-found');
+    expectProblem(
+      await admin(t, 'DELETE', `/admin/v1/tenants/${other.tenantId}/credentials/${owner.clientId}`),
+      404,
+      'not-found',
+    );
     expect((await t.http.post('/api/v1/oauth/token', tokenBody(owner.clientId, owner.clientSecret))).status).toBe(200);
   });
 
   it('unknown tenants and pairs are 404', async () => {
     const tenant = await createTenant(t);
-    expectProblem(await admin(t, 'DELETE', `/admin/v1/tenants/${tenant.tenantId}/credentials/cli_unknown`), 404, 'not-found');
+    expectProblem(
+      await admin(t, 'DELETE', `/admin/v1/tenants/${tenant.tenantId}/credentials/cli_unknown`),
+      404,
+      'not-found',
+    );
     expectProblem(await admin(t, 'POST', '/admin/v1/tenants/tnt_unknown/credentials'), 404, 'not-found');
     expectProblem(await admin(t, 'GET', '/admin/v1/tenants/tnt_unknown/credentials'), 404, 'not-found');
   });

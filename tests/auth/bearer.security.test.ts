@@ -23,8 +23,14 @@ beforeEach(() => clock.set(start));
 
 const seconds = () => Math.floor(clock.now().getTime() / 1000);
 const claims = (overrides: Record<string, unknown> = {}) => accessClaims(tenant, seconds(), overrides);
-const forge = (options: { header?: Record<string, unknown>; payload?: Record<string, unknown>; key?: KeyObject; secret?: Buffer | string } = {}) =>
-  forgeJwt(options.payload ?? claims(), options);
+const forge = (
+  options: {
+    header?: Record<string, unknown>;
+    payload?: Record<string, unknown>;
+    key?: KeyObject;
+    secret?: Buffer | string;
+  } = {},
+) => forgeJwt(options.payload ?? claims(), options);
 
 const serverKey = () => t.keys.tokenPrivateKey;
 const attacker = generateKeyPairSync('ed25519');
@@ -78,7 +84,11 @@ describe('401 for tokens that are not ours or not valid now', () => {
     ['three garbage segments', () => 'a.b.c'],
     ['dots only', () => '..'],
     ['non-JSON segments', () => `${b64('nope')}.${b64('nope')}.${b64('nope')}`],
-    ['a cursor-like value', () => `${randomBytes(12).toString('base64url')}.${randomBytes(30).toString('base64url')}.${randomBytes(16).toString('base64url')}`],
+    [
+      'a cursor-like value',
+      () =>
+        `${randomBytes(12).toString('base64url')}.${randomBytes(30).toString('base64url')}.${randomBytes(16).toString('base64url')}`,
+    ],
   ])('%s', async (_label, token) => {
     expectUnauthorized(await call(`Bearer ${token()}`));
   });
@@ -90,20 +100,32 @@ describe('401 for tokens that are not ours or not valid now', () => {
     clock.advance((t.config.tokenTtlSeconds + 6) * 1000);
     expectUnauthorized(await call(`Bearer ${used}`));
     expectUnauthorized(await call(`Bearer ${unused}`));
-    const expiredForged = forge({ key: serverKey(), payload: claims({ iat: seconds() - 120, nbf: seconds() - 120, exp: seconds() - 60 }) });
+    const expiredForged = forge({
+      key: serverKey(),
+      payload: claims({ iat: seconds() - 120, nbf: seconds() - 120, exp: seconds() - 60 }),
+    });
     expectUnauthorized(await call(`Bearer ${expiredForged}`));
   });
 
   it('a token that is not yet valid', async () => {
     const future = seconds() + 3600;
-    expectUnauthorized(await call(`Bearer ${forge({ key: serverKey(), payload: claims({ iat: future, nbf: future, exp: future + 600 }) })}`));
+    expectUnauthorized(
+      await call(
+        `Bearer ${forge({ key: serverKey(), payload: claims({ iat: future, nbf: future, exp: future + 600 }) })}`,
+      ),
+    );
   });
 
   it('a tampered payload (another tenant, wider scope) with the original signature', async () => {
     const other = await tenantWithToken(t);
     const [header, payload, signature] = tenant.token.split('.') as [string, string, string];
     const decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-    for (const change of [{ tid: other.tenantId }, { scope: `${decoded.scope} admin` }, { exp: decoded.exp + 3600 }, { sub: other.clientId }]) {
+    for (const change of [
+      { tid: other.tenantId },
+      { scope: `${decoded.scope} admin` },
+      { exp: decoded.exp + 3600 },
+      { sub: other.clientId },
+    ]) {
       expectUnauthorized(await call(`Bearer ${header}.${b64({ ...decoded, ...change })}.${signature}`));
     }
   });
@@ -135,7 +157,9 @@ describe('401 for tokens that are not ours or not valid now', () => {
     ];
     for (const secret of secrets) {
       expectUnauthorized(await call(`Bearer ${forge({ secret })}`));
-      expectUnauthorized(await call(`Bearer ${forge({ secret, header: { alg: 'HS256', typ: 'at+jwt', kid: t.keys.tokenKeyId } })}`));
+      expectUnauthorized(
+        await call(`Bearer ${forge({ secret, header: { alg: 'HS256', typ: 'at+jwt', kid: t.keys.tokenKeyId } })}`),
+      );
     }
   });
 
@@ -150,7 +174,8 @@ describe('401 for tokens that are not ours or not valid now', () => {
       { alg: 'EdDSA', typ: 'at+jwt', kid: '../../../../dev/null' },
       { alg: 'EdDSA', typ: 'at+jwt', kid: "' OR '1'='1" },
     ];
-    for (const header of headers) expectUnauthorized(await call(`Bearer ${forge({ header, key: attacker.privateKey })}`));
+    for (const header of headers)
+      expectUnauthorized(await call(`Bearer ${forge({ header, key: attacker.privateKey })}`));
   });
 
   it.each([
@@ -187,11 +212,16 @@ describe('401 for tokens that are not ours or not valid now', () => {
 
   it('an oversized token, even a genuine one', async () => {
     expectUnauthorized(await call(`Bearer ${'a'.repeat(5000)}`));
-    expectUnauthorized(await call(`Bearer ${forge({ key: serverKey(), payload: claims({ padding: 'x'.repeat(5000) }) })}`));
+    expectUnauthorized(
+      await call(`Bearer ${forge({ key: serverKey(), payload: claims({ padding: 'x'.repeat(5000) }) })}`),
+    );
   });
 
   it('checks the token before reading the body (a bad body still yields 401)', async () => {
-    const response = await t.http.post(SITES, { headers: { authorization: 'Bearer nope', 'content-type': 'application/json' }, body: '{' });
+    const response = await t.http.post(SITES, {
+      headers: { authorization: 'Bearer nope', 'content-type': 'application/json' },
+      body: '{',
+    });
     expectUnauthorized(response);
   });
 });
@@ -207,7 +237,10 @@ describe('another environment', () => {
       WEBHOOK_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       ADMIN_TOKEN: `adm_${randomBytes(16).toString('hex')}`,
     });
-    production = await startTestApp({ config: { ...configured, logLevel: 'silent', rateLimitPerMinute: 1_000_000 }, database: t.database });
+    production = await startTestApp({
+      config: { ...configured, logLevel: 'silent', rateLimitPerMinute: 1_000_000 },
+      database: t.database,
+    });
   });
   afterAll(async () => production?.close());
 
@@ -219,7 +252,9 @@ describe('another environment', () => {
   });
 
   it('a production token is signed for production', async () => {
-    const payload = JSON.parse(Buffer.from((await tokenFor(production, tenant)).split('.')[1]!, 'base64url').toString('utf8'));
+    const payload = JSON.parse(
+      Buffer.from((await tokenFor(production, tenant)).split('.')[1]!, 'base64url').toString('utf8'),
+    );
     expect(payload).toMatchObject({ iss: 'site-services/production', aud: 'site-services-api/production' });
   });
 });
@@ -230,7 +265,9 @@ describe('403 for a missing scope', () => {
     expect((await call(`Bearer ${readOnly}`)).status).toBe(200);
     const response = await call(`Bearer ${readOnly}`, 'POST');
     expectProblem(response, 403, 'forbidden');
-    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="site-services", error="insufficient_scope", scope="sites:write"');
+    expect(response.headers.get('www-authenticate')).toBe(
+      'Bearer realm="site-services", error="insufficient_scope", scope="sites:write"',
+    );
 
     const writeOnly = await tokenFor(t, tenant, 'sites:write');
     expectProblem(await call(`Bearer ${writeOnly}`), 403, 'forbidden');
@@ -248,9 +285,14 @@ describe('revocation and narrowed scopes reach tokens already issued', () => {
   it('revoking a pair through the operator API rejects its tokens at once; the other pair keeps working', async () => {
     const owner = await tenantWithToken(t);
     const added = await admin(t, 'POST', `/admin/v1/tenants/${owner.tenantId}/credentials`);
-    const otherToken = await tokenFor(t, { clientId: added.body.data.client_id, clientSecret: added.body.data.client_secret });
+    const otherToken = await tokenFor(t, {
+      clientId: added.body.data.client_id,
+      clientSecret: added.body.data.client_secret,
+    });
     expect((await call(`Bearer ${owner.token}`)).status).toBe(200);
-    expect((await admin(t, 'DELETE', `/admin/v1/tenants/${owner.tenantId}/credentials/${owner.clientId}`)).status).toBe(204);
+    expect((await admin(t, 'DELETE', `/admin/v1/tenants/${owner.tenantId}/credentials/${owner.clientId}`)).status).toBe(
+      204,
+    );
     expectUnauthorized(await call(`Bearer ${owner.token}`));
     expect((await call(`Bearer ${otherToken}`)).status).toBe(200);
   });
@@ -259,21 +301,31 @@ describe('revocation and narrowed scopes reach tokens already issued', () => {
     const owner = await tenantWithToken(t);
     expect((await call(`Bearer ${owner.token}`)).status).toBe(200);
     // Another process revokes: this process only learns of it when its cached status expires.
-    await t.database.db.updateTable('client_credentials').set({ revoked_at: clock.now() }).where('client_id', '=', owner.clientId).execute();
+    await t.database.db
+      .updateTable('client_credentials')
+      .set({ revoked_at: clock.now() })
+      .where('client_id', '=', owner.clientId)
+      .execute();
     clock.advance(5_001);
     expectUnauthorized(await call(`Bearer ${owner.token}`));
   });
 
-  it('narrowing a tenant\'s scopes takes effect on tokens already issued', async () => {
+  it("narrowing a tenant's scopes takes effect on tokens already issued", async () => {
     const owner = await tenantWithToken(t);
     expect((await t.http.post(SITES, { token: owner.token, json: siteBody() })).status).toBe(201);
-    expect((await admin(t, 'PATCH', `/admin/v1/tenants/${owner.tenantId}`, { scopes: ['sites:read'] })).status).toBe(200);
+    expect((await admin(t, 'PATCH', `/admin/v1/tenants/${owner.tenantId}`, { scopes: ['sites:read'] })).status).toBe(
+      200,
+    );
     expectProblem(await t.http.post(SITES, { token: owner.token, json: siteBody() }), 403, 'forbidden');
     expect((await call(`Bearer ${owner.token}`)).status).not.toBe(401);
     expect((await t.http.get(SITES, { token: owner.token })).status).toBe(200);
 
     // Narrowed by another process: visible after the status cache expires.
-    await t.database.db.updateTable('tenants').set({ scopes: ['sites:write'] }).where('id', '=', owner.tenantId).execute();
+    await t.database.db
+      .updateTable('tenants')
+      .set({ scopes: ['sites:write'] })
+      .where('id', '=', owner.tenantId)
+      .execute();
     clock.advance(5_001);
     expectProblem(await t.http.get(SITES, { token: owner.token }), 403, 'forbidden');
   });

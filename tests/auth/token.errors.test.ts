@@ -13,7 +13,11 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const valid = () => ({ grant_type: 'client_credentials', client_id: tenant.clientId, client_secret: tenant.clientSecret });
+const valid = () => ({
+  grant_type: 'client_credentials',
+  client_id: tenant.clientId,
+  client_secret: tenant.clientSecret,
+});
 
 function basic(clientId: string, clientSecret: string): string {
   return `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
@@ -24,7 +28,12 @@ describe('token endpoint: invalid_request (400)', () => {
     const body: Record<string, string> = valid();
     delete body[field];
     expectOAuthError(await t.http.post(TOKEN, { json: body }), 400, 'invalid_request', 'malformed-request');
-    expectOAuthError(await t.http.post(TOKEN, { body: new URLSearchParams(body) }), 400, 'invalid_request', 'malformed-request');
+    expectOAuthError(
+      await t.http.post(TOKEN, { body: new URLSearchParams(body) }),
+      400,
+      'invalid_request',
+      'malformed-request',
+    );
   });
 
   it('empty client_id or client_secret', async () => {
@@ -55,11 +64,19 @@ describe('token endpoint: invalid_request (400)', () => {
   });
 
   it('malformed JSON', async () => {
-    expectOAuthError(await t.http.post(TOKEN, { body: '{"grant_type":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_request', 'malformed-request');
+    expectOAuthError(
+      await t.http.post(TOKEN, { body: '{"grant_type":', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_request',
+      'malformed-request',
+    );
   });
 
   it('client credentials both in HTTP Basic and in the body', async () => {
-    const response = await t.http.post(TOKEN, { json: valid(), headers: { authorization: basic(tenant.clientId, tenant.clientSecret) } });
+    const response = await t.http.post(TOKEN, {
+      json: valid(),
+      headers: { authorization: basic(tenant.clientId, tenant.clientSecret) },
+    });
     expectOAuthError(response, 400, 'invalid_request');
   });
 
@@ -72,10 +89,22 @@ describe('token endpoint: invalid_request (400)', () => {
   });
 
   it('U+0000 in a parameter, in JSON, a form or HTTP Basic, is invalid_request, not a server error', async () => {
-    expectOAuthError(await t.http.post(TOKEN, { json: { ...valid(), client_id: `${tenant.clientId}\u0000` } }), 400, 'invalid_request', 'malformed-request');
+    expectOAuthError(
+      await t.http.post(TOKEN, { json: { ...valid(), client_id: `${tenant.clientId}\u0000` } }),
+      400,
+      'invalid_request',
+      'malformed-request',
+    );
     const form = `grant_type=client_credentials&client_id=${tenant.clientId}%00&client_secret=x`;
-    expectOAuthError(await t.http.post(TOKEN, { body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 400, 'invalid_request');
-    const response = await t.http.post(TOKEN, { json: { grant_type: 'client_credentials' }, headers: { authorization: basic(`${tenant.clientId}\u0000`, tenant.clientSecret) } });
+    expectOAuthError(
+      await t.http.post(TOKEN, { body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      400,
+      'invalid_request',
+    );
+    const response = await t.http.post(TOKEN, {
+      json: { grant_type: 'client_credentials' },
+      headers: { authorization: basic(`${tenant.clientId}\u0000`, tenant.clientSecret) },
+    });
     expectOAuthError(response, 400, 'invalid_request');
   });
 
@@ -90,35 +119,58 @@ describe('token endpoint: invalid_request (400)', () => {
 
 describe('token endpoint: grant and scope errors (400)', () => {
   it.each(['password', 'authorization_code', 'CLIENT_CREDENTIALS'])('unsupported_grant_type %s', async (grant) => {
-    expectOAuthError(await t.http.post(TOKEN, { json: { ...valid(), grant_type: grant } }), 400, 'unsupported_grant_type');
+    expectOAuthError(
+      await t.http.post(TOKEN, { json: { ...valid(), grant_type: grant } }),
+      400,
+      'unsupported_grant_type',
+    );
   });
 
   it('invalid_scope for an unknown scope', async () => {
-    expectOAuthError(await t.http.post(TOKEN, { json: { ...valid(), scope: 'sites:read sites:delete' } }), 400, 'invalid_scope');
+    expectOAuthError(
+      await t.http.post(TOKEN, { json: { ...valid(), scope: 'sites:read sites:delete' } }),
+      400,
+      'invalid_scope',
+    );
     expectOAuthError(await t.http.post(TOKEN, { json: { ...valid(), scope: 'SITES:READ' } }), 400, 'invalid_scope');
   });
 
-  it('invalid_scope for a scope beyond the tenant\'s', async () => {
+  it("invalid_scope for a scope beyond the tenant's", async () => {
     const narrow = await createTenant(t, { scopes: ['sites:read'] });
     const body = { grant_type: 'client_credentials', client_id: narrow.clientId, client_secret: narrow.clientSecret };
-    expectOAuthError(await t.http.post(TOKEN, { json: { ...body, scope: 'sites:read sites:write' } }), 400, 'invalid_scope');
+    expectOAuthError(
+      await t.http.post(TOKEN, { json: { ...body, scope: 'sites:read sites:write' } }),
+      400,
+      'invalid_scope',
+    );
     expect((await t.http.post(TOKEN, { json: { ...body, scope: 'sites:read' } })).status).toBe(200);
   });
 
   it('invalid_scope for a tenant without any scope', async () => {
     const none = await createTenant(t, { scopes: [] });
-    const response = await t.http.post(TOKEN, { json: { grant_type: 'client_credentials', client_id: none.clientId, client_secret: none.clientSecret } });
+    const response = await t.http.post(TOKEN, {
+      json: { grant_type: 'client_credentials', client_id: none.clientId, client_secret: none.clientSecret },
+    });
     expectOAuthError(response, 400, 'invalid_scope');
   });
 });
 
 describe('token endpoint: invalid_client (401)', () => {
   it('an unknown client_id', async () => {
-    expectOAuthError(await t.http.post(TOKEN, { json: { ...valid(), client_id: 'cli_unknown' } }), 401, 'invalid_client', 'unauthorized');
+    expectOAuthError(
+      await t.http.post(TOKEN, { json: { ...valid(), client_id: 'cli_unknown' } }),
+      401,
+      'invalid_client',
+      'unauthorized',
+    );
   });
 
   it('a wrong client_secret, in the body or as HTTP Basic', async () => {
-    expectOAuthError(await t.http.post(TOKEN, { json: { ...valid(), client_secret: `${tenant.clientSecret}x` } }), 401, 'invalid_client');
+    expectOAuthError(
+      await t.http.post(TOKEN, { json: { ...valid(), client_secret: `${tenant.clientSecret}x` } }),
+      401,
+      'invalid_client',
+    );
     const response = await t.http.post(TOKEN, {
       body: new URLSearchParams({ grant_type: 'client_credentials' }),
       headers: { authorization: basic(tenant.clientId, 'wrong') },
@@ -128,18 +180,28 @@ describe('token endpoint: invalid_client (401)', () => {
 
   it('the secret of another tenant', async () => {
     const other = await createTenant(t);
-    expectOAuthError(await t.http.post(TOKEN, { json: { ...valid(), client_secret: other.clientSecret } }), 401, 'invalid_client');
+    expectOAuthError(
+      await t.http.post(TOKEN, { json: { ...valid(), client_secret: other.clientSecret } }),
+      401,
+      'invalid_client',
+    );
   });
 
-  it('a revoked credential pair, while the tenant\'s other pair keeps working', async () => {
+  it("a revoked credential pair, while the tenant's other pair keeps working", async () => {
     const owner = await createTenant(t);
     const added = await t.http.post(`/admin/v1/tenants/${owner.tenantId}/credentials`, { token: t.adminToken });
-    const revoke = await t.http.delete(`/admin/v1/tenants/${owner.tenantId}/credentials/${owner.clientId}`, { token: t.adminToken });
+    const revoke = await t.http.delete(`/admin/v1/tenants/${owner.tenantId}/credentials/${owner.clientId}`, {
+      token: t.adminToken,
+    });
     expect(revoke.status).toBe(204);
     const body = { grant_type: 'client_credentials', client_id: owner.clientId, client_secret: owner.clientSecret };
     expectOAuthError(await t.http.post(TOKEN, { json: body }), 401, 'invalid_client');
     const second = await t.http.post(TOKEN, {
-      json: { grant_type: 'client_credentials', client_id: added.body.data.client_id, client_secret: added.body.data.client_secret },
+      json: {
+        grant_type: 'client_credentials',
+        client_id: added.body.data.client_id,
+        client_secret: added.body.data.client_secret,
+      },
     });
     expect(second.status).toBe(200);
   });

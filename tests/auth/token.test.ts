@@ -15,7 +15,10 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 function decodeJwt(token: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
-  const [header, payload] = token.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')));
+  const [header, payload] = token
+    .split('.')
+    .slice(0, 2)
+    .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')));
   return { header, payload };
 }
 
@@ -54,13 +57,22 @@ describe('POST /api/v1/oauth/token', () => {
   it('accepts HTTP Basic client authentication, with JSON or form bodies', async () => {
     const tenant = await createTenant(t);
     const headers = { authorization: basic(tenant.clientId, tenant.clientSecret) };
-    expectTokenResponse(await t.http.post(TOKEN, { headers, body: new URLSearchParams({ grant_type: 'client_credentials' }) }), ALL);
-    expectTokenResponse(await t.http.post(TOKEN, { headers, json: { grant_type: 'client_credentials', scope: 'sites:read' } }), 'sites:read');
+    expectTokenResponse(
+      await t.http.post(TOKEN, { headers, body: new URLSearchParams({ grant_type: 'client_credentials' }) }),
+      ALL,
+    );
+    expectTokenResponse(
+      await t.http.post(TOKEN, { headers, json: { grant_type: 'client_credentials', scope: 'sites:read' } }),
+      'sites:read',
+    );
   });
 
   it('ignores unrecognised parameters', async () => {
     const tenant = await createTenant(t);
-    expectTokenResponse(await t.http.post(TOKEN, { json: { ...credentials(tenant), audience: 'x', resource: 'y' } }), ALL);
+    expectTokenResponse(
+      await t.http.post(TOKEN, { json: { ...credentials(tenant), audience: 'x', resource: 'y' } }),
+      ALL,
+    );
   });
 
   it('signs an EdDSA at+jwt whose issuer and audience name the environment and whose lifetime is TOKEN_TTL_SECONDS', async () => {
@@ -106,10 +118,13 @@ describe('POST /api/v1/oauth/token', () => {
     expect((await t.http.post('/api/v1/sites', { token: two.body.access_token, json: siteBody() })).status).toBe(201);
   });
 
-  it('grants all of the tenant\'s scopes when scope is omitted or empty', async () => {
+  it("grants all of the tenant's scopes when scope is omitted or empty", async () => {
     const tenant = await createTenant(t, { scopes: ['sites:read', 'webhooks:read'] });
     expectTokenResponse(await t.http.post(TOKEN, { json: credentials(tenant) }), 'sites:read webhooks:read');
-    expectTokenResponse(await t.http.post(TOKEN, { json: { ...credentials(tenant), scope: '' } }), 'sites:read webhooks:read');
+    expectTokenResponse(
+      await t.http.post(TOKEN, { json: { ...credentials(tenant), scope: '' } }),
+      'sites:read webhooks:read',
+    );
   });
 
   it('works with every credential pair of a tenant', async () => {

@@ -80,7 +80,9 @@ describe('tokens', () => {
     now += 2_000;
     await client.sites.findBySiteCode('none');
     expect(recorder.paths().filter((entry) => entry === TOKEN)).toHaveLength(2);
-    const bearers = recorder.requests.filter((request) => request.method === 'GET').map((request) => request.headers.get('authorization'));
+    const bearers = recorder.requests
+      .filter((request) => request.method === 'GET')
+      .map((request) => request.headers.get('authorization'));
     expect(new Set(bearers).size).toBe(2);
   });
 
@@ -102,7 +104,12 @@ describe('tokens', () => {
     const client = clientFor(t, tenant, { fetch: spoiling });
     const updated = await client.sites.update(site.id, { city: 'Shelbyville' });
     expect(updated.attributes.city).toBe('Shelbyville');
-    expect(recorder.paths()).toEqual([TOKEN, `PATCH /api/v1/sites/${site.id}`, TOKEN, `PATCH /api/v1/sites/${site.id}`]);
+    expect(recorder.paths()).toEqual([
+      TOKEN,
+      `PATCH /api/v1/sites/${site.id}`,
+      TOKEN,
+      `PATCH /api/v1/sites/${site.id}`,
+    ]);
   });
 
   it('a second 401 right after a fresh token, or a 401 from the token endpoint, is a credentials error', async () => {
@@ -133,7 +140,10 @@ describe('tokens', () => {
 describe('retries through a proxy that cuts the connection after the service answered', () => {
   it('a create is repeated with the same Idempotency-Key and the same body, and the service replays it', async () => {
     const tenant = await createTenant(t);
-    const proxy = await startDroppingProxy(t.baseUrl, (request) => request.method === 'POST' && request.path === '/api/v1/sites' && !dropped++);
+    const proxy = await startDroppingProxy(
+      t.baseUrl,
+      (request) => request.method === 'POST' && request.path === '/api/v1/sites' && !dropped++,
+    );
     let dropped = 0;
     try {
       const client = createClientVia(proxy.baseUrl, tenant);
@@ -162,7 +172,9 @@ describe('retries through a proxy that cuts the connection after the service ans
     const proxy = await startDroppingProxy(t.baseUrl, (request) => request.method === 'PATCH');
     try {
       const client = createClientVia(proxy.baseUrl, tenant);
-      const error = await client.sites.update(site.id, { city: 'Capital City' }, { ifMatch: site.meta.etag }).catch((caught: unknown) => caught);
+      const error = await client.sites
+        .update(site.id, { city: 'Capital City' }, { ifMatch: site.meta.etag })
+        .catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(UncertainResultError);
       expect((error as Error).message).toContain('read the current state before repeating this write');
       expect(proxy.requests.filter((request) => request.method === 'PATCH')).toHaveLength(1);
@@ -177,16 +189,27 @@ describe('retries through a proxy that cuts the connection after the service ans
   it('uploads and webhook-subscription writes are not repeated either', async () => {
     const v = await visitTenant(t, { assets: 0 });
     const visit = await clientFor(t, v).siteVisits.create(visitBody(v));
-    const proxy = await startDroppingProxy(t.baseUrl, (request) => request.method !== 'GET' && !request.path.endsWith('/oauth/token'));
+    const proxy = await startDroppingProxy(
+      t.baseUrl,
+      (request) => request.method !== 'GET' && !request.path.endsWith('/oauth/token'),
+    );
     try {
       const client = createClientVia(proxy.baseUrl, v);
-      await expect(client.siteVisits.uploadReturnLabel(visit.id, pdfBytes())).rejects.toBeInstanceOf(UncertainResultError);
+      await expect(client.siteVisits.uploadReturnLabel(visit.id, pdfBytes())).rejects.toBeInstanceOf(
+        UncertainResultError,
+      );
       await expect(
-        client.webhookSubscriptions.create({ targetUrl: 'https://hooks.example.com/x', eventTypes: ['ticket.created'], secret: 'a-secret-of-enough-length' }),
+        client.webhookSubscriptions.create({
+          targetUrl: 'https://hooks.example.com/x',
+          eventTypes: ['ticket.created'],
+          secret: 'a-secret-of-enough-length',
+        }),
       ).rejects.toBeInstanceOf(UncertainResultError);
-      expect(proxy.requests.filter((request) => request.method === 'POST' && !request.path.endsWith('/oauth/token')).map((request) => request.status)).toEqual([
-        201, 422,
-      ]);
+      expect(
+        proxy.requests
+          .filter((request) => request.method === 'POST' && !request.path.endsWith('/oauth/token'))
+          .map((request) => request.status),
+      ).toEqual([201, 422]);
     } finally {
       await proxy.close();
     }
@@ -201,9 +224,17 @@ describe('retry rules', () => {
   it('GETs ride out 503, 429 and network failures, waiting at least Retry-After, with growing jittered waits', async () => {
     const tenant = await createTenant(t);
     const { sleeps, runtime } = recordedSleeps();
-    const failures = [problem(503, 'service-unavailable', { 'retry-after': '3' }), problem(429, 'rate-limit-exceeded', { 'retry-after': '2' }), new TypeError('fetch failed')];
+    const failures = [
+      problem(503, 'service-unavailable', { 'retry-after': '3' }),
+      problem(429, 'rate-limit-exceeded', { 'retry-after': '2' }),
+      new TypeError('fetch failed'),
+    ];
     const recorder = recordingFetch((request) => (request.method === 'GET' ? failures.shift() : undefined));
-    const client = clientFor(t, tenant, { fetch: recorder.fetch, runtime, retry: { baseDelayMs: 100, maxDelayMs: 1_000 } });
+    const client = clientFor(t, tenant, {
+      fetch: recorder.fetch,
+      runtime,
+      retry: { baseDelayMs: 100, maxDelayMs: 1_000 },
+    });
     expect(await client.sites.findBySiteCode('nothing')).toBeUndefined();
     expect(recorder.paths().filter((entry) => entry.startsWith('GET'))).toHaveLength(4);
     expect(sleeps[0]).toBeGreaterThanOrEqual(3_000);
@@ -223,7 +254,9 @@ describe('retry rules', () => {
     expect((error as ApiError).status).toBe(502);
     expect(sleeps).toHaveLength(2);
 
-    const patient = recordingFetch((request) => (request.method === 'GET' ? problem(429, 'rate-limit-exceeded', { 'retry-after': '3600' }) : undefined));
+    const patient = recordingFetch((request) =>
+      request.method === 'GET' ? problem(429, 'rate-limit-exceeded', { 'retry-after': '3600' }) : undefined,
+    );
     const limited = await clientFor(t, tenant, { fetch: patient.fetch, runtime })
       .sites.get('site_x')
       .catch((caught: unknown) => caught);
@@ -231,7 +264,9 @@ describe('retry rules', () => {
     expect(sleeps).toHaveLength(2);
 
     const offline = recordingFetch((request) => (request.method === 'GET' ? new TypeError('fetch failed') : undefined));
-    await expect(clientFor(t, tenant, { fetch: offline.fetch, runtime, retry: { maxAttempts: 2 } }).sites.get('site_x')).rejects.toBeInstanceOf(NetworkError);
+    await expect(
+      clientFor(t, tenant, { fetch: offline.fetch, runtime, retry: { maxAttempts: 2 } }).sites.get('site_x'),
+    ).rejects.toBeInstanceOf(NetworkError);
   });
 
   it('a PATCH is repeated after 429 (refused before it ran) but never after 5xx', async () => {
@@ -253,11 +288,15 @@ describe('retry rules', () => {
     const tenant = await createTenant(t);
     const { runtime } = recordedSleeps();
     const answers = [problem(409, 'idempotency-pending', { 'retry-after': '1' }), problem(503, 'service-unavailable')];
-    const recorder = recordingFetch((request) => (request.method === 'POST' && request.url.endsWith('/sites') ? answers.shift() : undefined));
+    const recorder = recordingFetch((request) =>
+      request.method === 'POST' && request.url.endsWith('/sites') ? answers.shift() : undefined,
+    );
     const client = clientFor(t, tenant, { fetch: recorder.fetch, runtime });
     const created = await client.sites.createWithDetails(siteBody(), { idempotencyKey: 'row-42' });
     expect(created).toMatchObject({ idempotencyKey: 'row-42', replayed: false });
-    const keys = recorder.requests.filter((request) => request.method === 'POST' && request.url.endsWith('/sites')).map((request) => request.headers.get('idempotency-key'));
+    const keys = recorder.requests
+      .filter((request) => request.method === 'POST' && request.url.endsWith('/sites'))
+      .map((request) => request.headers.get('idempotency-key'));
     expect(keys).toEqual(['row-42', 'row-42', 'row-42']);
   });
 });
@@ -296,13 +335,25 @@ describe('lists, lookups and problems', () => {
   it('throws ApiError with the problem: slug, status and field errors', async () => {
     const tenant = await createTenant(t);
     const client = clientFor(t, tenant);
-    const invalid = await client.sites.create({ ...siteBody(), postalCode: undefined as never, extra: 1 } as never).catch((caught: unknown) => caught);
+    const invalid = await client.sites
+      .create({ ...siteBody(), postalCode: undefined as never, extra: 1 } as never)
+      .catch((caught: unknown) => caught);
     expect(invalid).toBeInstanceOf(ApiError);
-    expect(invalid).toMatchObject({ status: 422, slug: 'validation-error', fieldErrors: { postalCode: ['is required'], extra: ['is not a known field'] } });
+    expect(invalid).toMatchObject({
+      status: 422,
+      slug: 'validation-error',
+      fieldErrors: { postalCode: ['is required'], extra: ['is not a known field'] },
+    });
     const site = await client.sites.create(siteBody());
-    await expect(client.sites.create(siteBody({ siteCode: site.attributes.siteCode }))).rejects.toMatchObject({ status: 409, slug: 'duplicate-resource' });
+    await expect(client.sites.create(siteBody({ siteCode: site.attributes.siteCode }))).rejects.toMatchObject({
+      status: 409,
+      slug: 'duplicate-resource',
+    });
     await expect(client.sites.get('site_unknown')).rejects.toMatchObject({ status: 404, slug: 'not-found' });
-    await expect(client.sites.update(site.id, { city: 'X' }, { ifMatch: '"7"' })).rejects.toMatchObject({ status: 409, slug: 'version-conflict' });
+    await expect(client.sites.update(site.id, { city: 'X' }, { ifMatch: '"7"' })).rejects.toMatchObject({
+      status: 409,
+      slug: 'version-conflict',
+    });
   });
 });
 
@@ -313,18 +364,30 @@ describe('uploads', () => {
     const visit = await client.siteVisits.create(visitBody(v));
     const first = await client.siteVisits.uploadReturnLabel(visit.id, pdfBytes(3000));
     expect(first.siteVisitId).toBe(visit.id);
-    expect(first.returnLabel.versions).toEqual([expect.objectContaining({ version: 1, fileName: 'return-label.pdf', contentType: 'application/pdf', sizeBytes: 3000 })]);
+    expect(first.returnLabel.versions).toEqual([
+      expect.objectContaining({
+        version: 1,
+        fileName: 'return-label.pdf',
+        contentType: 'application/pdf',
+        sizeBytes: 3000,
+      }),
+    ]);
     const file = path.join(dir, 'label-2.pdf');
     writeFileSync(file, pdfBytes(4000));
     const second = await client.siteVisits.uploadReturnLabel(visit.id, file);
-    expect(second.returnLabel.versions.map((version) => [version.version, version.fileName, version.sizeBytes])).toEqual([
+    expect(
+      second.returnLabel.versions.map((version) => [version.version, version.fileName, version.sizeBytes]),
+    ).toEqual([
       [1, 'return-label.pdf', 3000],
       [2, 'label-2.pdf', 4000],
     ]);
 
     const message = await client.messages.create({ siteVisitId: visit.id, messageThread: 'See the photo' });
     const attached = await client.messages.uploadAttachment(message.id, pngBytes(1500), { fileName: 'photo.png' });
-    expect(attached).toMatchObject({ messageId: message.id, fileAttachment: { versions: [expect.objectContaining({ fileName: 'photo.png', contentType: 'image/png' })] } });
+    expect(attached).toMatchObject({
+      messageId: message.id,
+      fileAttachment: { versions: [expect.objectContaining({ fileName: 'photo.png', contentType: 'image/png' })] },
+    });
     await expect(client.messages.uploadAttachment(message.id, Buffer.alloc(0))).rejects.toMatchObject({ status: 422 });
   });
 });

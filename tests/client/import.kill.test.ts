@@ -39,11 +39,17 @@ async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<v
   }
 }
 
-it('an import of 1,000 sites killed midway and run again creates exactly 1,000 sites', { timeout: 180_000 }, async () => {
+it('an import of 1,000 sites killed midway and run again creates exactly 1,000 sites', {
+  timeout: 180_000,
+}, async () => {
   const tenant = await createTenant(t);
   const file = path.join(dir, 'sites.csv');
   const header = 'name,siteCode,addressLine1,city,stateRegion,postalCode,country,keyRequired';
-  const lines = Array.from({ length: 1000 }, (_, index) => `"Store ${index + 1}, Main St",K-${index + 1},${index + 1} Main Street,Springfield,IL,62701,US,${index % 2 ? 'true' : 'false'}`);
+  const lines = Array.from(
+    { length: 1000 },
+    (_, index) =>
+      `"Store ${index + 1}, Main St",K-${index + 1},${index + 1} Main Street,Springfield,IL,62701,US,${index % 2 ? 'true' : 'false'}`,
+  );
   writeFileSync(file, `${header}\n${lines.join('\n')}\n`);
   const log = `${file}.progress.jsonl`;
   const env = svcEnv(t, tenant, { SVC_ALLOW_RATE_ABOVE_LIMIT: '1' });
@@ -70,7 +76,13 @@ it('an import of 1,000 sites killed midway and run again creates exactly 1,000 s
   expect(createdRows(log)).toBe(1000);
 
   const report = JSON.parse(readFileSync(`${file}.report.json`, 'utf8'));
-  expect(report).toMatchObject({ status: 'completed', rows: 1000, alreadyCreated: before, created: 1000 - before, rejected: [] });
+  expect(report).toMatchObject({
+    status: 'completed',
+    rows: 1000,
+    alreadyCreated: before,
+    created: 1000 - before,
+    rejected: [],
+  });
 
   const client = clientFor(t, tenant);
   const codes: string[] = [];

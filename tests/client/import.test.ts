@@ -50,7 +50,8 @@ async function svc(args: string[], env: NodeJS.ProcessEnv) {
 }
 
 const fast = (tenant: TestTenant) => svcEnv(t, tenant, { SVC_ALLOW_RATE_ABOVE_LIMIT: '1' });
-const jsonl = (rows: unknown[]) => `${rows.map((row) => (typeof row === 'string' ? row : JSON.stringify(row))).join('\n')}\n`;
+const jsonl = (rows: unknown[]) =>
+  `${rows.map((row) => (typeof row === 'string' ? row : JSON.stringify(row))).join('\n')}\n`;
 
 describe('rejected rows', () => {
   it('reports every rejected row with its problem, on screen and in the report file, and exits 1', async () => {
@@ -60,25 +61,41 @@ describe('rejected rows', () => {
     const good = [siteBody(), siteBody()];
     const input = file(
       'sites.jsonl',
-      jsonl([good[0], { ...siteBody(), postalCode: 62701, color: 'red' }, '{not json', { ...siteBody(), siteCode: existing.siteCode }, '', good[1]]),
+      jsonl([
+        good[0],
+        { ...siteBody(), postalCode: 62701, color: 'red' },
+        '{not json',
+        { ...siteBody(), siteCode: existing.siteCode },
+        '',
+        good[1],
+      ]),
     );
     const run = await svc(['import', 'sites', input, '--rate', '60000'], fast(tenant));
     expect(run.code, run.stderr).toBe(1);
     expect(run.stdout).toContain('5 rows; created 2 now');
     expect(run.stdout).toContain('rejected 3');
-    expect(run.stdout).toMatch(/row 2 \(line 2\): 422 validation-error: .*color: is not a known field, postalCode: must be a string/);
+    expect(run.stdout).toMatch(
+      /row 2 \(line 2\): 422 validation-error: .*color: is not a known field, postalCode: must be a string/,
+    );
     expect(run.stdout).toMatch(/row 3 \(line 3\): - Unreadable row: the line is not JSON/);
     expect(run.stdout).toMatch(/row 4 \(line 4\): 409 duplicate-resource/);
 
     const report = JSON.parse(readFileSync(`${input}.report.json`, 'utf8'));
     expect(report).toMatchObject({ status: 'completed', rows: 5, created: 2, alreadyCreated: 0 });
     expect(report.rejected.map((row: { row: number }) => row.row)).toEqual([2, 3, 4]);
-    expect(report.rejected[0]).toMatchObject({ status: 422, title: 'Validation failed', errors: { postalCode: [expect.any(String)], color: ['is not a known field'] } });
+    expect(report.rejected[0]).toMatchObject({
+      status: 422,
+      title: 'Validation failed',
+      errors: { postalCode: [expect.any(String)], color: ['is not a known field'] },
+    });
     expect(report.rejected[0].type).toMatch(/\/validation-error$/);
     expect(report.rejected[2]).toMatchObject({ status: 409, line: 4 });
 
     // Again: the created rows are skipped, the rejected ones are tried again (and refused again).
-    const again = await svc(['import', 'sites', input, '--rate', '60000', '--report', path.join(dir, 'again.json')], fast(tenant));
+    const again = await svc(
+      ['import', 'sites', input, '--rate', '60000', '--report', path.join(dir, 'again.json')],
+      fast(tenant),
+    );
     expect(again.code).toBe(1);
     expect(again.stdout).toContain('created 0 now (0 answered from an earlier attempt), 2 before; rejected 3');
     expect(JSON.parse(readFileSync(path.join(dir, 'again.json'), 'utf8')).rejected).toHaveLength(3);
@@ -97,7 +114,10 @@ describe('rejected rows', () => {
     expect(changed.code).toBe(2);
     expect(changed.stderr).toContain('The input changed since that run');
     // A fresh progress log starts over: row 1 is created again under a new key and refused as a duplicate.
-    const fresh = await svc(['import', 'sites', input, '--rate', '60000', '--progress', path.join(dir, 'fresh.progress.jsonl')], fast(tenant));
+    const fresh = await svc(
+      ['import', 'sites', input, '--rate', '60000', '--progress', path.join(dir, 'fresh.progress.jsonl')],
+      fast(tenant),
+    );
     expect(fresh.code).toBe(1);
     expect(fresh.stdout).toMatch(/row 1 \(line 1\): 409 duplicate-resource/);
   });
@@ -108,15 +128,34 @@ describe('resources and formats', () => {
     const v = await visitTenant(t, { assets: 2 });
     const body = visitBody(v);
     const ticket = `INC-${fileCount}-${Date.now()}`;
-    const header = 'clientSiteId,clientTicketNumber,description,serviceType,jobInstructions,projectId,itemName,startDate,dueDate,arePartsRequired,schedulingRule,siteAssetIds,trackingNumber';
-    const row = [v.siteCode, ticket, '"Broken, badly"', body.serviceType, 'Fix it', v.projectId, `"${v.itemName}"`, body.startDate, body.dueDate, 'yes', body.schedulingRule, v.assetIds.join(';'), ''];
+    const header =
+      'clientSiteId,clientTicketNumber,description,serviceType,jobInstructions,projectId,itemName,startDate,dueDate,arePartsRequired,schedulingRule,siteAssetIds,trackingNumber';
+    const row = [
+      v.siteCode,
+      ticket,
+      '"Broken, badly"',
+      body.serviceType,
+      'Fix it',
+      v.projectId,
+      `"${v.itemName}"`,
+      body.startDate,
+      body.dueDate,
+      'yes',
+      body.schedulingRule,
+      v.assetIds.join(';'),
+      '',
+    ];
     const visits = file('visits.csv', `${header}\n${row.join(',')}\n`);
     const run = await svc(['import', 'site-visits', visits, '--rate', '60000'], fast(v));
     expect(run.code, run.stdout + run.stderr).toBe(0);
 
     const client = clientFor(t, v);
     const visit = await client.siteVisits.findByClientTicketNumber(ticket);
-    expect(visit?.attributes).toMatchObject({ description: 'Broken, badly', arePartsRequired: true, trackingNumber: null });
+    expect(visit?.attributes).toMatchObject({
+      description: 'Broken, badly',
+      arePartsRequired: true,
+      trackingNumber: null,
+    });
     expect(visit?.attributes.siteVisitAssets?.map((asset) => asset.siteAssetId).sort()).toEqual([...v.assetIds].sort());
 
     // Messages name their visit by id, or by the client's ticket number (looked up once).
@@ -131,7 +170,9 @@ describe('resources and formats', () => {
     );
     const imported = await svc(['import', 'messages', messages, '--rate', '60000'], fast(v));
     expect(imported.code, imported.stdout).toBe(1);
-    expect(imported.stdout).toContain('row 3 (line 3): - Visit not found: no site visit has clientTicketNumber "NOPE-1"');
+    expect(imported.stdout).toContain(
+      'row 3 (line 3): - Visit not found: no site visit has clientTicketNumber "NOPE-1"',
+    );
     const listed = [];
     for await (const message of client.messages.list()) listed.push(message.attributes);
     expect(listed).toMatchObject([
@@ -157,7 +198,11 @@ describe('temporary failures', () => {
     };
     const sleeps: number[] = [];
     const deps = {
-      client: clientFor(t, tenant, { fetch: flaky, retry: { maxAttempts: 3 }, runtime: { sleep: async (ms: number) => void sleeps.push(ms) } }),
+      client: clientFor(t, tenant, {
+        fetch: flaky,
+        retry: { maxAttempts: 3 },
+        runtime: { sleep: async (ms: number) => void sleeps.push(ms) },
+      }),
       runtime: { now: () => Date.now(), sleep: async () => undefined, random: () => 0.5 },
       progressOut: { write: () => true } as never,
       tty: false,
@@ -189,7 +234,8 @@ describe('usage and configuration (exit 2)', () => {
     const above = await svc(['import', 'sites', input, '--rate', '100'], svcEnv(t, tenant));
     expect(above.code).toBe(2);
     expect(above.stderr).toContain('above 99 per minute');
-    for (const rate of ['0', '-5', 'fast']) expect((await svc(['import', 'sites', input, '--rate', rate], svcEnv(t, tenant))).code).toBe(2);
+    for (const rate of ['0', '-5', 'fast'])
+      expect((await svc(['import', 'sites', input, '--rate', rate], svcEnv(t, tenant))).code).toBe(2);
   });
 
   it('takes credentials only from the environment or a credentials file, and stops on wrong ones', async () => {
@@ -200,13 +246,19 @@ describe('usage and configuration (exit 2)', () => {
     expect((await svc(['import', 'sites', input, '--client-secret', 'x'], {})).code).toBe(2);
 
     const tenant = await createTenant(t);
-    const packet = file('credentials.json', JSON.stringify({ baseUrl: t.baseUrl, client_id: tenant.clientId, client_secret: 'secret_wrong' }));
+    const packet = file(
+      'credentials.json',
+      JSON.stringify({ baseUrl: t.baseUrl, client_id: tenant.clientId, client_secret: 'secret_wrong' }),
+    );
     const wrong = await svc(['import', 'sites', input], { SVC_CREDENTIALS_FILE: packet });
     expect(wrong.code).toBe(2);
     expect(wrong.stdout).toContain('refused');
     expect(wrong.stdout).toContain('token request refused (401 invalid_client)');
 
-    const right = file('credentials-ok.json', JSON.stringify({ baseUrl: t.baseUrl, client_id: tenant.clientId, client_secret: tenant.clientSecret }));
+    const right = file(
+      'credentials-ok.json',
+      JSON.stringify({ baseUrl: t.baseUrl, client_id: tenant.clientId, client_secret: tenant.clientSecret }),
+    );
     const token = await svc(['token'], { SVC_CREDENTIALS_FILE: right });
     expect(token.code).toBe(0);
     expect(JSON.parse(token.stdout)).toMatchObject({ token_type: 'Bearer', access_token: expect.any(String) });

@@ -25,7 +25,13 @@ import type { DeliveryWorker } from '../../src/modules/webhooks/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { clientFor } from '../helpers/client.js';
 import { visitBody, visitTenant } from '../helpers/visits.js';
-import { createTestCertificates, localResolver, startTestWorker, testWebhookConfig, waitForDeliveries } from '../helpers/webhooks.js';
+import {
+  createTestCertificates,
+  localResolver,
+  startTestWorker,
+  testWebhookConfig,
+  waitForDeliveries,
+} from '../helpers/webhooks.js';
 
 interface Captured {
   headers: IncomingHttpHeaders;
@@ -63,7 +69,9 @@ beforeAll(async () => {
     // Keep a copy of what arrived and what the receiver answered.
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    response.on('finish', () => captured.push({ headers: request.headers, body: Buffer.concat(chunks), status: response.statusCode }));
+    response.on('finish', () =>
+      captured.push({ headers: request.headers, body: Buffer.concat(chunks), status: response.statusCode }),
+    );
     void handler(request, response);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -117,14 +125,23 @@ describe('the example receiver on real deliveries', () => {
     expect([first!.status, second!.status]).toEqual([200, 200]);
     const eventId = first!.headers['x-svc-event-id'] as string;
     expect(await store.count(eventId)).toBe(1);
-    const deliveries = await waitForDeliveries(t, eventId, (list) => list.length === 2 && list.every((delivery) => delivery.status === 'succeeded'));
+    const deliveries = await waitForDeliveries(
+      t,
+      eventId,
+      (list) => list.length === 2 && list.every((delivery) => delivery.status === 'succeeded'),
+    );
     expect(deliveries.map((delivery) => delivery.attempts)).toEqual([1, 1]);
 
     const event = verifyWebhook({ headers: first!.headers, rawBody: first!.body, secret: secrets.current });
     expect(event.type).toBe('ticket.created');
     if (event.type === 'ticket.created') {
       const created: WebhookEventOf<'ticket.created'> = event;
-      expect(created).toMatchObject({ id: eventId, resourceType: 'site-visits', resourceId: visit.id, data: { clientTicketNumber: ticket, clientSiteId: v.siteCode, status: 'New' } });
+      expect(created).toMatchObject({
+        id: eventId,
+        resourceType: 'site-visits',
+        resourceId: visit.id,
+        data: { clientTicketNumber: ticket, clientSiteId: v.siteCode, status: 'New' },
+      });
     }
   });
 
@@ -148,7 +165,14 @@ describe('the example receiver on real deliveries', () => {
     const forged = Buffer.from(tampered.toString().replace(/"id":"evt_[^"]+"/, `"id":"${eventId}"`));
     const status = await new Promise<number>((resolve, reject) => {
       const request = https.request(
-        { host: '127.0.0.1', port, path: '/webhooks', method: 'POST', rejectUnauthorized: false, headers: { ...genuine.headers, 'content-length': forged.length } },
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/webhooks',
+          method: 'POST',
+          rejectUnauthorized: false,
+          headers: { ...genuine.headers, 'content-length': forged.length },
+        },
         (response) => {
           response.resume();
           resolve(response.statusCode!);
@@ -191,7 +215,13 @@ describe('verifyWebhook on a genuine delivery', () => {
 
   const refusal = (input: Partial<Parameters<typeof verifyWebhook>[0]>) => {
     try {
-      verifyWebhook({ headers: genuine.headers, rawBody: genuine.body, secret: secrets.current, now: timestamp * 1000, ...input });
+      verifyWebhook({
+        headers: genuine.headers,
+        rawBody: genuine.body,
+        secret: secrets.current,
+        now: timestamp * 1000,
+        ...input,
+      });
     } catch (error) {
       expect(error).toBeInstanceOf(WebhookVerificationError);
       return (error as WebhookVerificationError).reason;
@@ -202,10 +232,16 @@ describe('verifyWebhook on a genuine delivery', () => {
   it('accepts it (also from a fetch Headers and a string body), with the secret among several during a rotation', () => {
     expect(refusal({})).toBe('accepted');
     const headers = new Headers();
-    for (const [name, value] of Object.entries(genuine.headers)) if (typeof value === 'string') headers.set(name, value);
+    for (const [name, value] of Object.entries(genuine.headers))
+      if (typeof value === 'string') headers.set(name, value);
     expect(refusal({ headers, rawBody: genuine.body.toString('utf8') })).toBe('accepted');
     expect(refusal({ secret: ['an older secret of the receiver', secrets.current] })).toBe('accepted');
-    const event: WebhookEvent = verifyWebhook({ headers: genuine.headers, rawBody: genuine.body, secret: secrets.current, now: new Date(timestamp * 1000) });
+    const event: WebhookEvent = verifyWebhook({
+      headers: genuine.headers,
+      rawBody: genuine.body,
+      secret: secrets.current,
+      now: new Date(timestamp * 1000),
+    });
     expect(event.id).toBe(genuine.headers['x-svc-event-id']);
   });
 
@@ -227,7 +263,9 @@ describe('verifyWebhook on a genuine delivery', () => {
     expect(refusal({ now: (timestamp - 301) * 1000 })).toBe('stale');
     expect(refusal({ now: (timestamp + 30) * 1000, toleranceSeconds: 10 })).toBe('stale');
     // The timestamp is signed: moving it forward to look fresh breaks the signature.
-    expect(refusal({ headers: { ...genuine.headers, 'x-svc-timestamp': String(timestamp + 1) }, now: timestamp * 1000 })).toBe('signature');
+    expect(
+      refusal({ headers: { ...genuine.headers, 'x-svc-timestamp': String(timestamp + 1) }, now: timestamp * 1000 }),
+    ).toBe('signature');
     for (const bad of ['', '01', `${timestamp}.0`, ' 1', '1e9', '-1']) {
       expect(refusal({ headers: { ...genuine.headers, 'x-svc-timestamp': bad } })).toBe('timestamp');
     }
@@ -239,7 +277,14 @@ describe('verifyWebhook on a genuine delivery', () => {
     expect(refusal({ headers: { ...genuine.headers, 'x-svc-signature-version': 'v2' } })).toBe('version');
     expect(refusal({ headers: { ...genuine.headers, 'x-svc-signature-version': 'V1' } })).toBe('version');
     expect(refusal({ headers: { ...genuine.headers, 'x-svc-signature-alg': 'hmac-sha1' } })).toBe('algorithm');
-    expect(refusal({ headers: { ...genuine.headers, 'x-svc-signature': (genuine.headers['x-svc-signature'] as string).toUpperCase() } })).toBe('signature');
+    expect(
+      refusal({
+        headers: {
+          ...genuine.headers,
+          'x-svc-signature': (genuine.headers['x-svc-signature'] as string).toUpperCase(),
+        },
+      }),
+    ).toBe('signature');
     expect(refusal({ headers: { ...genuine.headers, 'x-svc-signature': ['a', 'b'] } })).toBe('signature');
   });
 });

@@ -28,7 +28,16 @@ describe.skipIf(!runnable)('the operator console', () => {
     t = harness.t;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -36,9 +45,12 @@ describe.skipIf(!runnable)('the operator console', () => {
     await harness?.close();
   });
 
-  it('signs in, creates a tenant, walks a visit through its workflow, and retries failed deliveries', { timeout: 180_000 }, async () => {
+  it('signs in, creates a tenant, walks a visit through its workflow, and retries failed deliveries', {
+    timeout: 180_000,
+  }, async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `console-${name}.png`), fullPage: true });
+    const shot = (page: Page, name: string) =>
+      page.screenshot({ path: path.join(ARTIFACTS, `console-${name}.png`), fullPage: true });
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
     const problems: string[] = [];
     const outside: string[] = [];
@@ -80,13 +92,34 @@ describe.skipIf(!runnable)('the operator console', () => {
     const fullToken = await tokenFor(t, { clientId, clientSecret });
     const subscribed = await t.http.post('/api/v1/webhook-subscriptions', {
       token: fullToken,
-      json: { targetUrl: endpoint.url, eventTypes: ['ticket.created', 'rep.assigned', 'job.scheduled', 'job.dispatched', 'job.completed', 'deliverables.transmitted'], secret: 'console test secret 0123456789' },
+      json: {
+        targetUrl: endpoint.url,
+        eventTypes: [
+          'ticket.created',
+          'rep.assigned',
+          'job.scheduled',
+          'job.dispatched',
+          'job.completed',
+          'deliverables.transmitted',
+        ],
+        secret: 'console test secret 0123456789',
+      },
     });
     expect(subscribed.status).toBe(201);
     const project = await createProject(t, tenantId);
     const item = await createItem(t, tenantId);
     const site = await createSiteWithAssets(t, tenantId, fullToken, 1);
-    const v = { tenantId, clientId, clientSecret, scopes: [], token: fullToken, fullToken, ...site, projectId: project.projectId as number, itemName: item.itemName } as VisitTenant;
+    const v = {
+      tenantId,
+      clientId,
+      clientSecret,
+      scopes: [],
+      token: fullToken,
+      fullToken,
+      ...site,
+      projectId: project.projectId as number,
+      itemName: item.itemName,
+    } as VisitTenant;
     const visit = await createVisit(t, v, { clientTicketNumber: 'CONSOLE-1' });
 
     // The workflow, button by button.
@@ -107,10 +140,20 @@ describe.skipIf(!runnable)('the operator console', () => {
     await row.locator('[data-action="transmit-deliverables"]').click();
     await row.getByText('v6').waitFor(WAIT);
     expect(await row.locator('[data-action="dispatch"]').isDisabled()).toBe(true);
-    expect((await admin(t, 'GET', `/admin/v1/site-visits/${visit.id}`)).body.data.attributes).toMatchObject({ status: 'Completed', fieldRepName: 'Jordan Lee', scheduledDate: '2026-12-02', etaTime: '09:30' });
+    expect((await admin(t, 'GET', `/admin/v1/site-visits/${visit.id}`)).body.data.attributes).toMatchObject({
+      status: 'Completed',
+      fieldRepName: 'Jordan Lee',
+      scheduledDate: '2026-12-02',
+      etaTime: '09:30',
+    });
 
     // The receiver gets every event; job.dispatched fails its three attempts.
-    await until(() => ['ticket.created', 'rep.assigned', 'job.scheduled', 'job.completed', 'deliverables.transmitted'].every((type) => received(endpoint.requests, type) >= 1) && received(endpoint.requests, 'job.dispatched') >= 3);
+    await until(
+      () =>
+        ['ticket.created', 'rep.assigned', 'job.scheduled', 'job.completed', 'deliverables.transmitted'].every(
+          (type) => received(endpoint.requests, type) >= 1,
+        ) && received(endpoint.requests, 'job.dispatched') >= 3,
+    );
     await page.getByRole('button', { name: 'Refresh' }).nth(1).click();
     await page.locator(`tr[data-subscription]`).getByText('1 failed').waitFor(WAIT);
     await shot(page, '2-tenant-after-workflow');
@@ -131,7 +174,10 @@ describe.skipIf(!runnable)('the operator console', () => {
 
     // Another failure, retried with every failed delivery of the tenant after a dry-run count.
     failing = new Set(['deliverables.transmitted']);
-    const transmitted = await admin(t, 'POST', `/admin/v1/site-visits/${visit.id}/workflow`, { action: 'transmit-deliverables', notes: 'Second batch.' });
+    const transmitted = await admin(t, 'POST', `/admin/v1/site-visits/${visit.id}/workflow`, {
+      action: 'transmit-deliverables',
+      notes: 'Second batch.',
+    });
     expect(transmitted.status).toBe(200);
     await page.locator('tr[data-event-type="deliverables.transmitted"][data-status="failed"]').waitFor(WAIT);
     await page.getByRole('button', { name: 'Count failed (dry run)' }).click();

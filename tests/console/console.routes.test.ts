@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 describe('GET /console', () => {
-  it('is a static page with a strict CSP, loading only this origin\'s modules', async () => {
+  it("is a static page with a strict CSP, loading only this origin's modules", async () => {
     const page = await t.http.get('/console');
     expect(page.status).toBe(200);
     expect(page.contentType).toMatch(/^text\/html/);
@@ -51,7 +51,11 @@ describe('GET /console', () => {
   });
 
   it('does not exist without the operator API (nor does GET /metrics on the main port)', async () => {
-    const off = await startTestApp({ config: { environment: 'production' }, database: t.database, keys: { ...t.keys, adminToken: undefined } });
+    const off = await startTestApp({
+      config: { environment: 'production' },
+      database: t.database,
+      keys: { ...t.keys, adminToken: undefined },
+    });
     try {
       expectProblem(await off.http.get('/console'), 404, 'not-found');
       expectProblem(await off.http.get('/metrics'), 404, 'not-found');

@@ -16,7 +16,8 @@ function lookupOver(rows: Row[], options: { fail?: () => boolean; refuses?: stri
     async (lookups) => {
       fetches.push(lookups);
       if (options.fail?.()) throw new Error('database gone');
-      if (lookups.some(([, id]) => id === options.refuses)) throw Object.assign(new Error('invalid byte sequence'), { code: '22021' });
+      if (lookups.some(([, id]) => id === options.refuses))
+        throw Object.assign(new Error('invalid byte sequence'), { code: '22021' });
       // Like the site query: every row whose id was asked for, of any tenant in the batch.
       const ids = new Set(lookups.map(([, id]) => id));
       const tenants = new Set(lookups.map(([tenant]) => tenant));
@@ -78,7 +79,11 @@ describe('BatchedLookup', () => {
 
   it('a value the database refuses fails its own lookup only: the rest of the batch is read alone', async () => {
     const { lookup, fetches } = lookupOver([{ tenant: 'a', id: '1' }], { refuses: 'bad' });
-    const [good, bad, missing] = await Promise.allSettled([lookup.find('a', '1'), lookup.find('a', 'bad'), lookup.find('a', '2')]);
+    const [good, bad, missing] = await Promise.allSettled([
+      lookup.find('a', '1'),
+      lookup.find('a', 'bad'),
+      lookup.find('a', '2'),
+    ]);
     expect(good).toEqual({ status: 'fulfilled', value: { tenant: 'a', id: '1' } });
     expect(bad).toMatchObject({ status: 'rejected', reason: { code: '22021' } });
     expect(missing).toEqual({ status: 'fulfilled', value: undefined });

@@ -25,9 +25,13 @@ describe.skipIf(!databaseUrl)('prepared statements', () => {
   it('runs a marked statement under a name and leaves the others unnamed', async () => {
     // One connection throughout: each connection lists only its own prepared statements.
     await database.db.connection().execute(async (connection) => {
-      const statements = async () => (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(connection)).rows.map((row) => row.statement);
+      const statements = async () =>
+        (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(connection)).rows.map(
+          (row) => row.statement,
+        );
       const before = await statements();
-      const marked = () => sql<{ id: number }>`select id from ${sql.table(table)} where id = ${1} ${prepared()}`.execute(connection);
+      const marked = () =>
+        sql<{ id: number }>`select id from ${sql.table(table)} where id = ${1} ${prepared()}`.execute(connection);
       expect((await marked()).rows).toEqual([{ id: 1 }]);
       expect((await marked()).rows).toEqual([{ id: 1 }]);
       await sql`select id from ${sql.table(table)} where id > ${0}`.execute(connection);

@@ -8,10 +8,17 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 describe('problem type pages, errors', () => {
-  it.for(['no-such-problem', 'constructor', '__proto__', 'NOT-FOUND'])('an unknown slug (%s) is a 404 problem', async (slug) => {
-    const response = await t.http.get(`/problems/${slug}`);
-    expect(response.status).toBe(404);
-    expect(response.contentType).toBe('application/problem+json; charset=utf-8');
-    expect(response.body).toMatchObject({ type: `${t.config.problemBaseUrl}/not-found`, status: 404, title: 'Not found' });
-  });
+  it.for(['no-such-problem', 'constructor', '__proto__', 'NOT-FOUND'])(
+    'an unknown slug (%s) is a 404 problem',
+    async (slug) => {
+      const response = await t.http.get(`/problems/${slug}`);
+      expect(response.status).toBe(404);
+      expect(response.contentType).toBe('application/problem+json; charset=utf-8');
+      expect(response.body).toMatchObject({
+        type: `${t.config.problemBaseUrl}/not-found`,
+        status: 404,
+        title: 'Not found',
+      });
+    },
+  );
 });

@@ -34,7 +34,8 @@ describe('problem type pages', () => {
       const index = await t.http.get(path);
       expect(index.status).toBe(200);
       expect(index.contentType).toBe('text/html; charset=utf-8');
-      for (const slug of Object.keys(PROBLEM_TYPES)) expect(index.text).toContain(`<a href="/problems/${slug}"><code>${slug}</code></a>`);
+      for (const slug of Object.keys(PROBLEM_TYPES))
+        expect(index.text).toContain(`<a href="/problems/${slug}"><code>${slug}</code></a>`);
     }
   });
 

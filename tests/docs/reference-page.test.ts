@@ -39,7 +39,9 @@ describe.skipIf(!runnable)('the API reference page', () => {
     await t?.close();
   });
 
-  it('lists every operation and event of the document, using nothing but the service', { timeout: 90_000 }, async () => {
+  it('lists every operation and event of the document, using nothing but the service', {
+    timeout: 90_000,
+  }, async () => {
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
     const requested: string[] = [];
     const problems: string[] = [];
@@ -51,7 +53,10 @@ describe.skipIf(!runnable)('the API reference page', () => {
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     page.on('console', (message) => {
       // Redoc's footer shows Redocly's logo from their CDN; the page's CSP blocks it (and Redoc then hides it).
-      if (message.type() === 'error' && !message.text().includes(`'${REDOCLY_LOGO}' violates the following Content Security Policy`)) {
+      if (
+        message.type() === 'error' &&
+        !message.text().includes(`'${REDOCLY_LOGO}' violates the following Content Security Policy`)
+      ) {
         problems.push(`console: ${message.text()}`);
       }
     });
@@ -63,7 +68,9 @@ describe.skipIf(!runnable)('the API reference page', () => {
     await headings.filter({ hasText: 'Create a site' }).first().waitFor({ timeout: 60_000 });
 
     const document = clientOpenApiDocument(t.app);
-    const summaries = Object.values(document.paths).flatMap((item) => Object.values(item).map((operation) => operation.summary as string));
+    const summaries = Object.values(document.paths).flatMap((item) =>
+      Object.values(item).map((operation) => operation.summary as string),
+    );
     const shown = await headings.allInnerTexts();
     for (const summary of summaries) expect(shown, summary).toContain(summary);
     for (const event of Object.keys(document.webhooks as object)) expect(shown, event).toContain(`${event} Webhook`);

@@ -39,11 +39,15 @@ it('the maintenance loop deletes blobs left without a version for a day, and onl
 
   await new Maintenance(t.database.db, clock, createLogger(t.config)).runOnce();
 
-  const blobs = (await t.database.db.selectFrom('file_blobs').select('id').where('tenant_id', '=', v.tenantId).execute()).map((blob) => blob.id);
+  const blobs = (
+    await t.database.db.selectFrom('file_blobs').select('id').where('tenant_id', '=', v.tenantId).execute()
+  ).map((blob) => blob.id);
   expect(blobs).toHaveLength(2);
   expect(blobs).toContain(young.blobId);
   expect(blobs).not.toContain(old.blobId);
-  expect(await t.database.db.selectFrom('file_chunks').select('ordinal').where('blob_id', '=', old.blobId).execute()).toEqual([]);
+  expect(
+    await t.database.db.selectFrom('file_chunks').select('ordinal').where('blob_id', '=', old.blobId).execute(),
+  ).toEqual([]);
   const download = await t.http.get(`/api/v1/site-visits/${visit.id}/return-label`, { token: v.token });
   expect(download.status).toBe(200);
   expect(download.text.length).toBe(300_000);

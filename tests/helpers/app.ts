@@ -68,7 +68,9 @@ export async function openTestDatabase(): Promise<AppDatabase> {
  * A database of its own with the schema and no rows, for tests that need an empty database (sandbox
  * provisioning): a PGlite copy of the template, or on PostgreSQL a temporary database dropped afterwards.
  */
-export async function openEmptyDatabase(prefix = 'ss_empty'): Promise<{ database: AppDatabase; url: string | undefined; drop(): Promise<void> }> {
+export async function openEmptyDatabase(
+  prefix = 'ss_empty',
+): Promise<{ database: AppDatabase; url: string | undefined; drop(): Promise<void> }> {
   const url = inject('databaseUrl');
   if (!url) {
     const database = await openTestDatabase();

@@ -17,7 +17,10 @@ export interface TestCertificates {
 const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
 
 function pem(label: string, der: ArrayBuffer): string {
-  const base64 = Buffer.from(der).toString('base64').match(/.{1,64}/g)!.join('\n');
+  const base64 = Buffer.from(der)
+    .toString('base64')
+    .match(/.{1,64}/g)!
+    .join('\n');
   return `-----BEGIN ${label}-----\n${base64}\n-----END ${label}-----\n`;
 }
 
@@ -34,7 +37,10 @@ export async function createTestCertificates(dnsNames: string[] = ['localhost'])
     notAfter,
     keys: caKeys,
     signingAlgorithm: ALGORITHM,
-    extensions: [new x509.BasicConstraintsExtension(true, undefined, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true)],
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true),
+    ],
   });
   const serverKeys = (await subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const server = await x509.X509CertificateGenerator.create({
@@ -47,9 +53,16 @@ export async function createTestCertificates(dnsNames: string[] = ['localhost'])
     signingKey: caKeys.privateKey,
     signingAlgorithm: ALGORITHM,
     extensions: [
-      new x509.SubjectAlternativeNameExtension([...dnsNames.map((value) => ({ type: 'dns' as const, value })), { type: 'ip', value: '127.0.0.1' }]),
+      new x509.SubjectAlternativeNameExtension([
+        ...dnsNames.map((value) => ({ type: 'dns' as const, value })),
+        { type: 'ip', value: '127.0.0.1' },
+      ]),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
     ],
   });
-  return { caPem: ca.toString('pem'), certPem: server.toString('pem'), keyPem: pem('PRIVATE KEY', await subtle.exportKey('pkcs8', serverKeys.privateKey)) };
+  return {
+    caPem: ca.toString('pem'),
+    certPem: server.toString('pem'),
+    keyPem: pem('PRIVATE KEY', await subtle.exportKey('pkcs8', serverKeys.privateKey)),
+  };
 }

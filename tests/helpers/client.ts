@@ -11,7 +11,11 @@ import type { TestTenant } from './tenants.js';
 export const SVC_BIN = fileURLToPath(new URL('../../packages/client/bin/svc.js', import.meta.url));
 
 /** A client for the tenant; retries wait 1-10 ms so tests do not sleep for real. */
-export function clientFor(t: TestApp, tenant: Pick<TestTenant, 'clientId' | 'clientSecret'>, options: Partial<ClientOptions> = {}): SiteServicesClient {
+export function clientFor(
+  t: TestApp,
+  tenant: Pick<TestTenant, 'clientId' | 'clientSecret'>,
+  options: Partial<ClientOptions> = {},
+): SiteServicesClient {
   return createClient({
     baseUrl: t.baseUrl,
     clientId: tenant.clientId,
@@ -21,7 +25,11 @@ export function clientFor(t: TestApp, tenant: Pick<TestTenant, 'clientId' | 'cli
   });
 }
 
-export function svcEnv(t: TestApp, tenant: Pick<TestTenant, 'clientId' | 'clientSecret'>, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function svcEnv(
+  t: TestApp,
+  tenant: Pick<TestTenant, 'clientId' | 'clientSecret'>,
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -44,10 +52,12 @@ export function runSvc(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Sv
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    },
+  );
   return { child, done };
 }
 
@@ -72,7 +82,10 @@ export interface DroppingProxy {
  * answer, and then, when `drop` says so, cuts the client's connection instead of passing the answer on:
  * the write happened, the client never learns it.
  */
-export async function startDroppingProxy(target: string, drop: (request: { method: string; path: string }, index: number) => boolean): Promise<DroppingProxy> {
+export async function startDroppingProxy(
+  target: string,
+  drop: (request: { method: string; path: string }, index: number) => boolean,
+): Promise<DroppingProxy> {
   const { createServer } = await import('node:http');
   const requests: ProxiedRequest[] = [];
   const server = createServer((request, response) => {
@@ -81,10 +94,22 @@ export async function startDroppingProxy(target: string, drop: (request: { metho
     request.on('end', async () => {
       const body = Buffer.concat(chunks);
       const headers = new Headers();
-      for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string' && name !== 'host' && name !== 'connection') headers.set(name, value);
-      const answer = await fetch(`${target}${request.url}`, { method: request.method!, headers, ...(body.length > 0 ? { body } : {}) });
+      for (const [name, value] of Object.entries(request.headers))
+        if (typeof value === 'string' && name !== 'host' && name !== 'connection') headers.set(name, value);
+      const answer = await fetch(`${target}${request.url}`, {
+        method: request.method!,
+        headers,
+        ...(body.length > 0 ? { body } : {}),
+      });
       const answerBody = Buffer.from(await answer.arrayBuffer());
-      const entry = { method: request.method!, path: request.url!, headers: request.headers, body, status: answer.status, dropped: false };
+      const entry = {
+        method: request.method!,
+        path: request.url!,
+        headers: request.headers,
+        body,
+        status: answer.status,
+        dropped: false,
+      };
       entry.dropped = drop(entry, requests.length);
       requests.push(entry);
       if (entry.dropped) {
@@ -93,7 +118,8 @@ export async function startDroppingProxy(target: string, drop: (request: { metho
       }
       const out: Record<string, string> = {};
       answer.headers.forEach((value, name) => {
-        if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'connection' && name !== 'keep-alive') out[name] = value;
+        if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'connection' && name !== 'keep-alive')
+          out[name] = value;
       });
       response.writeHead(answer.status, out).end(answerBody);
     });

@@ -40,7 +40,11 @@ function describeErrors(errors: readonly ErrorObject[] | null | undefined): stri
     .map((error) => {
       const where = error.instancePath || '(root)';
       const params = error.params as Record<string, unknown>;
-      const detail = params.additionalProperty ? ` (${String(params.additionalProperty)})` : params.allowedValues ? ` (${JSON.stringify(params.allowedValues)})` : '';
+      const detail = params.additionalProperty
+        ? ` (${String(params.additionalProperty)})`
+        : params.allowedValues
+          ? ` (${JSON.stringify(params.allowedValues)})`
+          : '';
       return `    ${where} ${error.message ?? error.keyword}${detail}`;
     })
     .join('\n');
@@ -75,7 +79,13 @@ export class ContractChecker {
         .map((part) => (part.startsWith('{') ? '([^/]+)' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
         .join('');
       for (const [method, operation] of Object.entries(item)) {
-        this.operations.push({ method, template, pattern: new RegExp(`^${source}/?$`), parameterCount: (template.match(/\{/g) ?? []).length, operation });
+        this.operations.push({
+          method,
+          template,
+          pattern: new RegExp(`^${source}/?$`),
+          parameterCount: (template.match(/\{/g) ?? []).length,
+          operation,
+        });
       }
     }
     // A literal path segment wins over a parameter (…/sites/lookup before …/sites/{id}).
@@ -91,12 +101,24 @@ export class ContractChecker {
     const upper = method.toUpperCase();
     const head = upper === 'HEAD';
     const where = `${upper} ${requestPath} → ${response.status}`;
-    const found = this.operations.find((candidate) => candidate.method === (head ? 'get' : upper.toLowerCase()) && candidate.pattern.test(path));
+    const found = this.operations.find(
+      (candidate) => candidate.method === (head ? 'get' : upper.toLowerCase()) && candidate.pattern.test(path),
+    );
 
     if (!found) {
-      if (response.status < 400) throw new ContractViolation(`Contract violation: ${where}: the OpenAPI document has no operation ${upper} ${path}.`);
+      if (response.status < 400)
+        throw new ContractViolation(
+          `Contract violation: ${where}: the OpenAPI document has no operation ${upper} ${path}.`,
+        );
       // An unknown path (404), a wrong method (405) or a refusal before routing (429): a problem.
-      this.checkBody(where, 'undocumented path', `${DOCUMENT_ID}#${pointer('components', 'schemas', 'Problem')}`, response, ['application/problem+json'], head);
+      this.checkBody(
+        where,
+        'undocumented path',
+        `${DOCUMENT_ID}#${pointer('components', 'schemas', 'Problem')}`,
+        response,
+        ['application/problem+json'],
+        head,
+      );
       return;
     }
 
@@ -115,7 +137,10 @@ export class ContractChecker {
     for (const [header, definition] of Object.entries((documented.headers ?? {}) as Record<string, JsonObject>)) {
       const value = response.headers.get(header);
       if (value === null) {
-        if (definition.required) throw new ContractViolation(`Contract violation: ${where} (${name}): the required response header ${header} is missing.`);
+        if (definition.required)
+          throw new ContractViolation(
+            `Contract violation: ${where} (${name}): the required response header ${header} is missing.`,
+          );
         continue;
       }
       const validate = this.validator(
@@ -124,40 +149,68 @@ export class ContractChecker {
         true,
       );
       if (!validate({ value })) {
-        throw new ContractViolation(`Contract violation: ${where} (${name}): response header ${header}: ${JSON.stringify(value)} does not match the document:\n${describeErrors(validate.errors)}`);
+        throw new ContractViolation(
+          `Contract violation: ${where} (${name}): response header ${header}: ${JSON.stringify(value)} does not match the document:\n${describeErrors(validate.errors)}`,
+        );
       }
     }
 
     const content = (documented.content ?? {}) as Record<string, JsonObject>;
     const mediaTypes = Object.keys(content);
     if (mediaTypes.length === 0) {
-      if (response.text.length > 0) throw new ContractViolation(`Contract violation: ${where} (${name}): documented without a body, but the response has one:\n  ${excerpt(response.text)}`);
+      if (response.text.length > 0)
+        throw new ContractViolation(
+          `Contract violation: ${where} (${name}): documented without a body, but the response has one:\n  ${excerpt(response.text)}`,
+        );
       return;
     }
     const actual = response.contentType.split(';')[0]!.trim().toLowerCase();
     const mediaType = mediaTypes.find((candidate) => mediaTypeMatches(candidate.toLowerCase(), actual));
     if (mediaType === undefined) {
-      throw new ContractViolation(`Contract violation: ${where} (${name}): content type ${JSON.stringify(actual)} is not documented (documented: ${mediaTypes.join(', ')}).`);
+      throw new ContractViolation(
+        `Contract violation: ${where} (${name}): content type ${JSON.stringify(actual)} is not documented (documented: ${mediaTypes.join(', ')}).`,
+      );
     }
     const schema = content[mediaType]!.schema as JsonObject | undefined;
     // Binary bodies (downloads) are checked by content type only.
     if (!schema || schema.format === 'binary' || !/[/+]json$/.test(mediaType)) return;
-    this.checkBody(where, name, `${DOCUMENT_ID}#${pointer('paths', found.template, found.method, 'responses', key, 'content', mediaType, 'schema')}`, response, [mediaType], head);
+    this.checkBody(
+      where,
+      name,
+      `${DOCUMENT_ID}#${pointer('paths', found.template, found.method, 'responses', key, 'content', mediaType, 'schema')}`,
+      response,
+      [mediaType],
+      head,
+    );
   }
 
-  private checkBody(where: string, name: string, ref: string, response: TestResponse, mediaTypes: string[], head: boolean): void {
+  private checkBody(
+    where: string,
+    name: string,
+    ref: string,
+    response: TestResponse,
+    mediaTypes: string[],
+    head: boolean,
+  ): void {
     const actual = response.contentType.split(';')[0]!.trim().toLowerCase();
     if (!mediaTypes.includes(actual)) {
-      throw new ContractViolation(`Contract violation: ${where} (${name}): content type ${JSON.stringify(actual)}, expected ${mediaTypes.join(' or ')}.\n  body: ${excerpt(response.text)}`);
+      throw new ContractViolation(
+        `Contract violation: ${where} (${name}): content type ${JSON.stringify(actual)}, expected ${mediaTypes.join(' or ')}.\n  body: ${excerpt(response.text)}`,
+      );
     }
     if (head) return;
     const validate = this.validator(this.ajv, ref, false);
     if (!validate(response.body)) {
-      throw new ContractViolation(`Contract violation: ${where} (${name}): the body does not match the document:\n${describeErrors(validate.errors)}\n  body: ${excerpt(response.text)}`);
+      throw new ContractViolation(
+        `Contract violation: ${where} (${name}): the body does not match the document:\n${describeErrors(validate.errors)}\n  body: ${excerpt(response.text)}`,
+      );
     }
-    const problemStatus = actual === 'application/problem+json' ? (response.body as { status?: unknown }).status : response.status;
+    const problemStatus =
+      actual === 'application/problem+json' ? (response.body as { status?: unknown }).status : response.status;
     if (problemStatus !== response.status) {
-      throw new ContractViolation(`Contract violation: ${where} (${name}): the problem's status ${JSON.stringify(problemStatus)} differs from the HTTP status.`);
+      throw new ContractViolation(
+        `Contract violation: ${where} (${name}): the problem's status ${JSON.stringify(problemStatus)} differs from the HTTP status.`,
+      );
     }
   }
 

@@ -98,7 +98,11 @@ export const REFUSED: Array<[string, string, RegExp]> = [
   ['IPv6 loopback', 'https://[::1]/', /::1 is a loopback address/],
   ['IPv6 unspecified', 'https://[::]/', /unspecified/],
   ['IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]/', /IPv4-mapped form of 127\.0\.0\.1, a loopback address/],
-  ['IPv4-mapped metadata', 'https://[::ffff:169.254.169.254]/', /IPv4-mapped form of 169\.254\.169\.254, a cloud metadata address/],
+  [
+    'IPv4-mapped metadata',
+    'https://[::ffff:169.254.169.254]/',
+    /IPv4-mapped form of 169\.254\.169\.254, a cloud metadata address/,
+  ],
   ['IPv4-mapped private in hex', 'https://[::ffff:a00:1]/', /IPv4-mapped form of 10\.0\.0\.1/],
   ['IPv4-compatible loopback', 'https://[::127.0.0.1]/', /IPv4-compatible/],
   ['IPv4-translated', 'https://[::ffff:0:a00:1]/', /IPv4-translated/],
@@ -115,10 +119,18 @@ export const REFUSED: Array<[string, string, RegExp]> = [
   ['IPv6 site-local', 'https://[fec0::1]/', /site-local/],
   ['IPv6 discard-only', 'https://[100::1]/', /discard/],
   ['IPv6 outside global unicast', 'https://[4000::1]/', /reserved/],
-  ['name resolving to a private address', 'https://private.example/hook', /private\.example resolves to 10\.0\.0\.5, a private address/],
+  [
+    'name resolving to a private address',
+    'https://private.example/hook',
+    /private\.example resolves to 10\.0\.0\.5, a private address/,
+  ],
   ['name resolving to loopback', 'https://loopback.example/', /resolves to 127\.0\.0\.1, a loopback address/],
   ['name resolving to IPv6 loopback', 'https://loopback6.example/', /resolves to ::1, a loopback address/],
-  ['name resolving to cloud metadata', 'https://metadata.example/', /resolves to 169\.254\.169\.254, a cloud metadata address/],
+  [
+    'name resolving to cloud metadata',
+    'https://metadata.example/',
+    /resolves to 169\.254\.169\.254, a cloud metadata address/,
+  ],
   ['name resolving to CGNAT', 'https://cgnat.example/', /carrier-grade NAT/],
   ['name resolving to IPv6 link-local', 'https://linklocal6.example/', /link-local/],
   ['name resolving to unique local', 'https://ula.example/', /unique local/],
@@ -135,4 +147,3 @@ export const REFUSED: Array<[string, string, RegExp]> = [
   ['allow-listed host and port with credentials', 'https://u:p@localhost:8443/', /user credentials/],
   ['allow-listed host and port with a fragment', 'https://localhost:8443/#x', /fragment/],
 ];
-

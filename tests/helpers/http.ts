@@ -37,7 +37,8 @@ export class HttpClient {
     let url = `${this.baseUrl}${path}`;
     if (options.query) {
       const search = new URLSearchParams();
-      for (const [name, value] of Object.entries(options.query)) if (value !== undefined) search.append(name, String(value));
+      for (const [name, value] of Object.entries(options.query))
+        if (value !== undefined) search.append(name, String(value));
       url += `${path.includes('?') ? '&' : '?'}${search.toString()}`;
     }
     const response = await fetch(url, { method, headers, body });
@@ -45,7 +46,13 @@ export class HttpClient {
     const contentType = response.headers.get('content-type') ?? '';
     let parsed: unknown = text;
     if (/json/.test(contentType) && text.length > 0) parsed = JSON.parse(text);
-    const result: TestResponse<T> = { status: response.status, headers: response.headers, body: parsed as T, text, contentType };
+    const result: TestResponse<T> = {
+      status: response.status,
+      headers: response.headers,
+      body: parsed as T,
+      text,
+      contentType,
+    };
     for (const hook of this.hooks) hook({ method, path }, result);
     return result;
   }

@@ -18,13 +18,38 @@ export const URGENCY = {
 } as const;
 
 export const MESSAGE_TYPES = [
-  'Scope Update', 'Change Appointment', 'Cancellation', 'Job On-Hold', 'Tracking Update', 'Floor Plan', 'Other', 'Reminder',
-  'Due Date Change Request', 'Missed Appointment', 'Incomplete Scope', 'Site Prep Issue', 'MFG/Hardware Issues', 'Shipping Damage',
-  'Pricing Estimate', 'Warranty Request', 'Exception', 'Parts Missing', 'Schedule Please', 'Billing Dispute', 'Request Travel Pay',
-  'General', 'Schedule', 'Pay', 'Support', 'Request',
+  'Scope Update',
+  'Change Appointment',
+  'Cancellation',
+  'Job On-Hold',
+  'Tracking Update',
+  'Floor Plan',
+  'Other',
+  'Reminder',
+  'Due Date Change Request',
+  'Missed Appointment',
+  'Incomplete Scope',
+  'Site Prep Issue',
+  'MFG/Hardware Issues',
+  'Shipping Damage',
+  'Pricing Estimate',
+  'Warranty Request',
+  'Exception',
+  'Parts Missing',
+  'Schedule Please',
+  'Billing Dispute',
+  'Request Travel Pay',
+  'General',
+  'Schedule',
+  'Pay',
+  'Support',
+  'Request',
 ];
 
-export async function messageTenant(t: Operator, options: Parameters<typeof visitTenant>[1] = {}): Promise<MessageTenant> {
+export async function messageTenant(
+  t: Operator,
+  options: Parameters<typeof visitTenant>[1] = {},
+): Promise<MessageTenant> {
   const v = await visitTenant(t, { assets: 0, ...options });
   const visit = await createVisit(t, v);
   return { ...v, visitId: visit.id };
@@ -32,7 +57,11 @@ export async function messageTenant(t: Operator, options: Parameters<typeof visi
 
 /** A valid create body on the tenant's visit. */
 export function messageBody(m: Pick<MessageTenant, 'visitId'>, overrides: Record<string, unknown> = {}) {
-  return { siteVisitId: m.visitId, messageThread: 'Technician could not access the site; please confirm the key holder.', ...overrides };
+  return {
+    siteVisitId: m.visitId,
+    messageThread: 'Technician could not access the site; please confirm the key holder.',
+    ...overrides,
+  };
 }
 
 export async function createMessage(t: Operator, m: MessageTenant, overrides: Record<string, unknown> = {}) {
@@ -46,6 +75,17 @@ export function attachmentPath(messageId: string): string {
 }
 
 /** Uploads `data` as the message's attachment (the form's field `file`). */
-export function uploadAttachment(t: TestApp, token: string, messageId: string, data: Buffer, filename = 'attachment.pdf', declared = 'application/pdf') {
-  return t.http.post(attachmentPath(messageId), { token, body: fileForm(data, filename, declared), headers: { 'content-type': MULTIPART_CONTENT_TYPE } });
+export function uploadAttachment(
+  t: TestApp,
+  token: string,
+  messageId: string,
+  data: Buffer,
+  filename = 'attachment.pdf',
+  declared = 'application/pdf',
+) {
+  return t.http.post(attachmentPath(messageId), {
+    token,
+    body: fileForm(data, filename, declared),
+    headers: { 'content-type': MULTIPART_CONTENT_TYPE },
+  });
 }

@@ -19,7 +19,11 @@ export function multipartBody(parts: FormPart[], boundary = BOUNDARY): Buffer {
   for (const part of parts) {
     const disposition = `form-data; name="${part.name}"${part.filename !== undefined ? `; filename="${part.filename}"` : ''}`;
     const headers = `--${boundary}\r\nContent-Disposition: ${disposition}\r\n${part.contentType ? `Content-Type: ${part.contentType}\r\n` : ''}\r\n`;
-    chunks.push(Buffer.from(headers, 'utf8'), Buffer.isBuffer(part.data) ? part.data : Buffer.from(part.data, 'utf8'), Buffer.from('\r\n'));
+    chunks.push(
+      Buffer.from(headers, 'utf8'),
+      Buffer.isBuffer(part.data) ? part.data : Buffer.from(part.data, 'utf8'),
+      Buffer.from('\r\n'),
+    );
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return Buffer.concat(chunks);
@@ -44,7 +48,10 @@ export function pdfBytes(size = 2048): Buffer {
 
 export function pngBytes(size = 2048): Buffer {
   const buffer = Buffer.alloc(size, 0);
-  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52]).copy(buffer, 0);
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52]).copy(
+    buffer,
+    0,
+  );
   return buffer;
 }
 
@@ -64,15 +71,29 @@ export interface RawResponse {
  * Sends request headers and at most `send` bytes of body over a fresh connection, then waits for the
  * answer: for requests whose declared length is never sent.
  */
-export function rawRequest(baseUrl: string, path: string, headers: Record<string, string>, body: Buffer): Promise<RawResponse> {
+export function rawRequest(
+  baseUrl: string,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer,
+): Promise<RawResponse> {
   const url = new URL(path, baseUrl);
   return new Promise((resolve, reject) => {
-    const request = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers, agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      response.on('error', reject);
-    });
+    const request = httpRequest(
+      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers, agent: false },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: response.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.write(body);
   });

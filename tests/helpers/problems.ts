@@ -6,7 +6,12 @@ import type { TestResponse } from './http.js';
  * Asserts a problem response: status, `application/problem+json`, a type ending in `/<slug>`, and the
  * required members. With `fields`, the `errors` member names exactly those fields.
  */
-export function expectProblem(response: TestResponse, status: number, slug: string, fields?: string[]): Record<string, string[]> {
+export function expectProblem(
+  response: TestResponse,
+  status: number,
+  slug: string,
+  fields?: string[],
+): Record<string, string[]> {
   expect(response.status, response.text).toBe(status);
   expect(response.contentType).toMatch(/^application\/problem\+json/);
   const body = response.body as Record<string, unknown>;

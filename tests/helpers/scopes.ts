@@ -27,7 +27,9 @@ export function describeAuthentication(app: () => TestApp, tenant: () => TestTen
     });
 
     it.each(routes)('$method $route needs $scope', async ({ method, path, scope }) => {
-      const others = ['site-visits:read', 'site-visits:write', 'sites:read', 'sites:write'].filter((candidate) => candidate !== scope);
+      const others = ['site-visits:read', 'site-visits:write', 'sites:read', 'sites:write'].filter(
+        (candidate) => candidate !== scope,
+      );
       const response = await send(method, path(), await tokenFor(app(), tenant(), others.join(' ')));
       expect(response.status).toBe(403);
       expect(response.headers.get('www-authenticate')).toContain(scope);

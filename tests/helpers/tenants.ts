@@ -13,27 +13,53 @@ export interface TestTenant {
 }
 
 export async function admin<T = any>(t: Operator, method: string, path: string, json?: unknown) {
-  const response = await t.http.request<T>(method, path, { token: t.adminToken, ...(json !== undefined ? { json } : {}) });
+  const response = await t.http.request<T>(method, path, {
+    token: t.adminToken,
+    ...(json !== undefined ? { json } : {}),
+  });
   return response;
 }
 
-export async function createTenant(t: Operator, options: { scopes?: string[]; apiEnabled?: boolean; webhookAccess?: boolean; name?: string } = {}): Promise<TestTenant> {
-  const response = await admin(t, 'POST', '/admin/v1/tenants', { name: options.name ?? `Tenant ${randomUUID().slice(0, 8)}`, ...options });
+export async function createTenant(
+  t: Operator,
+  options: { scopes?: string[]; apiEnabled?: boolean; webhookAccess?: boolean; name?: string } = {},
+): Promise<TestTenant> {
+  const response = await admin(t, 'POST', '/admin/v1/tenants', {
+    name: options.name ?? `Tenant ${randomUUID().slice(0, 8)}`,
+    ...options,
+  });
   if (response.status !== 201) throw new Error(`tenant create failed: ${response.status} ${response.text}`);
   const data = response.body.data;
-  return { tenantId: data.tenantId, clientId: data.credentials.client_id, clientSecret: data.credentials.client_secret, scopes: data.scopes };
+  return {
+    tenantId: data.tenantId,
+    clientId: data.credentials.client_id,
+    clientSecret: data.credentials.client_secret,
+    scopes: data.scopes,
+  };
 }
 
-export async function tokenFor(t: Pick<TestApp, 'http'>, tenant: Pick<TestTenant, 'clientId' | 'clientSecret'>, scope?: string): Promise<string> {
+export async function tokenFor(
+  t: Pick<TestApp, 'http'>,
+  tenant: Pick<TestTenant, 'clientId' | 'clientSecret'>,
+  scope?: string,
+): Promise<string> {
   const response = await t.http.post('/api/v1/oauth/token', {
-    json: { grant_type: 'client_credentials', client_id: tenant.clientId, client_secret: tenant.clientSecret, ...(scope ? { scope } : {}) },
+    json: {
+      grant_type: 'client_credentials',
+      client_id: tenant.clientId,
+      client_secret: tenant.clientSecret,
+      ...(scope ? { scope } : {}),
+    },
   });
   if (response.status !== 200) throw new Error(`token failed: ${response.status} ${response.text}`);
   return response.body.access_token;
 }
 
 /** A tenant with a token carrying all its scopes (or the given space-separated ones). */
-export async function tenantWithToken(t: Operator, options: Parameters<typeof createTenant>[1] & { scope?: string } = {}) {
+export async function tenantWithToken(
+  t: Operator,
+  options: Parameters<typeof createTenant>[1] & { scope?: string } = {},
+) {
   const { scope, ...tenantOptions } = options;
   const tenant = await createTenant(t, tenantOptions);
   const token = await tokenFor(t, tenant, scope);

@@ -18,7 +18,11 @@ export interface VisitTenant extends TestTenant {
 }
 
 export async function createProject(t: Operator, tenantId: string, body: Record<string, unknown> = {}) {
-  const response = await admin(t, 'POST', `/admin/v1/tenants/${tenantId}/projects`, { projectId: randomInt(1, 1_000_000_000), projectName: 'Rollout', ...body });
+  const response = await admin(t, 'POST', `/admin/v1/tenants/${tenantId}/projects`, {
+    projectId: randomInt(1, 1_000_000_000),
+    projectName: 'Rollout',
+    ...body,
+  });
   if (response.status !== 201) throw new Error(`project create failed: ${response.status} ${response.text}`);
   return response.body.data as { projectId: number | string; projectName: string; status: string };
 }
@@ -34,7 +38,13 @@ export async function createItem(t: Operator, tenantId: string, body: Record<str
 }
 
 /** A site of the tenant (through the client API) with `assets` site assets (through the operator API). */
-export async function createSiteWithAssets(t: Operator, tenantId: string, fullToken: string, assets = 2, overrides: Record<string, unknown> = {}) {
+export async function createSiteWithAssets(
+  t: Operator,
+  tenantId: string,
+  fullToken: string,
+  assets = 2,
+  overrides: Record<string, unknown> = {},
+) {
   const site = await t.http.post('/api/v1/sites', { token: fullToken, json: siteBody(overrides) });
   if (site.status !== 201) throw new Error(`site create failed: ${site.status} ${site.text}`);
   const siteCode: string = site.body.data.attributes.siteCode;
@@ -58,7 +68,10 @@ export async function withNewSite(t: Operator, v: VisitTenant, assets = 2): Prom
   return { ...v, ...(await createSiteWithAssets(t, v.tenantId, v.fullToken, assets)) };
 }
 
-export async function visitTenant(t: Operator, options: { scope?: string; scopes?: string[]; assets?: number } = {}): Promise<VisitTenant> {
+export async function visitTenant(
+  t: Operator,
+  options: { scope?: string; scopes?: string[]; assets?: number } = {},
+): Promise<VisitTenant> {
   const tenant = await createTenant(t, options.scopes ? { scopes: options.scopes } : {});
   const fullToken = await tokenFor(t, tenant);
   const token = options.scope ? await tokenFor(t, tenant, options.scope) : fullToken;
@@ -69,7 +82,10 @@ export async function visitTenant(t: Operator, options: { scope?: string; scopes
 }
 
 /** A valid create body for the tenant's site, project and item. */
-export function visitBody(v: Pick<VisitTenant, 'siteCode' | 'projectId' | 'itemName'>, overrides: Record<string, unknown> = {}) {
+export function visitBody(
+  v: Pick<VisitTenant, 'siteCode' | 'projectId' | 'itemName'>,
+  overrides: Record<string, unknown> = {},
+) {
   return {
     clientSiteId: v.siteCode,
     description: 'Replace the card reader',
@@ -111,11 +127,16 @@ const WALK = [
 const STATUS_AFTER = ['Scheduled', 'Dispatched', 'Completed'];
 
 /** A new visit of the tenant, walked through the workflow to `status`. */
-export async function visitInStatus(t: Operator, v: VisitTenant, status: 'New' | 'Scheduled' | 'Dispatched' | 'Completed') {
+export async function visitInStatus(
+  t: Operator,
+  v: VisitTenant,
+  status: 'New' | 'Scheduled' | 'Dispatched' | 'Completed',
+) {
   const visit = await createVisit(t, v);
   for (const action of WALK.slice(0, STATUS_AFTER.indexOf(status) + 1)) {
     const response = await workflowAction(t, visit.id, action);
-    if (response.status !== 200) throw new Error(`workflow ${action.action} failed: ${response.status} ${response.text}`);
+    if (response.status !== 200)
+      throw new Error(`workflow ${action.action} failed: ${response.status} ${response.text}`);
   }
   return visit;
 }

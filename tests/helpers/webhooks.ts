@@ -56,7 +56,10 @@ export interface Endpoint {
 }
 
 export class TestReceiver {
-  private readonly endpoints = new Map<string, { endpoint: Endpoint; responder: Responder; waiters: Array<() => boolean> }>();
+  private readonly endpoints = new Map<
+    string,
+    { endpoint: Endpoint; responder: Responder; waiters: Array<() => boolean> }
+  >();
   private readonly sockets = new Set<Socket>();
 
   private constructor(
@@ -126,7 +129,10 @@ export class TestReceiver {
             resolve(requests);
             return true;
           };
-          const timer = setTimeout(() => reject(new Error(`expected ${count} requests at ${path}, got ${requests.length}`)), timeoutMs);
+          const timer = setTimeout(
+            () => reject(new Error(`expected ${count} requests at ${path}, got ${requests.length}`)),
+            timeoutMs,
+          );
           if (!check()) entry.waiters.push(check);
         }),
     };
@@ -168,14 +174,22 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
  * A receiver's check: pinned version and algorithm, a timestamp within 300 s of the receiver's clock,
  * the digest compared in constant time, and only then the JSON parsed. No legacy fallback.
  */
-export function verifyV1(headers: IncomingHttpHeaders, rawBody: Buffer, secret: string, nowSeconds = Math.floor(Date.now() / 1000)): Verification {
+export function verifyV1(
+  headers: IncomingHttpHeaders,
+  rawBody: Buffer,
+  secret: string,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): Verification {
   if (header(headers, 'x-svc-signature-version') !== 'v1') return { ok: false, reason: 'signature version is not v1' };
-  if (header(headers, 'x-svc-signature-alg') !== 'hmac-sha256') return { ok: false, reason: 'algorithm is not hmac-sha256' };
+  if (header(headers, 'x-svc-signature-alg') !== 'hmac-sha256')
+    return { ok: false, reason: 'algorithm is not hmac-sha256' };
   const timestamp = header(headers, 'x-svc-timestamp');
-  if (timestamp === undefined || !/^(0|[1-9]\d*)$/.test(timestamp)) return { ok: false, reason: 'timestamp is not canonical decimal seconds' };
+  if (timestamp === undefined || !/^(0|[1-9]\d*)$/.test(timestamp))
+    return { ok: false, reason: 'timestamp is not canonical decimal seconds' };
   if (Math.abs(nowSeconds - Number(timestamp)) > 300) return { ok: false, reason: 'timestamp outside 300 seconds' };
   const signature = header(headers, 'x-svc-signature');
-  if (signature === undefined || !/^[0-9a-f]{64}$/.test(signature)) return { ok: false, reason: 'signature is not lower-case hex SHA-256' };
+  if (signature === undefined || !/^[0-9a-f]{64}$/.test(signature))
+    return { ok: false, reason: 'signature is not lower-case hex SHA-256' };
   const expected = createHmac('sha256', Buffer.from(secret, 'utf8'))
     .update(Buffer.concat([Buffer.from(timestamp, 'utf8'), Buffer.from('.', 'utf8'), rawBody]))
     .digest();
@@ -202,7 +216,12 @@ export function expectPublishedShape(event: { type: string }): void {
 // ---------------------------------------------------------------------------------------------
 // Events, workers and deliveries
 
-export async function recordTestEvent(t: TestApp, tenantId: string, type: EventType = 'ticket.created', extra: Record<string, unknown> = {}) {
+export async function recordTestEvent(
+  t: TestApp,
+  tenantId: string,
+  type: EventType = 'ticket.created',
+  extra: Record<string, unknown> = {},
+) {
   return t.database.db.transaction().execute((tx) =>
     recordEvent(tx, tenantId, {
       type,
@@ -246,7 +265,12 @@ export interface TestWorkerOptions {
  * A started worker on the test app's database, serving only the tenants in `tenants` (test files share
  * the PostgreSQL test database, and each file's worker must leave the other files' deliveries alone).
  */
-export async function startTestWorker(t: TestApp, receiver: Pick<TestReceiver, 'caPem'>, tenants: Set<string>, options: TestWorkerOptions = {}): Promise<DeliveryWorker> {
+export async function startTestWorker(
+  t: TestApp,
+  receiver: Pick<TestReceiver, 'caPem'>,
+  tenants: Set<string>,
+  options: TestWorkerOptions = {},
+): Promise<DeliveryWorker> {
   const worker = new DeliveryWorker({
     database: options.database ?? t.database,
     config: { ...t.config.webhook, ...options.config },
@@ -272,18 +296,25 @@ export function secondDatabaseHandle(t: TestApp): { database: AppDatabase; close
 }
 
 /** Polls the operator API until the event's deliveries satisfy `done` (no fixed sleeps). */
-export async function waitForDeliveries(t: TestApp, eventId: string, done: (deliveries: any[]) => boolean, timeoutMs = 10_000): Promise<any[]> {
+export async function waitForDeliveries(
+  t: TestApp,
+  eventId: string,
+  done: (deliveries: any[]) => boolean,
+  timeoutMs = 10_000,
+): Promise<any[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const response = await t.http.get('/admin/v1/deliveries', { token: t.adminToken, query: { eventId } });
     if (response.status !== 200) throw new Error(`deliveries: ${response.status} ${response.text}`);
     if (done(response.body.data)) return response.body.data;
-    if (Date.now() > deadline) throw new Error(`deliveries of ${eventId} did not settle: ${JSON.stringify(response.body.data)}`);
+    if (Date.now() > deadline)
+      throw new Error(`deliveries of ${eventId} did not settle: ${JSON.stringify(response.body.data)}`);
     await new Promise((resolve) => setTimeout(resolve, 15));
   }
 }
 
-export const settled = (deliveries: any[]) => deliveries.length > 0 && deliveries.every((delivery) => delivery.status !== 'pending');
+export const settled = (deliveries: any[]) =>
+  deliveries.length > 0 && deliveries.every((delivery) => delivery.status !== 'pending');
 
 /** A test app delivering to a local HTTPS receiver through its own worker, serving the tenants in `tenants`. */
 export interface DeliveryHarness {
@@ -298,7 +329,11 @@ export interface DeliveryHarness {
 
 export async function startDeliveryHarness(options: TestAppOptions = {}): Promise<DeliveryHarness> {
   const receiver = await TestReceiver.start();
-  const t = await startTestApp({ ...options, config: { webhook: testWebhookConfig(receiver.port), ...options.config }, resolver: localResolver });
+  const t = await startTestApp({
+    ...options,
+    config: { webhook: testWebhookConfig(receiver.port), ...options.config },
+    resolver: localResolver,
+  });
   const tenants = new Set<string>();
   const worker = await startTestWorker(t, receiver, tenants);
   return {

@@ -24,13 +24,19 @@ function raw(request: string): Promise<{ status: number; headers: string; body: 
     socket.on('error', reject);
     socket.on('close', () => {
       const [head = '', body = ''] = text.split('\r\n\r\n');
-      resolve({ status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body: body ? JSON.parse(body) : undefined });
+      resolve({
+        status: Number(head.split(' ')[1]),
+        headers: head.toLowerCase(),
+        body: body ? JSON.parse(body) : undefined,
+      });
     });
   });
 }
 
 it('headers over 16 KiB: 431 headers-too-large problem, connection closed', async () => {
-  const response = await raw(`GET /api/v1/sites HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(20_000)}\r\n\r\n`);
+  const response = await raw(
+    `GET /api/v1/sites HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(20_000)}\r\n\r\n`,
+  );
   expect(response.status).toBe(431);
   expect(response.headers).toContain('content-type: application/problem+json');
   expect(response.headers).toContain('connection: close');
@@ -45,16 +51,22 @@ it('bytes that are not HTTP: 400 malformed-request problem', async () => {
 
 it('a body that never arrives completely: 408 request-timeout once REQUEST_TIMEOUT_MS has passed', async () => {
   const started = Date.now();
-  const response = await raw('POST /api/v1/oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"grant_type":');
+  const response = await raw(
+    'POST /api/v1/oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"grant_type":',
+  );
   expect(response.status).toBe(408);
   expect(response.body).toMatchObject({ status: 408, type: expect.stringMatching(/\/problems\/request-timeout$/) });
   expect(Date.now() - started).toBeLessThan(5_000);
 });
 
-
 it('a body with a Content-Encoding: 415 unsupported-media-type (not stored or parsed as if plain)', async () => {
   const body = '{"grant_type":"client_credentials"}';
-  const response = await raw(`POST /api/v1/oauth/token HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  const response = await raw(
+    `POST /api/v1/oauth/token HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+  );
   expect(response.status).toBe(415);
-  expect(response.body).toMatchObject({ status: 415, type: expect.stringMatching(/\/problems\/unsupported-media-type$/) });
+  expect(response.body).toMatchObject({
+    status: 415,
+    type: expect.stringMatching(/\/problems\/unsupported-media-type$/),
+  });
 });

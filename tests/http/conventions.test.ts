@@ -14,7 +14,12 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 /** A raw request, for what fetch will not send (no Content-Type with a body, odd methods). */
-function raw(method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function raw(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(`${t.baseUrl}${path}`, { method, headers }, (response) => {
       let text = '';
@@ -31,24 +36,44 @@ describe('problem details', () => {
   it('every error is application/problem+json with type {PROBLEM_BASE_URL}/<slug>, title, status and detail', async () => {
     const response = await t.http.get('/api/v1/sites/site_missing', { token });
     expectProblem(response, 404, 'not-found');
-    expect(response.body).toEqual({ type: `${PROBLEMS}/not-found`, title: 'Not found', status: 404, detail: expect.any(String) });
+    expect(response.body).toEqual({
+      type: `${PROBLEMS}/not-found`,
+      title: 'Not found',
+      status: 404,
+      detail: expect.any(String),
+    });
   });
 
   it('a validation problem names every failing field in errors', async () => {
     const response = await t.http.post('/api/v1/sites', { token, json: { name: '' } });
     expectProblem(response, 422, 'validation-error');
     expect(response.body.type).toBe(`${PROBLEMS}/validation-error`);
-    expect(Object.keys(response.body.errors).sort()).toEqual(['addressLine1', 'city', 'country', 'name', 'postalCode', 'siteCode', 'stateRegion']);
+    expect(Object.keys(response.body.errors).sort()).toEqual([
+      'addressLine1',
+      'city',
+      'country',
+      'name',
+      'postalCode',
+      'siteCode',
+      'stateRegion',
+    ]);
   });
 });
 
 describe('unknown routes and methods', () => {
-  it.each(['/nope', '/api/v1/nope', '/api/v1', '/api/v1/', '/api/v2/sites', '/API/V1/SITES', '/api/v1//sites', '/health/', '/api/v1/sites/x/y'])(
-    'GET %s is 404 not-found',
-    async (path) => {
-      expectProblem(await t.http.get(path, { token }), 404, 'not-found');
-    },
-  );
+  it.each([
+    '/nope',
+    '/api/v1/nope',
+    '/api/v1',
+    '/api/v1/',
+    '/api/v2/sites',
+    '/API/V1/SITES',
+    '/api/v1//sites',
+    '/health/',
+    '/api/v1/sites/x/y',
+  ])('GET %s is 404 not-found', async (path) => {
+    expectProblem(await t.http.get(path, { token }), 404, 'not-found');
+  });
 
   it('an unknown route under /api/v1 is 404 with or without a token (routing comes first)', async () => {
     expectProblem(await t.http.get('/api/v1/widgets'), 404, 'not-found');
@@ -88,10 +113,16 @@ describe('request ids', () => {
   });
 
   it('echoes a sane X-Request-Id and replaces an unsafe one', async () => {
-    expect((await t.http.get('/health', { headers: { 'x-request-id': 'trace-42.a:b_c' } })).headers.get('x-request-id')).toBe('trace-42.a:b_c');
-    expect((await t.http.get('/api/v1/nope', { headers: { 'x-request-id': 'trace-43' } })).headers.get('x-request-id')).toBe('trace-43');
+    expect(
+      (await t.http.get('/health', { headers: { 'x-request-id': 'trace-42.a:b_c' } })).headers.get('x-request-id'),
+    ).toBe('trace-42.a:b_c');
+    expect(
+      (await t.http.get('/api/v1/nope', { headers: { 'x-request-id': 'trace-43' } })).headers.get('x-request-id'),
+    ).toBe('trace-43');
     for (const unsafe of ['has space', '<script>', 'x'.repeat(129), 'new\u00e9']) {
-      const echoed = (await t.http.get('/health', { headers: { 'x-request-id': Buffer.from(unsafe).toString('latin1') } })).headers.get('x-request-id');
+      const echoed = (
+        await t.http.get('/health', { headers: { 'x-request-id': Buffer.from(unsafe).toString('latin1') } })
+      ).headers.get('x-request-id');
       expect(echoed).not.toBe(unsafe);
       expect(echoed).toMatch(/^[0-9a-f-]{36}$/);
     }
@@ -117,7 +148,12 @@ describe('operations endpoints', () => {
 
 describe('media types', () => {
   it('a body without a Content-Type is 415 on JSON endpoints', async () => {
-    const response = await raw('POST', '/api/v1/sites', { authorization: `Bearer ${token}` }, JSON.stringify(siteBody()));
+    const response = await raw(
+      'POST',
+      '/api/v1/sites',
+      { authorization: `Bearer ${token}` },
+      JSON.stringify(siteBody()),
+    );
     expect(response.status).toBe(415);
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
   });

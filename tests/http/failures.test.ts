@@ -24,7 +24,16 @@ afterAll(async () => {
 });
 
 function expectNoInternals(response: TestResponse): void {
-  for (const leak of ['secret_internal_table', '/srv/app', 'destroyed', 'ECONNREFUSED', 'stack', 'at async', 'node_modules', 'Error:']) {
+  for (const leak of [
+    'secret_internal_table',
+    '/srv/app',
+    'destroyed',
+    'ECONNREFUSED',
+    'stack',
+    'at async',
+    'node_modules',
+    'Error:',
+  ]) {
     expect(response.text).not.toContain(leak);
   }
 }
@@ -66,7 +75,10 @@ describe('a database that is gone', () => {
     expectProblem(tenant, 503, 'service-unavailable');
     expect(tenant.headers.get('retry-after')).toBe('5');
     expectNoInternals(tenant);
-    const token = await t.http.post('/api/v1/oauth/token', tokenRequest({ clientId: 'cli_x', clientSecret: 'secret_x' }));
+    const token = await t.http.post(
+      '/api/v1/oauth/token',
+      tokenRequest({ clientId: 'cli_x', clientSecret: 'secret_x' }),
+    );
     expectOAuthError(token, 503, 'temporarily_unavailable');
     expectNoInternals(token);
     expectProblem(await t.http.get('/ready'), 503, 'service-unavailable');
@@ -75,18 +87,27 @@ describe('a database that is gone', () => {
 });
 
 describe('an unexpected failure', () => {
-  it('is a bare 500 internal-error problem without the error\'s text', async () => {
+  it("is a bare 500 internal-error problem without the error's text", async () => {
     const healthy = await startTestApp();
     opened.push(healthy);
     const tenant = await tenantWithToken(healthy);
     // A second app on the same data whose every query fails unexpectedly.
-    const broken = { ...healthy.database, db: healthy.database.db.withPlugin(new FailingPlugin()), close: async () => undefined };
+    const broken = {
+      ...healthy.database,
+      db: healthy.database.db.withPlugin(new FailingPlugin()),
+      close: async () => undefined,
+    };
     const t = await startTestApp({ database: broken, keys: healthy.keys });
     opened.push(t);
 
     const list = await t.http.get('/api/v1/sites', { token: tenant.token });
     expectProblem(list, 500, 'internal-error');
-    expect(list.body).toEqual({ type: expect.any(String), title: 'Internal error', status: 500, detail: 'The service failed unexpectedly.' });
+    expect(list.body).toEqual({
+      type: expect.any(String),
+      title: 'Internal error',
+      status: 500,
+      detail: 'The service failed unexpectedly.',
+    });
     expectNoInternals(list);
     const admin = await t.http.post('/admin/v1/tenants', { token: t.adminToken, json: { name: 'x' } });
     expectProblem(admin, 500, 'internal-error');

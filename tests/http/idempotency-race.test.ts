@@ -70,7 +70,11 @@ describe.skipIf(!databaseUrl)('an Idempotency-Key committed by a racing request 
       if (call === 1) await commitElsewhere(tenantId, 'k-1', hashOf(JSON.stringify(payload)));
       return mine;
     });
-    await expect(attempt.outcome).resolves.toMatchObject({ id: 'res_racer', replayed: true, body: { data: { id: 'res_racer' } } });
+    await expect(attempt.outcome).resolves.toMatchObject({
+      id: 'res_racer',
+      replayed: true,
+      body: { data: { id: 'res_racer' } },
+    });
     expect(attempt.calls()).toBe(1);
   });
 
@@ -128,24 +132,43 @@ describe.skipIf(!databaseUrl)('createRow racing a request that commits the same 
   });
 
   /** The request hash of a flat body (canonical JSON: members sorted). */
-  const hashOf = (payload: object) => createHash('sha256').update(JSON.stringify(Object.fromEntries(Object.entries(payload).sort()))).digest('hex');
-  const siteInput = (siteCode: string) => ({ name: 'Store', siteCode, addressLine1: '1 Main Street', city: 'Springfield', stateRegion: 'IL', postalCode: '62701', country: 'US' });
+  const hashOf = (payload: object) =>
+    createHash('sha256')
+      .update(JSON.stringify(Object.fromEntries(Object.entries(payload).sort())))
+      .digest('hex');
+  const siteInput = (siteCode: string) => ({
+    name: 'Store',
+    siteCode,
+    addressLine1: '1 Main Street',
+    city: 'Springfield',
+    stateRegion: 'IL',
+    postalCode: '62701',
+    country: 'US',
+  });
 
   /** Starts the racer's transaction: its site and its completed key, uncommitted. */
   async function racerWrites(tenantId: string, key: string, body: ReturnType<typeof siteInput>): Promise<string> {
     const { row } = siteCreation(tenantId, body, new Date());
     await racer.query('begin');
-    await racer.query(`insert into sites (id, tenant_id, site_code, name, address_line1, city, state_region, postal_code, country, status, created_at, updated_at)
-      values ($1, $2, $3, 'Store', '1 Main Street', 'Springfield', 'IL', '62701', 'US', 'Active', now(), now())`, [row.id, tenantId, body.siteCode]);
-    await racer.query(`insert into idempotency_keys (tenant_id, resource_type, key, request_hash, resource_id, response_status, response_body, response_etag, completed_at, expires_at)
-      values ($1, 'sites', $2, $3, $4, 201, $5, '"1"', now(), now() + interval '1 hour')`, [tenantId, key, hashOf(body), row.id, JSON.stringify({ data: { id: row.id } })]);
+    await racer.query(
+      `insert into sites (id, tenant_id, site_code, name, address_line1, city, state_region, postal_code, country, status, created_at, updated_at)
+      values ($1, $2, $3, 'Store', '1 Main Street', 'Springfield', 'IL', '62701', 'US', 'Active', now(), now())`,
+      [row.id, tenantId, body.siteCode],
+    );
+    await racer.query(
+      `insert into idempotency_keys (tenant_id, resource_type, key, request_hash, resource_id, response_status, response_body, response_etag, completed_at, expires_at)
+      values ($1, 'sites', $2, $3, $4, 201, $5, '"1"', now(), now() + interval '1 hour')`,
+      [tenantId, key, hashOf(body), row.id, JSON.stringify({ data: { id: row.id } })],
+    );
     return row.id as string;
   }
 
   /** Commits the racer once the create is waiting on its rows. */
   async function commitWhenBlocked(): Promise<void> {
     for (let waited = 0; waited < 5_000; waited += 20) {
-      const { rows } = await racer.query(`select count(*)::int as waiting from pg_locks where not granted and pid <> pg_backend_pid()`);
+      const { rows } = await racer.query(
+        `select count(*)::int as waiting from pg_locks where not granted and pid <> pg_backend_pid()`,
+      );
       if (rows[0].waiting > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -154,7 +177,13 @@ describe.skipIf(!databaseUrl)('createRow racing a request that commits the same 
 
   function attempt(tenantId: string, key: string, body: ReturnType<typeof siteInput>) {
     const request = { auth: { tenantId }, headers: { 'idempotency-key': key }, body };
-    return createRow(database.db, systemClock, request, { resourceType: 'sites', exists: async () => true }, siteCreation(tenantId, body, new Date()));
+    return createRow(
+      database.db,
+      systemClock,
+      request,
+      { resourceType: 'sites', exists: async () => true },
+      siteCreation(tenantId, body, new Date()),
+    );
   }
 
   it('the same body: the insert finds the racer’s site, the key is committed, and the request replays it', async () => {
@@ -173,7 +202,10 @@ describe.skipIf(!databaseUrl)('createRow racing a request that commits the same 
     const outcome = attempt(tenantId, 'k-other', mine);
     await commitWhenBlocked();
     await expect(outcome).rejects.toMatchObject({ slug: 'idempotency-conflict' });
-    const { rows } = await racer.query('select count(*)::int as n from sites where tenant_id = $1 and site_code = $2', [tenantId, mine.siteCode]);
+    const { rows } = await racer.query('select count(*)::int as n from sites where tenant_id = $1 and site_code = $2', [
+      tenantId,
+      mine.siteCode,
+    ]);
     expect(rows[0].n).toBe(0);
   });
 });

@@ -15,7 +15,12 @@ let token: string;
 
 beforeAll(async () => {
   t = await startTestApp({ clock, config: { rateLimitPerMinute: LIMIT } });
-  proxied = await startTestApp({ clock, config: { rateLimitPerMinute: LIMIT, trustProxy: true }, database: t.database, keys: t.keys });
+  proxied = await startTestApp({
+    clock,
+    config: { rateLimitPerMinute: LIMIT, trustProxy: true },
+    database: t.database,
+    keys: t.keys,
+  });
   tenant = await createTenant(t);
   token = await tokenFor(t, tenant);
 });
@@ -34,7 +39,8 @@ function expectLimited(response: TestResponse): void {
   expect(retryAfter).toBeLessThanOrEqual(60);
 }
 
-const sites = (app: TestApp = t, headers: Record<string, string> = {}) => app.http.get('/api/v1/sites', { token, headers });
+const sites = (app: TestApp = t, headers: Record<string, string> = {}) =>
+  app.http.get('/api/v1/sites', { token, headers });
 
 describe('rate limit per client address', () => {
   it(`request ${LIMIT + 1} within one minute is 429 rate-limit-exceeded with Retry-After`, async () => {

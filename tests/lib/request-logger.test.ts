@@ -5,7 +5,10 @@ import { lazyRequestLogger } from '../../src/lib/request-logger.js';
 
 function capture(level: string): { parent: Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
-  const parent = pino({ level, redact: { paths: ['*.client_secret', 'client_secret'], censor: '[redacted]' } }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  const parent = pino(
+    { level, redact: { paths: ['*.client_secret', 'client_secret'], censor: '[redacted]' } },
+    { write: (line: string) => lines.push(JSON.parse(line)) },
+  );
   return { parent, lines };
 }
 

@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { attachmentPath, createMessage, messageTenant, type MessageTenant } from '../helpers/messages.js';
-import { BOUNDARY, fileForm, jpegBytes, MULTIPART_CONTENT_TYPE, multipartBody, pdfBytes, pngBytes, rawRequest } from '../helpers/multipart.js';
+import {
+  BOUNDARY,
+  fileForm,
+  jpegBytes,
+  MULTIPART_CONTENT_TYPE,
+  multipartBody,
+  pdfBytes,
+  pngBytes,
+  rawRequest,
+} from '../helpers/multipart.js';
 import { expectInvalid, expectProblem } from '../helpers/problems.js';
 
 const MIB_10 = 10 * 1024 * 1024;
@@ -22,7 +31,11 @@ function upload(body: Buffer, contentType = MULTIPART_CONTENT_TYPE, id = message
 
 /** The tenant's stored blobs: a refused upload must leave none behind. */
 async function blobCount(): Promise<number> {
-  const row = await t.database.db.selectFrom('file_blobs').select(({ fn }) => fn.countAll<number>().as('count')).where('tenant_id', '=', m.tenantId).executeTakeFirstOrThrow();
+  const row = await t.database.db
+    .selectFrom('file_blobs')
+    .select(({ fn }) => fn.countAll<number>().as('count'))
+    .where('tenant_id', '=', m.tenantId)
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
@@ -33,15 +46,28 @@ async function expectMessageUntouched() {
   expect(read.body.data.attributes.fileAttachment).toBeNull();
 }
 
-const GIF = Buffer.concat([Buffer.from('GIF89a'), Buffer.from([0x01, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00]), Buffer.alloc(2000, 0x20)]);
+const GIF = Buffer.concat([
+  Buffer.from('GIF89a'),
+  Buffer.from([0x01, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00]),
+  Buffer.alloc(2000, 0x20),
+]);
 /** A PNG whose acTL chunk (before any image data) makes it an animated PNG. */
 const APNG = Buffer.concat([
   Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-  Buffer.from([0, 0, 0, 13]), Buffer.from('IHDR'), Buffer.alloc(13 + 4),
-  Buffer.from([0, 0, 0, 8]), Buffer.from('acTL'), Buffer.alloc(8 + 4),
+  Buffer.from([0, 0, 0, 13]),
+  Buffer.from('IHDR'),
+  Buffer.alloc(13 + 4),
+  Buffer.from([0, 0, 0, 8]),
+  Buffer.from('acTL'),
+  Buffer.alloc(8 + 4),
   Buffer.alloc(2000),
 ]);
-const WEBP = Buffer.concat([Buffer.from('RIFF'), Buffer.from([0x24, 0x08, 0x00, 0x00]), Buffer.from('WEBPVP8 '), Buffer.alloc(2000, 0)]);
+const WEBP = Buffer.concat([
+  Buffer.from('RIFF'),
+  Buffer.from([0x24, 0x08, 0x00, 0x00]),
+  Buffer.from('WEBPVP8 '),
+  Buffer.alloc(2000, 0),
+]);
 
 describe('type (decided by the bytes, 415)', () => {
   it.each([
@@ -50,11 +76,36 @@ describe('type (decided by the bytes, 415)', () => {
     ['a GIF declared as a GIF', GIF, 'photo.gif', 'image/gif'],
     ['a WebP named .jpg', WEBP, 'photo.jpg', 'image/jpeg'],
     ['an animated PNG (APNG)', APNG, 'anim.png', 'image/png'],
-    ['an SVG named .png', Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>${' '.repeat(2000)}`), 'x.png', 'image/png'],
-    ['an HTML page carrying a PDF (polyglot)', Buffer.concat([Buffer.from('<html><body>'), pdfBytes(2000)]), 'x.pdf', 'application/pdf'],
-    ['a GIF with an embedded PDF (polyglot)', Buffer.concat([GIF.subarray(0, 64), pdfBytes(2000)]), 'x.pdf', 'application/pdf'],
-    ['a PDF header after 8 bytes of junk (polyglot)', Buffer.concat([Buffer.from('GARBAGE\n'), pdfBytes(2000)]), 'x.pdf', 'application/pdf'],
-    ['a ZIP archive named .jpg', Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.alloc(2000, 0x41)]), 'x.jpg', 'image/jpeg'],
+    [
+      'an SVG named .png',
+      Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>${' '.repeat(2000)}`),
+      'x.png',
+      'image/png',
+    ],
+    [
+      'an HTML page carrying a PDF (polyglot)',
+      Buffer.concat([Buffer.from('<html><body>'), pdfBytes(2000)]),
+      'x.pdf',
+      'application/pdf',
+    ],
+    [
+      'a GIF with an embedded PDF (polyglot)',
+      Buffer.concat([GIF.subarray(0, 64), pdfBytes(2000)]),
+      'x.pdf',
+      'application/pdf',
+    ],
+    [
+      'a PDF header after 8 bytes of junk (polyglot)',
+      Buffer.concat([Buffer.from('GARBAGE\n'), pdfBytes(2000)]),
+      'x.pdf',
+      'application/pdf',
+    ],
+    [
+      'a ZIP archive named .jpg',
+      Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.alloc(2000, 0x41)]),
+      'x.jpg',
+      'image/jpeg',
+    ],
     ['a tiny file of three bytes', Buffer.from('%PD'), 'x.pdf', 'application/pdf'],
   ])('refuses %s, storing nothing', async (_label, bytes, filename, declared) => {
     const before = await blobCount();
@@ -77,9 +128,16 @@ describe('type (decided by the bytes, 415)', () => {
 describe('size', () => {
   it('accepts a file of exactly 10 MiB (10,485,760 bytes)', async () => {
     const message = await createMessage(t, m);
-    const response = await upload(fileForm(jpegBytes(MIB_10), 'big.jpg', 'image/jpeg'), MULTIPART_CONTENT_TYPE, message.id);
+    const response = await upload(
+      fileForm(jpegBytes(MIB_10), 'big.jpg', 'image/jpeg'),
+      MULTIPART_CONTENT_TYPE,
+      message.id,
+    );
     expect(response.status).toBe(201);
-    expect(response.body.data.fileAttachment.versions[0]).toMatchObject({ sizeBytes: MIB_10, contentType: 'image/jpeg' });
+    expect(response.body.data.fileAttachment.versions[0]).toMatchObject({
+      sizeBytes: MIB_10,
+      contentType: 'image/jpeg',
+    });
   });
 
   it('refuses 10 MiB + 1 byte with 413, storing nothing', async () => {
@@ -93,7 +151,11 @@ describe('size', () => {
     const response = await rawRequest(
       t.baseUrl,
       attachmentPath(messageId),
-      { authorization: `Bearer ${m.token}`, 'content-type': MULTIPART_CONTENT_TYPE, 'content-length': String(MIB_10 + 64 * 1024 + 1) },
+      {
+        authorization: `Bearer ${m.token}`,
+        'content-type': MULTIPART_CONTENT_TYPE,
+        'content-length': String(MIB_10 + 64 * 1024 + 1),
+      },
       Buffer.from(`--${BOUNDARY}\r\n`),
     );
     expect(response.status).toBe(413);
@@ -109,16 +171,28 @@ describe('size', () => {
 
 describe('form shape (422)', () => {
   it.each([
-    ['the wrong field name', multipartBody([{ name: 'attachment', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() }]), ['attachment', 'file']],
+    [
+      'the wrong field name',
+      multipartBody([{ name: 'attachment', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() }]),
+      ['attachment', 'file'],
+    ],
     ['no part at all', multipartBody([]), ['file']],
-    ['two files', multipartBody([
-      { name: 'file', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() },
-      { name: 'file', filename: 'b.png', contentType: 'image/png', data: pngBytes() },
-    ]), ['file']],
-    ['an extra field', multipartBody([
-      { name: 'file', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() },
-      { name: 'messageThread', data: 'hello' },
-    ]), ['file', 'messageThread']],
+    [
+      'two files',
+      multipartBody([
+        { name: 'file', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() },
+        { name: 'file', filename: 'b.png', contentType: 'image/png', data: pngBytes() },
+      ]),
+      ['file'],
+    ],
+    [
+      'an extra field',
+      multipartBody([
+        { name: 'file', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() },
+        { name: 'messageThread', data: 'hello' },
+      ]),
+      ['file', 'messageThread'],
+    ],
     ['file sent as a plain value', multipartBody([{ name: 'file', data: 'JVBERi0xLjcK' }]), ['file']],
   ])('refuses %s, storing nothing', async (_label, body, fields) => {
     const before = await blobCount();
@@ -134,16 +208,23 @@ describe('form shape (422)', () => {
 });
 
 describe('the message', () => {
-  it.each(['msg_00000000000000000000000000', 'visit_00000000000000000000000000'])('must exist: %s is 404, checked before the body is read', async (id) => {
-    const before = await blobCount();
-    const response = await upload(fileForm(pdfBytes()), MULTIPART_CONTENT_TYPE, id);
-    expectProblem(response, 404, 'not-found');
-    expect(response.body.detail).toMatch(/^Message/);
-    expect(await blobCount()).toBe(before);
-  });
+  it.each(['msg_00000000000000000000000000', 'visit_00000000000000000000000000'])(
+    'must exist: %s is 404, checked before the body is read',
+    async (id) => {
+      const before = await blobCount();
+      const response = await upload(fileForm(pdfBytes()), MULTIPART_CONTENT_TYPE, id);
+      expectProblem(response, 404, 'not-found');
+      expect(response.body.detail).toMatch(/^Message/);
+      expect(await blobCount()).toBe(before);
+    },
+  );
 
   it('stays 415 for multipart bodies on the JSON routes', async () => {
-    const response = await t.http.post('/api/v1/messages', { token: m.token, body: fileForm(pdfBytes()), headers: { 'content-type': MULTIPART_CONTENT_TYPE } });
+    const response = await t.http.post('/api/v1/messages', {
+      token: m.token,
+      body: fileForm(pdfBytes()),
+      headers: { 'content-type': MULTIPART_CONTENT_TYPE },
+    });
     expectProblem(response, 415, 'unsupported-media-type');
   });
 });

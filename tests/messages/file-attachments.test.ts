@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { attachmentPath, createMessage, messageTenant, type MessageTenant, uploadAttachment } from '../helpers/messages.js';
+import {
+  attachmentPath,
+  createMessage,
+  messageTenant,
+  type MessageTenant,
+  uploadAttachment,
+} from '../helpers/messages.js';
 import { jpegBytes, MULTIPART_CONTENT_TYPE, multipartBody, pdfBytes, pngBytes } from '../helpers/multipart.js';
 
 let t: TestApp;
@@ -18,7 +24,9 @@ function upload(messageId: string, data: Buffer, filename?: string, declared?: s
 }
 
 async function download(messageId: string) {
-  const response = await fetch(`${t.baseUrl}${attachmentPath(messageId)}`, { headers: { authorization: `Bearer ${m.token}` } });
+  const response = await fetch(`${t.baseUrl}${attachmentPath(messageId)}`, {
+    headers: { authorization: `Bearer ${m.token}` },
+  });
   return { response, bytes: Buffer.from(await response.arrayBuffer()) };
 }
 
@@ -36,34 +44,44 @@ const KINDS = [
 ];
 
 describe('POST /api/v1/messages/{id}/file-attachment', () => {
-  it.each(KINDS)('stores a $kind as version 1 and answers the file object with the absolute URL', async ({ bytes, contentType, name }) => {
-    const message = await createMessage(t, m);
-    const response = await upload(message.id, marked(bytes, 'one', 5000), name, contentType);
-    expect(response.status).toBe(201);
-    expect(response.headers.get('etag')).toBeNull();
-    expect(response.body).toEqual({
-      data: {
-        messageId: message.id,
-        fileAttachment: {
-          url: `${t.config.publicBaseUrl}/api/v1/messages/${message.id}/file-attachment`,
-          versions: [{ version: 1, fileName: name, contentType, sizeBytes: 5000, uploadedAt: clock.now().toISOString() }],
+  it.each(KINDS)(
+    'stores a $kind as version 1 and answers the file object with the absolute URL',
+    async ({ bytes, contentType, name }) => {
+      const message = await createMessage(t, m);
+      const response = await upload(message.id, marked(bytes, 'one', 5000), name, contentType);
+      expect(response.status).toBe(201);
+      expect(response.headers.get('etag')).toBeNull();
+      expect(response.body).toEqual({
+        data: {
+          messageId: message.id,
+          fileAttachment: {
+            url: `${t.config.publicBaseUrl}/api/v1/messages/${message.id}/file-attachment`,
+            versions: [
+              { version: 1, fileName: name, contentType, sizeBytes: 5000, uploadedAt: clock.now().toISOString() },
+            ],
+          },
         },
-      },
-    });
-  });
+      });
+    },
+  );
 
-  it.each(KINDS)('serves the latest $kind with its stored content type and name', async ({ bytes, contentType, name }) => {
-    const message = await createMessage(t, m);
-    await upload(message.id, marked(bytes, 'old'), `old-${name}`, contentType);
-    await upload(message.id, marked(bytes, 'new', 6000), name, contentType);
-    const { response, bytes: body } = await download(message.id);
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toBe(contentType);
-    expect(response.headers.get('content-length')).toBe('6000');
-    expect(response.headers.get('content-disposition')).toBe(`attachment; filename="${name}"; filename*=UTF-8''${name}`);
-    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(body.equals(marked(bytes, 'new', 6000))).toBe(true);
-  });
+  it.each(KINDS)(
+    'serves the latest $kind with its stored content type and name',
+    async ({ bytes, contentType, name }) => {
+      const message = await createMessage(t, m);
+      await upload(message.id, marked(bytes, 'old'), `old-${name}`, contentType);
+      await upload(message.id, marked(bytes, 'new', 6000), name, contentType);
+      const { response, bytes: body } = await download(message.id);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe(contentType);
+      expect(response.headers.get('content-length')).toBe('6000');
+      expect(response.headers.get('content-disposition')).toBe(
+        `attachment; filename="${name}"; filename*=UTF-8''${name}`,
+      );
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(body.equals(marked(bytes, 'new', 6000))).toBe(true);
+    },
+  );
 
   it('keeps every version, of any accepted type, and serves the latest', async () => {
     const message = await createMessage(t, m);
@@ -74,7 +92,12 @@ describe('POST /api/v1/messages/{id}/file-attachment', () => {
       expect(response.body.data.fileAttachment.versions).toHaveLength(index + 1);
     }
     const read = await t.http.get(`/api/v1/messages/${message.id}`, { token: m.token });
-    expect(read.body.data.attributes.fileAttachment.versions.map((version: { version: number; contentType: string }) => [version.version, version.contentType])).toEqual([
+    expect(
+      read.body.data.attributes.fileAttachment.versions.map((version: { version: number; contentType: string }) => [
+        version.version,
+        version.contentType,
+      ]),
+    ).toEqual([
       [1, 'application/pdf'],
       [2, 'image/png'],
       [3, 'image/jpeg'],
@@ -95,7 +118,11 @@ describe('POST /api/v1/messages/{id}/file-attachment', () => {
     expect(read.headers.get('etag')).toBe('"3"');
     expect(read.body.data.attributes.updatedAt).toBe(clock.now().toISOString());
     expect(read.body.data.attributes.createdAt).toBe(message.attributes.createdAt);
-    const stale = await t.http.patch(`/api/v1/messages/${message.id}`, { token: m.token, json: { status: 'Closed' }, headers: { 'if-match': message.meta.etag } });
+    const stale = await t.http.patch(`/api/v1/messages/${message.id}`, {
+      token: m.token,
+      json: { status: 'Closed' },
+      headers: { 'if-match': message.meta.etag },
+    });
     expect(stale.status).toBe(409);
   });
 
@@ -106,17 +133,23 @@ describe('POST /api/v1/messages/{id}/file-attachment', () => {
     const read = await t.http.get(`/api/v1/messages/${message.id}`, { token: m.token });
     expect(read.body.data.attributes.fileAttachment).toEqual(fileAttachment);
     const list = await t.http.get('/api/v1/messages', { token: m.token, query: { 'page[size]': 100 } });
-    expect(list.body.data.find((entry: { id: string }) => entry.id === message.id).attributes.fileAttachment).toEqual(fileAttachment);
+    expect(list.body.data.find((entry: { id: string }) => entry.id === message.id).attributes.fileAttachment).toEqual(
+      fileAttachment,
+    );
     const patched = await t.http.patch(`/api/v1/messages/${message.id}`, { token: m.token, json: { buyer: true } });
     expect(patched.body.data.attributes.fileAttachment).toEqual(fileAttachment);
   });
 
   it('numbers concurrent uploads to one message one after the other', async () => {
     const message = await createMessage(t, m);
-    const responses = await Promise.all([1, 2, 3].map((index) => upload(message.id, marked(pdfBytes, `c${index}`), `c${index}.pdf`)));
+    const responses = await Promise.all(
+      [1, 2, 3].map((index) => upload(message.id, marked(pdfBytes, `c${index}`), `c${index}.pdf`)),
+    );
     expect(responses.map((response) => response.status)).toEqual([201, 201, 201]);
     const read = await t.http.get(`/api/v1/messages/${message.id}`, { token: m.token });
-    expect(read.body.data.attributes.fileAttachment.versions.map((version: { version: number }) => version.version)).toEqual([1, 2, 3]);
+    expect(
+      read.body.data.attributes.fileAttachment.versions.map((version: { version: number }) => version.version),
+    ).toEqual([1, 2, 3]);
     expect(read.body.data.meta.version).toBe(4);
   });
 
@@ -124,13 +157,21 @@ describe('POST /api/v1/messages/{id}/file-attachment', () => {
     const message = await createMessage(t, m);
     const response = await upload(message.id, pngBytes(), 'scan.pdf', 'application/pdf');
     expect(response.status).toBe(201);
-    expect(response.body.data.fileAttachment.versions[0]).toMatchObject({ fileName: 'scan.pdf', contentType: 'image/png' });
+    expect(response.body.data.fileAttachment.versions[0]).toMatchObject({
+      fileName: 'scan.pdf',
+      contentType: 'image/png',
+    });
     expect((await download(message.id)).response.headers.get('content-type')).toBe('image/png');
   });
 
   it('judges only the leading bytes: a PNG followed by PDF bytes is a PNG', async () => {
     const message = await createMessage(t, m);
-    const response = await upload(message.id, Buffer.concat([pngBytes(64), pdfBytes(2000)]), 'mixed.pdf', 'application/pdf');
+    const response = await upload(
+      message.id,
+      Buffer.concat([pngBytes(64), pdfBytes(2000)]),
+      'mixed.pdf',
+      'application/pdf',
+    );
     expect(response.status).toBe(201);
     expect(response.body.data.fileAttachment.versions[0].contentType).toBe('image/png');
   });
@@ -152,7 +193,10 @@ describe('POST /api/v1/messages/{id}/file-attachment', () => {
 
   it('is not idempotent: the same upload twice makes two versions', async () => {
     const message = await createMessage(t, m);
-    const body = { token: m.token, body: multipartBody([{ name: 'file', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() }]) };
+    const body = {
+      token: m.token,
+      body: multipartBody([{ name: 'file', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() }]),
+    };
     const headers = { 'content-type': MULTIPART_CONTENT_TYPE, 'idempotency-key': 'ignored-on-uploads' };
     await t.http.post(attachmentPath(message.id), { ...body, headers });
     const second = await t.http.post(attachmentPath(message.id), { ...body, headers });
@@ -181,7 +225,10 @@ describe('GET /api/v1/messages/{id}/file-attachment', () => {
   it('answers HEAD with the headers only', async () => {
     const message = await createMessage(t, m);
     await upload(message.id, jpegBytes(3000), 'x.jpg', 'image/jpeg');
-    const response = await fetch(`${t.baseUrl}${attachmentPath(message.id)}`, { method: 'HEAD', headers: { authorization: `Bearer ${m.token}` } });
+    const response = await fetch(`${t.baseUrl}${attachmentPath(message.id)}`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${m.token}` },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('image/jpeg');
     expect(response.headers.get('content-length')).toBe('3000');

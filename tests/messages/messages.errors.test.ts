@@ -90,15 +90,24 @@ describe('create body validation (422)', () => {
     ['updatedAt', '2026-01-01T00:00:00Z'],
     ['id', 'msg_x'],
   ])('refuses the read-only field %s', async (field, value) => {
-    expect(expectInvalid(await post(messageBody(m, { [field]: value })), [field])[field]).toEqual(['is read-only and cannot be written']);
+    expect(expectInvalid(await post(messageBody(m, { [field]: value })), [field])[field]).toEqual([
+      'is read-only and cannot be written',
+    ]);
   });
 
   it('refuses unknown fields', async () => {
-    expect(expectInvalid(await post(messageBody(m, { priority: 'high' })), ['priority']).priority).toEqual(['is not a known field']);
+    expect(expectInvalid(await post(messageBody(m, { priority: 'high' })), ['priority']).priority).toEqual([
+      'is not a known field',
+    ]);
   });
 
   it('names every failing field at once', async () => {
-    expectInvalid(await post(messageBody(m, { svcPm: true, urgency: 'low', type: 'Nope', messageThread: '' })), ['svcPm', 'urgency', 'type', 'messageThread']);
+    expectInvalid(await post(messageBody(m, { svcPm: true, urgency: 'low', type: 'Nope', messageThread: '' })), [
+      'svcPm',
+      'urgency',
+      'type',
+      'messageThread',
+    ]);
   });
 
   it.each([
@@ -115,7 +124,9 @@ describe('create body validation (422)', () => {
   });
 
   it('checks the body before the visit', async () => {
-    expectInvalid(await post(messageBody({ visitId: 'visit_00000000000000000000000000' }, { status: 'Done' })), ['status']);
+    expectInvalid(await post(messageBody({ visitId: 'visit_00000000000000000000000000' }, { status: 'Done' })), [
+      'status',
+    ]);
   });
 });
 
@@ -182,14 +193,25 @@ describe('patch body validation (422)', () => {
   });
 
   it('refuses If-Match longer than 256 characters with 422', async () => {
-    const response = await t.http.patch(`/api/v1/messages/${messageId}`, { token: m.token, json: {}, headers: { 'if-match': `"${'1'.repeat(300)}"` } });
+    const response = await t.http.patch(`/api/v1/messages/${messageId}`, {
+      token: m.token,
+      json: {},
+      headers: { 'if-match': `"${'1'.repeat(300)}"` },
+    });
     expectInvalid(response, ['If-Match']);
   });
 });
 
 describe('Idempotency-Key', () => {
-  it.each([['a key with a space', 'two words'], ['a key of 256 characters', 'k'.repeat(256)]])('refuses %s with 422', async (_label, key) => {
-    const response = await t.http.post('/api/v1/messages', { token: m.token, json: messageBody(m), headers: { 'idempotency-key': key } });
+  it.each([
+    ['a key with a space', 'two words'],
+    ['a key of 256 characters', 'k'.repeat(256)],
+  ])('refuses %s with 422', async (_label, key) => {
+    const response = await t.http.post('/api/v1/messages', {
+      token: m.token,
+      json: messageBody(m),
+      headers: { 'idempotency-key': key },
+    });
     expectInvalid(response, ['Idempotency-Key']);
   });
 });
@@ -210,23 +232,33 @@ describe('GET /api/v1/messages', () => {
   it('refuses a cursor of another list or of another tenant', async () => {
     const visits = await t.http.get('/api/v1/site-visits', { token: m.token, query: { 'page[size]': 1 } });
     await t.http.post('/api/v1/site-visits', { token: m.token, json: visitBody(m) });
-    const visitCursor = (await t.http.get('/api/v1/site-visits', { token: m.token, query: { 'page[size]': 1 } })).body.meta.nextCursor ?? visits.body.meta.nextCursor;
+    const visitCursor =
+      (await t.http.get('/api/v1/site-visits', { token: m.token, query: { 'page[size]': 1 } })).body.meta.nextCursor ??
+      visits.body.meta.nextCursor;
     expect(visitCursor).toEqual(expect.any(String));
-    expectInvalid(await t.http.get('/api/v1/messages', { token: m.token, query: { 'page[after]': visitCursor } }), ['page[after]']);
+    expectInvalid(await t.http.get('/api/v1/messages', { token: m.token, query: { 'page[after]': visitCursor } }), [
+      'page[after]',
+    ]);
 
     const other = await messageTenant(t);
     await createMessage(t, other);
     await createMessage(t, other);
     const foreign = await t.http.get('/api/v1/messages', { token: other.token, query: { 'page[size]': 1 } });
     expect(foreign.body.meta.nextCursor).toEqual(expect.any(String));
-    expectInvalid(await t.http.get('/api/v1/messages', { token: m.token, query: { 'page[after]': foreign.body.meta.nextCursor } }), ['page[after]']);
+    expectInvalid(
+      await t.http.get('/api/v1/messages', { token: m.token, query: { 'page[after]': foreign.body.meta.nextCursor } }),
+      ['page[after]'],
+    );
   });
 });
 
 describe('GET /api/v1/messages/{id}', () => {
-  it.each(['msg_00000000000000000000000000', 'visit_00000000000000000000000000', 'nothing'])('answers 404 for %s', async (id) => {
-    expectProblem(await t.http.get(`/api/v1/messages/${id}`, { token: m.token }), 404, 'not-found');
-  });
+  it.each(['msg_00000000000000000000000000', 'visit_00000000000000000000000000', 'nothing'])(
+    'answers 404 for %s',
+    async (id) => {
+      expectProblem(await t.http.get(`/api/v1/messages/${id}`, { token: m.token }), 404, 'not-found');
+    },
+  );
 
   it('answers 405 for a method the path does not support', async () => {
     const response = await t.http.delete(`/api/v1/messages/${messageId}`, { token: m.token });

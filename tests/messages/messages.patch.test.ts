@@ -69,7 +69,12 @@ describe('PATCH /api/v1/messages/{id}', () => {
     const created = await createMessage(t, m, { type: 'Other', urgency: 'High', buyer: true, clientContacts: false });
     const response = await patch(created.id, { type: null, urgency: null, buyer: null, clientContacts: null });
     expect(response.status).toBe(200);
-    expect(response.body.data.attributes).toMatchObject({ type: null, urgency: null, buyer: null, clientContacts: null });
+    expect(response.body.data.attributes).toMatchObject({
+      type: null,
+      urgency: null,
+      buyer: null,
+      clientContacts: null,
+    });
     expect(response.body.data.meta.version).toBe(2);
   });
 
@@ -114,7 +119,9 @@ describe('If-Match on PATCH /api/v1/messages/{id}', () => {
   it('lets exactly one of concurrent writers holding the same ETag win', async () => {
     const created = await createMessage(t, m);
     const responses = await Promise.all(
-      ['a', 'b', 'c'].map((text) => patch(created.id, { messageThread: `writer ${text}` }, { 'if-match': created.meta.etag })),
+      ['a', 'b', 'c'].map((text) =>
+        patch(created.id, { messageThread: `writer ${text}` }, { 'if-match': created.meta.etag }),
+      ),
     );
     expect(responses.map((response) => response.status).sort()).toEqual([200, 409, 409]);
     const read = await t.http.get(`/api/v1/messages/${created.id}`, { token: m.token });

@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { describeAuthentication } from '../helpers/scopes.js';
 import { pdfBytes } from '../helpers/multipart.js';
-import { attachmentPath, createMessage, messageBody, messageTenant, type MessageTenant, uploadAttachment } from '../helpers/messages.js';
+import {
+  attachmentPath,
+  createMessage,
+  messageBody,
+  messageTenant,
+  type MessageTenant,
+  uploadAttachment,
+} from '../helpers/messages.js';
 import { tokenFor } from '../helpers/tenants.js';
 
 let t: TestApp;
@@ -21,25 +28,56 @@ afterAll(async () => t?.close());
 const ROUTES = [
   { method: 'GET', route: '/api/v1/messages', path: () => '/api/v1/messages', scope: 'site-visits:read' },
   { method: 'POST', route: '/api/v1/messages', path: () => '/api/v1/messages', scope: 'site-visits:write' },
-  { method: 'GET', route: '/api/v1/messages/{id}', path: () => `/api/v1/messages/${messageId}`, scope: 'site-visits:read' },
-  { method: 'PATCH', route: '/api/v1/messages/{id}', path: () => `/api/v1/messages/${messageId}`, scope: 'site-visits:write' },
-  { method: 'POST', route: '/api/v1/messages/{id}/file-attachment', path: () => attachmentPath(messageId), scope: 'site-visits:write' },
-  { method: 'GET', route: '/api/v1/messages/{id}/file-attachment', path: () => attachmentPath(messageId), scope: 'site-visits:read' },
+  {
+    method: 'GET',
+    route: '/api/v1/messages/{id}',
+    path: () => `/api/v1/messages/${messageId}`,
+    scope: 'site-visits:read',
+  },
+  {
+    method: 'PATCH',
+    route: '/api/v1/messages/{id}',
+    path: () => `/api/v1/messages/${messageId}`,
+    scope: 'site-visits:write',
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/messages/{id}/file-attachment',
+    path: () => attachmentPath(messageId),
+    scope: 'site-visits:write',
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/messages/{id}/file-attachment',
+    path: () => attachmentPath(messageId),
+    scope: 'site-visits:read',
+  },
 ];
 
 async function readAsOwner() {
   return (await t.http.get(`/api/v1/messages/${messageId}`, { token: owner.token })).body.data;
 }
 
-describeAuthentication(() => t, () => owner, ROUTES);
+describeAuthentication(
+  () => t,
+  () => owner,
+  ROUTES,
+);
 
 describe('scopes of read-only and write-only tokens', () => {
   it('lets a write-only token create, patch and upload, and answers it the message', async () => {
     const writeOnly = await tokenFor(t, owner, 'site-visits:write');
-    const created = await t.http.post('/api/v1/messages', { token: writeOnly, json: messageBody(owner, { urgency: 'Normal' }) });
+    const created = await t.http.post('/api/v1/messages', {
+      token: writeOnly,
+      json: messageBody(owner, { urgency: 'Normal' }),
+    });
     expect(created.status).toBe(201);
     const id = created.body.data.id;
-    const patched = await t.http.patch(`/api/v1/messages/${id}`, { token: writeOnly, json: { status: 'Closed' }, headers: { 'if-match': '"1"' } });
+    const patched = await t.http.patch(`/api/v1/messages/${id}`, {
+      token: writeOnly,
+      json: { status: 'Closed' },
+      headers: { 'if-match': '"1"' },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body.data.attributes.status).toBe('Closed');
     expect((await uploadAttachment(t, writeOnly, id, pdfBytes())).status).toBe(201);
@@ -52,14 +90,18 @@ describe('scopes of read-only and write-only tokens', () => {
     expect((await t.http.get(`/api/v1/messages/${messageId}`, { token: readOnly })).status).toBe(200);
     expect((await t.http.get(attachmentPath(messageId), { token: readOnly })).status).toBe(200);
     expect((await t.http.post('/api/v1/messages', { token: readOnly, json: messageBody(owner) })).status).toBe(403);
-    expect((await t.http.patch(`/api/v1/messages/${messageId}`, { token: readOnly, json: { status: 'Closed' } })).status).toBe(403);
+    expect(
+      (await t.http.patch(`/api/v1/messages/${messageId}`, { token: readOnly, json: { status: 'Closed' } })).status,
+    ).toBe(403);
     expect((await uploadAttachment(t, readOnly, messageId, pdfBytes())).status).toBe(403);
   });
 
   it('does not accept a sites-only token on any message route', async () => {
     const sitesOnly = await tokenFor(t, owner, 'sites:read sites:write');
     for (const { method, path } of ROUTES) {
-      expect((await t.http.request(method, path(), { token: sitesOnly, ...(method === 'GET' ? {} : { json: {} }) })).status).toBe(403);
+      expect(
+        (await t.http.request(method, path(), { token: sitesOnly, ...(method === 'GET' ? {} : { json: {} }) })).status,
+      ).toBe(403);
     }
   });
 });
@@ -83,7 +125,11 @@ describe('tenant isolation', () => {
   it("does not patch another tenant's message, with or without If-Match", async () => {
     const before = await readAsOwner();
     for (const headers of [{}, { 'if-match': before.meta.etag as string }] as Record<string, string>[]) {
-      const response = await t.http.patch(`/api/v1/messages/${messageId}`, { token: intruder.token, json: { messageThread: 'Hijacked' }, headers });
+      const response = await t.http.patch(`/api/v1/messages/${messageId}`, {
+        token: intruder.token,
+        json: { messageThread: 'Hijacked' },
+        headers,
+      });
       expect(response.status).toBe(404);
     }
     expect(await readAsOwner()).toEqual(before);
@@ -118,7 +164,11 @@ describe('tenant isolation', () => {
   it("cannot reach another tenant's message through an Idempotency-Key", async () => {
     const headers = { 'idempotency-key': 'same-message-key-two-tenants' };
     const mine = await t.http.post('/api/v1/messages', { token: owner.token, json: messageBody(owner), headers });
-    const theirs = await t.http.post('/api/v1/messages', { token: intruder.token, json: messageBody(intruder), headers });
+    const theirs = await t.http.post('/api/v1/messages', {
+      token: intruder.token,
+      json: messageBody(intruder),
+      headers,
+    });
     expect(mine.status).toBe(201);
     expect(theirs.status).toBe(201);
     expect(theirs.headers.get('idempotent-replayed')).toBeNull();
@@ -128,7 +178,11 @@ describe('tenant isolation', () => {
 
   it("refuses the owner's visit id even with the owner's exact create body", async () => {
     const headers = { 'idempotency-key': 'replay-of-owner-body' };
-    expect((await t.http.post('/api/v1/messages', { token: owner.token, json: messageBody(owner), headers })).status).toBe(201);
-    expect((await t.http.post('/api/v1/messages', { token: intruder.token, json: messageBody(owner), headers })).status).toBe(404);
+    expect(
+      (await t.http.post('/api/v1/messages', { token: owner.token, json: messageBody(owner), headers })).status,
+    ).toBe(201);
+    expect(
+      (await t.http.post('/api/v1/messages', { token: intruder.token, json: messageBody(owner), headers })).status,
+    ).toBe(404);
   });
 });

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createMessage, MESSAGE_TYPES, messageBody, messageTenant, type MessageTenant, URGENCY } from '../helpers/messages.js';
+import {
+  createMessage,
+  MESSAGE_TYPES,
+  messageBody,
+  messageTenant,
+  type MessageTenant,
+  URGENCY,
+} from '../helpers/messages.js';
 import { createVisit, visitBody } from '../helpers/visits.js';
 
 let t: TestApp;
@@ -24,7 +31,15 @@ async function storedRow(id: string) {
 
 describe('POST /api/v1/messages', () => {
   it('creates a message with every writable field, with ETag "1"', async () => {
-    const response = await post(messageBody(m, { type: 'Scope Update', status: 'Closed', urgency: URGENCY.High, buyer: true, clientContacts: false }));
+    const response = await post(
+      messageBody(m, {
+        type: 'Scope Update',
+        status: 'Closed',
+        urgency: URGENCY.High,
+        buyer: true,
+        clientContacts: false,
+      }),
+    );
     expect(response.status).toBe(201);
     expect(response.headers.get('etag')).toBe('"1"');
     const message = response.body.data;
@@ -51,13 +66,26 @@ describe('POST /api/v1/messages', () => {
   it('defaults status to Open and answers the optional fields as null', async () => {
     const response = await post(messageBody(m));
     expect(response.status).toBe(201);
-    expect(response.body.data.attributes).toMatchObject({ status: 'Open', type: null, urgency: null, buyer: null, clientContacts: null, svcPm: true, fileAttachment: null });
+    expect(response.body.data.attributes).toMatchObject({
+      status: 'Open',
+      type: null,
+      urgency: null,
+      buyer: null,
+      clientContacts: null,
+      svcPm: true,
+      fileAttachment: null,
+    });
   });
 
   it('accepts null for the optional fields other than status', async () => {
     const response = await post(messageBody(m, { type: null, urgency: null, buyer: null, clientContacts: null }));
     expect(response.status).toBe(201);
-    expect(response.body.data.attributes).toMatchObject({ type: null, urgency: null, buyer: null, clientContacts: null });
+    expect(response.body.data.attributes).toMatchObject({
+      type: null,
+      urgency: null,
+      buyer: null,
+      clientContacts: null,
+    });
   });
 
   it('stores method Email and occurredAt now, which responses leave out', async () => {
@@ -75,14 +103,17 @@ describe('POST /api/v1/messages', () => {
     expect(responses.map((response) => response.body.data.attributes.type)).toEqual(MESSAGE_TYPES);
   });
 
-  it.each(Object.entries(URGENCY))('accepts urgency %s and its full value, returning the full value', async (short, full) => {
-    for (const urgency of [short, full]) {
-      const response = await post(messageBody(m, { urgency }));
-      expect(response.status).toBe(201);
-      expect(response.body.data.attributes.urgency).toBe(full);
-      expect((await storedRow(response.body.data.id)).urgency).toBe(full);
-    }
-  });
+  it.each(Object.entries(URGENCY))(
+    'accepts urgency %s and its full value, returning the full value',
+    async (short, full) => {
+      for (const urgency of [short, full]) {
+        const response = await post(messageBody(m, { urgency }));
+        expect(response.status).toBe(201);
+        expect(response.body.data.attributes.urgency).toBe(full);
+        expect((await storedRow(response.body.data.id)).urgency).toBe(full);
+      }
+    },
+  );
 
   it('keeps a message thread of 20,000 characters, line breaks and Unicode as sent', async () => {
     const thread = `${'Zeile 1: Grüße ✓\n'.repeat(1000)}`.slice(0, 20_000);
@@ -125,14 +156,22 @@ describe('Idempotency-Key on POST /api/v1/messages', () => {
   it('refuses the same key with another body (409 idempotency-conflict)', async () => {
     const headers = { 'idempotency-key': 'message-row-2' };
     expect((await t.http.post('/api/v1/messages', { token: m.token, json: messageBody(m), headers })).status).toBe(201);
-    const conflict = await t.http.post('/api/v1/messages', { token: m.token, json: messageBody(m, { buyer: true }), headers });
+    const conflict = await t.http.post('/api/v1/messages', {
+      token: m.token,
+      json: messageBody(m, { buyer: true }),
+      headers,
+    });
     expect(conflict.status).toBe(409);
     expect(conflict.body.type).toMatch(/idempotency-conflict$/);
   });
 
   it('stores nothing for a refused create, so the key can be used once the cause is fixed', async () => {
     const headers = { 'idempotency-key': 'message-row-3' };
-    const refused = await t.http.post('/api/v1/messages', { token: m.token, json: messageBody({ visitId: 'visit_00000000000000000000000000' }), headers });
+    const refused = await t.http.post('/api/v1/messages', {
+      token: m.token,
+      json: messageBody({ visitId: 'visit_00000000000000000000000000' }),
+      headers,
+    });
     expect(refused.status).toBe(404);
     const fixed = await t.http.post('/api/v1/messages', { token: m.token, json: messageBody(m), headers });
     expect(fixed.status).toBe(201);
@@ -168,7 +207,13 @@ describe('GET /api/v1/messages', () => {
     ids = [];
     for (let index = 0; index < 5; index++) {
       clock.advance(1000);
-      ids.push((await createMessage(t, index % 2 === 0 ? own : { ...own, visitId: second.id }, { messageThread: `note ${index}` })).id);
+      ids.push(
+        (
+          await createMessage(t, index % 2 === 0 ? own : { ...own, visitId: second.id }, {
+            messageThread: `note ${index}`,
+          })
+        ).id,
+      );
     }
   });
 
@@ -185,7 +230,10 @@ describe('GET /api/v1/messages', () => {
     let after: string | undefined;
     let pages = 0;
     do {
-      const response = await t.http.get('/api/v1/messages', { token: own.token, query: { 'page[size]': 2, 'page[after]': after } });
+      const response = await t.http.get('/api/v1/messages', {
+        token: own.token,
+        query: { 'page[size]': 2, 'page[after]': after },
+      });
       expect(response.status).toBe(200);
       expect(response.body.meta.pageSize).toBe(2);
       seen.push(...response.body.data.map((message: { id: string }) => message.id));
@@ -214,7 +262,8 @@ describe('the OpenAPI document', () => {
   beforeAll(async () => {
     doc = (await t.http.get('/api/v1/openapi.json')).body;
   });
-  const attributesOf = (operation: any) => operation.responses['200'].content['application/json'].schema.properties.data.properties.attributes;
+  const attributesOf = (operation: any) =>
+    operation.responses['200'].content['application/json'].schema.properties.data.properties.attributes;
 
   it('shows the 8 accepted urgency values on create and patch, and only the 4 full ones in responses', () => {
     const accepted = [...Object.values(URGENCY), 'Low', 'Normal', 'High', 'Critical', null];
@@ -222,7 +271,10 @@ describe('the OpenAPI document', () => {
     const update = doc.paths['/api/v1/messages/{id}'].patch.requestBody.content['application/json'].schema;
     expect(create.properties.urgency.enum).toEqual(accepted);
     expect(update.properties.urgency.enum).toEqual(accepted);
-    expect(attributesOf(doc.paths['/api/v1/messages/{id}'].get).properties.urgency.enum).toEqual([...Object.values(URGENCY), null]);
+    expect(attributesOf(doc.paths['/api/v1/messages/{id}'].get).properties.urgency.enum).toEqual([
+      ...Object.values(URGENCY),
+      null,
+    ]);
   });
 
   it('lists the 26 message types and the two statuses', () => {
@@ -241,8 +293,18 @@ describe('the OpenAPI document', () => {
 
   it("documents recordOwner's value and SPEC's required response members", () => {
     const attributes = attributesOf(doc.paths['/api/v1/messages/{id}'].get);
-    expect(attributes.properties.recordOwner).toMatchObject({ type: 'string', description: expect.stringContaining('Client API') });
-    expect(attributes.required.sort()).toEqual(['clientId', 'createdAt', 'messageThread', 'siteVisitId', 'status', 'updatedAt']);
+    expect(attributes.properties.recordOwner).toMatchObject({
+      type: 'string',
+      description: expect.stringContaining('Client API'),
+    });
+    expect(attributes.required.sort()).toEqual([
+      'clientId',
+      'createdAt',
+      'messageThread',
+      'siteVisitId',
+      'status',
+      'updatedAt',
+    ]);
     expect(attributes.properties).not.toHaveProperty('method');
     expect(attributes.properties).not.toHaveProperty('occurredAt');
   });

@@ -44,7 +44,9 @@ function clientWith(change: (document: OpenApiDocument) => void): HttpClient {
 
 describe('the contract hook of startTestApp', () => {
   it('fails the test that receives a response its route does not honour', async () => {
-    await expect(t.http.get('/api/v1/drifted')).rejects.toThrow(/GET \/api\/v1\/drifted → 200 \(drifted\): the body does not match the document:\n\s+\/name must be string/);
+    await expect(t.http.get('/api/v1/drifted')).rejects.toThrow(
+      /GET \/api\/v1\/drifted → 200 \(drifted\): the body does not match the document:\n\s+\/name must be string/,
+    );
   });
 
   it('lets documented responses through, errors and unknown paths included', async () => {
@@ -59,10 +61,29 @@ describe('the contract hook of startTestApp', () => {
   it('lets through the answers every body route can give: 400, 413, 415', async () => {
     const json = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     expect((await t.http.post('/api/v1/sites', { headers: json, body: '{"name":' })).status).toBe(400);
-    expect((await t.http.post('/api/v1/sites', { headers: json, body: JSON.stringify(siteBody({ name: 'x'.repeat(1_100_000) })) })).status).toBe(413);
-    expect((await t.http.post('/api/v1/sites', { token, headers: { 'content-type': 'text/plain' }, body: 'name=x' })).status).toBe(415);
-    expect((await t.http.post('/api/v1/oauth/token', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: 'x'.repeat(20_000) }) })).status).toBe(413);
-    const plain = await t.http.post('/api/v1/oauth/token', { headers: { 'content-type': 'text/plain' }, body: 'grant_type=client_credentials' });
+    expect(
+      (
+        await t.http.post('/api/v1/sites', {
+          headers: json,
+          body: JSON.stringify(siteBody({ name: 'x'.repeat(1_100_000) })),
+        })
+      ).status,
+    ).toBe(413);
+    expect(
+      (await t.http.post('/api/v1/sites', { token, headers: { 'content-type': 'text/plain' }, body: 'name=x' })).status,
+    ).toBe(415);
+    expect(
+      (
+        await t.http.post('/api/v1/oauth/token', {
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ client_id: 'x'.repeat(20_000) }),
+        })
+      ).status,
+    ).toBe(413);
+    const plain = await t.http.post('/api/v1/oauth/token', {
+      headers: { 'content-type': 'text/plain' },
+      body: 'grant_type=client_credentials',
+    });
     expect(plain.status).toBe(415);
     expect(plain.body.error).toBe('invalid_request');
   });
@@ -79,7 +100,9 @@ describe('the contract checker', () => {
       content.schema.properties.data.properties.attributes.properties.name = { type: 'integer' };
     });
     await expect(http.get(`/api/v1/sites/${siteId}`, { token })).rejects.toThrow(
-      new RegExp(`GET /api/v1/sites/${siteId} → 200 \\(getSite\\): the body does not match the document:\\n\\s+/data/attributes/name must be integer`),
+      new RegExp(
+        `GET /api/v1/sites/${siteId} → 200 \\(getSite\\): the body does not match the document:\\n\\s+/data/attributes/name must be integer`,
+      ),
     );
   });
 
@@ -87,7 +110,9 @@ describe('the contract checker', () => {
     const http = clientWith((document) => {
       delete document.paths['/api/v1/sites/{id}']!.get!.responses['404'];
     });
-    await expect(http.get('/api/v1/sites/site_unknown', { token })).rejects.toThrow(/GET \/api\/v1\/sites\/site_unknown → 404 \(getSite\): status 404 is not documented/);
+    await expect(http.get('/api/v1/sites/site_unknown', { token })).rejects.toThrow(
+      /GET \/api\/v1\/sites\/site_unknown → 404 \(getSite\): status 404 is not documented/,
+    );
   });
 
   it('catches an undocumented content type', async () => {
@@ -95,31 +120,47 @@ describe('the contract checker', () => {
       const responses = document.paths['/api/v1/sites/{id}']!.get!.responses;
       responses['200'].content = { 'application/xml': responses['200'].content['application/json'] };
     });
-    await expect(http.get(`/api/v1/sites/${siteId}`, { token })).rejects.toThrow(/→ 200 \(getSite\): content type "application\/json" is not documented \(documented: application\/xml\)/);
+    await expect(http.get(`/api/v1/sites/${siteId}`, { token })).rejects.toThrow(
+      /→ 200 \(getSite\): content type "application\/json" is not documented \(documented: application\/xml\)/,
+    );
   });
 
   it('catches a missing required header and an invalid header value', async () => {
     const missing = clientWith((document) => {
-      document.paths['/api/v1/sites/{id}']!.get!.responses['200'].headers['X-Revision'] = { required: true, schema: { type: 'string' } };
+      document.paths['/api/v1/sites/{id}']!.get!.responses['200'].headers['X-Revision'] = {
+        required: true,
+        schema: { type: 'string' },
+      };
     });
-    await expect(missing.get(`/api/v1/sites/${siteId}`, { token })).rejects.toThrow(/→ 200 \(getSite\): the required response header X-Revision is missing/);
+    await expect(missing.get(`/api/v1/sites/${siteId}`, { token })).rejects.toThrow(
+      /→ 200 \(getSite\): the required response header X-Revision is missing/,
+    );
     const invalid = clientWith((document) => {
-      document.paths['/api/v1/sites/{id}']!.get!.responses['200'].headers.ETag.schema = { type: 'string', pattern: '^W/' };
+      document.paths['/api/v1/sites/{id}']!.get!.responses['200'].headers.ETag.schema = {
+        type: 'string',
+        pattern: '^W/',
+      };
     });
-    await expect(invalid.get(`/api/v1/sites/${siteId}`, { token })).rejects.toThrow(/→ 200 \(getSite\): response header ETag: "\\"1\\"" does not match/);
+    await expect(invalid.get(`/api/v1/sites/${siteId}`, { token })).rejects.toThrow(
+      /→ 200 \(getSite\): response header ETag: "\\"1\\"" does not match/,
+    );
   });
 
   it('catches a successful response of an operation the document lacks', async () => {
     const http = clientWith((document) => {
       delete document.paths['/api/v1/sites/{id}'];
     });
-    await expect(http.get(`/api/v1/sites/${siteId}`, { token })).rejects.toThrow(/GET \/api\/v1\/sites\/\S+ → 200: the OpenAPI document has no operation GET/);
+    await expect(http.get(`/api/v1/sites/${siteId}`, { token })).rejects.toThrow(
+      /GET \/api\/v1\/sites\/\S+ → 200: the OpenAPI document has no operation GET/,
+    );
   });
 
   it('catches an error of an undocumented path that is not a problem', async () => {
     const http = clientWith((document) => {
       document.components.schemas.Problem.required.push('instance');
     });
-    await expect(http.get('/api/v1/no-such-thing', { token })).rejects.toThrow(/→ 404 \(undocumented path\): the body does not match the document:\n\s+\(root\) must have required property 'instance'/);
+    await expect(http.get('/api/v1/no-such-thing', { token })).rejects.toThrow(
+      /→ 404 \(undocumented path\): the body does not match the document:\n\s+\(root\) must have required property 'instance'/,
+    );
   });
 });

@@ -15,7 +15,9 @@ const PRODUCTION = 'https://api.site-services.example';
 const SANDBOX = 'https://sandbox.site-services.example';
 
 beforeAll(async () => {
-  t = await startTestApp({ config: { productionBaseUrl: PRODUCTION, sandboxBaseUrl: SANDBOX, rateLimitPerMinute: 100 } });
+  t = await startTestApp({
+    config: { productionBaseUrl: PRODUCTION, sandboxBaseUrl: SANDBOX, rateLimitPerMinute: 100 },
+  });
   const response = await t.http.get('/api/v1/openapi.json');
   expect(response.status).toBe(200);
   expect(response.contentType).toMatch(/^application\/json/);
@@ -32,7 +34,9 @@ function operation(method: string, path: string): any {
 }
 
 function allOperations(document: any): [string, string, any][] {
-  return Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item as object).map(([method, op]) => [method, path, op] as [string, string, any]));
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item as object).map(([method, op]) => [method, path, op] as [string, string, any]),
+  );
 }
 
 describe('the client document', () => {
@@ -51,7 +55,9 @@ describe('the client document', () => {
     expect(scheme.type).toBe('oauth2');
     // The test app runs as sandbox: its token endpoint is the sandbox one.
     expect(scheme.flows.clientCredentials.tokenUrl).toBe(`${SANDBOX}/api/v1/oauth/token`);
-    expect(scheme.flows.clientCredentials.scopes).toEqual(Object.fromEntries(ALL_SCOPES.map((scope) => [scope, SCOPE_DESCRIPTIONS[scope]])));
+    expect(scheme.flows.clientCredentials.scopes).toEqual(
+      Object.fromEntries(ALL_SCOPES.map((scope) => [scope, SCOPE_DESCRIPTIONS[scope]])),
+    );
     expect(doc.components.securitySchemes.operatorToken).toBeUndefined();
   });
 
@@ -71,8 +77,11 @@ describe('the client document', () => {
       expect(op.tags?.length, `${method} ${path}`).toBeGreaterThan(0);
       expect(Object.keys(op.responses).some((status) => status.startsWith('2'))).toBe(true);
     }
-    const declared = new Map(doc.tags.map((tag: { name: string; description?: string }) => [tag.name, tag.description]));
-    for (const [method, path, op] of allOperations(doc)) for (const tag of op.tags) expect(declared.get(tag), `${method} ${path} tag ${tag}`).toBeTruthy();
+    const declared = new Map(
+      doc.tags.map((tag: { name: string; description?: string }) => [tag.name, tag.description]),
+    );
+    for (const [method, path, op] of allOperations(doc))
+      for (const tag of op.tags) expect(declared.get(tag), `${method} ${path} tag ${tag}`).toBeTruthy();
   });
 
   it('names shared schemas after their $id and lists every problem type', () => {
@@ -87,7 +96,9 @@ describe('the client document', () => {
       expect(doc.components.schemas.Problem.description).toContain(`\`${slug}\``);
       expect(doc.info.description).toContain(`${t.config.problemBaseUrl}/${slug}`);
     }
-    expect(doc.components.schemas.ValidationProblem.required).toEqual(expect.arrayContaining(['type', 'title', 'status', 'detail', 'errors']));
+    expect(doc.components.schemas.ValidationProblem.required).toEqual(
+      expect.arrayContaining(['type', 'title', 'status', 'detail', 'errors']),
+    );
   });
 
   it('refuses unknown members in every request body (the token endpoint excepted, as RFC 6749 requires)', () => {
@@ -111,7 +122,9 @@ describe('the client document', () => {
         if (Number(status) < 400) continue;
         const where = `${method} ${path} ${status}`;
         if (op.operationId === 'createToken') {
-          expect(response.content, where).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/OAuthProblem' } } });
+          expect(response.content, where).toEqual({
+            'application/json': { schema: { $ref: '#/components/schemas/OAuthProblem' } },
+          });
         } else {
           const ref = status === '422' ? '#/components/schemas/ValidationProblem' : '#/components/schemas/Problem';
           expect(response.content, where).toEqual({ 'application/problem+json': { schema: { $ref: ref } } });
@@ -123,7 +136,10 @@ describe('the client document', () => {
   it('documents Retry-After on every 429 and 503, and WWW-Authenticate on 401 and 403', () => {
     for (const [method, path, op] of allOperations(doc)) {
       const where = `${method} ${path}`;
-      expect(op.responses['429']?.headers?.['Retry-After'], where).toMatchObject({ required: true, schema: { type: 'integer' } });
+      expect(op.responses['429']?.headers?.['Retry-After'], where).toMatchObject({
+        required: true,
+        schema: { type: 'integer' },
+      });
       expect(op.responses['503']?.headers?.['Retry-After'], where).toMatchObject({ schema: { type: 'integer' } });
       if (op.security?.length) {
         expect(op.responses['401'].headers['WWW-Authenticate'], `${where} 401`).toMatchObject({ required: true });
@@ -156,21 +172,27 @@ describe('the client document', () => {
 describe("SPEC's endpoint table", () => {
   it.for(SPEC_ENDPOINTS)('$method $path: every status, the scope and the headers of SPEC', (endpoint) => {
     const op = operation(endpoint.method, endpoint.path);
-    expect(t.app.hasRoute({ method: endpoint.method, url: endpoint.path.replace(/\{([^}]+)\}/g, ':$1') }), 'served').toBe(true);
+    expect(
+      t.app.hasRoute({ method: endpoint.method, url: endpoint.path.replace(/\{([^}]+)\}/g, ':$1') }),
+      'served',
+    ).toBe(true);
     expect(op, 'documented').toBeDefined();
     const statuses = Object.keys(op.responses).map(Number);
     expect(statuses).toEqual(expect.arrayContaining(endpoint.statuses));
     expect(op.security).toEqual(endpoint.scope ? [{ clientCredentials: [endpoint.scope] }] : []);
     if (endpoint.scope) expect(op.description).toContain(`\`${endpoint.scope}\``);
 
-    const headers = (op.parameters ?? []).filter((parameter: any) => parameter.in === 'header').map((parameter: any) => parameter.name);
+    const headers = (op.parameters ?? [])
+      .filter((parameter: any) => parameter.in === 'header')
+      .map((parameter: any) => parameter.name);
     if (endpoint.idempotencyKey) {
       expect(headers).toContain('Idempotency-Key');
       expect(op.responses['201'].headers['Idempotent-Replayed']).toMatchObject({ schema: { const: 'true' } });
     }
     if (endpoint.ifMatch) expect(headers).toContain('If-Match');
     const success = String(endpoint.statuses[0]);
-    if (endpoint.etag) expect(op.responses[success].headers.ETag).toMatchObject({ required: true, schema: { type: 'string' } });
+    if (endpoint.etag)
+      expect(op.responses[success].headers.ETag).toMatchObject({ required: true, schema: { type: 'string' } });
     if (endpoint.multipart) {
       const body = op.requestBody.content['multipart/form-data'].schema;
       expect(body.properties.file).toMatchObject({ type: 'string', format: 'binary' });
@@ -180,7 +202,10 @@ describe("SPEC's endpoint table", () => {
       expect(Object.keys(op.responses['200'].content).sort()).toEqual([...endpoint.binary].sort());
     }
     if (endpoint.method === 'POST' && endpoint.path.endsWith('/oauth/token')) {
-      expect(Object.keys(op.requestBody.content).sort()).toEqual(['application/json', 'application/x-www-form-urlencoded']);
+      expect(Object.keys(op.requestBody.content).sort()).toEqual([
+        'application/json',
+        'application/x-www-form-urlencoded',
+      ]);
     }
   });
 });
@@ -193,8 +218,18 @@ describe('the webhooks map', () => {
       const ref: string = post.requestBody.content['application/json'].schema.$ref;
       const envelope = doc.components.schemas[ref.split('/').pop()!];
       expect(envelope.properties.type.const).toBe(type);
-      expect(envelope.required).toEqual(['id', 'type', 'occurredAt', 'resourceType', 'resourceId', 'payloadVersion', 'data']);
-      expect(envelope.properties.data.required).toEqual(expect.arrayContaining(['clientTicketNumber', 'clientSiteId', 'status']));
+      expect(envelope.required).toEqual([
+        'id',
+        'type',
+        'occurredAt',
+        'resourceType',
+        'resourceId',
+        'payloadVersion',
+        'data',
+      ]);
+      expect(envelope.properties.data.required).toEqual(
+        expect.arrayContaining(['clientTicketNumber', 'clientSiteId', 'status']),
+      );
       const parameters = Object.fromEntries(post.parameters.map((parameter: any) => [parameter.name, parameter]));
       expect(Object.keys(parameters)).toEqual([
         'x-svc-event-id',
@@ -231,23 +266,59 @@ describe('the webhooks map', () => {
       payloadVersion: '2026-11-01',
     };
     const common = { clientTicketNumber: null, clientSiteId: 'S-42', status: 'Scheduled' };
-    const scheduled = { ...base, type: 'job.scheduled', data: { ...common, scheduledDate: '2026-11-24', etaTime: '09:30' } };
+    const scheduled = {
+      ...base,
+      type: 'job.scheduled',
+      data: { ...common, scheduledDate: '2026-11-24', etaTime: '09:30' },
+    };
     expect(validate('JobScheduledEvent', scheduled)).toBe(true);
     expect(validate('JobScheduledEvent', { ...scheduled, data: { ...scheduled.data, etaTime: null } })).toBe(true);
     expect(validate('JobScheduledEvent', { ...scheduled, data: { ...scheduled.data, etaTime: '9:30' } })).toBe(false);
-    expect(validate('JobScheduledEvent', { ...scheduled, data: { ...common, scheduledDate: '2026-11-24' } })).toBe(false);
+    expect(validate('JobScheduledEvent', { ...scheduled, data: { ...common, scheduledDate: '2026-11-24' } })).toBe(
+      false,
+    );
     const created = { ...common, status: 'New' };
     expect(validate('TicketCreatedEvent', { ...base, type: 'ticket.created', data: created })).toBe(true);
-    expect(validate('TicketCreatedEvent', { ...base, type: 'ticket.created', data: { ...created, extra: 1 } })).toBe(false);
-    expect(validate('RepAssignedEvent', { ...base, type: 'rep.assigned', data: { ...common, fieldRepName: 'Awaiting reassignment' } })).toBe(true);
-    expect(validate('DeliverablesTransmittedEvent', { ...base, type: 'deliverables.transmitted', data: { ...common, status: 'Completed', notes: null } })).toBe(true);
-    expect(validate('JobCompletedEvent', { ...base, type: 'job.dispatched', data: { ...common, status: 'Completed' } })).toBe(false);
+    expect(validate('TicketCreatedEvent', { ...base, type: 'ticket.created', data: { ...created, extra: 1 } })).toBe(
+      false,
+    );
+    expect(
+      validate('RepAssignedEvent', {
+        ...base,
+        type: 'rep.assigned',
+        data: { ...common, fieldRepName: 'Awaiting reassignment' },
+      }),
+    ).toBe(true);
+    expect(
+      validate('DeliverablesTransmittedEvent', {
+        ...base,
+        type: 'deliverables.transmitted',
+        data: { ...common, status: 'Completed', notes: null },
+      }),
+    ).toBe(true);
+    expect(
+      validate('JobCompletedEvent', { ...base, type: 'job.dispatched', data: { ...common, status: 'Completed' } }),
+    ).toBe(false);
     // data.status is the status the event leaves the visit in.
     expect(validate('TicketCreatedEvent', { ...base, type: 'ticket.created', data: common })).toBe(false);
-    expect(validate('JobDispatchedEvent', { ...base, type: 'job.dispatched', data: { ...common, status: 'Dispatched' } })).toBe(true);
+    expect(
+      validate('JobDispatchedEvent', { ...base, type: 'job.dispatched', data: { ...common, status: 'Dispatched' } }),
+    ).toBe(true);
     expect(validate('JobDispatchedEvent', { ...base, type: 'job.dispatched', data: common })).toBe(false);
-    expect(validate('DeliverablesTransmittedEvent', { ...base, type: 'deliverables.transmitted', data: { ...common, notes: null } })).toBe(false);
-    expect(validate('RepAssignedEvent', { ...base, type: 'rep.assigned', data: { ...common, status: 'Completed', fieldRepName: 'Jo' } })).toBe(false);
+    expect(
+      validate('DeliverablesTransmittedEvent', {
+        ...base,
+        type: 'deliverables.transmitted',
+        data: { ...common, notes: null },
+      }),
+    ).toBe(false);
+    expect(
+      validate('RepAssignedEvent', {
+        ...base,
+        type: 'rep.assigned',
+        data: { ...common, status: 'Completed', fieldRepName: 'Jo' },
+      }),
+    ).toBe(false);
   });
 });
 
@@ -259,10 +330,14 @@ describe('the operator document', () => {
     expect(admin.openapi).toBe('3.1.0');
     expect(admin.info.version).toBe('1.0.0');
     expect(admin.servers).toEqual(doc.servers);
-    expect(admin.components.securitySchemes).toEqual({ operatorToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }) });
+    expect(admin.components.securitySchemes).toEqual({
+      operatorToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+    });
     expect(admin.webhooks).toBeUndefined();
     const operations = allOperations(admin);
-    expect(operations.map(([method, path]) => `${method} ${path}`)).toEqual(expect.arrayContaining(['post /admin/v1/tenants', 'get /admin/v1/tenants/{tenantId}']));
+    expect(operations.map(([method, path]) => `${method} ${path}`)).toEqual(
+      expect.arrayContaining(['post /admin/v1/tenants', 'get /admin/v1/tenants/{tenantId}']),
+    );
     for (const [method, path, op] of operations) {
       expect(path.startsWith('/admin/v1/'), path).toBe(true);
       expect(op.security, `${method} ${path}`).toEqual([{ operatorToken: [] }]);
@@ -271,15 +346,24 @@ describe('the operator document', () => {
     }
     expect(admin.paths['/admin/v1/openapi.json']).toBeUndefined();
     // Every tag an operation uses is declared with a description (Redocly's tag-description rule).
-    const declared = new Map(admin.tags.map((tag: { name: string; description?: string }) => [tag.name, tag.description]));
-    for (const [method, path, op] of operations) for (const tag of op.tags) expect(declared.get(tag), `${method} ${path} tag ${tag}`).toBeTruthy();
+    const declared = new Map(
+      admin.tags.map((tag: { name: string; description?: string }) => [tag.name, tag.description]),
+    );
+    for (const [method, path, op] of operations)
+      for (const tag of op.tags) expect(declared.get(tag), `${method} ${path} tag ${tag}`).toBeTruthy();
   });
 
   it('documents the visit workflow: one strict body per action, the operator view of a visit', async () => {
     const admin = (await t.http.get('/admin/v1/openapi.json', { token: t.adminToken })).body;
     const workflow = admin.paths['/admin/v1/site-visits/{visitId}/workflow'].post;
     const body = workflow.requestBody.content['application/json'].schema;
-    expect(body.oneOf.map((branch: any) => branch.properties.action.const)).toEqual(['assign-rep', 'schedule', 'dispatch', 'complete', 'transmit-deliverables']);
+    expect(body.oneOf.map((branch: any) => branch.properties.action.const)).toEqual([
+      'assign-rep',
+      'schedule',
+      'dispatch',
+      'complete',
+      'transmit-deliverables',
+    ]);
     for (const branch of body.oneOf) {
       expect(branch.additionalProperties).toBe(false);
       expect(branch.required).toContain('action');
@@ -287,12 +371,20 @@ describe('the operator document', () => {
     expect(Object.keys(workflow.responses)).toEqual(expect.arrayContaining(['200', '401', '404', '409', '422']));
     const visit = workflow.responses['200'].content['application/json'].schema.properties.data;
     expect(Object.keys(visit.properties.attributes.properties)).toEqual(
-      expect.arrayContaining(['status', 'assetsToService', 'siteVisitAssets', 'fieldRepName', 'scheduledDate', 'etaTime']),
+      expect.arrayContaining([
+        'status',
+        'assetsToService',
+        'siteVisitAssets',
+        'fieldRepName',
+        'scheduledDate',
+        'etaTime',
+      ]),
     );
     const create = admin.paths['/admin/v1/tenants/{tenantId}/site-visits'].post;
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '401', '404', '409', '422']));
     // The client's visit shows none of the workflow's fields.
-    const clientVisit = operation('GET', '/api/v1/site-visits/{id}').responses['200'].content['application/json'].schema.properties.data;
+    const clientVisit = operation('GET', '/api/v1/site-visits/{id}').responses['200'].content['application/json'].schema
+      .properties.data;
     expect(Object.keys(clientVisit.properties.attributes.properties)).not.toContain('fieldRepName');
   });
 });

@@ -25,8 +25,14 @@ beforeAll(async () => {
               operationId: 'uploadTestFile',
               summary: 'Upload a test file',
               tags: ['Test'],
-              body: MultipartBody({ file: BinaryFile({ description: 'A PDF.' }) }, { encoding: { file: 'application/pdf' } }),
-              response: { 201: Type.Object({ size: Type.Integer() }, { additionalProperties: false }), ...problemResponses([404]) },
+              body: MultipartBody(
+                { file: BinaryFile({ description: 'A PDF.' }) },
+                { encoding: { file: 'application/pdf' } },
+              ),
+              response: {
+                201: Type.Object({ size: Type.Integer() }, { additionalProperties: false }),
+                ...problemResponses([404]),
+              },
             },
           },
           async (request, reply) => {
@@ -42,7 +48,13 @@ beforeAll(async () => {
               operationId: 'downloadTestFile',
               summary: 'Download the test file',
               tags: ['Test'],
-              response: { 200: BinaryResponse(['application/pdf', 'image/png'], 'The file.', Type.Object({ etag: Type.String() })) },
+              response: {
+                200: BinaryResponse(
+                  ['application/pdf', 'image/png'],
+                  'The file.',
+                  Type.Object({ etag: Type.String() }),
+                ),
+              },
             },
           },
           async (_request, reply) => reply.type('application/pdf').header('etag', '"1"').send(PDF),

@@ -12,7 +12,13 @@ import type { TestApp } from '../helpers/app.js';
 import { expectProblem } from '../helpers/problems.js';
 import { siteBody, tenantWithToken } from '../helpers/tenants.js';
 import { createVisit, visitBody, visitTenant, type VisitTenant } from '../helpers/visits.js';
-import { type DeliveryHarness, type Endpoint, settled, startDeliveryHarness, waitForDeliveries } from '../helpers/webhooks.js';
+import {
+  type DeliveryHarness,
+  type Endpoint,
+  settled,
+  startDeliveryHarness,
+  waitForDeliveries,
+} from '../helpers/webhooks.js';
 
 /** Every line the app and its worker log, parsed. */
 const lines: Record<string, any>[] = [];
@@ -62,13 +68,22 @@ describe('GET /metrics', () => {
 
   it('counts requests by route template, method and status, with latency histograms', async () => {
     const v = await tenantWithToken(t);
-    for (let index = 0; index < 3; index++) expect((await t.http.get('/api/v1/sites', { token: v.token })).status).toBe(200);
+    for (let index = 0; index < 3; index++)
+      expect((await t.http.get('/api/v1/sites', { token: v.token })).status).toBe(200);
     expect((await t.http.get('/api/v1/no-such-thing', { token: v.token })).status).toBe(404);
     const text = await scrape();
-    expect(sample(text, 'http_requests_total', '{method="GET",route="/api/v1/sites",status="200"}')).toBeGreaterThanOrEqual(3);
-    expect(sample(text, 'http_requests_total', '{method="GET",route="unmatched",status="404"}')).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'http_request_duration_seconds_count', '{method="GET",route="/api/v1/sites",status="200"}')).toBeGreaterThanOrEqual(3);
-    expect(text).toContain('http_request_duration_seconds_bucket{le="0.05",method="GET",route="/api/v1/sites",status="200"}');
+    expect(
+      sample(text, 'http_requests_total', '{method="GET",route="/api/v1/sites",status="200"}'),
+    ).toBeGreaterThanOrEqual(3);
+    expect(sample(text, 'http_requests_total', '{method="GET",route="unmatched",status="404"}')).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(
+      sample(text, 'http_request_duration_seconds_count', '{method="GET",route="/api/v1/sites",status="200"}'),
+    ).toBeGreaterThanOrEqual(3);
+    expect(text).toContain(
+      'http_request_duration_seconds_bucket{le="0.05",method="GET",route="/api/v1/sites",status="200"}',
+    );
   });
 
   it('counts idempotent replays and conflicts', async () => {
@@ -79,14 +94,20 @@ describe('GET /metrics', () => {
     expect((await t.http.post('/api/v1/sites', { token: v.token, json: body, headers })).status).toBe(201);
     const replay = await t.http.post('/api/v1/sites', { token: v.token, json: body, headers });
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expectProblem(await t.http.post('/api/v1/sites', { token: v.token, json: { ...body, name: 'Another' }, headers }), 409, 'idempotency-conflict');
+    expectProblem(
+      await t.http.post('/api/v1/sites', { token: v.token, json: { ...body, name: 'Another' }, headers }),
+      409,
+      'idempotency-conflict',
+    );
     const after = await scrape();
-    const delta = (outcome: string) => sample(after, 'idempotency_requests_total', `{outcome="${outcome}"}`)! - sample(before, 'idempotency_requests_total', `{outcome="${outcome}"}`)!;
+    const delta = (outcome: string) =>
+      sample(after, 'idempotency_requests_total', `{outcome="${outcome}"}`)! -
+      sample(before, 'idempotency_requests_total', `{outcome="${outcome}"}`)!;
     expect(delta('replayed')).toBe(1);
     expect(delta('conflict')).toBe(1);
   });
 
-  it('counts delivery attempts by outcome and reports the due deliveries and the oldest one\'s age', async () => {
+  it("counts delivery attempts by outcome and reports the due deliveries and the oldest one's age", async () => {
     const v = await harness.visitTenant();
     const endpoint = harness.receiver.endpoint((_request, index) => (index === 0 ? 500 : 204));
     await subscribe(v, endpoint);
@@ -97,7 +118,9 @@ describe('GET /metrics', () => {
       .then((response) => response.body.data as { eventId: string }[]);
     await waitForDeliveries(t, delivery!.eventId, settled);
     const after = await scrape();
-    const delta = (outcome: string) => sample(after, 'webhook_delivery_attempts_total', `{outcome="${outcome}"}`)! - sample(before, 'webhook_delivery_attempts_total', `{outcome="${outcome}"}`)!;
+    const delta = (outcome: string) =>
+      sample(after, 'webhook_delivery_attempts_total', `{outcome="${outcome}"}`)! -
+      sample(before, 'webhook_delivery_attempts_total', `{outcome="${outcome}"}`)!;
     expect(delta('retry_scheduled')).toBe(1);
     expect(delta('succeeded')).toBe(1);
     expect(delta('failed')).toBe(0);
@@ -115,7 +138,11 @@ describe('GET /metrics', () => {
       expect(sample(waiting, 'db_pool_max_connections')).toBeGreaterThanOrEqual(1);
     }
     // Leave nothing due behind in a shared test database.
-    await t.database.db.updateTable('webhook_deliveries').set({ status: 'failed' }).where('tenant_id', '=', idle.tenantId).execute();
+    await t.database.db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'failed' })
+      .where('tenant_id', '=', idle.tenantId)
+      .execute();
   });
 
   it('is served without a token on a listener of its own (METRICS_PORT)', async () => {
@@ -148,7 +175,12 @@ describe('log correlation', () => {
 
     // The request's lines: its id, the tenant, and the event it recorded.
     const recorded = lines.find((line) => line.msg === 'event recorded' && line.requestId === requestId);
-    expect(recorded).toMatchObject({ tenantId: v.tenantId, eventType: 'ticket.created', resourceId: created.body.data.id, deliveries: 1 });
+    expect(recorded).toMatchObject({
+      tenantId: v.tenantId,
+      eventType: 'ticket.created',
+      resourceId: created.body.data.id,
+      deliveries: 1,
+    });
     const eventId: string = recorded!.eventId;
     const [delivery] = await waitForDeliveries(t, eventId, settled);
     expect(delivery.status).toBe('succeeded');
@@ -161,15 +193,21 @@ describe('log correlation', () => {
       [1, 'webhook attempt failed'],
       [2, 'webhook delivered'],
     ]);
-    for (const line of attempts) expect(line).toMatchObject({ tenantId: v.tenantId, deliveryId: delivery.deliveryId, subscriptionId });
+    for (const line of attempts)
+      expect(line).toMatchObject({ tenantId: v.tenantId, deliveryId: delivery.deliveryId, subscriptionId });
     expect(attempts[0]).toMatchObject({ statusCode: 503 });
   });
 
   it('operator requests about a tenant carry its id', async () => {
     const v = await tenantWithToken(t);
     const requestId = `trace-${randomUUID()}`;
-    const response = await t.http.get(`/admin/v1/tenants/${v.tenantId}`, { token: t.adminToken, headers: { 'x-request-id': requestId } });
+    const response = await t.http.get(`/admin/v1/tenants/${v.tenantId}`, {
+      token: t.adminToken,
+      headers: { 'x-request-id': requestId },
+    });
     expect(response.status).toBe(200);
-    expect(lines.find((line) => line.requestId === requestId && line.msg === 'request completed')).toMatchObject({ tenantId: v.tenantId });
+    expect(lines.find((line) => line.requestId === requestId && line.msg === 'request completed')).toMatchObject({
+      tenantId: v.tenantId,
+    });
   });
 });

@@ -33,11 +33,14 @@ it(`${ROUNDS} rounds of ${WRITERS} PATCHes with one If-Match and ${WRITERS} crea
     expect(created.status).toBe(201);
     const id = created.body.data.id as string;
     const patches = await Promise.all(
-      Array.from({ length: WRITERS }, (_, index) => http.patch(`/api/v1/sites/${id}`, { token, json: { name: `Writer ${index}` }, headers: { 'if-match': '"1"' } })),
+      Array.from({ length: WRITERS }, (_, index) =>
+        http.patch(`/api/v1/sites/${id}`, { token, json: { name: `Writer ${index}` }, headers: { 'if-match': '"1"' } }),
+      ),
     );
     const winners = patches.filter((response) => response.status === 200);
     expect(winners).toHaveLength(1);
-    for (const response of patches.filter((each) => each.status !== 200)) expectProblem(response, 409, 'version-conflict');
+    for (const response of patches.filter((each) => each.status !== 200))
+      expectProblem(response, 409, 'version-conflict');
     patchWinners += winners.length;
     conflicts += patches.length - winners.length;
     const read = await http.get(`/api/v1/sites/${id}`, { token });
@@ -46,7 +49,11 @@ it(`${ROUNDS} rounds of ${WRITERS} PATCHes with one If-Match and ${WRITERS} crea
 
     const body = siteBody();
     const key = `rel-${randomUUID()}`;
-    const creates = await Promise.all(Array.from({ length: WRITERS }, () => http.post('/api/v1/sites', { token, json: body, headers: { 'idempotency-key': key } })));
+    const creates = await Promise.all(
+      Array.from({ length: WRITERS }, () =>
+        http.post('/api/v1/sites', { token, json: body, headers: { 'idempotency-key': key } }),
+      ),
+    );
     for (const response of creates) {
       if (response.status === 409) expectProblem(response, 409, 'idempotency-pending');
       else expect(response.status, response.text).toBe(201);

@@ -50,7 +50,9 @@ interface Attempt {
   text: string;
 }
 
-it('answers fast 503s during a database restart, recovers without a restart, loses no acknowledged write', { timeout: 240_000 }, async () => {
+it('answers fast 503s during a database restart, recovers without a restart, loses no acknowledged write', {
+  timeout: 240_000,
+}, async () => {
   const http = stage.operator.http;
   const attempts: Attempt[] = [];
   const reads: Array<{ status: number; ms: number; startedAt: number; text: string }> = [];
@@ -61,7 +63,16 @@ it('answers fast 503s during a database restart, recovers without a restart, los
       const key = `rel-${randomUUID()}`;
       const startedAt = Date.now();
       const response = await http.post('/api/v1/sites', { token, json: body, headers: { 'idempotency-key': key } });
-      attempts.push({ key, body, status: response.status, type: response.body?.type, ms: Date.now() - startedAt, startedAt, siteId: response.body?.data?.id, text: response.text.slice(0, 300) });
+      attempts.push({
+        key,
+        body,
+        status: response.status,
+        type: response.body?.type,
+        ms: Date.now() - startedAt,
+        startedAt,
+        siteId: response.body?.data?.id,
+        text: response.text.slice(0, 300),
+      });
     }
   };
   const reader = async () => {
@@ -73,16 +84,32 @@ it('answers fast 503s during a database restart, recovers without a restart, los
   };
   const load = Promise.all([...Array.from({ length: WRITERS }, writer), reader()]);
 
-  await until(() => attempts.filter((attempt) => attempt.status === 201).length >= 20, 'writes before the outage', 30_000);
+  await until(
+    () => attempts.filter((attempt) => attempt.status === 201).length >= 20,
+    'writes before the outage',
+    30_000,
+  );
   await proxy.setMode('refuse');
   const outageStart = Date.now();
   await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
   const outageEnd = Date.now();
   await proxy.setMode('forward');
   // Recovery: the same process answers 201 again.
-  await until(() => attempts.some((attempt) => attempt.startedAt > outageEnd && attempt.status === 201), () => `a write after the outage (api exit ${api.child.exitCode}):\n${api.output().slice(-4000)}`, 30_000);
-  const recoveredAt = Math.min(...attempts.filter((attempt) => attempt.startedAt > outageEnd && attempt.status === 201).map((attempt) => attempt.startedAt + attempt.ms));
-  await until(() => attempts.filter((attempt) => attempt.startedAt > recoveredAt).length >= 20, 'writes after recovery', 30_000);
+  await until(
+    () => attempts.some((attempt) => attempt.startedAt > outageEnd && attempt.status === 201),
+    () => `a write after the outage (api exit ${api.child.exitCode}):\n${api.output().slice(-4000)}`,
+    30_000,
+  );
+  const recoveredAt = Math.min(
+    ...attempts
+      .filter((attempt) => attempt.startedAt > outageEnd && attempt.status === 201)
+      .map((attempt) => attempt.startedAt + attempt.ms),
+  );
+  await until(
+    () => attempts.filter((attempt) => attempt.startedAt > recoveredAt).length >= 20,
+    'writes after recovery',
+    30_000,
+  );
   running = false;
   await load;
 
@@ -111,15 +138,23 @@ it('answers fast 503s during a database restart, recovers without a restart, los
   const queue = [...retried];
   const retryLane = async () => {
     for (let attempt = queue.pop(); attempt; attempt = queue.pop()) {
-      const again = await http.post('/api/v1/sites', { token, json: attempt.body, headers: { 'idempotency-key': attempt.key } });
+      const again = await http.post('/api/v1/sites', {
+        token,
+        json: attempt.body,
+        headers: { 'idempotency-key': attempt.key },
+      });
       expect(again.status, again.text).toBe(201);
     }
   };
   await Promise.all(Array.from({ length: 8 }, retryLane));
-  const codes = await stage.rows<{ site_code: string; n: number }>('select site_code, count(*)::int as n from sites group by site_code having count(*) > 1');
+  const codes = await stage.rows<{ site_code: string; n: number }>(
+    'select site_code, count(*)::int as n from sites group by site_code having count(*) > 1',
+  );
   expect(codes).toEqual([]);
   const retriedCodes = new Set(retried.map((attempt) => attempt.body.siteCode));
-  const storedCodes = new Set((await stage.rows<{ site_code: string }>('select site_code from sites')).map((row) => row.site_code));
+  const storedCodes = new Set(
+    (await stage.rows<{ site_code: string }>('select site_code from sites')).map((row) => row.site_code),
+  );
   expect([...retriedCodes].filter((code) => !storedCodes.has(code))).toEqual([]);
 
   reportFigure(

@@ -52,7 +52,11 @@ function validBody(operation: ClientOperation): Record<string, unknown> | undefi
     case 'updateMessage':
       return { messageThread: 'Fuzzed' };
     case 'createWebhookSubscription':
-      return { targetUrl: 'https://localhost:8443/hook', eventTypes: ['ticket.created'], secret: 'a secret of sixteen+' };
+      return {
+        targetUrl: 'https://localhost:8443/hook',
+        eventTypes: ['ticket.created'],
+        secret: 'a secret of sixteen+',
+      };
     case 'updateWebhookSubscription':
       return { description: 'Fuzzed' };
     default:
@@ -70,14 +74,24 @@ function ownId(path: string): string {
 const headerValue = fc.stringMatching(/^[\x20-\x7e]{0,60}$/).map((value) => value.trim());
 /** Strings as clients send them, and now and then any code point at all (U+0000 included: no text column holds it). */
 const text = (constraints: fc.StringConstraints = {}) =>
-  fc.oneof({ weight: 3, arbitrary: fc.string(constraints) }, { weight: 1, arbitrary: fc.string({ ...constraints, unit: 'binary' }) });
-const json = () => fc.oneof({ weight: 3, arbitrary: fc.jsonValue() }, { weight: 1, arbitrary: fc.jsonValue({ stringUnit: 'binary' }) });
+  fc.oneof(
+    { weight: 3, arbitrary: fc.string(constraints) },
+    { weight: 1, arbitrary: fc.string({ ...constraints, unit: 'binary' }) },
+  );
+const json = () =>
+  fc.oneof({ weight: 3, arbitrary: fc.jsonValue() }, { weight: 1, arbitrary: fc.jsonValue({ stringUnit: 'binary' }) });
 const mutation = (valid: Record<string, unknown>) => {
   const keys = Object.keys(valid);
   return fc.oneof(
     fc.constant(valid),
-    keys.length > 0 ? fc.constantFrom(...keys).map((key) => Object.fromEntries(Object.entries(valid).filter(([name]) => name !== key))) : fc.constant(valid),
-    keys.length > 0 ? fc.tuple(fc.constantFrom(...keys), json()).map(([key, value]) => ({ ...valid, [key]: value })) : fc.constant(valid),
+    keys.length > 0
+      ? fc
+          .constantFrom(...keys)
+          .map((key) => Object.fromEntries(Object.entries(valid).filter(([name]) => name !== key)))
+      : fc.constant(valid),
+    keys.length > 0
+      ? fc.tuple(fc.constantFrom(...keys), json()).map(([key, value]) => ({ ...valid, [key]: value }))
+      : fc.constant(valid),
     fc.tuple(text({ maxLength: 20 }), json()).map(([key, value]) => ({ ...valid, [key]: value })),
     json(),
   );
@@ -87,29 +101,69 @@ interface FuzzRequest {
   id: string;
   query: Array<[string, string]>;
   headers: Record<string, string>;
-  body: { kind: 'json'; value: unknown } | { kind: 'raw'; text: string } | { kind: 'none' } | { kind: 'upload'; valid: boolean; bytes: Uint8Array };
+  body:
+    | { kind: 'json'; value: unknown }
+    | { kind: 'raw'; text: string }
+    | { kind: 'none' }
+    | { kind: 'upload'; valid: boolean; bytes: Uint8Array };
 }
 
 function requests(operation: ClientOperation): fc.Arbitrary<FuzzRequest> {
   const valid = validBody(operation);
   const upload = operation.operation.requestBody?.content?.['multipart/form-data'] !== undefined;
   const body: fc.Arbitrary<FuzzRequest['body']> = upload
-    ? fc.oneof(fc.record({ kind: fc.constant('upload' as const), valid: fc.boolean(), bytes: fc.uint8Array({ maxLength: 2048 }) }), fc.constant({ kind: 'none' as const }))
+    ? fc.oneof(
+        fc.record({
+          kind: fc.constant('upload' as const),
+          valid: fc.boolean(),
+          bytes: fc.uint8Array({ maxLength: 2048 }),
+        }),
+        fc.constant({ kind: 'none' as const }),
+      )
     : valid
       ? fc.oneof(
           { weight: 4, arbitrary: mutation(valid).map((value) => ({ kind: 'json' as const, value })) },
           { weight: 1, arbitrary: text({ maxLength: 200 }).map((raw) => ({ kind: 'raw' as const, text: raw })) },
           { weight: 1, arbitrary: fc.constant({ kind: 'none' as const }) },
         )
-      : fc.oneof(fc.constant({ kind: 'none' as const }), json().map((value) => ({ kind: 'json' as const, value })));
-  const declared = (operation.operation.parameters ?? []).filter((parameter: { in: string }) => parameter.in === 'query').map((parameter: { name: string }) => parameter.name as string);
-  const queryKey = declared.length > 0 ? fc.oneof(fc.constantFrom(...declared), text({ maxLength: 12 })) : text({ maxLength: 12 });
+      : fc.oneof(
+          fc.constant({ kind: 'none' as const }),
+          json().map((value) => ({ kind: 'json' as const, value })),
+        );
+  const declared = (operation.operation.parameters ?? [])
+    .filter((parameter: { in: string }) => parameter.in === 'query')
+    .map((parameter: { name: string }) => parameter.name as string);
+  const queryKey =
+    declared.length > 0 ? fc.oneof(fc.constantFrom(...declared), text({ maxLength: 12 })) : text({ maxLength: 12 });
   return fc.record({
-    id: fc.oneof({ weight: 3, arbitrary: fc.constant(operation.path.includes('{') ? ownId(operation.path) : '') }, { weight: 1, arbitrary: text({ minLength: 1, maxLength: 80 }) }),
-    query: fc.array(fc.tuple(queryKey, fc.oneof(text({ maxLength: 30 }), fc.integer().map(String), fc.constantFrom('', '0', '-1', '1e9', 'null', '[]'))), { maxLength: 4 }),
+    id: fc.oneof(
+      { weight: 3, arbitrary: fc.constant(operation.path.includes('{') ? ownId(operation.path) : '') },
+      { weight: 1, arbitrary: text({ minLength: 1, maxLength: 80 }) },
+    ),
+    query: fc.array(
+      fc.tuple(
+        queryKey,
+        fc.oneof(
+          text({ maxLength: 30 }),
+          fc.integer().map(String),
+          fc.constantFrom('', '0', '-1', '1e9', 'null', '[]'),
+        ),
+      ),
+      { maxLength: 4 },
+    ),
     headers: fc.record(
       {
-        'content-type': fc.oneof(fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', MULTIPART_CONTENT_TYPE, 'multipart/form-data'), headerValue),
+        'content-type': fc.oneof(
+          fc.constantFrom(
+            'application/json',
+            'text/plain',
+            'application/x-www-form-urlencoded',
+            'application/json; charset=latin1',
+            MULTIPART_CONTENT_TYPE,
+            'multipart/form-data',
+          ),
+          headerValue,
+        ),
         'if-match': fc.oneof(fc.constantFrom('"1"', '"2"', '*', 'W/"1"', '"999"'), headerValue),
         'idempotency-key': headerValue,
         accept: fc.oneof(fc.constantFrom('application/json', 'text/html', 'application/xml', '*/*'), headerValue),
@@ -135,7 +189,9 @@ async function state(): Promise<string> {
   return texts.join('\n');
 }
 
-it(`fuzzes every client operation (${RUNS_PER_OPERATION} runs each): no 5xx, documented problems, rejected requests change nothing`, { timeout: 200_000 }, async () => {
+it(`fuzzes every client operation (${RUNS_PER_OPERATION} runs each): no 5xx, documented problems, rejected requests change nothing`, {
+  timeout: 200_000,
+}, async () => {
   const operations = clientOperations(t.app);
   let total = 0;
   let rejected = 0;
@@ -158,15 +214,25 @@ it(`fuzzes every client operation (${RUNS_PER_OPERATION} runs each): no 5xx, doc
         if (operation.method === 'GET') body = undefined;
         if (body === undefined) delete headers['content-type'];
         const search = new URLSearchParams(request.query).toString();
-        const response = await t.http.request(operation.method, `${path}${search ? `?${search}` : ''}`, { token: m.fullToken, headers, ...(body !== undefined ? { body: body as never } : {}) });
+        const response = await t.http.request(operation.method, `${path}${search ? `?${search}` : ''}`, {
+          token: m.fullToken,
+          headers,
+          ...(body !== undefined ? { body: body as never } : {}),
+        });
         total++;
         if (response.status >= 500) serverErrors++;
-        expect(response.status, `${operation.method} ${path}?${search} ${JSON.stringify(request)} → ${response.text}`).toBeLessThan(500);
+        expect(
+          response.status,
+          `${operation.method} ${path}?${search} ${JSON.stringify(request)} → ${response.text}`,
+        ).toBeLessThan(500);
         if (response.status >= 400) {
           rejected++;
           expect(typeof response.body?.type, response.text).toBe('string');
           expect(response.body.status).toBe(response.status);
-          if (operation.method !== 'GET') expect(await state(), `${operation.operationId} rejected with ${response.status} but changed state`).toBe(before);
+          if (operation.method !== 'GET')
+            expect(await state(), `${operation.operationId} rejected with ${response.status} but changed state`).toBe(
+              before,
+            );
         } else accepted++;
       }),
       { numRuns: RUNS_PER_OPERATION },

@@ -31,20 +31,39 @@ beforeAll(async () => {
 afterAll(async () => stage?.close());
 
 /** Runs `svc import` to its end; resolves with its exit code and output. */
-function svcImport(file: string, progress: string, report: string): { done: Promise<{ code: number; output: string }> } {
-  const child = spawn(process.execPath, [path.join(ROOT, 'packages/client/bin/svc.js'), 'import', 'sites', file, '--rate', '600000', '--progress', progress, '--report', report], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      SVC_BASE_URL: api.baseUrl,
-      SVC_CLIENT_ID: tenant.clientId,
-      SVC_CLIENT_SECRET: tenant.clientSecret,
-      // The test server's rate limit is raised; the command's own pacing would otherwise take 30 minutes.
-      SVC_ALLOW_RATE_ABOVE_LIMIT: '1',
+function svcImport(
+  file: string,
+  progress: string,
+  report: string,
+): { done: Promise<{ code: number; output: string }> } {
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(ROOT, 'packages/client/bin/svc.js'),
+      'import',
+      'sites',
+      file,
+      '--rate',
+      '600000',
+      '--progress',
+      progress,
+      '--report',
+      report,
+    ],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        SVC_BASE_URL: api.baseUrl,
+        SVC_CLIENT_ID: tenant.clientId,
+        SVC_CLIENT_SECRET: tenant.clientSecret,
+        // The test server's rate limit is raised; the command's own pacing would otherwise take 30 minutes.
+        SVC_ALLOW_RATE_ABOVE_LIMIT: '1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let output = '';
   child.stdout!.on('data', (chunk) => (output = (output + chunk).slice(-5_000)));
   child.stderr!.on('data', (chunk) => (output = (output + chunk).slice(-5_000)));
@@ -59,7 +78,9 @@ function svcImport(file: string, progress: string, report: string): { done: Prom
   };
 }
 
-it(`${RUNS} runs of a ${RECORDS}-record import through kill -9 of the API`, { timeout: 60_000 + RUNS * 120_000 }, async () => {
+it(`${RUNS} runs of a ${RECORDS}-record import through kill -9 of the API`, {
+  timeout: 60_000 + RUNS * 120_000,
+}, async () => {
   let kills = 0;
   let reruns = 0;
   let exact = 0;
@@ -68,7 +89,8 @@ it(`${RUNS} runs of a ${RECORDS}-record import through kill -9 of the API`, { ti
     const prefix = `IMP${run}-${randomInt(1e9)}`;
     const file = path.join(directory, 'sites.csv');
     const lines = ['name,siteCode,addressLine1,city,stateRegion,postalCode,country'];
-    for (let row = 1; row <= RECORDS; row++) lines.push(`Store ${row},${prefix}-${row},${row} Main Street,Springfield,IL,62701,US`);
+    for (let row = 1; row <= RECORDS; row++)
+      lines.push(`Store ${row},${prefix}-${row},${row} Main Street,Springfield,IL,62701,US`);
     fs.writeFileSync(file, `${lines.join('\n')}\n`);
     const progress = path.join(directory, 'progress.log');
     const report = path.join(directory, 'report.json');
@@ -102,5 +124,8 @@ it(`${RUNS} runs of a ${RECORDS}-record import through kill -9 of the API`, { ti
     expect(counts[0]).toEqual({ n: RECORDS, codes: RECORDS });
     exact++;
   }
-  reportFigure('import-kill', `${exact}/${RUNS} runs with exactly ${RECORDS}/${RECORDS} records (0 lost, 0 duplicated) through ${kills} kill -9 of the API process, ${reruns} resumed re-runs of svc import`);
+  reportFigure(
+    'import-kill',
+    `${exact}/${RUNS} runs with exactly ${RECORDS}/${RECORDS} records (0 lost, 0 duplicated) through ${kills} kill -9 of the API process, ${reruns} resumed re-runs of svc import`,
+  );
 });

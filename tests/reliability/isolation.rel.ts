@@ -33,7 +33,12 @@ let b: World;
 async function world(): Promise<World> {
   const m = await messageTenant(t, { assets: 2 });
   const messageId = (await createMessage(t, m)).id;
-  const upload = (path: string) => t.http.post(path, { token: m.fullToken, body: fileForm(pdfBytes()), headers: { 'content-type': MULTIPART_CONTENT_TYPE } });
+  const upload = (path: string) =>
+    t.http.post(path, {
+      token: m.fullToken,
+      body: fileForm(pdfBytes()),
+      headers: { 'content-type': MULTIPART_CONTENT_TYPE },
+    });
   expect((await upload(`/api/v1/site-visits/${m.visitId}/return-label`)).status).toBe(201);
   expect((await upload(`/api/v1/messages/${messageId}/file-attachment`)).status).toBe(201);
   const subscription = await t.http.post('/api/v1/webhook-subscriptions', {
@@ -42,9 +47,23 @@ async function world(): Promise<World> {
   });
   expect(subscription.status, subscription.text).toBe(201);
   const idempotencyKey = `import-row-of-${m.tenantId}`;
-  expect((await t.http.post('/api/v1/sites', { token: m.fullToken, json: siteBody(), headers: { 'idempotency-key': idempotencyKey } })).status).toBe(201);
+  expect(
+    (
+      await t.http.post('/api/v1/sites', {
+        token: m.fullToken,
+        json: siteBody(),
+        headers: { 'idempotency-key': idempotencyKey },
+      })
+    ).status,
+  ).toBe(201);
   const visit = await t.http.get(`/api/v1/site-visits/${m.visitId}`, { token: m.fullToken });
-  return { ...m, messageId, subscriptionId: subscription.body.data.id, idempotencyKey, ticketNumber: visit.body.data.attributes.clientTicketNumber };
+  return {
+    ...m,
+    messageId,
+    subscriptionId: subscription.body.data.id,
+    idempotencyKey,
+    ticketNumber: visit.body.data.attributes.clientTicketNumber,
+  };
 }
 
 beforeAll(async () => {
@@ -57,7 +76,8 @@ afterAll(async () => t?.close());
 /** The owner's id for a path's resource, or a well-formed id that exists nowhere. */
 function idFor(path: string, owner: World | undefined): string {
   if (path.startsWith('/api/v1/sites/')) return owner ? owner.siteId : newId('site');
-  if (path.startsWith('/api/v1/site-visits/') || path.startsWith('/api/v1/sandbox/site-visits/')) return owner ? owner.visitId : newId('visit');
+  if (path.startsWith('/api/v1/site-visits/') || path.startsWith('/api/v1/sandbox/site-visits/'))
+    return owner ? owner.visitId : newId('visit');
   if (path.startsWith('/api/v1/messages/')) return owner ? owner.messageId : newId('msg');
   if (path.startsWith('/api/v1/webhook-subscriptions/')) return owner ? owner.subscriptionId : newId('whsub');
   throw new Error(`no resource known for ${path}`);
@@ -84,7 +104,18 @@ it('leaks nothing across tenants on any route, in either direction', { timeout: 
   const lists = operations.filter((operation) => operation.method === 'GET' && !operation.path.includes('{'));
   expect(byId.length).toBeGreaterThanOrEqual(10);
   const snapshot = async (owner: World) =>
-    Promise.all(byId.filter((operation) => operation.method === 'GET').map(async (operation) => fingerprint(await t.http.get(fillPath(operation.path, () => idFor(operation.path, owner)), { token: owner.fullToken }))));
+    Promise.all(
+      byId
+        .filter((operation) => operation.method === 'GET')
+        .map(async (operation) =>
+          fingerprint(
+            await t.http.get(
+              fillPath(operation.path, () => idFor(operation.path, owner)),
+              { token: owner.fullToken },
+            ),
+          ),
+        ),
+    );
   const before = [await snapshot(a), await snapshot(b)];
 
   let probes = 0;
@@ -98,26 +129,49 @@ it('leaks nothing across tenants on any route, in either direction', { timeout: 
     into.push(performance.now() - started);
     return response;
   };
-  for (const [owner, intruder] of [[a, b], [b, a]] as const) {
-    const ownerIds = [owner.tenantId, owner.siteId, owner.visitId, owner.messageId, owner.subscriptionId, owner.siteCode, owner.ticketNumber, String(owner.projectId), owner.itemName];
+  for (const [owner, intruder] of [
+    [a, b],
+    [b, a],
+  ] as const) {
+    const ownerIds = [
+      owner.tenantId,
+      owner.siteId,
+      owner.visitId,
+      owner.messageId,
+      owner.subscriptionId,
+      owner.siteCode,
+      owner.ticketNumber,
+      String(owner.projectId),
+      owner.itemName,
+    ];
     // Every operation on an id: the owner's id answers exactly as an id that exists nowhere.
     for (const operation of byId) {
       const call = (owned: World | undefined) => () =>
-        t.http.request(operation.method, fillPath(operation.path, () => idFor(operation.path, owned)), { token: intruder.fullToken, ...requestFor(operation.method, operation.path) });
+        t.http.request(
+          operation.method,
+          fillPath(operation.path, () => idFor(operation.path, owned)),
+          { token: intruder.fullToken, ...requestFor(operation.method, operation.path) },
+        );
       // Alternate which goes first, so that a route's first call (colder) does not bias the timings.
       const foreignFirst = probes % 2 === 0;
       const first = await timed(call(foreignFirst ? owner : undefined), foreignFirst ? foreignMs : unknownMs);
       const second = await timed(call(foreignFirst ? undefined : owner), foreignFirst ? unknownMs : foreignMs);
       const [foreign, unknown] = foreignFirst ? [first, second] : [second, first];
       probes++;
-      if (foreign.status !== 404) leaks.push(`${operation.operationId} with the other tenant's id: ${foreign.status} ${foreign.text.slice(0, 200)}`);
-      else if (fingerprint(foreign) !== fingerprint(unknown)) leaks.push(`${operation.operationId}: foreign ${fingerprint(foreign)} vs unknown ${fingerprint(unknown)}`);
+      if (foreign.status !== 404)
+        leaks.push(
+          `${operation.operationId} with the other tenant's id: ${foreign.status} ${foreign.text.slice(0, 200)}`,
+        );
+      else if (fingerprint(foreign) !== fingerprint(unknown))
+        leaks.push(`${operation.operationId}: foreign ${fingerprint(foreign)} vs unknown ${fingerprint(unknown)}`);
       else identical404s++;
     }
     // Every list, unfiltered and filtered by the owner's identifiers: none of the owner's rows.
     const queries: Array<[string, Record<string, string>]> = [
       ...lists.map((operation) => {
-        const paged = (operation.operation.parameters ?? []).some((parameter: { name: string }) => parameter.name === 'page[size]');
+        const paged = (operation.operation.parameters ?? []).some(
+          (parameter: { name: string }) => parameter.name === 'page[size]',
+        );
         return [operation.path, paged ? { 'page[size]': '100' } : {}] as [string, Record<string, string>];
       }),
       ['/api/v1/sites', { siteCode: owner.siteCode }],
@@ -132,11 +186,36 @@ it('leaks nothing across tenants on any route, in either direction', { timeout: 
     }
     // Creates naming the owner's things: as if they did not exist.
     const creates: Array<[string, string, Record<string, unknown>, Record<string, unknown>]> = [
-      ['visit at the owner\'s site code', '/api/v1/site-visits', visitBody(intruder, { clientSiteId: owner.siteCode }), visitBody(intruder, { clientSiteId: 'NO-SUCH-SITE' })],
-      ['visit with the owner\'s project', '/api/v1/site-visits', visitBody(intruder, { projectId: owner.projectId }), visitBody(intruder, { projectId: 999_999_999 })],
-      ['visit with the owner\'s item', '/api/v1/site-visits', visitBody(intruder, { itemName: owner.itemName }), visitBody(intruder, { itemName: 'No such item' })],
-      ['visit with the owner\'s site assets', '/api/v1/site-visits', visitBody(intruder, { siteAssetIds: owner.assetIds }), visitBody(intruder, { siteAssetIds: [1, 2] })],
-      ['message on the owner\'s visit', '/api/v1/messages', { siteVisitId: owner.visitId, messageThread: 'Leak?' }, { siteVisitId: newId('visit'), messageThread: 'Leak?' }],
+      [
+        "visit at the owner's site code",
+        '/api/v1/site-visits',
+        visitBody(intruder, { clientSiteId: owner.siteCode }),
+        visitBody(intruder, { clientSiteId: 'NO-SUCH-SITE' }),
+      ],
+      [
+        "visit with the owner's project",
+        '/api/v1/site-visits',
+        visitBody(intruder, { projectId: owner.projectId }),
+        visitBody(intruder, { projectId: 999_999_999 }),
+      ],
+      [
+        "visit with the owner's item",
+        '/api/v1/site-visits',
+        visitBody(intruder, { itemName: owner.itemName }),
+        visitBody(intruder, { itemName: 'No such item' }),
+      ],
+      [
+        "visit with the owner's site assets",
+        '/api/v1/site-visits',
+        visitBody(intruder, { siteAssetIds: owner.assetIds }),
+        visitBody(intruder, { siteAssetIds: [1, 2] }),
+      ],
+      [
+        "message on the owner's visit",
+        '/api/v1/messages',
+        { siteVisitId: owner.visitId, messageThread: 'Leak?' },
+        { siteVisitId: newId('visit'), messageThread: 'Leak?' },
+      ],
     ];
     for (const [name, path, foreignBody, unknownBody] of creates) {
       const foreign = await t.http.post(path, { token: intruder.fullToken, json: foreignBody });
@@ -145,18 +224,31 @@ it('leaks nothing across tenants on any route, in either direction', { timeout: 
       // The detail may echo the value sent (each request's own); the status and problem type may not differ.
       if (foreign.status < 400 || foreign.status !== unknown.status || foreign.body.type !== unknown.body.type) {
         leaks.push(`${name}: ${foreign.status} ${foreign.body.type} vs ${unknown.status} ${unknown.body.type}`);
-      }
-      else identical404s += foreign.status === 404 ? 1 : 0;
+      } else identical404s += foreign.status === 404 ? 1 : 0;
     }
     // The owner's siteCode, ticket number and Idempotency-Key are free in the intruder's tenant.
-    const sameCode = await t.http.post('/api/v1/sites', { token: intruder.fullToken, json: siteBody({ siteCode: owner.siteCode }), headers: { 'idempotency-key': owner.idempotencyKey } });
+    const sameCode = await t.http.post('/api/v1/sites', {
+      token: intruder.fullToken,
+      json: siteBody({ siteCode: owner.siteCode }),
+      headers: { 'idempotency-key': owner.idempotencyKey },
+    });
     probes++;
-    if (sameCode.status !== 201 || sameCode.headers.get('idempotent-replayed') !== null || ownerIds.some((id) => sameCode.text.includes(id) && id !== owner.siteCode)) {
-      leaks.push(`site with the owner's siteCode and Idempotency-Key: ${sameCode.status} ${sameCode.text.slice(0, 200)}`);
+    if (
+      sameCode.status !== 201 ||
+      sameCode.headers.get('idempotent-replayed') !== null ||
+      ownerIds.some((id) => sameCode.text.includes(id) && id !== owner.siteCode)
+    ) {
+      leaks.push(
+        `site with the owner's siteCode and Idempotency-Key: ${sameCode.status} ${sameCode.text.slice(0, 200)}`,
+      );
     }
-    const sameTicket = await t.http.post('/api/v1/site-visits', { token: intruder.fullToken, json: visitBody(intruder, { clientTicketNumber: owner.ticketNumber }) });
+    const sameTicket = await t.http.post('/api/v1/site-visits', {
+      token: intruder.fullToken,
+      json: visitBody(intruder, { clientTicketNumber: owner.ticketNumber }),
+    });
     probes++;
-    if (sameTicket.status !== 201) leaks.push(`visit with the owner's ticket number: ${sameTicket.status} ${sameTicket.text.slice(0, 200)}`);
+    if (sameTicket.status !== 201)
+      leaks.push(`visit with the owner's ticket number: ${sameTicket.status} ${sameTicket.text.slice(0, 200)}`);
   }
   // Nothing the intruders tried changed the owners' resources.
   const after = [await snapshot(a), await snapshot(b)];

@@ -39,7 +39,10 @@ beforeAll(async () => {
     WEBHOOK_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     ADMIN_TOKEN: `adm_${randomBytes(16).toString('hex')}`,
   });
-  production = await startTestApp({ config: { ...productionConfig, logLevel: 'silent', rateLimitPerMinute: 1_000_000 }, database: t.database });
+  production = await startTestApp({
+    config: { ...productionConfig, logLevel: 'silent', rateLimitPerMinute: 1_000_000 },
+    database: t.database,
+  });
   tenant = await tenantWithToken(t);
   const databasePort = Number(new URL(t.database.pool!.options.connectionString!).port || 5432);
   const appPorts = [t.baseUrl, production.baseUrl].map((url) => Number(new URL(url).port));
@@ -54,7 +57,8 @@ afterAll(async () => {
 
 it('every attack on every secured operation is 401, never 5xx, with no outbound fetch', async () => {
   const now = Math.floor(Date.now() / 1000);
-  const claims = (overrides: Record<string, unknown> = {}) => accessClaims(tenant, now, { scope: tenant.scopes.join(' '), ...overrides });
+  const claims = (overrides: Record<string, unknown> = {}) =>
+    accessClaims(tenant, now, { scope: tenant.scopes.join(' '), ...overrides });
   const serverKey = t.keys.tokenPrivateKey;
   const attacker = generateKeyPairSync('ed25519');
   const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -67,26 +71,92 @@ it('every attack on every secured operation is 401, never 5xx, with no outbound 
     ['alg none, no signature', forgeJwt(claims(), { header: { alg: 'none', typ: 'at+jwt' } })],
     ['alg None with a signature', `${forgeJwt(claims(), { header: { alg: 'None', typ: 'at+jwt' } })}${b64('sig')}`],
     ['HS256 keyed with our public key (PEM)', forgeJwt(claims(), { secret: pem })],
-    ['HS256 keyed with our raw Ed25519 key (HS/EdDSA confusion)', forgeJwt(claims(), { secret: Buffer.from(jwk.x!, 'base64url') })],
-    ['HS256 keyed with our JWK, naming our kid', forgeJwt(claims(), { secret: JSON.stringify(jwk), header: { alg: 'HS256', typ: 'at+jwt', kid: t.keys.tokenKeyId } })],
-    ['RS256 label over an HMAC of our key (HS/RS confusion)', forgeJwt(claims(), { secret: pem, header: { alg: 'RS256', typ: 'at+jwt' } })],
-    ['RS256 label over our EdDSA signature', forgeJwt(claims(), { key: serverKey, header: { alg: 'RS256', typ: 'at+jwt' } })],
-    ['expired an hour ago', forgeJwt(claims({ iat: now - 7200, nbf: now - 7200, exp: now - 3600 }), { key: serverKey })],
+    [
+      'HS256 keyed with our raw Ed25519 key (HS/EdDSA confusion)',
+      forgeJwt(claims(), { secret: Buffer.from(jwk.x!, 'base64url') }),
+    ],
+    [
+      'HS256 keyed with our JWK, naming our kid',
+      forgeJwt(claims(), {
+        secret: JSON.stringify(jwk),
+        header: { alg: 'HS256', typ: 'at+jwt', kid: t.keys.tokenKeyId },
+      }),
+    ],
+    [
+      'RS256 label over an HMAC of our key (HS/RS confusion)',
+      forgeJwt(claims(), { secret: pem, header: { alg: 'RS256', typ: 'at+jwt' } }),
+    ],
+    [
+      'RS256 label over our EdDSA signature',
+      forgeJwt(claims(), { key: serverKey, header: { alg: 'RS256', typ: 'at+jwt' } }),
+    ],
+    [
+      'expired an hour ago',
+      forgeJwt(claims({ iat: now - 7200, nbf: now - 7200, exp: now - 3600 }), { key: serverKey }),
+    ],
     ['not valid for another hour', forgeJwt(claims({ nbf: now + 3600, exp: now + 7200 }), { key: serverKey })],
     ['wrong issuer', forgeJwt(claims({ iss: 'https://accounts.example.com' }), { key: serverKey })],
     ['wrong audience', forgeJwt(claims({ aud: 'another-api' }), { key: serverKey })],
     ['typ JWT instead of at+jwt', forgeJwt(claims(), { key: serverKey, header: { alg: 'EdDSA', typ: 'JWT' } })],
-    ['the production environment\'s genuine token', productionToken],
+    ["the production environment's genuine token", productionToken],
     ['signed by an attacker key', forgeJwt(claims(), { key: attacker.privateKey })],
-    ['kid path traversal', forgeJwt(claims(), { key: attacker.privateKey, header: { alg: 'EdDSA', typ: 'at+jwt', kid: '../../../../../dev/null' } })],
-    ['kid SQL injection', forgeJwt(claims(), { key: attacker.privateKey, header: { alg: 'EdDSA', typ: 'at+jwt', kid: "x' UNION SELECT 'secret' --" } })],
-    ['embedded attacker jwk', forgeJwt(claims(), { key: attacker.privateKey, header: { alg: 'EdDSA', typ: 'at+jwt', jwk: attacker.publicKey.export({ format: 'jwk' }) } })],
-    ['jku to a canary', forgeJwt(claims(), { key: attacker.privateKey, header: { alg: 'EdDSA', typ: 'at+jwt', jku: `${canaryUrl}/jwks.json`, kid: 'attacker' } })],
-    ['x5u to a canary', forgeJwt(claims(), { key: attacker.privateKey, header: { alg: 'EdDSA', typ: 'at+jwt', x5u: `${canaryUrl}/cert.pem` } })],
-    ['embedded x5c', forgeJwt(claims(), { key: attacker.privateKey, header: { alg: 'EdDSA', typ: 'at+jwt', x5c: [randomBytes(300).toString('base64')] } })],
-    ['RS256 by an attacker with embedded jwk', forgeJwt(claims(), { key: rsa.privateKey, header: { alg: 'RS256', typ: 'at+jwt', jwk: rsa.publicKey.export({ format: 'jwk' }) } })],
-    ['another tenant in the payload, original signature', `${genuine.split('.')[0]}.${b64(claims({ tid: 'tnt_other' }))}.${genuine.split('.')[2]}`],
-    ['critical header extension', forgeJwt(claims(), { key: serverKey, header: { alg: 'EdDSA', typ: 'at+jwt', crit: ['exp'], exp: now } })],
+    [
+      'kid path traversal',
+      forgeJwt(claims(), {
+        key: attacker.privateKey,
+        header: { alg: 'EdDSA', typ: 'at+jwt', kid: '../../../../../dev/null' },
+      }),
+    ],
+    [
+      'kid SQL injection',
+      forgeJwt(claims(), {
+        key: attacker.privateKey,
+        header: { alg: 'EdDSA', typ: 'at+jwt', kid: "x' UNION SELECT 'secret' --" },
+      }),
+    ],
+    [
+      'embedded attacker jwk',
+      forgeJwt(claims(), {
+        key: attacker.privateKey,
+        header: { alg: 'EdDSA', typ: 'at+jwt', jwk: attacker.publicKey.export({ format: 'jwk' }) },
+      }),
+    ],
+    [
+      'jku to a canary',
+      forgeJwt(claims(), {
+        key: attacker.privateKey,
+        header: { alg: 'EdDSA', typ: 'at+jwt', jku: `${canaryUrl}/jwks.json`, kid: 'attacker' },
+      }),
+    ],
+    [
+      'x5u to a canary',
+      forgeJwt(claims(), {
+        key: attacker.privateKey,
+        header: { alg: 'EdDSA', typ: 'at+jwt', x5u: `${canaryUrl}/cert.pem` },
+      }),
+    ],
+    [
+      'embedded x5c',
+      forgeJwt(claims(), {
+        key: attacker.privateKey,
+        header: { alg: 'EdDSA', typ: 'at+jwt', x5c: [randomBytes(300).toString('base64')] },
+      }),
+    ],
+    [
+      'RS256 by an attacker with embedded jwk',
+      forgeJwt(claims(), {
+        key: rsa.privateKey,
+        header: { alg: 'RS256', typ: 'at+jwt', jwk: rsa.publicKey.export({ format: 'jwk' }) },
+      }),
+    ],
+    [
+      'another tenant in the payload, original signature',
+      `${genuine.split('.')[0]}.${b64(claims({ tid: 'tnt_other' }))}.${genuine.split('.')[2]}`,
+    ],
+    [
+      'critical header extension',
+      forgeJwt(claims(), { key: serverKey, header: { alg: 'EdDSA', typ: 'at+jwt', crit: ['exp'], exp: now } }),
+    ],
     ['truncated signature', genuine.slice(0, -10)],
     ['two segments only', genuine.split('.').slice(0, 2).join('.')],
     ['oversized, validly signed', forgeJwt(claims({ padding: 'x'.repeat(6_000) }), { key: serverKey })],
@@ -113,9 +183,15 @@ it('every attack on every secured operation is 401, never 5xx, with no outbound 
       });
       answered++;
       if (response.status >= 500) serverErrors++;
-      const ok = response.status === 401 && /\/problems\/unauthorized$/.test(response.body?.type ?? '') && /^Bearer /.test(response.headers.get('www-authenticate') ?? '');
+      const ok =
+        response.status === 401 &&
+        /\/problems\/unauthorized$/.test(response.body?.type ?? '') &&
+        /^Bearer /.test(response.headers.get('www-authenticate') ?? '');
       if (ok) unauthorized++;
-      else failures.push(`${name} → ${operation.method} ${operation.path}: ${response.status} ${response.text.slice(0, 200)}`);
+      else
+        failures.push(
+          `${name} → ${operation.method} ${operation.path}: ${response.status} ${response.text.slice(0, 200)}`,
+        );
     }
   }
   expect(failures).toEqual([]);

@@ -44,12 +44,22 @@ interface Row {
   attempt_log: DeliveryAttempt[];
 }
 
-it('delivers every event after refused, 500 and timeout phases; terminal failures retried by the operator', { timeout: 180_000 }, async () => {
+it('delivers every event after refused, 500 and timeout phases; terminal failures retried by the operator', {
+  timeout: 180_000,
+}, async () => {
   const rows = () => w.stage.rows<Row>('select id, event_id, status, attempts, attempt_log from webhook_deliveries');
-  const logged = async (ids: Set<string>, count: number) => (await rows()).filter((row) => ids.has(row.event_id) && row.attempt_log.length >= count).length === ids.size;
+  const logged = async (ids: Set<string>, count: number) =>
+    (await rows()).filter((row) => ids.has(row.event_id) && row.attempt_log.length >= count).length === ids.size;
   const eventIdsOf = async (visitIds: string[]) =>
-    new Set((await w.stage.rows<{ id: string }>(`select id from events where resource_id in (${visitIds.map((id) => `'${id}'`).join(',')})`)).map((row) => row.id));
-  const phase = (what: string) => async () => `${what}: ${JSON.stringify((await rows()).map((row) => [row.status, row.attempt_log.length]))}`;
+    new Set(
+      (
+        await w.stage.rows<{ id: string }>(
+          `select id from events where resource_id in (${visitIds.map((id) => `'${id}'`).join(',')})`,
+        )
+      ).map((row) => row.id),
+    );
+  const phase = (what: string) => async () =>
+    `${what}: ${JSON.stringify((await rows()).map((row) => [row.status, row.attempt_log.length]))}`;
 
   // 1. Refused: the receiver is not there at all.
   await w.front.setMode('refuse');
@@ -66,7 +76,11 @@ it('delivers every event after refused, 500 and timeout phases; terminal failure
   await until(() => logged(during, 1), phase('events during the hang attempted'), 60_000);
   // 4. Back: the automatic retries deliver what is still pending; the early events are terminally failed.
   answer = 200;
-  await until(async () => (await rows()).filter((row) => during.has(row.event_id)).every((row) => row.status === 'succeeded'), phase('automatic retries'), 60_000);
+  await until(
+    async () => (await rows()).filter((row) => during.has(row.event_id)).every((row) => row.status === 'succeeded'),
+    phase('automatic retries'),
+    60_000,
+  );
   const failed = (await rows()).filter((row) => early.has(row.event_id));
   expect(failed.map((row) => row.status)).toEqual(failed.map(() => 'failed'));
   let recorded = 0;
@@ -80,7 +94,9 @@ it('delivers every event after refused, 500 and timeout phases; terminal failure
   }
   // 5. The operator retries the terminal ones.
   for (const row of failed) {
-    const retried = await w.stage.operator.http.post(`/admin/v1/deliveries/${row.id}/retry`, { token: w.stage.operator.adminToken });
+    const retried = await w.stage.operator.http.post(`/admin/v1/deliveries/${row.id}/retry`, {
+      token: w.stage.operator.adminToken,
+    });
     expect(retried.status, retried.text).toBe(202);
   }
   await until(async () => (await rows()).every((row) => row.status === 'succeeded'), phase('operator retries'), 60_000);

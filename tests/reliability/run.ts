@@ -13,20 +13,46 @@ const DOC = path.join(ROOT, 'docs', 'reliability.md');
 const START = '<!-- figures:start -->';
 const END = '<!-- figures:end -->';
 /** The order of the lines in the output and the document. */
-const ORDER = ['concurrency', 'worker-kill', 'receiver-outage', 'database-outage', 'ssrf', 'jwt', 'uploads', 'fuzz', 'isolation', 'import-kill'];
+const ORDER = [
+  'concurrency',
+  'worker-kill',
+  'receiver-outage',
+  'database-outage',
+  'ssrf',
+  'jwt',
+  'uploads',
+  'fuzz',
+  'isolation',
+  'import-kill',
+];
 
 const figuresDir = mkdtempSync(path.join(os.tmpdir(), 'reliability-figures-'));
 const started = Date.now();
-const vitest = spawn(process.execPath, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', 'vitest.reliability.config.ts', ...process.argv.slice(2)], {
-  cwd: ROOT,
-  env: { ...process.env, RELIABILITY_FIGURES_DIR: figuresDir },
-  stdio: 'inherit',
-});
-const code = await new Promise<number>((resolve) => vitest.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
+const vitest = spawn(
+  process.execPath,
+  [
+    path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'),
+    'run',
+    '--config',
+    'vitest.reliability.config.ts',
+    ...process.argv.slice(2),
+  ],
+  {
+    cwd: ROOT,
+    env: { ...process.env, RELIABILITY_FIGURES_DIR: figuresDir },
+    stdio: 'inherit',
+  },
+);
+const code = await new Promise<number>((resolve) =>
+  vitest.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))),
+);
 const seconds = Math.round((Date.now() - started) / 1000);
 
 const lines = readdirSync(figuresDir)
-  .map((file) => ({ suite: file.replace(/\.txt$/, ''), line: readFileSync(path.join(figuresDir, file), 'utf8').trim() }))
+  .map((file) => ({
+    suite: file.replace(/\.txt$/, ''),
+    line: readFileSync(path.join(figuresDir, file), 'utf8').trim(),
+  }))
   .sort((a, b) => (ORDER.indexOf(a.suite) + 1 || 99) - (ORDER.indexOf(b.suite) + 1 || 99))
   .map((entry) => entry.line);
 rmSync(figuresDir, { recursive: true, force: true });

@@ -13,7 +13,14 @@ import { type TransportRequest, PinnedTransport, type WebhookTransport } from '.
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { type DnsAnswer, HOSTILE_DNS_ALLOWED, REFUSED, tableResolver } from '../helpers/hostile-destinations.js';
 import { tenantWithToken } from '../helpers/tenants.js';
-import { recordTestEvent, startTestWorker, settled, TestReceiver, testWebhookConfig, waitForDeliveries } from '../helpers/webhooks.js';
+import {
+  recordTestEvent,
+  startTestWorker,
+  settled,
+  TestReceiver,
+  testWebhookConfig,
+  waitForDeliveries,
+} from '../helpers/webhooks.js';
 import { type Canary, startCanary } from './lib/canary.js';
 import { reportFigure } from './lib/figures.js';
 
@@ -82,7 +89,11 @@ beforeAll(async () => {
   canary = await startCanary();
   receiver = await TestReceiver.start();
   real = new PinnedTransport({ connectTimeoutMs: 2_000, connections: 4, extraCa: [receiver.caPem] });
-  const webhook = { ...testWebhookConfig(receiver.port), testAllowedDestinations: [...HOSTILE_DNS_ALLOWED, `localhost:${receiver.port}`], maxAttempts: 2 };
+  const webhook = {
+    ...testWebhookConfig(receiver.port),
+    testAllowedDestinations: [...HOSTILE_DNS_ALLOWED, `localhost:${receiver.port}`],
+    maxAttempts: 2,
+  };
   t = await startTestApp({ config: { webhook }, resolver });
 });
 afterAll(async () => {
@@ -93,7 +104,10 @@ afterAll(async () => {
 });
 
 async function subscribe(token: string, targetUrl: string) {
-  return t.http.post('/api/v1/webhook-subscriptions', { token, json: { targetUrl, eventTypes: ['ticket.created'], secret: 'a secret of sixteen+' } });
+  return t.http.post('/api/v1/webhook-subscriptions', {
+    token,
+    json: { targetUrl, eventTypes: ['ticket.created'], secret: 'a secret of sixteen+' },
+  });
 }
 
 it('refuses every hostile destination at subscription and at delivery; accepts public ones; 0 canary hits', async () => {
@@ -122,18 +136,36 @@ it('refuses every hostile destination at subscription and at delivery; accepts p
   for (const [name, url] of hostile) {
     const created = await subscribe(tenant.token, 'https://public.example/placeholder');
     expect(created.status).toBe(201);
-    await t.database.db.updateTable('webhook_subscriptions').set({ target_url: url }).where('id', '=', created.body.data.id).execute();
+    await t.database.db
+      .updateTable('webhook_subscriptions')
+      .set({ target_url: url })
+      .where('id', '=', created.body.data.id)
+      .execute();
     hostileIds.set(created.body.data.id, name);
   }
-  const redirecting = [302, 307, 308].map((status) => receiver.endpoint(() => ({ status, headers: { location: `https://127.0.0.1:${canary.port}/` } })));
+  const redirecting = [302, 307, 308].map((status) =>
+    receiver.endpoint(() => ({ status, headers: { location: `https://127.0.0.1:${canary.port}/` } })),
+  );
   for (const endpoint of redirecting) expect((await subscribe(tenant.token, endpoint.url)).status).toBe(201);
 
-  const worker = await startTestWorker(t, receiver, new Set([tenant.tenantId]), { config: { maxAttempts: 2 }, deps: { transport, resolver } });
+  const worker = await startTestWorker(t, receiver, new Set([tenant.tenantId]), {
+    config: { maxAttempts: 2 },
+    deps: { transport, resolver },
+  });
   try {
     const event = await recordTestEvent(t, tenant.tenantId);
-    const deliveries = await waitForDeliveries(t, event.id, (all) => all.length === hostile.length + PUBLIC.length + 1 + redirecting.length && settled(all), 60_000);
+    const deliveries = await waitForDeliveries(
+      t,
+      event.id,
+      (all) => all.length === hostile.length + PUBLIC.length + 1 + redirecting.length && settled(all),
+      60_000,
+    );
     const bySubscription = new Map(deliveries.map((delivery) => [delivery.subscriptionId as string, delivery]));
-    const subscriptions = (await t.database.db.selectFrom('webhook_subscriptions').select(['id', 'target_url']).where('tenant_id', '=', tenant.tenantId).execute()) as Array<{ id: string; target_url: string }>;
+    const subscriptions = (await t.database.db
+      .selectFrom('webhook_subscriptions')
+      .select(['id', 'target_url'])
+      .where('tenant_id', '=', tenant.tenantId)
+      .execute()) as Array<{ id: string; target_url: string }>;
     const targetOf = new Map(subscriptions.map((row) => [row.id, row.target_url]));
 
     let refusedAtDelivery = 0;
@@ -155,7 +187,11 @@ it('refuses every hostile destination at subscription and at delivery; accepts p
 
     // The transport was asked to send only to the public destinations and the redirecting receivers.
     const hostileUrls = new Set([...hostile.map(([, url]) => url), REBINDING]);
-    const hostileSends = sends.filter((request) => hostileUrls.has(request.url.href) || request.addresses.some((address) => isLoopback(address) && !request.url.port));
+    const hostileSends = sends.filter(
+      (request) =>
+        hostileUrls.has(request.url.href) ||
+        request.addresses.some((address) => isLoopback(address) && !request.url.port),
+    );
     expect(hostileSends).toEqual([]);
     expect(sends.filter((request) => !request.addresses.every(isLoopback))).toHaveLength(PUBLIC.length);
     expect(canary.hits()).toBe(0);

@@ -42,7 +42,9 @@ afterAll(async () => w?.close());
 /** What a timeout reports: the receiver's count, the queue by status, and the workers' last output. */
 function progress(what: string, workers: Service[] = []) {
   return async () => {
-    const rows = await w.stage.rows('select status, count(*)::int as n, max(attempts) as attempts from webhook_deliveries group by status');
+    const rows = await w.stage.rows(
+      'select status, count(*)::int as n, max(attempts) as attempts from webhook_deliveries group by status',
+    );
     return `${what} (received ${endpoint.requests.length}, deliveries ${JSON.stringify(rows)}, workers: ${workers.map((each) => each.output().slice(-1500)).join('\n')})`;
   };
 }
@@ -56,7 +58,11 @@ it(`delivers all ${EVENTS} events through ${KILLS} worker kills`, { timeout: 240
   for (let kill = 0; kill < KILLS; kill++) {
     const threshold = Math.floor(((kill + 1) * EVENTS) / (KILLS + 1));
     const victim = await workers[kill % 2]!;
-    await until(() => endpoint.requests.length >= threshold && inflight > 0, progress(`request ${threshold} in flight`, [victim]), 120_000);
+    await until(
+      () => endpoint.requests.length >= threshold && inflight > 0,
+      progress(`request ${threshold} in flight`, [victim]),
+      120_000,
+    );
     if (inflight > 0) killedMidDelivery++;
     const exited = new Promise((resolve) => victim.child.once('exit', resolve));
     victim.child.kill('SIGKILL');
@@ -69,7 +75,9 @@ it(`delivers all ${EVENTS} events through ${KILLS} worker kills`, { timeout: 240
   const distinct = () => new Set(endpoint.requests.map((request) => request.headers['x-svc-event-id'])).size;
   await until(() => distinct() >= EVENTS, `all ${EVENTS} events at the receiver (got ${distinct()})`, 120_000);
   await until(
-    async () => (await w.stage.countRows(`select count(*)::int as n from webhook_deliveries where status = 'succeeded'`)) === EVENTS,
+    async () =>
+      (await w.stage.countRows(`select count(*)::int as n from webhook_deliveries where status = 'succeeded'`)) ===
+      EVENTS,
     'every delivery recorded as succeeded',
     60_000,
   );
@@ -80,7 +88,10 @@ it(`delivers all ${EVENTS} events through ${KILLS} worker kills`, { timeout: 240
     const body = JSON.parse(request.body.toString('utf8')) as { id: string; resourceId: string };
     const eventId = request.headers['x-svc-event-id'] as string;
     expect(body.id).toBe(eventId);
-    byEvent.set(eventId, [...(byEvent.get(eventId) ?? []), { attempt: Number(request.headers['x-svc-attempt']), bodyId: body.id, resourceId: body.resourceId }]);
+    byEvent.set(eventId, [
+      ...(byEvent.get(eventId) ?? []),
+      { attempt: Number(request.headers['x-svc-attempt']), bodyId: body.id, resourceId: body.resourceId },
+    ]);
   }
   expect(new Set([...byEvent.values()].map((receipts) => receipts[0]!.resourceId))).toEqual(new Set(visitIds));
   const repeats = [...byEvent.values()].filter((receipts) => receipts.length > 1);

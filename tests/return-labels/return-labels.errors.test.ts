@@ -1,7 +1,16 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { BOUNDARY, fileForm, jpegBytes, MULTIPART_CONTENT_TYPE, multipartBody, pdfBytes, pngBytes, rawRequest } from '../helpers/multipart.js';
+import {
+  BOUNDARY,
+  fileForm,
+  jpegBytes,
+  MULTIPART_CONTENT_TYPE,
+  multipartBody,
+  pdfBytes,
+  pngBytes,
+  rawRequest,
+} from '../helpers/multipart.js';
 import { createVisit, visitTenant, type VisitTenant } from '../helpers/visits.js';
 
 const MIB_10 = 10 * 1024 * 1024;
@@ -26,7 +35,11 @@ function upload(body: Buffer, contentType = MULTIPART_CONTENT_TYPE, id = visitId
 
 /** The tenant's stored blobs: a refused upload must leave none behind. */
 async function blobCount(): Promise<number> {
-  const row = await t.database.db.selectFrom('file_blobs').select(({ fn }) => fn.countAll<number>().as('count')).where('tenant_id', '=', v.tenantId).executeTakeFirstOrThrow();
+  const row = await t.database.db
+    .selectFrom('file_blobs')
+    .select(({ fn }) => fn.countAll<number>().as('count'))
+    .where('tenant_id', '=', v.tenantId)
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
@@ -59,7 +72,11 @@ describe('size', () => {
     const response = await rawRequest(
       t.baseUrl,
       path(),
-      { authorization: `Bearer ${v.token}`, 'content-type': MULTIPART_CONTENT_TYPE, 'content-length': String(MIB_10 + 64 * 1024 + 1) },
+      {
+        authorization: `Bearer ${v.token}`,
+        'content-type': MULTIPART_CONTENT_TYPE,
+        'content-length': String(MIB_10 + 64 * 1024 + 1),
+      },
       Buffer.from(`--${BOUNDARY}\r\n`),
     );
     expect(response.status).toBe(413);
@@ -78,9 +95,24 @@ describe('type (decided by the bytes)', () => {
   it.each([
     ['PNG named .pdf', pngBytes(), 'label.pdf', 'application/pdf'],
     ['JPEG declared as PDF', jpegBytes(), 'label.pdf', 'application/pdf'],
-    ['plain text named .pdf', Buffer.from('This is not a PDF at all, only some text.\n'.repeat(200)), 'label.pdf', 'application/pdf'],
-    ['PNG with an embedded PDF (polyglot)', Buffer.concat([pngBytes(64), pdfBytes(2000)]), 'label.pdf', 'application/pdf'],
-    ['PDF header after 8 bytes of junk', Buffer.concat([Buffer.from('GARBAGE\n'), pdfBytes(2000)]), 'label.pdf', 'application/pdf'],
+    [
+      'plain text named .pdf',
+      Buffer.from('This is not a PDF at all, only some text.\n'.repeat(200)),
+      'label.pdf',
+      'application/pdf',
+    ],
+    [
+      'PNG with an embedded PDF (polyglot)',
+      Buffer.concat([pngBytes(64), pdfBytes(2000)]),
+      'label.pdf',
+      'application/pdf',
+    ],
+    [
+      'PDF header after 8 bytes of junk',
+      Buffer.concat([Buffer.from('GARBAGE\n'), pdfBytes(2000)]),
+      'label.pdf',
+      'application/pdf',
+    ],
     ['a tiny non-PDF file', Buffer.from('%PD'), 'label.pdf', 'application/pdf'],
     ['a large PNG', pngBytes(3 * 1024 * 1024), 'label.pdf', 'application/pdf'],
   ])('refuses %s with 415', async (_label, bytes, filename, declared) => {
@@ -92,7 +124,11 @@ describe('type (decided by the bytes)', () => {
 
   it('accepts a PDF that embeds image bytes after its header', async () => {
     const visit = await createVisit(t, v);
-    const response = await upload(fileForm(Buffer.concat([pdfBytes(1000), pngBytes(500), jpegBytes(500)])), MULTIPART_CONTENT_TYPE, visit.id);
+    const response = await upload(
+      fileForm(Buffer.concat([pdfBytes(1000), pngBytes(500), jpegBytes(500)])),
+      MULTIPART_CONTENT_TYPE,
+      visit.id,
+    );
     expect(response.status).toBe(201);
   });
 
@@ -113,24 +149,44 @@ describe('type (decided by the bytes)', () => {
 
 describe('form shape (422 naming file)', () => {
   it.each([
-    ['the wrong field name', multipartBody([{ name: 'upload', filename: 'label.pdf', contentType: 'application/pdf', data: pdfBytes() }]), ['file', 'upload']],
+    [
+      'the wrong field name',
+      multipartBody([{ name: 'upload', filename: 'label.pdf', contentType: 'application/pdf', data: pdfBytes() }]),
+      ['file', 'upload'],
+    ],
     ['no part at all', multipartBody([]), ['file']],
-    ['two files', multipartBody([
-      { name: 'file', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() },
-      { name: 'file', filename: 'b.pdf', contentType: 'application/pdf', data: pdfBytes() },
-    ]), ['file']],
-    ['a second file under another name', multipartBody([
-      { name: 'file', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() },
-      { name: 'other', filename: 'b.pdf', contentType: 'application/pdf', data: pdfBytes() },
-    ]), ['file', 'other']],
-    ['an extra field after the file', multipartBody([
-      { name: 'file', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() },
-      { name: 'note', data: 'hello' },
-    ]), ['file', 'note']],
-    ['an extra field before the file', multipartBody([
-      { name: 'note', data: 'hello' },
-      { name: 'file', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() },
-    ]), ['file', 'note']],
+    [
+      'two files',
+      multipartBody([
+        { name: 'file', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() },
+        { name: 'file', filename: 'b.pdf', contentType: 'application/pdf', data: pdfBytes() },
+      ]),
+      ['file'],
+    ],
+    [
+      'a second file under another name',
+      multipartBody([
+        { name: 'file', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() },
+        { name: 'other', filename: 'b.pdf', contentType: 'application/pdf', data: pdfBytes() },
+      ]),
+      ['file', 'other'],
+    ],
+    [
+      'an extra field after the file',
+      multipartBody([
+        { name: 'file', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() },
+        { name: 'note', data: 'hello' },
+      ]),
+      ['file', 'note'],
+    ],
+    [
+      'an extra field before the file',
+      multipartBody([
+        { name: 'note', data: 'hello' },
+        { name: 'file', filename: 'a.pdf', contentType: 'application/pdf', data: pdfBytes() },
+      ]),
+      ['file', 'note'],
+    ],
     ['file sent as a plain value', multipartBody([{ name: 'file', data: 'JVBERi0xLjcK' }]), ['file']],
   ])('refuses %s', async (_label, body, fields) => {
     const before = await blobCount();
@@ -176,7 +232,8 @@ describe('form shape (422 naming file)', () => {
     );
     await new Promise<void>((resolve) => socket.write(body.subarray(0, 1024 * 1024), () => resolve()));
     const settled = async (done: (count: number) => boolean) => {
-      for (let attempt = 0; attempt < 250 && !done(await blobCount()); attempt++) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (let attempt = 0; attempt < 250 && !done(await blobCount()); attempt++)
+        await new Promise((resolve) => setTimeout(resolve, 20));
       return blobCount();
     };
     // The upload is being stored...
@@ -203,7 +260,11 @@ describe('the visit', () => {
 
 describe('multipart elsewhere', () => {
   it('stays 415 on routes that take JSON', async () => {
-    const elsewhere = await t.http.post('/api/v1/site-visits', { token: v.token, body: fileForm(pdfBytes()), headers: { 'content-type': MULTIPART_CONTENT_TYPE } });
+    const elsewhere = await t.http.post('/api/v1/site-visits', {
+      token: v.token,
+      body: fileForm(pdfBytes()),
+      headers: { 'content-type': MULTIPART_CONTENT_TYPE },
+    });
     expectFileProblem(elsewhere, 415, 'unsupported-media-type');
   });
 });

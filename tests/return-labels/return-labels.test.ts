@@ -14,11 +14,17 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 function upload(visitId: string, body: Buffer, token = v.token) {
-  return t.http.post(`/api/v1/site-visits/${visitId}/return-label`, { token, body, headers: { 'content-type': MULTIPART_CONTENT_TYPE } });
+  return t.http.post(`/api/v1/site-visits/${visitId}/return-label`, {
+    token,
+    body,
+    headers: { 'content-type': MULTIPART_CONTENT_TYPE },
+  });
 }
 
 async function download(visitId: string) {
-  const response = await fetch(`${t.baseUrl}/api/v1/site-visits/${visitId}/return-label`, { headers: { authorization: `Bearer ${v.token}` } });
+  const response = await fetch(`${t.baseUrl}/api/v1/site-visits/${visitId}/return-label`, {
+    headers: { authorization: `Bearer ${v.token}` },
+  });
   return { response, bytes: Buffer.from(await response.arrayBuffer()) };
 }
 
@@ -39,7 +45,15 @@ describe('POST /api/v1/site-visits/{id}/return-label', () => {
         siteVisitId: visit.id,
         returnLabel: {
           url: `${t.config.publicBaseUrl}/api/v1/site-visits/${visit.id}/return-label`,
-          versions: [{ version: 1, fileName: 'label-1.pdf', contentType: 'application/pdf', sizeBytes: 5000, uploadedAt: clock.now().toISOString() }],
+          versions: [
+            {
+              version: 1,
+              fileName: 'label-1.pdf',
+              contentType: 'application/pdf',
+              sizeBytes: 5000,
+              uploadedAt: clock.now().toISOString(),
+            },
+          ],
         },
       },
     });
@@ -52,7 +66,12 @@ describe('POST /api/v1/site-visits/{id}/return-label', () => {
     clock.advance(1000);
     const second = await upload(visit.id, fileForm(labelPdf('second', 7000), 'second.pdf'));
     expect(second.status).toBe(201);
-    expect(second.body.data.returnLabel.versions.map((version: { version: number; fileName: string }) => [version.version, version.fileName])).toEqual([
+    expect(
+      second.body.data.returnLabel.versions.map((version: { version: number; fileName: string }) => [
+        version.version,
+        version.fileName,
+      ]),
+    ).toEqual([
       [1, 'first.pdf'],
       [2, 'second.pdf'],
     ]);
@@ -61,7 +80,9 @@ describe('POST /api/v1/site-visits/{id}/return-label', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/pdf');
     expect(response.headers.get('content-length')).toBe('7000');
-    expect(response.headers.get('content-disposition')).toBe(`attachment; filename="second.pdf"; filename*=UTF-8''second.pdf`);
+    expect(response.headers.get('content-disposition')).toBe(
+      `attachment; filename="second.pdf"; filename*=UTF-8''second.pdf`,
+    );
     expect(bytes.equals(labelPdf('second', 7000))).toBe(true);
 
     const read = await t.http.get(`/api/v1/site-visits/${visit.id}`, { token: v.token });
@@ -76,16 +97,24 @@ describe('POST /api/v1/site-visits/{id}/return-label', () => {
     expect(read.body.data.meta.version).toBe(2);
     expect(read.headers.get('etag')).toBe('"2"');
     expect(read.body.data.attributes.updatedAt).toBe(clock.now().toISOString());
-    const stale = await t.http.patch(`/api/v1/site-visits/${visit.id}`, { token: v.token, json: { description: 'x' }, headers: { 'if-match': '"1"' } });
+    const stale = await t.http.patch(`/api/v1/site-visits/${visit.id}`, {
+      token: v.token,
+      json: { description: 'x' },
+      headers: { 'if-match': '"1"' },
+    });
     expect(stale.status).toBe(409);
   });
 
   it('numbers concurrent uploads to one visit one after the other', async () => {
     const visit = await createVisit(t, v);
-    const responses = await Promise.all([1, 2, 3].map((index) => upload(visit.id, fileForm(labelPdf(`c${index}`), `c${index}.pdf`))));
+    const responses = await Promise.all(
+      [1, 2, 3].map((index) => upload(visit.id, fileForm(labelPdf(`c${index}`), `c${index}.pdf`))),
+    );
     expect(responses.map((response) => response.status)).toEqual([201, 201, 201]);
     const read = await t.http.get(`/api/v1/site-visits/${visit.id}`, { token: v.token });
-    expect(read.body.data.attributes.returnLabel.versions.map((version: { version: number }) => version.version)).toEqual([1, 2, 3]);
+    expect(
+      read.body.data.attributes.returnLabel.versions.map((version: { version: number }) => version.version),
+    ).toEqual([1, 2, 3]);
     expect(read.body.data.meta.version).toBe(4);
   });
 
@@ -103,12 +132,18 @@ describe('POST /api/v1/site-visits/{id}/return-label', () => {
     const visit = await createVisit(t, v);
     const response = await upload(visit.id, fileForm(pdfBytes(), 'scan.png', 'image/png'));
     expect(response.status).toBe(201);
-    expect(response.body.data.returnLabel.versions[0]).toMatchObject({ fileName: 'scan.png', contentType: 'application/pdf' });
+    expect(response.body.data.returnLabel.versions[0]).toMatchObject({
+      fileName: 'scan.png',
+      contentType: 'application/pdf',
+    });
   });
 
   it('accepts a file part declared application/octet-stream without a file name, naming it return-label.pdf', async () => {
     const visit = await createVisit(t, v);
-    const response = await upload(visit.id, multipartBody([{ name: 'file', contentType: 'application/octet-stream', data: pdfBytes() }]));
+    const response = await upload(
+      visit.id,
+      multipartBody([{ name: 'file', contentType: 'application/octet-stream', data: pdfBytes() }]),
+    );
     expect(response.status).toBe(201);
     expect(response.body.data.returnLabel.versions[0].fileName).toBe('return-label.pdf');
   });
@@ -152,7 +187,10 @@ describe('GET /api/v1/site-visits/{id}/return-label', () => {
   it('answers HEAD with the headers only', async () => {
     const visit = await createVisit(t, v);
     await upload(visit.id, fileForm(pdfBytes(3000)));
-    const response = await fetch(`${t.baseUrl}/api/v1/site-visits/${visit.id}/return-label`, { method: 'HEAD', headers: { authorization: `Bearer ${v.token}` } });
+    const response = await fetch(`${t.baseUrl}/api/v1/site-visits/${visit.id}/return-label`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${v.token}` },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/pdf');
     expect(response.headers.get('content-length')).toBe('3000');

@@ -4,7 +4,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppDatabase } from '../../src/db/database.js';
 import { countTenants } from '../../src/modules/tenants/repository.js';
-import { type CredentialPacket, provisionSandbox, writeAdminToken, writeCredentialPacket } from '../../src/runtime/sandbox.js';
+import {
+  type CredentialPacket,
+  provisionSandbox,
+  writeAdminToken,
+  writeCredentialPacket,
+} from '../../src/runtime/sandbox.js';
 import { openEmptyDatabase, startTestApp, testConfig, type TestApp } from '../helpers/app.js';
 
 const ALL = ['sites:read', 'sites:write', 'site-visits:read', 'site-visits:write', 'webhooks:read', 'webhooks:write'];
@@ -34,7 +39,11 @@ describe('provisionSandbox', () => {
 
   it('an empty sandbox database gets the demo tenant, exactly once even when processes start together', async () => {
     const config = testConfig({ publicBaseUrl: 'https://sandbox.example.com' });
-    const results = await Promise.all([provisionSandbox(config, database), provisionSandbox(config, database), provisionSandbox(config, database)]);
+    const results = await Promise.all([
+      provisionSandbox(config, database),
+      provisionSandbox(config, database),
+      provisionSandbox(config, database),
+    ]);
     const packets = results.filter((result) => result !== undefined);
     expect(packets).toHaveLength(1);
     packet = packets[0];
@@ -62,7 +71,7 @@ describe('provisionSandbox', () => {
     expect(await countTenants(database.db)).toBe(1);
   });
 
-  it('the packet\'s credentials obtain a token and read the demo site, project, item and assets', async () => {
+  it("the packet's credentials obtain a token and read the demo site, project, item and assets", async () => {
     t = await startTestApp({ database });
     const granted = await t.http.post('/api/v1/oauth/token', {
       json: { grant_type: 'client_credentials', client_id: packet!.client_id, client_secret: packet!.client_secret },
@@ -82,7 +91,10 @@ describe('provisionSandbox', () => {
     expect(projects.body.data).toEqual([expect.objectContaining({ projectId: packet!.projectId, status: 'Active' })]);
     const items = await t.http.get(`${tenant}/items`, { token: t.adminToken });
     expect(items.body.data).toEqual([expect.objectContaining({ itemName: packet!.itemName })]);
-    const assets = await t.http.get(`${tenant}/site-assets`, { token: t.adminToken, query: { siteCode: packet!.siteCode } });
+    const assets = await t.http.get(`${tenant}/site-assets`, {
+      token: t.adminToken,
+      query: { siteCode: packet!.siteCode },
+    });
     expect(assets.body.data.map((asset: { siteAssetId: number }) => asset.siteAssetId)).toEqual(packet!.siteAssetIds);
   });
 });

@@ -8,7 +8,16 @@ import { listEventsOfResource } from '../../src/modules/events/repository.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { expectInvalid, expectProblem } from '../helpers/problems.js';
 import { admin } from '../helpers/tenants.js';
-import { createVisit, operatorCreateVisit, visitBody, visitInStatus, visitTenant, type VisitTenant, withNewSite, workflowAction } from '../helpers/visits.js';
+import {
+  createVisit,
+  operatorCreateVisit,
+  visitBody,
+  visitInStatus,
+  visitTenant,
+  type VisitTenant,
+  withNewSite,
+  workflowAction,
+} from '../helpers/visits.js';
 
 let t: TestApp;
 let v: VisitTenant;
@@ -23,23 +32,79 @@ afterAll(async () => t?.close());
 describe('workflow bodies', () => {
   it.each([
     ['no action', {}, { action: ['is required'] }],
-    ['an unknown action', { action: 'cancel' }, { action: ['must be one of: assign-rep; schedule; dispatch; complete; transmit-deliverables'] }],
-    ['an action that is not a string', { action: 1 }, { action: ['must be one of: assign-rep; schedule; dispatch; complete; transmit-deliverables'] }],
-    ['an action in another case', { action: 'Dispatch' }, { action: ['must be one of: assign-rep; schedule; dispatch; complete; transmit-deliverables'] }],
-    ['a member the action does not take', { action: 'dispatch', scheduledDate: '2026-12-02' }, { scheduledDate: ['is not a known field'] }],
+    [
+      'an unknown action',
+      { action: 'cancel' },
+      { action: ['must be one of: assign-rep; schedule; dispatch; complete; transmit-deliverables'] },
+    ],
+    [
+      'an action that is not a string',
+      { action: 1 },
+      { action: ['must be one of: assign-rep; schedule; dispatch; complete; transmit-deliverables'] },
+    ],
+    [
+      'an action in another case',
+      { action: 'Dispatch' },
+      { action: ['must be one of: assign-rep; schedule; dispatch; complete; transmit-deliverables'] },
+    ],
+    [
+      'a member the action does not take',
+      { action: 'dispatch', scheduledDate: '2026-12-02' },
+      { scheduledDate: ['is not a known field'] },
+    ],
     ['assign-rep without fieldRepName', { action: 'assign-rep' }, { fieldRepName: ['is required'] }],
-    ['assign-rep with contact details', { action: 'assign-rep', fieldRepName: 'Jo', phone: '555-0100' }, { phone: ['is not a known field'] }],
+    [
+      'assign-rep with contact details',
+      { action: 'assign-rep', fieldRepName: 'Jo', phone: '555-0100' },
+      { phone: ['is not a known field'] },
+    ],
     ['an empty fieldRepName', { action: 'assign-rep', fieldRepName: '' }, { fieldRepName: ['must not be empty'] }],
-    ['a blank fieldRepName', { action: 'assign-rep', fieldRepName: '   ' }, { fieldRepName: ['must not be blank; send null to clear the rep'] }],
-    ['a fieldRepName of 201 characters', { action: 'assign-rep', fieldRepName: 'x'.repeat(201) }, { fieldRepName: ['must be at most 200 characters'] }],
-    ['a fieldRepName that is not a string', { action: 'assign-rep', fieldRepName: 7 }, { fieldRepName: ['must be a string or null'] }],
+    [
+      'a blank fieldRepName',
+      { action: 'assign-rep', fieldRepName: '   ' },
+      { fieldRepName: ['must not be blank; send null to clear the rep'] },
+    ],
+    [
+      'a fieldRepName of 201 characters',
+      { action: 'assign-rep', fieldRepName: 'x'.repeat(201) },
+      { fieldRepName: ['must be at most 200 characters'] },
+    ],
+    [
+      'a fieldRepName that is not a string',
+      { action: 'assign-rep', fieldRepName: 7 },
+      { fieldRepName: ['must be a string or null'] },
+    ],
     ['schedule without scheduledDate', { action: 'schedule', etaTime: '09:00' }, { scheduledDate: ['is required'] }],
-    ['schedule with a status', { action: 'schedule', scheduledDate: '2026-12-02', status: 'Scheduled' }, { status: ['is read-only and cannot be written'] }],
-    ['a scheduledDate that does not exist', { action: 'schedule', scheduledDate: '2026-02-30' }, { scheduledDate: ['must be a date such as 2026-11-22'] }],
-    ['February 29th of a common year', { action: 'schedule', scheduledDate: '2027-02-29' }, { scheduledDate: ['must be a date such as 2026-11-22'] }],
-    ['month 13', { action: 'schedule', scheduledDate: '2026-13-01' }, { scheduledDate: ['must be a date such as 2026-11-22'] }],
-    ['a date-time as scheduledDate', { action: 'schedule', scheduledDate: '2026-12-02T09:00:00Z' }, { scheduledDate: expect.arrayContaining(['must be a date such as 2026-11-22']) }],
-    ['a null scheduledDate', { action: 'schedule', scheduledDate: null }, { scheduledDate: ['must be a string, not null'] }],
+    [
+      'schedule with a status',
+      { action: 'schedule', scheduledDate: '2026-12-02', status: 'Scheduled' },
+      { status: ['is read-only and cannot be written'] },
+    ],
+    [
+      'a scheduledDate that does not exist',
+      { action: 'schedule', scheduledDate: '2026-02-30' },
+      { scheduledDate: ['must be a date such as 2026-11-22'] },
+    ],
+    [
+      'February 29th of a common year',
+      { action: 'schedule', scheduledDate: '2027-02-29' },
+      { scheduledDate: ['must be a date such as 2026-11-22'] },
+    ],
+    [
+      'month 13',
+      { action: 'schedule', scheduledDate: '2026-13-01' },
+      { scheduledDate: ['must be a date such as 2026-11-22'] },
+    ],
+    [
+      'a date-time as scheduledDate',
+      { action: 'schedule', scheduledDate: '2026-12-02T09:00:00Z' },
+      { scheduledDate: expect.arrayContaining(['must be a date such as 2026-11-22']) },
+    ],
+    [
+      'a null scheduledDate',
+      { action: 'schedule', scheduledDate: null },
+      { scheduledDate: ['must be a string, not null'] },
+    ],
   ])('%s is 422', async (_label, body, errors) => {
     const response = await workflowAction(t, visitId, body);
     expect(expectInvalid(response, Object.keys(errors))).toEqual(errors);
@@ -61,14 +126,24 @@ describe('workflow bodies', () => {
     expect(expectInvalid(await workflowAction(t, visitId, body), Object.keys(errors))).toEqual(errors);
   });
 
-  it.each(['Awaiting reassignment', 'awaiting REASSIGNMENT '])('refuses %j as a rep name: it reports a cleared assignment', async (fieldRepName) => {
-    const errors = expectInvalid(await workflowAction(t, visitId, { action: 'assign-rep', fieldRepName }), ['fieldRepName']);
-    expect(errors.fieldRepName![0]).toMatch(/send null to clear/);
-  });
+  it.each(['Awaiting reassignment', 'awaiting REASSIGNMENT '])(
+    'refuses %j as a rep name: it reports a cleared assignment',
+    async (fieldRepName) => {
+      const errors = expectInvalid(await workflowAction(t, visitId, { action: 'assign-rep', fieldRepName }), [
+        'fieldRepName',
+      ]);
+      expect(errors.fieldRepName![0]).toMatch(/send null to clear/);
+    },
+  );
 
   it('refuses bodies that are not an object, and malformed JSON', async () => {
-    for (const body of [[{ action: 'dispatch' }], 'dispatch', null]) expectInvalid(await workflowAction(t, visitId, body), ['body']);
-    const malformed = await t.http.post(`/admin/v1/site-visits/${visitId}/workflow`, { token: t.adminToken, body: '{"action":', headers: { 'content-type': 'application/json' } });
+    for (const body of [[{ action: 'dispatch' }], 'dispatch', null])
+      expectInvalid(await workflowAction(t, visitId, body), ['body']);
+    const malformed = await t.http.post(`/admin/v1/site-visits/${visitId}/workflow`, {
+      token: t.adminToken,
+      body: '{"action":',
+      headers: { 'content-type': 'application/json' },
+    });
     expectProblem(malformed, 400, 'malformed-request');
   });
 
@@ -82,7 +157,11 @@ describe('workflow bodies', () => {
 
 describe('transitions the status does not allow', () => {
   const refused: Record<'New' | 'Scheduled' | 'Dispatched' | 'Completed', Record<string, unknown>[]> = {
-    New: [{ action: 'dispatch' }, { action: 'complete', qualityReviewPassed: true }, { action: 'transmit-deliverables', notes: 'early' }],
+    New: [
+      { action: 'dispatch' },
+      { action: 'complete', qualityReviewPassed: true },
+      { action: 'transmit-deliverables', notes: 'early' },
+    ],
     Scheduled: [{ action: 'complete', qualityReviewPassed: true }, { action: 'transmit-deliverables' }],
     Dispatched: [{ action: 'schedule', scheduledDate: '2026-12-09' }, { action: 'dispatch' }],
     Completed: [
@@ -93,18 +172,21 @@ describe('transitions the status does not allow', () => {
     ],
   };
 
-  it.each(Object.keys(refused) as (keyof typeof refused)[])('on a %s visit are 409 invalid-state, and change nothing', async (status) => {
-    const visit = await visitInStatus(t, await withNewSite(t, v, 0), status);
-    const before = await admin(t, 'GET', `/admin/v1/site-visits/${visit.id}`);
-    const eventsBefore = await listEventsOfResource(t.database.db, v.tenantId, visit.id);
-    for (const action of refused[status]) {
-      const response = await workflowAction(t, visit.id, action);
-      expectProblem(response, 409, 'invalid-state');
-      expect(response.body.detail).toContain(`The visit is ${status}`);
-    }
-    expect((await admin(t, 'GET', `/admin/v1/site-visits/${visit.id}`)).body).toEqual(before.body);
-    expect(await listEventsOfResource(t.database.db, v.tenantId, visit.id)).toEqual(eventsBefore);
-  });
+  it.each(Object.keys(refused) as (keyof typeof refused)[])(
+    'on a %s visit are 409 invalid-state, and change nothing',
+    async (status) => {
+      const visit = await visitInStatus(t, await withNewSite(t, v, 0), status);
+      const before = await admin(t, 'GET', `/admin/v1/site-visits/${visit.id}`);
+      const eventsBefore = await listEventsOfResource(t.database.db, v.tenantId, visit.id);
+      for (const action of refused[status]) {
+        const response = await workflowAction(t, visit.id, action);
+        expectProblem(response, 409, 'invalid-state');
+        expect(response.body.detail).toContain(`The visit is ${status}`);
+      }
+      expect((await admin(t, 'GET', `/admin/v1/site-visits/${visit.id}`)).body).toEqual(before.body);
+      expect(await listEventsOfResource(t.database.db, v.tenantId, visit.id)).toEqual(eventsBefore);
+    },
+  );
 });
 
 describe('unknown visits and tenants', () => {
@@ -123,20 +205,22 @@ describe('unknown visits and tenants', () => {
     const response = await admin(t, 'POST', '/admin/v1/tenants/tnt_nobody/site-visits', visitBody(v));
     expectProblem(response, 404, 'not-found');
     expect(response.body.detail).toMatch(/Tenant/);
-    expect(await t.database.db.selectFrom('events').select('id').where('tenant_id', '=', 'tnt_nobody').execute()).toEqual([]);
+    expect(
+      await t.database.db.selectFrom('events').select('id').where('tenant_id', '=', 'tnt_nobody').execute(),
+    ).toEqual([]);
   });
 });
 
-describe('operator create bodies and references (the client create\'s rules)', () => {
+describe("operator create bodies and references (the client create's rules)", () => {
   it.each([
     ['a read-only status', { status: 'Scheduled' }, 422, 'validation-error', ['status']],
     ['a workflow field', { fieldRepName: 'Jo' }, 422, 'validation-error', ['fieldRepName']],
     ['a missing description', { description: undefined }, 422, 'validation-error', ['description']],
     ['dueDate before startDate', { dueDate: '2026-11-30T09:00:00Z' }, 422, 'validation-error', ['dueDate']],
-    ['another tenant\'s or unknown project', { projectId: 999_999_999_999 }, 409, 'invalid-project', ['projectId']],
+    ["another tenant's or unknown project", { projectId: 999_999_999_999 }, 409, 'invalid-project', ['projectId']],
     ['an unknown site', { clientSiteId: 'NOPE' }, 404, 'not-found', undefined],
     ['an unknown item', { itemName: 'Nope' }, 404, 'not-found', undefined],
-    ['a site asset that is not the site\'s', { siteAssetIds: [1] }, 409, 'invalid-site-asset', ['siteAssetIds']],
+    ["a site asset that is not the site's", { siteAssetIds: [1] }, 409, 'invalid-site-asset', ['siteAssetIds']],
   ])('%s: %i', async (_label, overrides, status, slug, fields) => {
     const response = await operatorCreateVisit(t, v, overrides);
     expectProblem(response, status, slug, fields);
@@ -146,7 +230,13 @@ describe('operator create bodies and references (the client create\'s rules)', (
     const first = await operatorCreateVisit(t, v, { clientTicketNumber: 'DUP-OP' });
     expect(first.status).toBe(201);
     expectProblem(await operatorCreateVisit(t, v, { clientTicketNumber: 'DUP-OP' }), 409, 'duplicate-resource');
-    const events = await t.database.db.selectFrom('events').select('data').where('tenant_id', '=', v.tenantId).execute();
-    expect(events.filter((event) => (event.data as { clientTicketNumber: string }).clientTicketNumber === 'DUP-OP')).toHaveLength(1);
+    const events = await t.database.db
+      .selectFrom('events')
+      .select('data')
+      .where('tenant_id', '=', v.tenantId)
+      .execute();
+    expect(
+      events.filter((event) => (event.data as { clientTicketNumber: string }).clientTicketNumber === 'DUP-OP'),
+    ).toHaveLength(1);
   });
 });

@@ -17,12 +17,21 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-describe('tenant-scoped workflow actions (the sandbox simulator\'s way in)', () => {
-  it('act on the tenant\'s own visit, and find another tenant\'s visit not at all', async () => {
+describe("tenant-scoped workflow actions (the sandbox simulator's way in)", () => {
+  it("act on the tenant's own visit, and find another tenant's visit not at all", async () => {
     const [owner, other] = await Promise.all([visitTenant(t), visitTenant(t)]);
     const visit = await createVisit(t, owner);
     const act = (tenantId: string) =>
-      t.database.db.transaction().execute((tx) => performWorkflowAction(tx, { tenantId, visitId: visit.id }, { action: 'assign-rep', fieldRepName: 'Jo' }, new Date()));
+      t.database.db
+        .transaction()
+        .execute((tx) =>
+          performWorkflowAction(
+            tx,
+            { tenantId, visitId: visit.id },
+            { action: 'assign-rep', fieldRepName: 'Jo' },
+            new Date(),
+          ),
+        );
 
     const refusal = await act(other.tenantId).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(Problem);
@@ -40,21 +49,40 @@ describe('the client API and the workflow', () => {
   it('cannot write status or any workflow field, on create or patch', async () => {
     const v = await visitTenant(t);
     const visit = await createVisit(t, v);
-    const fields = { status: 'Completed', fieldRepName: 'Jo', scheduledDate: '2026-12-02', etaTime: '09:00', dispatchedAt: '2026-12-02T09:00:00Z' };
-    expectInvalid(await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, fields) }), Object.keys(fields));
-    expectInvalid(await t.http.patch(`/api/v1/site-visits/${visit.id}`, { token: v.token, json: fields }), Object.keys(fields));
+    const fields = {
+      status: 'Completed',
+      fieldRepName: 'Jo',
+      scheduledDate: '2026-12-02',
+      etaTime: '09:00',
+      dispatchedAt: '2026-12-02T09:00:00Z',
+    };
+    expectInvalid(
+      await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, fields) }),
+      Object.keys(fields),
+    );
+    expectInvalid(
+      await t.http.patch(`/api/v1/site-visits/${visit.id}`, { token: v.token, json: fields }),
+      Object.keys(fields),
+    );
   });
 
   it('has no workflow route: clients cannot move a visit', async () => {
     const v = await visitTenant(t);
     const visit = await createVisit(t, v);
-    const response = await t.http.post(`/api/v1/site-visits/${visit.id}/workflow`, { token: v.token, json: { action: 'dispatch' } });
+    const response = await t.http.post(`/api/v1/site-visits/${visit.id}/workflow`, {
+      token: v.token,
+      json: { action: 'dispatch' },
+    });
     expectProblem(response, 404, 'not-found');
     // The operator route does not take a client token.
-    expectProblem(await t.http.post(`/admin/v1/site-visits/${visit.id}/workflow`, { token: v.token, json: { action: 'dispatch' } }), 401, 'unauthorized');
+    expectProblem(
+      await t.http.post(`/admin/v1/site-visits/${visit.id}/workflow`, { token: v.token, json: { action: 'dispatch' } }),
+      401,
+      'unauthorized',
+    );
   });
 
-  it('shows the status the workflow set, never the rep\'s name, to every client token', async () => {
+  it("shows the status the workflow set, never the rep's name, to every client token", async () => {
     const v = await visitTenant(t);
     const visit = await createVisit(t, v);
     await workflowAction(t, visit.id, { action: 'assign-rep', fieldRepName: 'Private Rep Name' });

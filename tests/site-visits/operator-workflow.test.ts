@@ -30,7 +30,14 @@ async function eventsOf(tenantId: string, visitId: string) {
   return (await listEventsOfResource(t.database.db, tenantId, visitId)).map(published);
 }
 
-const WORKFLOW_FIELDS = ['fieldRepName', 'scheduledDate', 'etaTime', 'dispatchedAt', 'completedAt', 'deliverablesTransmittedAt'];
+const WORKFLOW_FIELDS = [
+  'fieldRepName',
+  'scheduledDate',
+  'etaTime',
+  'dispatchedAt',
+  'completedAt',
+  'deliverablesTransmittedAt',
+];
 
 describe('POST /admin/v1/tenants/{tenantId}/site-visits', () => {
   it('creates a visit from the client create body: 201, status New, assets shown, one ticket.created', async () => {
@@ -57,29 +64,43 @@ describe('POST /admin/v1/tenants/{tenantId}/site-visits', () => {
       completedAt: null,
       deliverablesTransmittedAt: null,
     });
-    expect(visit.attributes.siteVisitAssets.map((asset: { siteAssetId: number }) => asset.siteAssetId)).toEqual(v.assetIds);
-    expect(visit.attributes.assetsToService).toBe(`Kiosk 1 (aisle 1) [${v.siteCode}-A1]; Kiosk 2 (aisle 2) [${v.siteCode}-A2]`);
+    expect(visit.attributes.siteVisitAssets.map((asset: { siteAssetId: number }) => asset.siteAssetId)).toEqual(
+      v.assetIds,
+    );
+    expect(visit.attributes.assetsToService).toBe(
+      `Kiosk 1 (aisle 1) [${v.siteCode}-A1]; Kiosk 2 (aisle 2) [${v.siteCode}-A2]`,
+    );
 
     const events = await eventsOf(v.tenantId, visit.id);
     expect(events).toEqual([
-      expect.objectContaining({ type: 'ticket.created', resourceId: visit.id, occurredAt: visit.attributes.createdAt, data: { clientTicketNumber: 'OP-1', clientSiteId: v.siteCode, status: 'New' } }),
+      expect.objectContaining({
+        type: 'ticket.created',
+        resourceId: visit.id,
+        occurredAt: visit.attributes.createdAt,
+        data: { clientTicketNumber: 'OP-1', clientSiteId: v.siteCode, status: 'New' },
+      }),
     ]);
 
     // The client sees the visit as its own, in the client representation (no workflow fields).
     const read = await t.http.get(`/api/v1/site-visits/${visit.id}`, { token: v.token });
     expect(read.status).toBe(200);
-    const clientView = Object.fromEntries(Object.entries(visit.attributes).filter(([field]) => !WORKFLOW_FIELDS.includes(field)));
+    const clientView = Object.fromEntries(
+      Object.entries(visit.attributes).filter(([field]) => !WORKFLOW_FIELDS.includes(field)),
+    );
     expect(read.body.data.attributes).toEqual(clientView);
     const byTicket = await t.http.get('/api/v1/site-visits', { token: v.token, query: { clientTicketNumber: 'OP-1' } });
     expect(byTicket.body.data.map((found: { id: string }) => found.id)).toEqual([visit.id]);
   });
 
-  it('shares the ticket numbers of the client API: neither side can reuse the other\'s', async () => {
+  it("shares the ticket numbers of the client API: neither side can reuse the other's", async () => {
     const v = await visitTenant(t);
     await createVisit(t, v, { clientTicketNumber: 'SHARED-1' });
     expect((await operatorCreateVisit(t, v, { clientTicketNumber: 'SHARED-1' })).status).toBe(409);
     expect((await operatorCreateVisit(t, v, { clientTicketNumber: 'SHARED-2' })).status).toBe(201);
-    const client = await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, { clientTicketNumber: 'SHARED-2' }) });
+    const client = await t.http.post('/api/v1/site-visits', {
+      token: v.token,
+      json: visitBody(v, { clientTicketNumber: 'SHARED-2' }),
+    });
     expect(client.status).toBe(409);
   });
 });
@@ -89,13 +110,37 @@ describe('POST /admin/v1/site-visits/{visitId}/workflow', () => {
     const v = await visitTenant(t);
     const created = await createVisit(t, v, { clientTicketNumber: 'WALK-1' });
     const steps: [Record<string, unknown>, string, Record<string, unknown>][] = [
-      [{ action: 'assign-rep', fieldRepName: 'Jordan Lee' }, 'rep.assigned', { status: 'New', fieldRepName: 'Jordan Lee' }],
-      [{ action: 'schedule', scheduledDate: '2026-12-02', etaTime: '09:30' }, 'job.scheduled', { status: 'Scheduled', scheduledDate: '2026-12-02', etaTime: '09:30' }],
-      [{ action: 'schedule', scheduledDate: '2026-12-03' }, 'schedule.updated', { status: 'Scheduled', scheduledDate: '2026-12-03', etaTime: null }],
-      [{ action: 'assign-rep', fieldRepName: null }, 'rep.assigned', { status: 'Scheduled', fieldRepName: 'Awaiting reassignment' }],
-      [{ action: 'assign-rep', fieldRepName: 'Sam Ortiz' }, 'rep.assigned', { status: 'Scheduled', fieldRepName: 'Sam Ortiz' }],
+      [
+        { action: 'assign-rep', fieldRepName: 'Jordan Lee' },
+        'rep.assigned',
+        { status: 'New', fieldRepName: 'Jordan Lee' },
+      ],
+      [
+        { action: 'schedule', scheduledDate: '2026-12-02', etaTime: '09:30' },
+        'job.scheduled',
+        { status: 'Scheduled', scheduledDate: '2026-12-02', etaTime: '09:30' },
+      ],
+      [
+        { action: 'schedule', scheduledDate: '2026-12-03' },
+        'schedule.updated',
+        { status: 'Scheduled', scheduledDate: '2026-12-03', etaTime: null },
+      ],
+      [
+        { action: 'assign-rep', fieldRepName: null },
+        'rep.assigned',
+        { status: 'Scheduled', fieldRepName: 'Awaiting reassignment' },
+      ],
+      [
+        { action: 'assign-rep', fieldRepName: 'Sam Ortiz' },
+        'rep.assigned',
+        { status: 'Scheduled', fieldRepName: 'Sam Ortiz' },
+      ],
       [{ action: 'dispatch' }, 'job.dispatched', { status: 'Dispatched' }],
-      [{ action: 'transmit-deliverables', notes: 'Photos of the installed reader attached.' }, 'deliverables.transmitted', { status: 'Dispatched', notes: 'Photos of the installed reader attached.' }],
+      [
+        { action: 'transmit-deliverables', notes: 'Photos of the installed reader attached.' },
+        'deliverables.transmitted',
+        { status: 'Dispatched', notes: 'Photos of the installed reader attached.' },
+      ],
       [{ action: 'complete', qualityReviewPassed: true }, 'job.completed', { status: 'Completed' }],
       [{ action: 'transmit-deliverables' }, 'deliverables.transmitted', { status: 'Completed', notes: null }],
     ];
@@ -119,7 +164,12 @@ describe('POST /admin/v1/site-visits/{visitId}/workflow', () => {
     }
 
     const final = previous.attributes;
-    expect(final).toMatchObject({ status: 'Completed', fieldRepName: 'Sam Ortiz', scheduledDate: '2026-12-03', etaTime: null });
+    expect(final).toMatchObject({
+      status: 'Completed',
+      fieldRepName: 'Sam Ortiz',
+      scheduledDate: '2026-12-03',
+      etaTime: null,
+    });
     expect(Date.parse(final.dispatchedAt)).toBeLessThan(Date.parse(final.completedAt));
     expect(final.deliverablesTransmittedAt).toBe(final.updatedAt);
 
@@ -138,16 +188,31 @@ describe('POST /admin/v1/site-visits/{visitId}/workflow', () => {
   it('works on visits created by the operator alike', async () => {
     const v = await visitTenant(t);
     const created = (await operatorCreateVisit(t, v)).body.data;
-    const scheduled = await workflowAction(t, created.id, { action: 'schedule', scheduledDate: '2027-01-15', etaTime: '00:00' });
+    const scheduled = await workflowAction(t, created.id, {
+      action: 'schedule',
+      scheduledDate: '2027-01-15',
+      etaTime: '00:00',
+    });
     expect(scheduled.status).toBe(200);
-    expect(scheduled.body.data.attributes).toMatchObject({ status: 'Scheduled', scheduledDate: '2027-01-15', etaTime: '00:00' });
-    expect((await eventsOf(v.tenantId, created.id)).map((event) => event.type)).toEqual(['ticket.created', 'job.scheduled']);
+    expect(scheduled.body.data.attributes).toMatchObject({
+      status: 'Scheduled',
+      scheduledDate: '2027-01-15',
+      etaTime: '00:00',
+    });
+    expect((await eventsOf(v.tenantId, created.id)).map((event) => event.type)).toEqual([
+      'ticket.created',
+      'job.scheduled',
+    ]);
   });
 
   it('an action that changes nothing answers the visit unchanged: no event, same version, same updatedAt', async () => {
     const v = await visitTenant(t);
     const created = await createVisit(t, v);
-    const first = await workflowAction(t, created.id, { action: 'schedule', scheduledDate: '2026-12-02', etaTime: '23:59' });
+    const first = await workflowAction(t, created.id, {
+      action: 'schedule',
+      scheduledDate: '2026-12-02',
+      etaTime: '23:59',
+    });
     const rep = await workflowAction(t, created.id, { action: 'assign-rep', fieldRepName: 'Jordan Lee' });
     expect(rep.body.data.meta.version).toBe(3);
     clock.advance(1_000);
@@ -167,7 +232,11 @@ describe('POST /admin/v1/site-visits/{visitId}/workflow', () => {
     expect(cleared.body.data.meta.version).toBe(1);
     expect((await eventsOf(v.tenantId, other.id)).map((event) => event.type)).toEqual(['ticket.created']);
 
-    expect((await eventsOf(v.tenantId, created.id)).map((event) => event.type)).toEqual(['ticket.created', 'job.scheduled', 'rep.assigned']);
+    expect((await eventsOf(v.tenantId, created.id)).map((event) => event.type)).toEqual([
+      'ticket.created',
+      'job.scheduled',
+      'rep.assigned',
+    ]);
     expect(first.body.data.meta.version).toBe(2);
   });
 
@@ -175,9 +244,17 @@ describe('POST /admin/v1/site-visits/{visitId}/workflow', () => {
     const v = await visitTenant(t);
     const created = await createVisit(t, v);
     await workflowAction(t, created.id, { action: 'schedule', scheduledDate: '2026-12-02', etaTime: '08:00' });
-    const dropped = await workflowAction(t, created.id, { action: 'schedule', scheduledDate: '2026-12-02', etaTime: null });
+    const dropped = await workflowAction(t, created.id, {
+      action: 'schedule',
+      scheduledDate: '2026-12-02',
+      etaTime: null,
+    });
     expect(dropped.body.data.attributes).toMatchObject({ scheduledDate: '2026-12-02', etaTime: null });
-    const eta = await workflowAction(t, created.id, { action: 'schedule', scheduledDate: '2026-12-02', etaTime: '08:15' });
+    const eta = await workflowAction(t, created.id, {
+      action: 'schedule',
+      scheduledDate: '2026-12-02',
+      etaTime: '08:15',
+    });
     expect(eta.body.data.meta.version).toBe(4);
     const events = await eventsOf(v.tenantId, created.id);
     expect(events.map((event) => [event.type, event.data.scheduledDate, event.data.etaTime])).toEqual([
@@ -188,19 +265,28 @@ describe('POST /admin/v1/site-visits/{visitId}/workflow', () => {
     ]);
   });
 
-  it('carries the visit\'s current siteCode and ticket number, after client changes too', async () => {
+  it("carries the visit's current siteCode and ticket number, after client changes too", async () => {
     const v = await visitTenant(t);
     const created = await createVisit(t, v, { clientTicketNumber: null });
     expect((await workflowAction(t, created.id, { action: 'dispatch' })).status).toBe(409);
     await t.http.patch(`/api/v1/sites/${v.siteId}`, { token: v.fullToken, json: { siteCode: `${v.siteCode}-NEW` } });
-    const patched = await t.http.patch(`/api/v1/site-visits/${created.id}`, { token: v.token, json: { clientTicketNumber: 'LATER-1' } });
+    const patched = await t.http.patch(`/api/v1/site-visits/${created.id}`, {
+      token: v.token,
+      json: { clientTicketNumber: 'LATER-1' },
+    });
     expect(patched.body.data.meta.version).toBe(2);
     const scheduled = await workflowAction(t, created.id, { action: 'schedule', scheduledDate: '2026-12-02' });
     expect(scheduled.body.data.meta.version).toBe(3);
     const events = await eventsOf(v.tenantId, created.id);
     expect(events.map((event) => event.data)).toEqual([
       { clientTicketNumber: null, clientSiteId: v.siteCode, status: 'New' },
-      { clientTicketNumber: 'LATER-1', clientSiteId: `${v.siteCode}-NEW`, status: 'Scheduled', scheduledDate: '2026-12-02', etaTime: null },
+      {
+        clientTicketNumber: 'LATER-1',
+        clientSiteId: `${v.siteCode}-NEW`,
+        status: 'Scheduled',
+        scheduledDate: '2026-12-02',
+        etaTime: null,
+      },
     ]);
   });
 });
@@ -210,9 +296,13 @@ describe('concurrent workflow actions on one visit', () => {
     const v = await visitTenant(t);
     const created = await createVisit(t, v);
     const names = ['Ana', 'Ben', 'Cy', 'Dee', 'Eli', 'Fay'];
-    const responses = await Promise.all(names.map((fieldRepName) => workflowAction(t, created.id, { action: 'assign-rep', fieldRepName })));
+    const responses = await Promise.all(
+      names.map((fieldRepName) => workflowAction(t, created.id, { action: 'assign-rep', fieldRepName })),
+    );
     expect(responses.map((response) => response.status)).toEqual(names.map(() => 200));
-    expect(responses.map((response) => response.body.data.meta.version).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7]);
+    expect(responses.map((response) => response.body.data.meta.version).sort((a, b) => a - b)).toEqual([
+      2, 3, 4, 5, 6, 7,
+    ]);
 
     const events = (await eventsOf(v.tenantId, created.id)).slice(1);
     expect(events.map((event) => event.data.fieldRepName).sort()).toEqual([...names].sort());
@@ -227,7 +317,11 @@ describe('concurrent workflow actions on one visit', () => {
     await workflowAction(t, created.id, { action: 'schedule', scheduledDate: '2026-12-02' });
     const responses = await Promise.all([1, 2, 3].map(() => workflowAction(t, created.id, { action: 'dispatch' })));
     expect(responses.map((response) => response.status).sort()).toEqual([200, 409, 409]);
-    expect((await eventsOf(v.tenantId, created.id)).map((event) => event.type)).toEqual(['ticket.created', 'job.scheduled', 'job.dispatched']);
+    expect((await eventsOf(v.tenantId, created.id)).map((event) => event.type)).toEqual([
+      'ticket.created',
+      'job.scheduled',
+      'job.dispatched',
+    ]);
     expect((await admin(t, 'GET', `/admin/v1/site-visits/${created.id}`)).body.data.meta.version).toBe(3);
   });
 });

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createSiteWithAssets, createVisit, visitBody, visitTenant, type VisitTenant, withNewSite } from '../helpers/visits.js';
+import {
+  createSiteWithAssets,
+  createVisit,
+  visitBody,
+  visitTenant,
+  type VisitTenant,
+  withNewSite,
+} from '../helpers/visits.js';
 
 let t: TestApp;
 let tenant: VisitTenant;
@@ -18,12 +25,29 @@ describe('assigning site assets on create', () => {
   it('shows each assigned asset with all six fields and the summary, in the order given; duplicates count once', async () => {
     const v = await withNewSite(t, tenant, 3);
     const [a1, a2, a3] = v.assetIds as [number, number, number];
-    const response = await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, { siteAssetIds: [a3, a1, a3, a1] }) });
+    const response = await t.http.post('/api/v1/site-visits', {
+      token: v.token,
+      json: visitBody(v, { siteAssetIds: [a3, a1, a3, a1] }),
+    });
     expect(response.status).toBe(201);
     const { siteVisitAssets, assetsToService } = response.body.data.attributes;
     expect(siteVisitAssets).toEqual([
-      { siteVisitAssetId: expect.any(Number), siteAssetId: a3, uniqueId: `${v.siteCode}-A3`, friendlyLocation: 'Aisle 3', assetStatus: 'Installed', assetDisplay: 'Kiosk 3 (aisle 3)' },
-      { siteVisitAssetId: expect.any(Number), siteAssetId: a1, uniqueId: `${v.siteCode}-A1`, friendlyLocation: 'Aisle 1', assetStatus: 'Installed', assetDisplay: 'Kiosk 1 (aisle 1)' },
+      {
+        siteVisitAssetId: expect.any(Number),
+        siteAssetId: a3,
+        uniqueId: `${v.siteCode}-A3`,
+        friendlyLocation: 'Aisle 3',
+        assetStatus: 'Installed',
+        assetDisplay: 'Kiosk 3 (aisle 3)',
+      },
+      {
+        siteVisitAssetId: expect.any(Number),
+        siteAssetId: a1,
+        uniqueId: `${v.siteCode}-A1`,
+        friendlyLocation: 'Aisle 1',
+        assetStatus: 'Installed',
+        assetDisplay: 'Kiosk 1 (aisle 1)',
+      },
     ]);
     expect(siteVisitAssets[0].siteVisitAssetId).not.toBe(siteVisitAssets[1].siteVisitAssetId);
     expect(assetsToService).toBe(`Kiosk 3 (aisle 3) [${v.siteCode}-A3]; Kiosk 1 (aisle 1) [${v.siteCode}-A1]`);
@@ -43,7 +67,9 @@ describe('assigning site assets on create', () => {
     const one = await createVisit(t, v, { siteAssetIds: [v.assetIds[0]] });
     const two = await createVisit(t, v, { siteAssetIds: [v.assetIds[0]] });
     expect(one.attributes.siteVisitAssets[0].siteAssetId).toBe(two.attributes.siteVisitAssets[0].siteAssetId);
-    expect(one.attributes.siteVisitAssets[0].siteVisitAssetId).not.toBe(two.attributes.siteVisitAssets[0].siteVisitAssetId);
+    expect(one.attributes.siteVisitAssets[0].siteVisitAssetId).not.toBe(
+      two.attributes.siteVisitAssets[0].siteVisitAssetId,
+    );
   });
 });
 
@@ -126,7 +152,9 @@ describe('moving a visit to another site', () => {
     const response = await patch(v.token, visit.id, { clientSiteId: second.siteCode, siteAssetIds: second.assetIds });
     expect(response.status).toBe(200);
     expect(response.body.data.attributes.clientSiteId).toBe(second.siteCode);
-    expect(response.body.data.attributes.siteVisitAssets.map((asset: { siteAssetId: number }) => asset.siteAssetId)).toEqual(second.assetIds);
+    expect(
+      response.body.data.attributes.siteVisitAssets.map((asset: { siteAssetId: number }) => asset.siteAssetId),
+    ).toEqual(second.assetIds);
     expect(response.body.data.meta.version).toBe(2);
   });
 
@@ -136,7 +164,11 @@ describe('moving a visit to another site', () => {
     const visit = await createVisit(t, v, { siteAssetIds: v.assetIds });
     const response = await patch(v.token, visit.id, { clientSiteId: second.siteCode, siteAssetIds: [] });
     expect(response.status).toBe(200);
-    expect(response.body.data.attributes).toMatchObject({ clientSiteId: second.siteCode, siteVisitAssets: [], assetsToService: '' });
+    expect(response.body.data.attributes).toMatchObject({
+      clientSiteId: second.siteCode,
+      siteVisitAssets: [],
+      assetsToService: '',
+    });
   });
 
   it('refuses replacement assets that belong to the old site', async () => {

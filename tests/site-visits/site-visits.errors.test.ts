@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createItem, createProject, createSiteWithAssets, createVisit, visitBody, visitTenant, type VisitTenant } from '../helpers/visits.js';
+import {
+  createItem,
+  createProject,
+  createSiteWithAssets,
+  createVisit,
+  visitBody,
+  visitTenant,
+  type VisitTenant,
+} from '../helpers/visits.js';
 
 let t: TestApp;
 /** One tenant for the requests refused before anything is written; tests that write make their own. */
@@ -23,7 +31,18 @@ function expectValidation(response: { status: number; body: any }, fields: strin
   expect(Object.keys(response.body.errors).sort()).toEqual([...fields].sort());
 }
 
-const REQUIRED = ['clientSiteId', 'description', 'serviceType', 'jobInstructions', 'projectId', 'itemName', 'startDate', 'dueDate', 'arePartsRequired', 'schedulingRule'];
+const REQUIRED = [
+  'clientSiteId',
+  'description',
+  'serviceType',
+  'jobInstructions',
+  'projectId',
+  'itemName',
+  'startDate',
+  'dueDate',
+  'arePartsRequired',
+  'schedulingRule',
+];
 
 describe('create body validation (422)', () => {
   it.each(REQUIRED)('requires %s', async (field) => {
@@ -92,11 +111,26 @@ describe('create body validation (422)', () => {
     { field: 'siteAssetIds', value: 'all', show: JSON.stringify('all'), errorField: 'siteAssetIds' },
     { field: 'siteAssetIds', value: ['1'], show: JSON.stringify(['1']), errorField: 'siteAssetIds[0]' },
     { field: 'siteAssetIds', value: [0], show: JSON.stringify([0]), errorField: 'siteAssetIds[0]' },
-    { field: 'siteAssetIds', value: [2_147_483_648], show: JSON.stringify([2_147_483_648]), errorField: 'siteAssetIds[0]' },
+    {
+      field: 'siteAssetIds',
+      value: [2_147_483_648],
+      show: JSON.stringify([2_147_483_648]),
+      errorField: 'siteAssetIds[0]',
+    },
     { field: 'siteAssetIds', value: null, show: JSON.stringify(null), errorField: 'siteAssetIds' },
-    { field: 'siteAssetIds', value: Array.from({ length: 201 }, (_, index) => index + 1), show: '201 ids', errorField: 'siteAssetIds' },
+    {
+      field: 'siteAssetIds',
+      value: Array.from({ length: 201 }, (_, index) => index + 1),
+      show: '201 ids',
+      errorField: 'siteAssetIds',
+    },
     { field: 'startDate', value: '2026-12-01', show: JSON.stringify('2026-12-01'), errorField: 'startDate' },
-    { field: 'startDate', value: '2026-12-01T09:00:00', show: JSON.stringify('2026-12-01T09:00:00'), errorField: 'startDate' },
+    {
+      field: 'startDate',
+      value: '2026-12-01T09:00:00',
+      show: JSON.stringify('2026-12-01T09:00:00'),
+      errorField: 'startDate',
+    },
     { field: 'startDate', value: 'tomorrow', show: JSON.stringify('tomorrow'), errorField: 'startDate' },
     { field: 'dueDate', value: 1_700_000_000, show: JSON.stringify(1_700_000_000), errorField: 'dueDate' },
   ])('refuses $field $show', async ({ field, value, errorField }) => {
@@ -104,7 +138,14 @@ describe('create body validation (422)', () => {
   });
 
   it('keeps the longest accepted values', async () => {
-    const response = await post(visitBody(v, { description: 'd'.repeat(2000), jobInstructions: 'j'.repeat(10000), clientTicketNumber: `${'t'.repeat(90)}${Date.now()}`.slice(-100), trackingNumber: 'x'.repeat(100) }));
+    const response = await post(
+      visitBody(v, {
+        description: 'd'.repeat(2000),
+        jobInstructions: 'j'.repeat(10000),
+        clientTicketNumber: `${'t'.repeat(90)}${Date.now()}`.slice(-100),
+        trackingNumber: 'x'.repeat(100),
+      }),
+    );
     expect(response.status).toBe(201);
   });
 
@@ -119,7 +160,9 @@ describe('create body validation (422)', () => {
   });
 
   it('checks the schema before the references', async () => {
-    const response = await post(visitBody(v, { clientSiteId: 'NOPE', projectId: 999_999_999_999, serviceType: 'Repair' }));
+    const response = await post(
+      visitBody(v, { clientSiteId: 'NOPE', projectId: 999_999_999_999, serviceType: 'Repair' }),
+    );
     expectValidation(response, ['serviceType']);
   });
 });
@@ -147,7 +190,9 @@ describe('references', () => {
   });
 
   it('reports an invalid project before an unknown site or item', async () => {
-    const response = await post(visitBody(v, { projectId: 987_654_321_000, clientSiteId: 'NO-SUCH-SITE', itemName: 'No such item' }));
+    const response = await post(
+      visitBody(v, { projectId: 987_654_321_000, clientSiteId: 'NO-SUCH-SITE', itemName: 'No such item' }),
+    );
     expect(response.status).toBe(409);
     expect(response.body.type).toMatch(/invalid-project$/);
   });
@@ -235,14 +280,25 @@ describe('GET /api/v1/site-visits', () => {
   it('refuses a cursor of another list or another tenant', async () => {
     const sites = await t.http.get('/api/v1/sites', { token: v.fullToken, query: { 'page[size]': 1 } });
     await createSiteWithAssets(t, v.tenantId, v.fullToken, 0);
-    const sitesCursor = (await t.http.get('/api/v1/sites', { token: v.fullToken, query: { 'page[size]': 1 } })).body.meta.nextCursor ?? sites.body.meta.nextCursor;
-    expectValidation(await t.http.get('/api/v1/site-visits', { token: v.token, query: { 'page[after]': sitesCursor } }), ['page[after]']);
+    const sitesCursor =
+      (await t.http.get('/api/v1/sites', { token: v.fullToken, query: { 'page[size]': 1 } })).body.meta.nextCursor ??
+      sites.body.meta.nextCursor;
+    expectValidation(
+      await t.http.get('/api/v1/site-visits', { token: v.token, query: { 'page[after]': sitesCursor } }),
+      ['page[after]'],
+    );
 
     await createVisit(t, other);
     await createVisit(t, other);
     const foreign = await t.http.get('/api/v1/site-visits', { token: other.token, query: { 'page[size]': 1 } });
     expect(foreign.body.meta.nextCursor).toEqual(expect.any(String));
-    expectValidation(await t.http.get('/api/v1/site-visits', { token: v.token, query: { 'page[after]': foreign.body.meta.nextCursor } }), ['page[after]']);
+    expectValidation(
+      await t.http.get('/api/v1/site-visits', {
+        token: v.token,
+        query: { 'page[after]': foreign.body.meta.nextCursor },
+      }),
+      ['page[after]'],
+    );
   });
 });
 

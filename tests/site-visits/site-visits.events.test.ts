@@ -16,7 +16,10 @@ async function tenantEvents(tenantId: string) {
 describe('ticket.created', () => {
   it('is recorded with the create, carrying clientTicketNumber, clientSiteId and status', async () => {
     const v = await visitTenant(t);
-    const response = await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, { clientTicketNumber: 'EVT-1' }) });
+    const response = await t.http.post('/api/v1/site-visits', {
+      token: v.token,
+      json: visitBody(v, { clientTicketNumber: 'EVT-1' }),
+    });
     expect(response.status).toBe(201);
     const visit = response.body.data;
 
@@ -35,7 +38,10 @@ describe('ticket.created', () => {
 
   it('carries null (never absent) for a visit without a ticket number', async () => {
     const v = await visitTenant(t);
-    const response = await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, { clientTicketNumber: undefined }) });
+    const response = await t.http.post('/api/v1/site-visits', {
+      token: v.token,
+      json: visitBody(v, { clientTicketNumber: undefined }),
+    });
     const [event] = await listEventsOfResource(t.database.db, v.tenantId, response.body.data.id);
     expect(event!.data).toEqual({ clientTicketNumber: null, clientSiteId: v.siteCode, status: 'New' });
   });
@@ -51,7 +57,10 @@ describe('ticket.created', () => {
     expect(await tenantEvents(v.tenantId)).toEqual([]);
 
     const created = await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v) });
-    await t.http.patch(`/api/v1/site-visits/${created.body.data.id}`, { token: v.token, json: { description: 'Changed' } });
+    await t.http.patch(`/api/v1/site-visits/${created.body.data.id}`, {
+      token: v.token,
+      json: { description: 'Changed' },
+    });
     expect((await tenantEvents(v.tenantId)).map((event) => event.type)).toEqual(['ticket.created']);
   });
 });
@@ -62,7 +71,10 @@ describe('Idempotency-Key on create', () => {
     const body = visitBody(v, { siteAssetIds: v.assetIds });
     const headers = { 'idempotency-key': 'import-row-1' };
     const first = await t.http.post('/api/v1/site-visits', { token: v.token, json: body, headers });
-    await t.http.patch(`/api/v1/site-visits/${first.body.data.id}`, { token: v.token, json: { description: 'Changed since' } });
+    await t.http.patch(`/api/v1/site-visits/${first.body.data.id}`, {
+      token: v.token,
+      json: { description: 'Changed since' },
+    });
     const replay = await t.http.post('/api/v1/site-visits', { token: v.token, json: body, headers });
 
     expect(first.status).toBe(201);
@@ -79,7 +91,9 @@ describe('Idempotency-Key on create', () => {
   it('refuses the same key with a different body with 409 idempotency-conflict', async () => {
     const v = await visitTenant(t);
     const headers = { 'idempotency-key': 'import-row-2' };
-    expect((await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v), headers })).status).toBe(201);
+    expect((await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v), headers })).status).toBe(
+      201,
+    );
     const conflict = await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v), headers });
     expect(conflict.status).toBe(409);
     expect(conflict.body.type).toMatch(/idempotency-conflict$/);
@@ -91,7 +105,11 @@ describe('Idempotency-Key on create', () => {
     const headers = { 'idempotency-key': 'import-row-3' };
     const body = visitBody(v, { itemName: 'Not yet provisioned' });
     expect((await t.http.post('/api/v1/site-visits', { token: v.token, json: body, headers })).status).toBe(404);
-    const fixed = await t.http.post('/api/v1/site-visits', { token: v.token, json: { ...body, itemName: v.itemName }, headers });
+    const fixed = await t.http.post('/api/v1/site-visits', {
+      token: v.token,
+      json: { ...body, itemName: v.itemName },
+      headers,
+    });
     expect(fixed.status).toBe(201);
     expect(fixed.headers.get('idempotent-replayed')).toBeNull();
     expect(await tenantEvents(v.tenantId)).toHaveLength(1);
@@ -100,10 +118,20 @@ describe('Idempotency-Key on create', () => {
   it('keeps keys of site visits apart from keys of sites', async () => {
     const v = await visitTenant(t);
     const headers = { 'idempotency-key': 'shared-key' };
-    expect((await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v), headers })).status).toBe(201);
+    expect((await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v), headers })).status).toBe(
+      201,
+    );
     const site = await t.http.post('/api/v1/sites', {
       token: v.fullToken,
-      json: { name: 'S', siteCode: `K-${v.siteCode}`, addressLine1: 'a', city: 'c', stateRegion: 's', postalCode: '1', country: 'US' },
+      json: {
+        name: 'S',
+        siteCode: `K-${v.siteCode}`,
+        addressLine1: 'a',
+        city: 'c',
+        stateRegion: 's',
+        postalCode: '1',
+        country: 'US',
+      },
       headers,
     });
     expect(site.status).toBe(201);

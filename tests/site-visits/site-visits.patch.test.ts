@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createItem, createProject, createSiteWithAssets, createVisit, visitTenant, type VisitTenant } from '../helpers/visits.js';
+import {
+  createItem,
+  createProject,
+  createSiteWithAssets,
+  createVisit,
+  visitTenant,
+  type VisitTenant,
+} from '../helpers/visits.js';
 
 let t: TestApp;
 const clock = new ManualClock(new Date('2026-11-22T10:00:00.000Z'));
@@ -21,7 +28,12 @@ describe('PATCH /api/v1/site-visits/{id}', () => {
   it('changes only the supplied fields, adds 1 to the version and moves updatedAt', async () => {
     const visit = await createVisit(t, v, { trackingNumber: 'TRK-1' });
     clock.advance(60_000);
-    const response = await patch(visit.id, { description: 'Swap the screen', serviceType: 'Swap', partsReturnRequired: true, schedulingRule: 'Date Specific' });
+    const response = await patch(visit.id, {
+      description: 'Swap the screen',
+      serviceType: 'Swap',
+      partsReturnRequired: true,
+      schedulingRule: 'Date Specific',
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('etag')).toBe('"2"');
     expect(response.body.data.meta).toEqual({ version: 2, etag: '"2"' });
@@ -37,15 +49,31 @@ describe('PATCH /api/v1/site-visits/{id}', () => {
 
   it('clears optional fields with null', async () => {
     const visit = await createVisit(t, v, { trackingNumber: 'TRK-1', partsReturnRequired: false });
-    const response = await patch(visit.id, { clientTicketNumber: null, trackingNumber: null, partsReturnRequired: null });
+    const response = await patch(visit.id, {
+      clientTicketNumber: null,
+      trackingNumber: null,
+      partsReturnRequired: null,
+    });
     expect(response.status).toBe(200);
-    expect(response.body.data.attributes).toMatchObject({ clientTicketNumber: null, trackingNumber: null, partsReturnRequired: null });
+    expect(response.body.data.attributes).toMatchObject({
+      clientTicketNumber: null,
+      trackingNumber: null,
+      partsReturnRequired: null,
+    });
   });
 
   it('answers the current representation without a new version when nothing changes', async () => {
     const visit = await createVisit(t, v);
     clock.advance(1_000);
-    for (const body of [{}, { description: visit.attributes.description, clientTicketNumber: visit.attributes.clientTicketNumber, startDate: '2026-12-01T10:00:00+01:00', projectId: String(v.projectId) }]) {
+    for (const body of [
+      {},
+      {
+        description: visit.attributes.description,
+        clientTicketNumber: visit.attributes.clientTicketNumber,
+        startDate: '2026-12-01T10:00:00+01:00',
+        projectId: String(v.projectId),
+      },
+    ]) {
       const response = await patch(visit.id, body);
       expect(response.status).toBe(200);
       expect(response.headers.get('etag')).toBe('"1"');
@@ -58,9 +86,17 @@ describe('PATCH /api/v1/site-visits/{id}', () => {
     const item = await createItem(t, v.tenantId);
     const site = await createSiteWithAssets(t, v.tenantId, v.fullToken, 0);
     const visit = await createVisit(t, v);
-    const response = await patch(visit.id, { projectId: project.projectId, itemName: item.itemName, clientSiteId: site.siteCode });
+    const response = await patch(visit.id, {
+      projectId: project.projectId,
+      itemName: item.itemName,
+      clientSiteId: site.siteCode,
+    });
     expect(response.status).toBe(200);
-    expect(response.body.data.attributes).toMatchObject({ projectId: 'PRJ-NEXT', itemName: item.itemName, clientSiteId: site.siteCode });
+    expect(response.body.data.attributes).toMatchObject({
+      projectId: 'PRJ-NEXT',
+      itemName: item.itemName,
+      clientSiteId: site.siteCode,
+    });
     expect(response.body.data.meta.version).toBe(2);
   });
 
@@ -68,7 +104,10 @@ describe('PATCH /api/v1/site-visits/{id}', () => {
     const visit = await createVisit(t, v);
     const moved = await patch(visit.id, { startDate: '2026-12-05T08:00:00Z', dueDate: '2026-12-06T08:00:00Z' });
     expect(moved.status).toBe(200);
-    expect(moved.body.data.attributes).toMatchObject({ startDate: '2026-12-05T08:00:00.000Z', dueDate: '2026-12-06T08:00:00.000Z' });
+    expect(moved.body.data.attributes).toMatchObject({
+      startDate: '2026-12-05T08:00:00.000Z',
+      dueDate: '2026-12-06T08:00:00.000Z',
+    });
 
     const early = await patch(visit.id, { dueDate: '2026-12-04T08:00:00Z' });
     expect(early.status).toBe(422);
@@ -94,7 +133,9 @@ describe('ETag and If-Match', () => {
 
   it('lets exactly one of concurrent writers holding the same ETag succeed', async () => {
     const visit = await createVisit(t, v);
-    const responses = await Promise.all(['A', 'B', 'C'].map((description) => patch(visit.id, { description }, { 'if-match': '"1"' })));
+    const responses = await Promise.all(
+      ['A', 'B', 'C'].map((description) => patch(visit.id, { description }, { 'if-match': '"1"' })),
+    );
     expect(responses.map((response) => response.status).sort()).toEqual([200, 409, 409]);
   });
 
@@ -145,7 +186,12 @@ describe('PATCH errors', () => {
   });
 
   it('refuses an unknown or foreign site or item with 404', async () => {
-    for (const body of [{ clientSiteId: 'NOPE' }, { clientSiteId: other.siteCode }, { itemName: 'Nope' }, { itemName: other.itemName }]) {
+    for (const body of [
+      { clientSiteId: 'NOPE' },
+      { clientSiteId: other.siteCode },
+      { itemName: 'Nope' },
+      { itemName: other.itemName },
+    ]) {
       const response = await patch(visit.id, body);
       expect(response.status).toBe(404);
       expect(response.body.type).toMatch(/not-found$/);

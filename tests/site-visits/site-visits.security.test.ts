@@ -26,13 +26,37 @@ afterAll(async () => t?.close());
 const ROUTES = [
   { method: 'GET', route: '/api/v1/site-visits', path: () => '/api/v1/site-visits', scope: 'site-visits:read' },
   { method: 'POST', route: '/api/v1/site-visits', path: () => '/api/v1/site-visits', scope: 'site-visits:write' },
-  { method: 'GET', route: '/api/v1/site-visits/{id}', path: () => `/api/v1/site-visits/${visitId}`, scope: 'site-visits:read' },
-  { method: 'PATCH', route: '/api/v1/site-visits/{id}', path: () => `/api/v1/site-visits/${visitId}`, scope: 'site-visits:write' },
-  { method: 'POST', route: '/api/v1/site-visits/{id}/return-label', path: () => `/api/v1/site-visits/${visitId}/return-label`, scope: 'site-visits:write' },
-  { method: 'GET', route: '/api/v1/site-visits/{id}/return-label', path: () => `/api/v1/site-visits/${visitId}/return-label`, scope: 'site-visits:read' },
+  {
+    method: 'GET',
+    route: '/api/v1/site-visits/{id}',
+    path: () => `/api/v1/site-visits/${visitId}`,
+    scope: 'site-visits:read',
+  },
+  {
+    method: 'PATCH',
+    route: '/api/v1/site-visits/{id}',
+    path: () => `/api/v1/site-visits/${visitId}`,
+    scope: 'site-visits:write',
+  },
+  {
+    method: 'POST',
+    route: '/api/v1/site-visits/{id}/return-label',
+    path: () => `/api/v1/site-visits/${visitId}/return-label`,
+    scope: 'site-visits:write',
+  },
+  {
+    method: 'GET',
+    route: '/api/v1/site-visits/{id}/return-label',
+    path: () => `/api/v1/site-visits/${visitId}/return-label`,
+    scope: 'site-visits:read',
+  },
 ];
 
-describeAuthentication(() => t, () => owner, ROUTES);
+describeAuthentication(
+  () => t,
+  () => owner,
+  ROUTES,
+);
 
 describe('tenant isolation', () => {
   it("does not read another tenant's visit", async () => {
@@ -42,7 +66,10 @@ describe('tenant isolation', () => {
   });
 
   it("does not patch another tenant's visit", async () => {
-    const response = await t.http.patch(`/api/v1/site-visits/${visitId}`, { token: intruder.token, json: { description: 'Hijacked' } });
+    const response = await t.http.patch(`/api/v1/site-visits/${visitId}`, {
+      token: intruder.token,
+      json: { description: 'Hijacked' },
+    });
     expect(response.status).toBe(404);
     const read = await t.http.get(`/api/v1/site-visits/${visitId}`, { token: owner.token });
     expect(read.body.data.attributes.description).not.toBe('Hijacked');
@@ -52,7 +79,10 @@ describe('tenant isolation', () => {
   it("does not list or look up another tenant's visits", async () => {
     const list = await t.http.get('/api/v1/site-visits', { token: intruder.token });
     expect(list.body.data.map((visit: { id: string }) => visit.id)).not.toContain(visitId);
-    const lookup = await t.http.get('/api/v1/site-visits', { token: intruder.token, query: { clientTicketNumber: 'OWNER-1' } });
+    const lookup = await t.http.get('/api/v1/site-visits', {
+      token: intruder.token,
+      query: { clientTicketNumber: 'OWNER-1' },
+    });
     expect(lookup.body.data).toEqual([]);
   });
 
@@ -76,7 +106,11 @@ describe('tenant isolation', () => {
   it("cannot reach another tenant's visit through an Idempotency-Key", async () => {
     const headers = { 'idempotency-key': 'same-key-two-tenants' };
     const mine = await t.http.post('/api/v1/site-visits', { token: owner.token, json: visitBody(owner), headers });
-    const theirs = await t.http.post('/api/v1/site-visits', { token: intruder.token, json: visitBody(intruder), headers });
+    const theirs = await t.http.post('/api/v1/site-visits', {
+      token: intruder.token,
+      json: visitBody(intruder),
+      headers,
+    });
     expect(mine.status).toBe(201);
     expect(theirs.status).toBe(201);
     expect(theirs.headers.get('idempotent-replayed')).toBeNull();
@@ -87,19 +121,27 @@ describe('tenant isolation', () => {
 describe('a token without site-visits:read (write-only)', () => {
   it('gets visit responses without assetsToService and siteVisitAssets, but may assign assets', async () => {
     const writeOnly = await tokenFor(t, owner, 'site-visits:write');
-    const created = await t.http.post('/api/v1/site-visits', { token: writeOnly, json: visitBody(owner, { siteAssetIds: owner.assetIds }) });
+    const created = await t.http.post('/api/v1/site-visits', {
+      token: writeOnly,
+      json: visitBody(owner, { siteAssetIds: owner.assetIds }),
+    });
     expect(created.status).toBe(201);
     expect(created.body.data.attributes).not.toHaveProperty('assetsToService');
     expect(created.body.data.attributes).not.toHaveProperty('siteVisitAssets');
     expect(created.body.data.attributes).toHaveProperty('returnLabel', null);
 
-    const patched = await t.http.patch(`/api/v1/site-visits/${created.body.data.id}`, { token: writeOnly, json: { siteAssetIds: [owner.assetIds[0]] } });
+    const patched = await t.http.patch(`/api/v1/site-visits/${created.body.data.id}`, {
+      token: writeOnly,
+      json: { siteAssetIds: [owner.assetIds[0]] },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body.data.attributes).not.toHaveProperty('siteVisitAssets');
     expect(patched.body.data.meta.version).toBe(2);
 
     const read = await t.http.get(`/api/v1/site-visits/${created.body.data.id}`, { token: owner.token });
-    expect(read.body.data.attributes.siteVisitAssets.map((asset: { siteAssetId: number }) => asset.siteAssetId)).toEqual([owner.assetIds[0]]);
+    expect(
+      read.body.data.attributes.siteVisitAssets.map((asset: { siteAssetId: number }) => asset.siteAssetId),
+    ).toEqual([owner.assetIds[0]]);
   });
 
   it('gets a replay without the asset attributes even when the original response had them', async () => {

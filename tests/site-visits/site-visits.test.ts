@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { admin } from '../helpers/tenants.js';
-import { createProject, createVisit, visitBody, visitTenant, type VisitTenant, withNewSite } from '../helpers/visits.js';
+import {
+  createProject,
+  createVisit,
+  visitBody,
+  visitTenant,
+  type VisitTenant,
+  withNewSite,
+} from '../helpers/visits.js';
 
 let t: TestApp;
 /** For tests that only add visits of their own; tests that count or rename make their own tenant. */
@@ -52,19 +59,55 @@ describe('POST /api/v1/site-visits', () => {
     const v = shared;
     const { clientTicketNumber: _omitted, ...body } = visitBody(v);
     const omitted = await t.http.post('/api/v1/site-visits', { token: v.token, json: body });
-    const nulls = await t.http.post('/api/v1/site-visits', { token: v.token, json: { ...body, clientTicketNumber: null, trackingNumber: null, partsReturnRequired: null } });
+    const nulls = await t.http.post('/api/v1/site-visits', {
+      token: v.token,
+      json: { ...body, clientTicketNumber: null, trackingNumber: null, partsReturnRequired: null },
+    });
     for (const response of [omitted, nulls]) {
       expect(response.status).toBe(201);
-      expect(response.body.data.attributes).toMatchObject({ clientTicketNumber: null, trackingNumber: null, partsReturnRequired: null });
+      expect(response.body.data.attributes).toMatchObject({
+        clientTicketNumber: null,
+        trackingNumber: null,
+        partsReturnRequired: null,
+      });
     }
   });
 
   it('accepts every service type and scheduling rule of SPEC', async () => {
     const v = shared;
-    const serviceTypes = ['Regular Service', 'Preventative Maintenance', 'Bonus', 'Break / Fix', 'Survey', 'Site Prep', 'Installation', 'Relocation', 'Removal', 'Swap', 'Audit', 'Storage', 'W/G Service', 'Transport', 'Machine Prep', 'Sign/Wrap', 'Inventory', 'Delivery Acceptance', 'Delivery/Inventory', 'Install Revisit', 'Secret Shopper', 'Recycling', 'Training'];
+    const serviceTypes = [
+      'Regular Service',
+      'Preventative Maintenance',
+      'Bonus',
+      'Break / Fix',
+      'Survey',
+      'Site Prep',
+      'Installation',
+      'Relocation',
+      'Removal',
+      'Swap',
+      'Audit',
+      'Storage',
+      'W/G Service',
+      'Transport',
+      'Machine Prep',
+      'Sign/Wrap',
+      'Inventory',
+      'Delivery Acceptance',
+      'Delivery/Inventory',
+      'Install Revisit',
+      'Secret Shopper',
+      'Recycling',
+      'Training',
+    ];
     const rules = ['Date/Time Specific', 'Date Specific', 'Date Range'];
     const responses = await Promise.all(
-      serviceTypes.map((serviceType, index) => t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, { serviceType, schedulingRule: rules[index % 3] }) })),
+      serviceTypes.map((serviceType, index) =>
+        t.http.post('/api/v1/site-visits', {
+          token: v.token,
+          json: visitBody(v, { serviceType, schedulingRule: rules[index % 3] }),
+        }),
+      ),
     );
     expect(responses.map((response) => response.status)).toEqual(serviceTypes.map(() => 201));
     expect(responses.map((response) => response.body.data.attributes.serviceType)).toEqual(serviceTypes);
@@ -77,16 +120,28 @@ describe('POST /api/v1/site-visits', () => {
       json: visitBody(v, { startDate: '2026-12-01T11:30:00+02:00', dueDate: '2026-12-01T09:30:00.000Z' }),
     });
     expect(response.status).toBe(201);
-    expect(response.body.data.attributes).toMatchObject({ startDate: '2026-12-01T09:30:00.000Z', dueDate: '2026-12-01T09:30:00.000Z' });
+    expect(response.body.data.attributes).toMatchObject({
+      startDate: '2026-12-01T09:30:00.000Z',
+      dueDate: '2026-12-01T09:30:00.000Z',
+    });
   });
 
   it('treats projectId 12 and "12" as the same project and answers in the project\'s own form', async () => {
     const v = shared;
     await createProject(t, v.tenantId, { projectId: 12 });
     await createProject(t, v.tenantId, { projectId: 'PRJ-9' });
-    const asString = await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, { projectId: '12' }) });
-    const asNumber = await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, { projectId: 12 }) });
-    const textual = await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, { projectId: 'PRJ-9' }) });
+    const asString = await t.http.post('/api/v1/site-visits', {
+      token: v.token,
+      json: visitBody(v, { projectId: '12' }),
+    });
+    const asNumber = await t.http.post('/api/v1/site-visits', {
+      token: v.token,
+      json: visitBody(v, { projectId: 12 }),
+    });
+    const textual = await t.http.post('/api/v1/site-visits', {
+      token: v.token,
+      json: visitBody(v, { projectId: 'PRJ-9' }),
+    });
     expect(asString.body.data.attributes.projectId).toBe(12);
     expect(asNumber.body.data.attributes.projectId).toBe(12);
     expect(textual.body.data.attributes.projectId).toBe('PRJ-9');
@@ -106,7 +161,10 @@ describe('GET /api/v1/site-visits/{id}', () => {
   it("shows the site's current siteCode as clientSiteId", async () => {
     const v = await withNewSite(t, shared, 0);
     const created = await createVisit(t, v);
-    const renamed = await t.http.patch(`/api/v1/sites/${v.siteId}`, { token: v.fullToken, json: { siteCode: `${v.siteCode}-NEW` } });
+    const renamed = await t.http.patch(`/api/v1/sites/${v.siteId}`, {
+      token: v.fullToken,
+      json: { siteCode: `${v.siteCode}-NEW` },
+    });
     expect(renamed.status).toBe(200);
     const response = await t.http.get(`/api/v1/site-visits/${created.id}`, { token: v.token });
     expect(response.body.data.attributes.clientSiteId).toBe(`${v.siteCode}-NEW`);
@@ -128,7 +186,10 @@ describe('GET /api/v1/site-visits', () => {
     expect(first.body.data.map((visit: { id: string }) => visit.id)).toEqual(ids.slice(0, 2));
     expect(first.body.meta).toEqual({ pageSize: 2, nextCursor: expect.any(String) });
 
-    const second = await t.http.get('/api/v1/site-visits', { token: v.token, query: { 'page[size]': 2, 'page[after]': first.body.meta.nextCursor } });
+    const second = await t.http.get('/api/v1/site-visits', {
+      token: v.token,
+      query: { 'page[size]': 2, 'page[after]': first.body.meta.nextCursor },
+    });
     expect(second.body.data.map((visit: { id: string }) => visit.id)).toEqual(ids.slice(2));
     expect(second.body.meta).toEqual({ pageSize: 2 });
   });
@@ -152,7 +213,10 @@ describe('GET /api/v1/site-visits', () => {
 
   it('accepts a cursor of the unfiltered list in the filtered one', async () => {
     const first = await t.http.get('/api/v1/site-visits', { token: v.token, query: { 'page[size]': 1 } });
-    const filtered = await t.http.get('/api/v1/site-visits', { token: v.token, query: { clientTicketNumber: 'A-1', 'page[after]': first.body.meta.nextCursor } });
+    const filtered = await t.http.get('/api/v1/site-visits', {
+      token: v.token,
+      query: { clientTicketNumber: 'A-1', 'page[after]': first.body.meta.nextCursor },
+    });
     expect(filtered.status).toBe(200);
     expect(filtered.body.data).toEqual([]);
   });
@@ -162,20 +226,55 @@ describe('ticket numbers', () => {
   it('are unique per tenant only: another tenant may use the same one', async () => {
     const one = await visitTenant(t);
     const two = await visitTenant(t);
-    expect((await t.http.post('/api/v1/site-visits', { token: one.token, json: visitBody(one, { clientTicketNumber: 'SHARED-1' }) })).status).toBe(201);
-    expect((await t.http.post('/api/v1/site-visits', { token: two.token, json: visitBody(two, { clientTicketNumber: 'SHARED-1' }) })).status).toBe(201);
+    expect(
+      (
+        await t.http.post('/api/v1/site-visits', {
+          token: one.token,
+          json: visitBody(one, { clientTicketNumber: 'SHARED-1' }),
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await t.http.post('/api/v1/site-visits', {
+          token: two.token,
+          json: visitBody(two, { clientTicketNumber: 'SHARED-1' }),
+        })
+      ).status,
+    ).toBe(201);
   });
 
   it('are case-sensitive', async () => {
     const v = shared;
-    expect((await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, { clientTicketNumber: 'case-1' }) })).status).toBe(201);
-    expect((await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, { clientTicketNumber: 'CASE-1' }) })).status).toBe(201);
+    expect(
+      (
+        await t.http.post('/api/v1/site-visits', {
+          token: v.token,
+          json: visitBody(v, { clientTicketNumber: 'case-1' }),
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await t.http.post('/api/v1/site-visits', {
+          token: v.token,
+          json: visitBody(v, { clientTicketNumber: 'CASE-1' }),
+        })
+      ).status,
+    ).toBe(201);
   });
 
   it('may be omitted by any number of visits', async () => {
     const v = shared;
     for (let index = 0; index < 2; index++) {
-      expect((await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, { clientTicketNumber: undefined }) })).status).toBe(201);
+      expect(
+        (
+          await t.http.post('/api/v1/site-visits', {
+            token: v.token,
+            json: visitBody(v, { clientTicketNumber: undefined }),
+          })
+        ).status,
+      ).toBe(201);
     }
   });
 });
@@ -184,8 +283,12 @@ describe('the operator can still provision', () => {
   it('a project created Inactive becomes usable when activated', async () => {
     const v = shared;
     await createProject(t, v.tenantId, { projectId: 4242, status: 'Inactive' });
-    expect((await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, { projectId: 4242 }) })).status).toBe(409);
+    expect(
+      (await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, { projectId: 4242 }) })).status,
+    ).toBe(409);
     await admin(t, 'PATCH', `/admin/v1/tenants/${v.tenantId}/projects/4242`, { status: 'Active' });
-    expect((await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, { projectId: 4242 }) })).status).toBe(201);
+    expect(
+      (await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v, { projectId: 4242 }) })).status,
+    ).toBe(201);
   });
 });

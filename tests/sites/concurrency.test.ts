@@ -15,7 +15,11 @@ describe('concurrent PATCHes', () => {
     const id = (await t.http.post('/api/v1/sites', { token, json: siteBody() })).body.data.id;
     const responses = await Promise.all(
       Array.from({ length: 50 }, (_, index) =>
-        t.http.patch(`/api/v1/sites/${id}`, { token, json: { name: `Writer ${index}` }, headers: { 'if-match': '"1"' } }),
+        t.http.patch(`/api/v1/sites/${id}`, {
+          token,
+          json: { name: `Writer ${index}` },
+          headers: { 'if-match': '"1"' },
+        }),
       ),
     );
     const winners = responses.filter((response) => response.status === 200);
@@ -30,10 +34,14 @@ describe('concurrent PATCHes', () => {
     const { token } = await tenantWithToken(t);
     const id = (await t.http.post('/api/v1/sites', { token, json: siteBody() })).body.data.id;
     const responses = await Promise.all(
-      Array.from({ length: 10 }, (_, index) => t.http.patch(`/api/v1/sites/${id}`, { token, json: { city: `City ${index}` } })),
+      Array.from({ length: 10 }, (_, index) =>
+        t.http.patch(`/api/v1/sites/${id}`, { token, json: { city: `City ${index}` } }),
+      ),
     );
     expect(responses.map((response) => response.status)).toEqual(Array(10).fill(200));
-    expect(new Set(responses.map((response) => response.body.data.meta.version))).toEqual(new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]));
+    expect(new Set(responses.map((response) => response.body.data.meta.version))).toEqual(
+      new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]),
+    );
     expect((await t.http.get(`/api/v1/sites/${id}`, { token })).body.data.meta.version).toBe(11);
   });
 
@@ -41,7 +49,9 @@ describe('concurrent PATCHes', () => {
     const { token } = await tenantWithToken(t);
     const a = (await t.http.post('/api/v1/sites', { token, json: siteBody() })).body.data.id;
     const b = (await t.http.post('/api/v1/sites', { token, json: siteBody() })).body.data.id;
-    const responses = await Promise.all([a, b].map((id) => t.http.patch(`/api/v1/sites/${id}`, { token, json: { siteCode: 'CONTESTED' } })));
+    const responses = await Promise.all(
+      [a, b].map((id) => t.http.patch(`/api/v1/sites/${id}`, { token, json: { siteCode: 'CONTESTED' } })),
+    );
     expect(responses.map((response) => response.status).sort()).toEqual([200, 409]);
     expectProblem(responses.find((response) => response.status === 409)!, 409, 'duplicate-resource');
   });

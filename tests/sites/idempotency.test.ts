@@ -100,7 +100,13 @@ describe('Idempotency-Key on POST /api/v1/sites', () => {
     const outcome = await createIdempotently(
       t.database.db,
       clock,
-      { tenantId, resourceType: 'site-visits', key: 'shared-across-types', payload: { other: 'payload' }, stillAccessible: async () => true },
+      {
+        tenantId,
+        resourceType: 'site-visits',
+        key: 'shared-across-types',
+        payload: { other: 'payload' },
+        stillAccessible: async () => true,
+      },
       async () => ({ id: 'visit_test', status: 201, body: { data: { id: 'visit_test' } }, etag: '"1"' }),
     );
     expect(outcome).toMatchObject({ replayed: false, id: 'visit_test' });
@@ -145,7 +151,9 @@ describe('Idempotency-Key on POST /api/v1/sites', () => {
       const bodies = [a, siteBody(), { ...a, name: 'Another name' }];
       const sent = Array.from({ length: 15 }, (_, index) => bodies[index % 3]!);
       const responses = await Promise.all(sent.map((body) => create(token, body, `mixed-${round}`)));
-      const originals = responses.filter((response) => response.status === 201 && response.headers.get('idempotent-replayed') === null);
+      const originals = responses.filter(
+        (response) => response.status === 201 && response.headers.get('idempotent-replayed') === null,
+      );
       expect(originals).toHaveLength(1);
       const winner = sent[responses.indexOf(originals[0]!)]!;
       responses.forEach((response, index) => {
@@ -153,7 +161,9 @@ describe('Idempotency-Key on POST /api/v1/sites', () => {
         else if (sent[index] === winner) expectProblem(response, 409, 'idempotency-pending');
         else expect(response.body.type).toMatch(/\/(idempotency-conflict|idempotency-pending)$/);
       });
-      const codes = await Promise.all([...new Set(bodies.map((body) => body.siteCode))].map((code) => sitesWithCode(token, code)));
+      const codes = await Promise.all(
+        [...new Set(bodies.map((body) => body.siteCode))].map((code) => sitesWithCode(token, code)),
+      );
       expect(codes.flat()).toEqual([originals[0]!.body.data.id]);
     }
   });
@@ -183,7 +193,11 @@ describe('Idempotency-Key on POST /api/v1/sites', () => {
     const body = siteBody();
     const first = await create(token, body, 'gone');
     // The operator removes the site (there is no client delete route).
-    await t.database.db.deleteFrom('sites').where('tenant_id', '=', tenantId).where('id', '=', first.body.data.id).execute();
+    await t.database.db
+      .deleteFrom('sites')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', first.body.data.id)
+      .execute();
     expectProblem(await create(token, body, 'gone'), 404, 'not-found');
   });
 
@@ -198,7 +212,11 @@ describe('Idempotency-Key on POST /api/v1/sites', () => {
     expect((await create(await tokenFor(t, tenant), siteBody(), 'recent')).status).toBe(201);
     clock.set(now);
     await new Maintenance(t.database.db, clock, createLogger({ logLevel: 'silent' })).runOnce();
-    const keys = await t.database.db.selectFrom('idempotency_keys').select('key').where('tenant_id', '=', tenant.tenantId).execute();
+    const keys = await t.database.db
+      .selectFrom('idempotency_keys')
+      .select('key')
+      .where('tenant_id', '=', tenant.tenantId)
+      .execute();
     expect(keys.map((row) => row.key)).toEqual(['recent']);
   });
 

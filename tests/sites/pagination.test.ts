@@ -28,7 +28,10 @@ async function allPages(token: string, query: Record<string, string | number> = 
   const pages: { ids: string[]; meta: Record<string, unknown> }[] = [];
   let after: string | undefined;
   do {
-    const response = await t.http.get('/api/v1/sites', { token, query: { ...query, ...(after ? { 'page[after]': after } : {}) } });
+    const response = await t.http.get('/api/v1/sites', {
+      token,
+      query: { ...query, ...(after ? { 'page[after]': after } : {}) },
+    });
     expect(response.status, response.text).toBe(200);
     pages.push({ ids: response.body.data.map((site: Site) => site.id), meta: response.body.meta });
     after = response.body.meta.nextCursor;
@@ -71,7 +74,8 @@ describe('cursor pagination', () => {
     const first = await t.http.get('/api/v1/sites', { token, query: { 'page[size]': 2 } });
     expect(first.body.data.map((site: Site) => site.id)).toEqual(ids.slice(0, 2));
     const added: string[] = [];
-    for (let index = 0; index < 3; index++) added.push((await t.http.post('/api/v1/sites', { token, json: siteBody() })).body.data.id);
+    for (let index = 0; index < 3; index++)
+      added.push((await t.http.post('/api/v1/sites', { token, json: siteBody() })).body.data.id);
     const rest = await allPages(token, { 'page[size]': 2, 'page[after]': first.body.meta.nextCursor });
     expect(rest.flatMap((page) => page.ids)).toEqual([...ids.slice(2), ...added]);
   });
@@ -124,7 +128,13 @@ describe('list query errors (422)', () => {
     const cursor: string = first.body.meta.nextCursor;
     const [iv, body, tag] = cursor.split('.') as [string, string, string];
     const flip = (part: string) => part.slice(0, 2) + (part[2] === 'A' ? 'B' : 'A') + part.slice(3);
-    for (const tampered of [`${flip(iv)}.${body}.${tag}`, `${iv}.${flip(`${body}AAAA`)}.${tag}`, `${iv}.${body}.${flip(tag)}`, `${iv}.${body}`, cursor.slice(0, -2)]) {
+    for (const tampered of [
+      `${flip(iv)}.${body}.${tag}`,
+      `${iv}.${flip(`${body}AAAA`)}.${tag}`,
+      `${iv}.${body}.${flip(tag)}`,
+      `${iv}.${body}`,
+      cursor.slice(0, -2),
+    ]) {
       expectInvalid(await list({ 'page[after]': tampered }), ['page[after]']);
     }
   });
@@ -150,10 +160,13 @@ describe('list query errors (422)', () => {
     expectInvalid(await list({ 'page[after]': codec.encode('sites', tenantId, 1) }), ['page[after]']);
   });
 
-  it.each(['page[number]', 'page', 'filter[siteCode]', 'sort', 'status', 'id', 'sitecode', 'limit'])('unknown query parameter %s', async (name) => {
-    const errors = expectInvalid(await list({ [name]: '1' }), [name]);
-    expect(errors[name]).toEqual(['is not a known field']);
-  });
+  it.each(['page[number]', 'page', 'filter[siteCode]', 'sort', 'status', 'id', 'sitecode', 'limit'])(
+    'unknown query parameter %s',
+    async (name) => {
+      const errors = expectInvalid(await list({ [name]: '1' }), [name]);
+      expect(errors[name]).toEqual(['is not a known field']);
+    },
+  );
 
   it('two or three filters at once name each of them', async () => {
     expectInvalid(await list({ siteCode: 'a', uniqueID: 'b' }), ['siteCode', 'uniqueID']);

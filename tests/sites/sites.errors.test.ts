@@ -15,7 +15,13 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const REQUIRED = ['name', 'siteCode', 'addressLine1', 'city', 'stateRegion', 'postalCode', 'country'] as const;
-const OPTIONAL_STRINGS = ['addressLine2', 'uniqueID', 'uniqueID2', 'friendlyLocationName', 'friendlyLocationName2'] as const;
+const OPTIONAL_STRINGS = [
+  'addressLine2',
+  'uniqueID',
+  'uniqueID2',
+  'friendlyLocationName',
+  'friendlyLocationName2',
+] as const;
 const STRINGS = [...REQUIRED, ...OPTIONAL_STRINGS];
 const READ_ONLY = ['clientId', 'status', 'createdAt', 'updatedAt', 'id'];
 
@@ -35,7 +41,8 @@ const LIMIT: Record<(typeof STRINGS)[number], number> = {
 };
 
 const create = (json: unknown) => t.http.post('/api/v1/sites', { token, json });
-const patch = (json: unknown, headers?: Record<string, string>) => t.http.patch(`/api/v1/sites/${siteId}`, { token, json, ...(headers ? { headers } : {}) });
+const patch = (json: unknown, headers?: Record<string, string>) =>
+  t.http.patch(`/api/v1/sites/${siteId}`, { token, json, ...(headers ? { headers } : {}) });
 
 /** The site list of the test tenant, to prove a refused create stored nothing. */
 async function siteCount(): Promise<number> {
@@ -61,8 +68,25 @@ describe('create: missing and null fields', () => {
   });
 
   it('reports every failing field of one body together', async () => {
-    const response = await create({ name: 5, siteCode: '', city: null, postalCode: 62701, color: 'red', status: 'Active' });
-    expectInvalid(response, ['name', 'siteCode', 'addressLine1', 'city', 'stateRegion', 'postalCode', 'country', 'color', 'status']);
+    const response = await create({
+      name: 5,
+      siteCode: '',
+      city: null,
+      postalCode: 62701,
+      color: 'red',
+      status: 'Active',
+    });
+    expectInvalid(response, [
+      'name',
+      'siteCode',
+      'addressLine1',
+      'city',
+      'stateRegion',
+      'postalCode',
+      'country',
+      'color',
+      'status',
+    ]);
   });
 });
 
@@ -141,7 +165,11 @@ describe('create: bodies that are not a JSON object', () => {
     ['true', true],
     ['null', null],
   ])('%s is 422 on body', async (_label, json) => {
-    const response = await t.http.post('/api/v1/sites', { token, body: JSON.stringify(json), headers: { 'content-type': 'application/json' } });
+    const response = await t.http.post('/api/v1/sites', {
+      token,
+      body: JSON.stringify(json),
+      headers: { 'content-type': 'application/json' },
+    });
     expectInvalid(response, ['body']);
   });
 
@@ -152,7 +180,11 @@ describe('create: bodies that are not a JSON object', () => {
     ['two documents', '{}{}'],
     ['empty', ''],
   ])('malformed JSON (%s) is 400 malformed-request', async (_label, body) => {
-    const response = await t.http.post('/api/v1/sites', { token, body, headers: { 'content-type': 'application/json' } });
+    const response = await t.http.post('/api/v1/sites', {
+      token,
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
     expectProblem(response, 400, 'malformed-request');
   });
 
@@ -174,7 +206,11 @@ describe('create: bodies that are not a JSON object', () => {
   ])('%s is 415 unsupported-media-type', async (contentType, body) => {
     const response = await t.http.post('/api/v1/sites', { token, body, headers: { 'content-type': contentType } });
     expectProblem(response, 415, 'unsupported-media-type');
-    const patched = await t.http.patch(`/api/v1/sites/${siteId}`, { token, body, headers: { 'content-type': contentType } });
+    const patched = await t.http.patch(`/api/v1/sites/${siteId}`, {
+      token,
+      body,
+      headers: { 'content-type': contentType },
+    });
     expectProblem(patched, 415, 'unsupported-media-type');
   });
 
@@ -199,7 +235,8 @@ describe('create: duplicates', () => {
     const body = siteBody();
     const responses = await Promise.all(Array.from({ length: 10 }, () => create(body)));
     expect(responses.filter((response) => response.status === 201)).toHaveLength(1);
-    for (const response of responses.filter((r) => r.status !== 201)) expectProblem(response, 409, 'duplicate-resource');
+    for (const response of responses.filter((r) => r.status !== 201))
+      expectProblem(response, 409, 'duplicate-resource');
   });
 });
 
@@ -213,15 +250,18 @@ describe('patch: validation', () => {
     expectInvalid(await patch({ [field]: '' }), [field]);
   });
 
-  it.each([...STRINGS.map((field) => [field, 7] as [string, unknown]), ['keyRequired', 'false'] as [string, unknown]])('%s = %j is 422', async (field, value) => {
-    expectInvalid(await patch({ [field]: value }), [field]);
-  });
+  it.each([...STRINGS.map((field) => [field, 7] as [string, unknown]), ['keyRequired', 'false'] as [string, unknown]])(
+    '%s = %j is 422',
+    async (field, value) => {
+      expectInvalid(await patch({ [field]: value }), [field]);
+    },
+  );
 
   it('unknown and read-only fields are named', async () => {
-    const errors = expectInvalid(await patch({ name: 'ok', shape: 'round', ...Object.fromEntries(READ_ONLY.map((field) => [field, 'x'])) }), [
-      'shape',
-      ...READ_ONLY,
-    ]);
+    const errors = expectInvalid(
+      await patch({ name: 'ok', shape: 'round', ...Object.fromEntries(READ_ONLY.map((field) => [field, 'x'])) }),
+      ['shape', ...READ_ONLY],
+    );
     expect(errors.shape).toEqual(['is not a known field']);
     expect(errors.status).toEqual(['is read-only and cannot be written']);
   });
@@ -229,7 +269,15 @@ describe('patch: validation', () => {
   it('a body that is not an object, malformed JSON or a missing body', async () => {
     expectInvalid(await patch([{ name: 'x' }]), ['body']);
     expectInvalid(await patch('x'), ['body']);
-    expectProblem(await t.http.patch(`/api/v1/sites/${siteId}`, { token, body: '{', headers: { 'content-type': 'application/json' } }), 400, 'malformed-request');
+    expectProblem(
+      await t.http.patch(`/api/v1/sites/${siteId}`, {
+        token,
+        body: '{',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+      'malformed-request',
+    );
     expectInvalid(await t.http.patch(`/api/v1/sites/${siteId}`, { token }), ['body']);
   });
 
@@ -264,7 +312,11 @@ describe('patch: conflicts', () => {
   ])('If-Match with %s is 409 version-conflict and changes nothing', async (_label, ifMatch) => {
     const id = (await create(siteBody())).body.data.id;
     await t.http.patch(`/api/v1/sites/${id}`, { token, json: { name: 'v2' } });
-    const response = await t.http.patch(`/api/v1/sites/${id}`, { token, json: { name: 'v3' }, headers: { 'if-match': ifMatch } });
+    const response = await t.http.patch(`/api/v1/sites/${id}`, {
+      token,
+      json: { name: 'v3' },
+      headers: { 'if-match': ifMatch },
+    });
     expectProblem(response, 409, 'version-conflict');
     const read = await t.http.get(`/api/v1/sites/${id}`, { token });
     expect(read.body.data.attributes.name).toBe('v2');
@@ -275,7 +327,11 @@ describe('patch: conflicts', () => {
     const body = siteBody();
     const id = (await create(body)).body.data.id;
     await t.http.patch(`/api/v1/sites/${id}`, { token, json: { name: 'v2' } });
-    expectProblem(await t.http.patch(`/api/v1/sites/${id}`, { token, json: {}, headers: { 'if-match': '"1"' } }), 409, 'version-conflict');
+    expectProblem(
+      await t.http.patch(`/api/v1/sites/${id}`, { token, json: {}, headers: { 'if-match': '"1"' } }),
+      409,
+      'version-conflict',
+    );
   });
 
   it('an If-Match longer than 256 characters is 422', async () => {
@@ -295,17 +351,26 @@ describe('unknown ids', () => {
 
   it('U+0000, which no text column can hold, is a 422 naming the field in a path, a query or a body, not a 500', async () => {
     const site = (await t.http.post('/api/v1/sites', { token, json: siteBody() })).body.data;
-    const [bad, good] = await Promise.all([t.http.get('/api/v1/sites/site_%00x', { token }), t.http.get(`/api/v1/sites/${site.id}`, { token })]);
+    const [bad, good] = await Promise.all([
+      t.http.get('/api/v1/sites/site_%00x', { token }),
+      t.http.get(`/api/v1/sites/${site.id}`, { token }),
+    ]);
     expect(expectInvalid(bad, ['id']).id).toEqual(['must not contain the NUL character (U+0000)']);
     expect(good.status).toBe(200);
     expectInvalid(await t.http.patch('/api/v1/sites/site_%00x', { token, json: { name: 'x' } }), ['id']);
     expectInvalid(await t.http.get('/api/v1/sites', { token, query: { siteCode: 'A\u0000B' } }), ['siteCode']);
     expectInvalid(await t.http.post('/api/v1/sites', { token, json: siteBody({ name: 'Store\u0000' }) }), ['name']);
-    expectInvalid(await t.http.patch(`/api/v1/sites/${site.id}`, { token, json: { addressLine2: '\u0000' } }), ['addressLine2']);
+    expectInvalid(await t.http.patch(`/api/v1/sites/${site.id}`, { token, json: { addressLine2: '\u0000' } }), [
+      'addressLine2',
+    ]);
   });
 
   it('404 wins over If-Match on an unknown id', async () => {
-    expectProblem(await t.http.patch('/api/v1/sites/site_unknown', { token, json: { name: 'x' }, headers: { 'if-match': '"1"' } }), 404, 'not-found');
+    expectProblem(
+      await t.http.patch('/api/v1/sites/site_unknown', { token, json: { name: 'x' }, headers: { 'if-match': '"1"' } }),
+      404,
+      'not-found',
+    );
   });
 
   it('an id longer than any id is 404 or 422, never a bare framework error', async () => {

@@ -98,13 +98,21 @@ describe('POST /api/v1/sites', () => {
   it('lets two tenants use the same siteCode', async () => {
     const a = await tenantWithToken(t);
     const b = await tenantWithToken(t);
-    expect((await t.http.post('/api/v1/sites', { token: a.token, json: siteBody({ siteCode: 'SHARED-1' }) })).status).toBe(201);
-    expect((await t.http.post('/api/v1/sites', { token: b.token, json: siteBody({ siteCode: 'SHARED-1' }) })).status).toBe(201);
+    expect(
+      (await t.http.post('/api/v1/sites', { token: a.token, json: siteBody({ siteCode: 'SHARED-1' }) })).status,
+    ).toBe(201);
+    expect(
+      (await t.http.post('/api/v1/sites', { token: b.token, json: siteBody({ siteCode: 'SHARED-1' }) })).status,
+    ).toBe(201);
   });
 
   it('accepts a JSON content type with a charset', async () => {
     const { token } = await tenantWithToken(t);
-    const response = await t.http.post('/api/v1/sites', { token, body: JSON.stringify(siteBody()), headers: { 'content-type': 'application/json; charset=utf-8' } });
+    const response = await t.http.post('/api/v1/sites', {
+      token,
+      body: JSON.stringify(siteBody()),
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
     expect(response.status).toBe(201);
   });
 });
@@ -179,7 +187,14 @@ describe('PATCH /api/v1/sites/{id}', () => {
     const { token } = await tenantWithToken(t);
     const created = await t.http.post('/api/v1/sites', {
       token,
-      json: siteBody({ addressLine2: 'Unit 1', uniqueID: 'U', uniqueID2: 'V', friendlyLocationName: 'F', friendlyLocationName2: 'G', keyRequired: true }),
+      json: siteBody({
+        addressLine2: 'Unit 1',
+        uniqueID: 'U',
+        uniqueID2: 'V',
+        friendlyLocationName: 'F',
+        friendlyLocationName2: 'G',
+        keyRequired: true,
+      }),
     });
     const patched = await t.http.patch(`/api/v1/sites/${created.body.data.id}`, { token, json: OPTIONAL_NULLS });
     expect(patched.status).toBe(200);
@@ -199,21 +214,34 @@ describe('PATCH /api/v1/sites/{id}', () => {
   it('applies a change when If-Match carries the current ETag, a list containing it, or *', async () => {
     const { token } = await tenantWithToken(t);
     const id = (await t.http.post('/api/v1/sites', { token, json: siteBody() })).body.data.id;
-    const first = await t.http.patch(`/api/v1/sites/${id}`, { token, json: { name: 'One' }, headers: { 'if-match': '"1"' } });
+    const first = await t.http.patch(`/api/v1/sites/${id}`, {
+      token,
+      json: { name: 'One' },
+      headers: { 'if-match': '"1"' },
+    });
     expect(first.status).toBe(200);
-    const second = await t.http.patch(`/api/v1/sites/${id}`, { token, json: { name: 'Two' }, headers: { 'if-match': '"7", "2"' } });
+    const second = await t.http.patch(`/api/v1/sites/${id}`, {
+      token,
+      json: { name: 'Two' },
+      headers: { 'if-match': '"7", "2"' },
+    });
     expect(second.status).toBe(200);
-    const third = await t.http.patch(`/api/v1/sites/${id}`, { token, json: { name: 'Three' }, headers: { 'if-match': '*' } });
+    const third = await t.http.patch(`/api/v1/sites/${id}`, {
+      token,
+      json: { name: 'Three' },
+      headers: { 'if-match': '*' },
+    });
     expect(third.status).toBe(200);
     expect(third.body.data.meta.version).toBe(4);
   });
 });
 
 describe('GET /api/v1/sites', () => {
-  it('lists the tenant\'s sites oldest first with the default page size', async () => {
+  it("lists the tenant's sites oldest first with the default page size", async () => {
     const { token } = await tenantWithToken(t);
     const ids = [];
-    for (let index = 0; index < 3; index++) ids.push((await t.http.post('/api/v1/sites', { token, json: siteBody() })).body.data.id);
+    for (let index = 0; index < 3; index++)
+      ids.push((await t.http.post('/api/v1/sites', { token, json: siteBody() })).body.data.id);
     const list = await t.http.get('/api/v1/sites', { token });
     expect(list.status).toBe(200);
     expect(list.body.meta).toEqual({ pageSize: 25 });
@@ -230,7 +258,8 @@ describe('GET /api/v1/sites', () => {
 
   it('filters by siteCode, uniqueID or uniqueID2: exact and case-sensitive', async () => {
     const { token } = await tenantWithToken(t);
-    const create = async (fields: Record<string, unknown>) => (await t.http.post('/api/v1/sites', { token, json: siteBody(fields) })).body.data.id;
+    const create = async (fields: Record<string, unknown>) =>
+      (await t.http.post('/api/v1/sites', { token, json: siteBody(fields) })).body.data.id;
     const a = await create({ siteCode: 'Store-1', uniqueID: 'LEG-1', uniqueID2: 'SEC-1' });
     const b = await create({ siteCode: 'store-1', uniqueID: 'leg-1', uniqueID2: 'SEC-1' });
     await create({ siteCode: 'Store-10', uniqueID: 'LEG-10', uniqueID2: 'SEC-10' });
@@ -252,7 +281,8 @@ describe('GET /api/v1/sites', () => {
 
   it('finds a site by a siteCode with reserved URL characters', async () => {
     const { token } = await tenantWithToken(t);
-    const id = (await t.http.post('/api/v1/sites', { token, json: siteBody({ siteCode: 'A&B=C/D?E#F+G %' }) })).body.data.id;
+    const id = (await t.http.post('/api/v1/sites', { token, json: siteBody({ siteCode: 'A&B=C/D?E#F+G %' }) })).body
+      .data.id;
     const response = await t.http.get('/api/v1/sites', { token, query: { siteCode: 'A&B=C/D?E#F+G %' } });
     expect(response.body.data.map((site: { id: string }) => site.id)).toEqual([id]);
   });

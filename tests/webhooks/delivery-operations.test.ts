@@ -8,7 +8,14 @@ import type { EventType } from '../../src/modules/events/types.js';
 import type { TestApp } from '../helpers/app.js';
 import { expectInvalid, expectProblem } from '../helpers/problems.js';
 import { admin, tenantWithToken } from '../helpers/tenants.js';
-import { type DeliveryHarness, type Endpoint, recordTestEvent, settled, startDeliveryHarness, waitForDeliveries } from '../helpers/webhooks.js';
+import {
+  type DeliveryHarness,
+  type Endpoint,
+  recordTestEvent,
+  settled,
+  startDeliveryHarness,
+  waitForDeliveries,
+} from '../helpers/webhooks.js';
 
 let harness: DeliveryHarness;
 let t: TestApp;
@@ -20,7 +27,10 @@ beforeAll(async () => {
 afterAll(() => harness?.close());
 
 async function subscribe(token: string, endpoint: Endpoint, eventTypes: EventType[]) {
-  const created = await t.http.post('/api/v1/webhook-subscriptions', { token, json: { targetUrl: endpoint.url, eventTypes, secret: `whsec-${randomUUID()}` } });
+  const created = await t.http.post('/api/v1/webhook-subscriptions', {
+    token,
+    json: { targetUrl: endpoint.url, eventTypes, secret: `whsec-${randomUUID()}` },
+  });
   expect(created.status, created.text).toBe(201);
   return created.body.data.id as string;
 }
@@ -56,19 +66,42 @@ describe('operator delivery tools', () => {
     // Filters combine; each is exact.
     expect(await deliveries({ tenantId: a.tenantId })).toHaveLength(4);
     expect(await deliveries({ tenantId: a.tenantId, status: 'failed' })).toHaveLength(2);
-    expect(await deliveries({ tenantId: a.tenantId, status: 'failed', eventType: 'job.dispatched' })).toMatchObject([{ eventId: events[1]!.id, subscriptionId: broken }]);
-    expect((await deliveries({ subscriptionId: fine })).map((delivery) => delivery.status)).toEqual(['succeeded', 'succeeded']);
-    expect(await deliveries({ tenantId: a.tenantId, createdFrom: new Date(Date.now() + 60_000).toISOString() })).toEqual([]);
-    expect(await deliveries({ tenantId: a.tenantId, createdFrom: startedAt, createdBefore: new Date(Date.now() + 60_000).toISOString() })).toHaveLength(4);
+    expect(await deliveries({ tenantId: a.tenantId, status: 'failed', eventType: 'job.dispatched' })).toMatchObject([
+      { eventId: events[1]!.id, subscriptionId: broken },
+    ]);
+    expect((await deliveries({ subscriptionId: fine })).map((delivery) => delivery.status)).toEqual([
+      'succeeded',
+      'succeeded',
+    ]);
+    expect(
+      await deliveries({ tenantId: a.tenantId, createdFrom: new Date(Date.now() + 60_000).toISOString() }),
+    ).toEqual([]);
+    expect(
+      await deliveries({
+        tenantId: a.tenantId,
+        createdFrom: startedAt,
+        createdBefore: new Date(Date.now() + 60_000).toISOString(),
+      }),
+    ).toHaveLength(4);
     const ascending = (await deliveries({ tenantId: a.tenantId })).map((delivery) => delivery.deliveryId);
-    expect((await deliveries({ tenantId: a.tenantId, order: 'desc' })).map((delivery) => delivery.deliveryId)).toEqual([...ascending].reverse());
+    expect((await deliveries({ tenantId: a.tenantId, order: 'desc' })).map((delivery) => delivery.deliveryId)).toEqual(
+      [...ascending].reverse(),
+    );
     expect(await deliveries({ tenantId: a.tenantId, order: 'desc', limit: '1' })).toHaveLength(1);
 
     // The subscriptions' health: the last 24 hours by status and the success rate.
     const health = await admin(t, 'GET', `/admin/v1/tenants/${a.tenantId}/webhook-subscriptions`);
     const byId = new Map(health.body.data.map((subscription: any) => [subscription.id, subscription.health]));
-    expect(byId.get(broken)).toMatchObject({ consecutiveFailures: 6, lastSuccessAt: null, lastError: 'HTTP 500', last24Hours: { succeeded: 0, failed: 2, pending: 0, successRate: 0 } });
-    expect(byId.get(fine)).toMatchObject({ consecutiveFailures: 0, last24Hours: { succeeded: 2, failed: 0, pending: 0, successRate: 1 } });
+    expect(byId.get(broken)).toMatchObject({
+      consecutiveFailures: 6,
+      lastSuccessAt: null,
+      lastError: 'HTTP 500',
+      last24Hours: { succeeded: 0, failed: 2, pending: 0, successRate: 0 },
+    });
+    expect(byId.get(fine)).toMatchObject({
+      consecutiveFailures: 0,
+      last24Hours: { succeeded: 2, failed: 0, pending: 0, successRate: 1 },
+    });
 
     // One delivery with its attempt log.
     const [failed] = await deliveries({ tenantId: a.tenantId, status: 'failed', eventType: 'ticket.created' });
@@ -86,7 +119,15 @@ describe('operator delivery tools', () => {
     const dryRun = await admin(t, 'POST', '/admin/v1/deliveries/retry-failed', { tenantId: a.tenantId, dryRun: true });
     expect(dryRun.status).toBe(200);
     expect(dryRun.body.data).toEqual({ dryRun: true, matched: 2 });
-    expect((await admin(t, 'POST', '/admin/v1/deliveries/retry-failed', { tenantId: a.tenantId, eventType: 'job.dispatched', dryRun: true })).body.data.matched).toBe(1);
+    expect(
+      (
+        await admin(t, 'POST', '/admin/v1/deliveries/retry-failed', {
+          tenantId: a.tenantId,
+          eventType: 'job.dispatched',
+          dryRun: true,
+        })
+      ).body.data.matched,
+    ).toBe(1);
     expect(await deliveries({ tenantId: a.tenantId, status: 'failed' })).toHaveLength(2);
 
     // Then retry the same filter: tenant A's two reopen and succeed; tenant B's stays failed.
@@ -95,17 +136,29 @@ describe('operator delivery tools', () => {
     expect(retried.status).toBe(202);
     expect(retried.body.data).toEqual({ dryRun: false, matched: 2 });
     await settle(events.slice(0, 2).map((event) => event.id));
-    expect((await deliveries({ tenantId: a.tenantId })).map((delivery) => delivery.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
+    expect((await deliveries({ tenantId: a.tenantId })).map((delivery) => delivery.status)).toEqual([
+      'succeeded',
+      'succeeded',
+      'succeeded',
+      'succeeded',
+    ]);
     const reopened = (await deliveries({ tenantId: a.tenantId, subscriptionId: broken }))[0];
     expect(reopened.attemptLog.map((entry: any) => entry.attempt)).toEqual([1, 2, 3, 4]);
     expect(await deliveries({ tenantId: b.tenantId, status: 'failed' })).toHaveLength(1);
-    expect((await admin(t, 'POST', '/admin/v1/deliveries/retry-failed', { tenantId: a.tenantId })).body.data).toEqual({ dryRun: false, matched: 0 });
+    expect((await admin(t, 'POST', '/admin/v1/deliveries/retry-failed', { tenantId: a.tenantId })).body.data).toEqual({
+      dryRun: false,
+      matched: 0,
+    });
   });
 
   it('refuses bad filters', async () => {
     expectInvalid(await admin(t, 'GET', '/admin/v1/deliveries?createdFrom=yesterday'), ['createdFrom']);
     expectInvalid(await admin(t, 'GET', '/admin/v1/deliveries?eventType=job.exploded'), ['eventType']);
     expectInvalid(await admin(t, 'POST', '/admin/v1/deliveries/retry-failed', { status: 'pending' }), ['status']);
-    expectProblem(await t.http.post('/admin/v1/deliveries/retry-failed', { json: { dryRun: true } }), 401, 'unauthorized');
+    expectProblem(
+      await t.http.post('/admin/v1/deliveries/retry-failed', { json: { dryRun: true } }),
+      401,
+      'unauthorized',
+    );
   });
 });

@@ -10,7 +10,15 @@ import type { WebhookTransport } from '../../src/modules/webhooks/transport.js';
 import type { DeliveryWorker } from '../../src/modules/webhooks/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { tenantWithToken } from '../helpers/tenants.js';
-import { createTestCertificates, recordTestEvent, settled, startTestWorker, TestReceiver, testWebhookConfig, waitForDeliveries } from '../helpers/webhooks.js';
+import {
+  createTestCertificates,
+  recordTestEvent,
+  settled,
+  startTestWorker,
+  TestReceiver,
+  testWebhookConfig,
+  waitForDeliveries,
+} from '../helpers/webhooks.js';
 
 /** Names only this test's resolver knows (the operating system cannot resolve them). */
 const answers = new Map<string, string[]>([
@@ -48,7 +56,10 @@ beforeAll(async () => {
   const allowed = ['localhost', 'hooks.test', 'wrong-name.test', 'gone.test'].map((host) => `${host}:${receiver.port}`);
   t = await startTestApp({
     config: {
-      webhook: { ...testWebhookConfig(receiver.port), testAllowedDestinations: [...allowed, `localhost:${untrusted.port}`, `localhost:${closedPort}`] },
+      webhook: {
+        ...testWebhookConfig(receiver.port),
+        testAllowedDestinations: [...allowed, `localhost:${untrusted.port}`, `localhost:${closedPort}`],
+      },
     },
     resolver,
   });
@@ -97,7 +108,11 @@ describe('webhook destinations at delivery', () => {
     scope.add(tenant.tenantId);
     const created = await t.http.post('/api/v1/webhook-subscriptions', {
       token: tenant.token,
-      json: { targetUrl: 'https://rebinding.example/hook', eventTypes: ['ticket.created'], secret: 'a shared secret, 16+' },
+      json: {
+        targetUrl: 'https://rebinding.example/hook',
+        eventTypes: ['ticket.created'],
+        secret: 'a shared secret, 16+',
+      },
     });
     expect(created.status).toBe(201);
     const strict = await startTestWorker(t, receiver, scope, { deps: { resolver, transport: spy } });
@@ -125,7 +140,11 @@ describe('webhook destinations at delivery', () => {
     answers.delete('gone.test');
     const event = await recordTestEvent(t, tenant.tenantId);
     const [delivery] = await waitForDeliveries(t, event.id, settled);
-    expect(delivery).toMatchObject({ status: 'failed', attempts: 1, lastError: 'destination refused: gone.test does not resolve' });
+    expect(delivery).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      lastError: 'destination refused: gone.test does not resolve',
+    });
     expect(endpoint.requests).toHaveLength(0);
   });
 
@@ -135,7 +154,9 @@ describe('webhook destinations at delivery', () => {
     const event = await recordTestEvent(t, tenant.tenantId);
     const [delivery] = await waitForDeliveries(t, event.id, settled);
     expect(delivery).toMatchObject({ status: 'failed', attempts: 3 });
-    expect(delivery.attemptLog.every((entry: any) => entry.statusCode === null && /altnames|ALTNAME/i.test(entry.error))).toBe(true);
+    expect(
+      delivery.attemptLog.every((entry: any) => entry.statusCode === null && /altnames|ALTNAME/i.test(entry.error)),
+    ).toBe(true);
     expect(endpoint.requests).toHaveLength(0);
   });
 

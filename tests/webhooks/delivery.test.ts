@@ -39,14 +39,25 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-const ALL_TYPES = ['ticket.created', 'rep.assigned', 'job.scheduled', 'schedule.updated', 'job.dispatched', 'job.completed', 'deliverables.transmitted'];
+const ALL_TYPES = [
+  'ticket.created',
+  'rep.assigned',
+  'job.scheduled',
+  'schedule.updated',
+  'job.dispatched',
+  'job.completed',
+  'deliverables.transmitted',
+];
 
 /** A tenant (served by `scope`) with one v1 subscription to the endpoint. */
 async function subscribed(endpoint: Endpoint, scope: Set<string> = tenants, eventTypes: string[] = ALL_TYPES) {
   const tenant = await tenantWithToken(t);
   scope.add(tenant.tenantId);
   const secret = `whsec ${randomUUID()} ✓`;
-  const created = await t.http.post('/api/v1/webhook-subscriptions', { token: tenant.token, json: { targetUrl: endpoint.url, eventTypes, secret } });
+  const created = await t.http.post('/api/v1/webhook-subscriptions', {
+    token: tenant.token,
+    json: { targetUrl: endpoint.url, eventTypes, secret },
+  });
   expect(created.status).toBe(201);
   return { tenant, secret, subscription: created.body.data };
 }
@@ -55,7 +66,10 @@ describe('webhook delivery', () => {
   it('POSTs the stored envelope with every header and a v1 signature that an independent verifier accepts', async () => {
     const endpoint = receiver.endpoint();
     const { tenant, secret, subscription } = await subscribed(endpoint);
-    const event = await recordTestEvent(t, tenant.tenantId, 'ticket.created', { clientTicketNumber: 'CT-1', clientSiteId: 'S-1' });
+    const event = await recordTestEvent(t, tenant.tenantId, 'ticket.created', {
+      clientTicketNumber: 'CT-1',
+      clientSiteId: 'S-1',
+    });
 
     const [request] = await endpoint.waitFor(1);
     const [delivery] = await waitForDeliveries(t, event.id, settled);
@@ -71,11 +85,24 @@ describe('webhook delivery', () => {
 
     const verified = verifyV1(request!.headers, request!.body, secret);
     expect(verified).toMatchObject({ ok: true });
-    expect(verifyV1(request!.headers, request!.body, `${secret}x`)).toEqual({ ok: false, reason: 'signature mismatch' });
-    expect(verifyV1(request!.headers, request!.body, secret, Math.floor(Date.now() / 1000) + 301)).toMatchObject({ ok: false });
+    expect(verifyV1(request!.headers, request!.body, `${secret}x`)).toEqual({
+      ok: false,
+      reason: 'signature mismatch',
+    });
+    expect(verifyV1(request!.headers, request!.body, secret, Math.floor(Date.now() / 1000) + 301)).toMatchObject({
+      ok: false,
+    });
 
     const body = JSON.parse(request!.body.toString('utf8'));
-    expect(Object.keys(body).sort()).toEqual(['data', 'id', 'occurredAt', 'payloadVersion', 'resourceId', 'resourceType', 'type']);
+    expect(Object.keys(body).sort()).toEqual([
+      'data',
+      'id',
+      'occurredAt',
+      'payloadVersion',
+      'resourceId',
+      'resourceType',
+      'type',
+    ]);
     expect(body).toMatchObject({
       id: event.id,
       type: 'ticket.created',
@@ -125,10 +152,15 @@ describe('webhook delivery', () => {
     const endpoint = receiver.endpoint();
     const { tenant } = await subscribed(endpoint);
     expect((await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, { apiEnabled: false })).status).toBe(200);
-    const lifecycle = await recordTestEvent(t, tenant.tenantId, 'job.scheduled', { scheduledDate: '2026-12-01', etaTime: null });
+    const lifecycle = await recordTestEvent(t, tenant.tenantId, 'job.scheduled', {
+      scheduledDate: '2026-12-01',
+      etaTime: null,
+    });
     const created = await recordTestEvent(t, tenant.tenantId, 'ticket.created');
     await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, { apiEnabled: true, webhookAccess: false });
-    const lifecycle2 = await recordTestEvent(t, tenant.tenantId, 'rep.assigned', { fieldRepName: 'Awaiting reassignment' });
+    const lifecycle2 = await recordTestEvent(t, tenant.tenantId, 'rep.assigned', {
+      fieldRepName: 'Awaiting reassignment',
+    });
     const created2 = await recordTestEvent(t, tenant.tenantId, 'ticket.created');
     await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, { webhookAccess: true });
     const lifecycle3 = await recordTestEvent(t, tenant.tenantId, 'job.completed');
@@ -138,7 +170,9 @@ describe('webhook delivery', () => {
     for (const skipped of [lifecycle, lifecycle2]) {
       expect((await admin(t, 'GET', `/admin/v1/deliveries?eventId=${skipped.id}`)).body.data).toEqual([]);
     }
-    expect(new Set(endpoint.requests.map((request) => request.headers['x-svc-event-id']))).toEqual(new Set([created.id, created2.id, lifecycle3.id]));
+    expect(new Set(endpoint.requests.map((request) => request.headers['x-svc-event-id']))).toEqual(
+      new Set([created.id, created2.id, lifecycle3.id]),
+    );
   });
 
   it('retries non-2xx answers (Retry-After ignored) with a growing x-svc-attempt, a fresh timestamp and the same event and body', async () => {
@@ -164,7 +198,10 @@ describe('webhook delivery', () => {
     const timestamps = requests.map((request) => Number(request.headers['x-svc-timestamp']));
     expect(timestamps[1]).toBeGreaterThan(timestamps[0]!);
     expect(timestamps[2]).toBeGreaterThan(timestamps[1]!);
-    for (const request of requests) expect(verifyV1(request.headers, request.body, secret, Math.floor(clock.now().getTime() / 1000))).toMatchObject({ ok: true });
+    for (const request of requests)
+      expect(verifyV1(request.headers, request.body, secret, Math.floor(clock.now().getTime() / 1000))).toMatchObject({
+        ok: true,
+      });
     expect(delivery).toMatchObject({
       status: 'succeeded',
       attempts: 3,
@@ -219,10 +256,16 @@ describe('webhook delivery', () => {
   it('does not queue for an inactive subscription and does not replay missed events on reactivation', async () => {
     const endpoint = receiver.endpoint();
     const { tenant, subscription } = await subscribed(endpoint);
-    const off = await t.http.patch(`/api/v1/webhook-subscriptions/${subscription.id}`, { token: tenant.token, json: { isActive: false } });
+    const off = await t.http.patch(`/api/v1/webhook-subscriptions/${subscription.id}`, {
+      token: tenant.token,
+      json: { isActive: false },
+    });
     expect(off.body.data.isActive).toBe(false);
     const missed = await recordTestEvent(t, tenant.tenantId);
-    const on = await t.http.patch(`/api/v1/webhook-subscriptions/${subscription.id}`, { token: tenant.token, json: { isActive: true } });
+    const on = await t.http.patch(`/api/v1/webhook-subscriptions/${subscription.id}`, {
+      token: tenant.token,
+      json: { isActive: true },
+    });
     expect(on.body.data.isActive).toBe(true);
     const later = await recordTestEvent(t, tenant.tenantId);
     await waitForDeliveries(t, later.id, settled);
@@ -235,11 +278,18 @@ describe('webhook delivery', () => {
     const endpoint = receiver.endpoint();
     const { tenant, subscription } = await subscribed(endpoint, paused);
     const event = await recordTestEvent(t, tenant.tenantId);
-    await t.http.patch(`/api/v1/webhook-subscriptions/${subscription.id}`, { token: tenant.token, json: { isActive: false } });
+    await t.http.patch(`/api/v1/webhook-subscriptions/${subscription.id}`, {
+      token: tenant.token,
+      json: { isActive: false },
+    });
     const own = await startTestWorker(t, receiver, paused);
     extraWorkers.push(own);
     const [delivery] = await waitForDeliveries(t, event.id, settled);
-    expect(delivery).toMatchObject({ status: 'failed', attempts: 1, attemptLog: [{ attempt: 1, statusCode: null, error: 'the subscription is inactive' }] });
+    expect(delivery).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      attemptLog: [{ attempt: 1, statusCode: null, error: 'the subscription is inactive' }],
+    });
     expect(endpoint.requests).toHaveLength(0);
   });
 
@@ -247,7 +297,10 @@ describe('webhook delivery', () => {
     const endpoint = receiver.endpoint();
     const tenant = await tenantWithToken(t);
     tenants.add(tenant.tenantId);
-    const legacy = await admin(t, 'POST', `/admin/v1/tenants/${tenant.tenantId}/webhook-subscriptions`, { targetUrl: endpoint.url, eventTypes: ['ticket.created'] });
+    const legacy = await admin(t, 'POST', `/admin/v1/tenants/${tenant.tenantId}/webhook-subscriptions`, {
+      targetUrl: endpoint.url,
+      eventTypes: ['ticket.created'],
+    });
     expect(legacy.status).toBe(201);
     expect(legacy.body.data.signingVersion).toBe('legacy');
 
@@ -258,7 +311,9 @@ describe('webhook delivery', () => {
     expect(legacyRequest!.headers['x-svc-signature-version']).toBeUndefined();
     expect(legacyRequest!.headers['x-svc-timestamp']).toBeUndefined();
     expect(verifyLegacy(legacyRequest!.headers, legacyRequest!.body, t.keys.legacyWebhookKey)).toBe(true);
-    expect(verifyV1(legacyRequest!.headers, legacyRequest!.body, 'any secret at all, 16+')).toMatchObject({ ok: false });
+    expect(verifyV1(legacyRequest!.headers, legacyRequest!.body, 'any secret at all, 16+')).toMatchObject({
+      ok: false,
+    });
 
     const upgraded = await t.http.patch(`/api/v1/webhook-subscriptions/${legacy.body.data.id}`, {
       token: tenant.token,
@@ -277,17 +332,27 @@ describe('webhook delivery', () => {
     expect(rotated.body.data.signingVersion).toBe('v1');
     await recordTestEvent(t, tenant.tenantId);
     const [, , rotatedRequest] = await endpoint.waitFor(3);
-    expect(verifyV1(rotatedRequest!.headers, rotatedRequest!.body, 'second v1 secret, long enough')).toMatchObject({ ok: true });
-    expect(verifyV1(rotatedRequest!.headers, rotatedRequest!.body, 'first v1 secret, long enough')).toEqual({ ok: false, reason: 'signature mismatch' });
+    expect(verifyV1(rotatedRequest!.headers, rotatedRequest!.body, 'second v1 secret, long enough')).toMatchObject({
+      ok: true,
+    });
+    expect(verifyV1(rotatedRequest!.headers, rotatedRequest!.body, 'first v1 secret, long enough')).toEqual({
+      ok: false,
+      reason: 'signature mismatch',
+    });
   });
 
-  it('keeps each subscription\'s health, and deactivates one failing for WEBHOOK_AUTO_DISABLE_AFTER', async () => {
-    const healthOf = async (tenantId: string) => (await admin(t, 'GET', `/admin/v1/tenants/${tenantId}/webhook-subscriptions`)).body.data[0];
+  it("keeps each subscription's health, and deactivates one failing for WEBHOOK_AUTO_DISABLE_AFTER", async () => {
+    const healthOf = async (tenantId: string) =>
+      (await admin(t, 'GET', `/admin/v1/tenants/${tenantId}/webhook-subscriptions`)).body.data[0];
 
     const healthy = receiver.endpoint();
     const ok = await subscribed(healthy);
     await waitForDeliveries(t, (await recordTestEvent(t, ok.tenant.tenantId)).id, settled);
-    expect((await healthOf(ok.tenant.tenantId)).health).toMatchObject({ consecutiveFailures: 0, failingSince: null, lastError: null });
+    expect((await healthOf(ok.tenant.tenantId)).health).toMatchObject({
+      consecutiveFailures: 0,
+      failingSince: null,
+      lastError: null,
+    });
     expect((await healthOf(ok.tenant.tenantId)).health.lastSuccessAt).not.toBeNull();
 
     const scope = new Set<string>();
@@ -298,17 +363,30 @@ describe('webhook delivery', () => {
     const event = await recordTestEvent(t, tenant.tenantId);
     const [delivery] = await waitForDeliveries(t, event.id, settled);
     // Attempt 1 starts the failure streak, attempt 2 outlasts the setting and deactivates, attempt 3 finds it inactive.
-    expect(delivery.attemptLog.map((entry: any) => entry.error)).toEqual(['HTTP 500', 'HTTP 500', 'the subscription is inactive']);
+    expect(delivery.attemptLog.map((entry: any) => entry.error)).toEqual([
+      'HTTP 500',
+      'HTTP 500',
+      'the subscription is inactive',
+    ]);
     expect(failing.requests).toHaveLength(2);
     const subscription = await healthOf(tenant.tenantId);
     expect(subscription.isActive).toBe(false);
     expect(subscription.health).toMatchObject({ consecutiveFailures: 2, lastError: 'HTTP 500' });
     expect(subscription.health.deactivatedReason).toMatch(/WEBHOOK_AUTO_DISABLE_AFTER/);
-    expect((await t.http.get('/api/v1/webhook-subscriptions', { token: tenant.token })).body.data[0].isActive).toBe(false);
+    expect((await t.http.get('/api/v1/webhook-subscriptions', { token: tenant.token })).body.data[0].isActive).toBe(
+      false,
+    );
 
-    const reactivated = await t.http.patch(`/api/v1/webhook-subscriptions/${subscription.id}`, { token: tenant.token, json: { isActive: true } });
+    const reactivated = await t.http.patch(`/api/v1/webhook-subscriptions/${subscription.id}`, {
+      token: tenant.token,
+      json: { isActive: true },
+    });
     expect(reactivated.body.data.isActive).toBe(true);
-    expect((await healthOf(tenant.tenantId)).health).toMatchObject({ consecutiveFailures: 0, failingSince: null, deactivatedReason: null });
+    expect((await healthOf(tenant.tenantId)).health).toMatchObject({
+      consecutiveFailures: 0,
+      failingSince: null,
+      deactivatedReason: null,
+    });
   });
 
   it('lets the operator retry a terminally failed delivery: a fresh budget, the same event id, attempts keep counting', async () => {

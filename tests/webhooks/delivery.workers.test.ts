@@ -77,7 +77,9 @@ describe('delivery workers', () => {
     expect(new Set(endpoint.requests.map((request) => request.headers['x-svc-attempt']))).toEqual(new Set(['1']));
     const all = await t.http.get('/admin/v1/deliveries', { token: t.adminToken, query: { tenantId: tenant.tenantId } });
     expect(all.body.data).toHaveLength(40);
-    expect(all.body.data.every((delivery: any) => delivery.status === 'succeeded' && delivery.attempts === 1)).toBe(true);
+    expect(all.body.data.every((delivery: any) => delivery.status === 'succeeded' && delivery.attempts === 1)).toBe(
+      true,
+    );
   });
 
   it('loses nothing when a worker dies mid-delivery: the lease runs out and another worker delivers', async () => {
@@ -101,7 +103,9 @@ describe('delivery workers', () => {
         { attempt: 2, statusCode: 200, error: null },
       ],
     });
-    expect(endpoint.requests.map((request) => [request.headers['x-svc-event-id'], request.headers['x-svc-attempt']])).toEqual([
+    expect(
+      endpoint.requests.map((request) => [request.headers['x-svc-event-id'], request.headers['x-svc-attempt']]),
+    ).toEqual([
       [event.id, '1'],
       [event.id, '2'],
     ]);
@@ -120,7 +124,11 @@ describe('delivery workers', () => {
     await worker(scope, { config: { maxAttempts: 1, pollIntervalMs: 50 } });
 
     const [delivery] = await waitForDeliveries(t, event.id, settled);
-    expect(delivery).toMatchObject({ status: 'failed', attempts: 1, lastError: "no outcome recorded: the worker's lease expired" });
+    expect(delivery).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      lastError: "no outcome recorded: the worker's lease expired",
+    });
     expect(delivery.attemptLog).toHaveLength(1);
     expect(endpoint.requests).toHaveLength(1);
   });

@@ -26,7 +26,8 @@ afterAll(async () => t?.close());
 const VALID = { targetUrl: 'https://hooks.example.com/in', eventTypes: ['ticket.created'], secret: 'sixteen chars ok' };
 
 const create = (token: string, json: unknown) => t.http.post('/api/v1/webhook-subscriptions', { token, json });
-const patch = (token: string, id: string, json: unknown) => t.http.patch(`/api/v1/webhook-subscriptions/${id}`, { token, json });
+const patch = (token: string, id: string, json: unknown) =>
+  t.http.patch(`/api/v1/webhook-subscriptions/${id}`, { token, json });
 
 function expectInvalid(response: { status: number; body: any }, fields: Record<string, RegExp>) {
   expect(response.status).toBe(422);
@@ -39,15 +40,27 @@ describe('webhook subscription errors', () => {
   it.each([
     ['no body members', {}, { targetUrl: /required/, eventTypes: /required/, secret: /required/ }],
     ['an empty eventTypes', { ...VALID, eventTypes: [] }, { eventTypes: /empty/ }],
-    ['a repeated event type', { ...VALID, eventTypes: ['ticket.created', 'ticket.created'] }, { eventTypes: /duplicates/ }],
+    [
+      'a repeated event type',
+      { ...VALID, eventTypes: ['ticket.created', 'ticket.created'] },
+      { eventTypes: /duplicates/ },
+    ],
     ['an unknown event type', { ...VALID, eventTypes: ['ticket.deleted'] }, { 'eventTypes[0]': /ticket\.created/ }],
     ['a 15-character secret', { ...VALID, secret: 'x'.repeat(15) }, { secret: /at least 16/ }],
-    ['a secret of 15 code points in 16 UTF-16 units', { ...VALID, secret: `${'x'.repeat(14)}🔑` }, { secret: /at least 16/ }],
+    [
+      'a secret of 15 code points in 16 UTF-16 units',
+      { ...VALID, secret: `${'x'.repeat(14)}🔑` },
+      { secret: /at least 16/ },
+    ],
     ['a secret with an unpaired surrogate', { ...VALID, secret: `${'x'.repeat(16)}\ud800` }, { secret: /Unicode/ }],
     ['a null targetUrl', { ...VALID, targetUrl: null }, { targetUrl: /string/ }],
     ['signingVersion legacy', { ...VALID, signingVersion: 'legacy' }, { signingVersion: /"v1"/ }],
     ['isActive (not a create field)', { ...VALID, isActive: false }, { isActive: /not a known field/ }],
-    ['read-only members', { ...VALID, id: 'whsub_x', tenantId: 'tnt_x', createdAt: '2026-01-01T00:00:00Z' }, { id: /read-only/, tenantId: /read-only/, createdAt: /read-only/ }],
+    [
+      'read-only members',
+      { ...VALID, id: 'whsub_x', tenantId: 'tnt_x', createdAt: '2026-01-01T00:00:00Z' },
+      { id: /read-only/, tenantId: /read-only/, createdAt: /read-only/ },
+    ],
   ])('refuses a create with %s', async (_name, body, fields) => {
     const tenant = await tenantWithToken(t);
     expectInvalid(await create(tenant.token, body), fields);
@@ -58,9 +71,16 @@ describe('webhook subscription errors', () => {
     const v1 = (await create(tenant.token, VALID)).body.data;
     expectInvalid(await patch(tenant.token, v1.id, { signingVersion: 'legacy' }), { signingVersion: /downgrade/ });
 
-    const legacy = (await admin(t, 'POST', `/admin/v1/tenants/${tenant.tenantId}/webhook-subscriptions`, { targetUrl: VALID.targetUrl, eventTypes: ['ticket.created'] })).body.data;
+    const legacy = (
+      await admin(t, 'POST', `/admin/v1/tenants/${tenant.tenantId}/webhook-subscriptions`, {
+        targetUrl: VALID.targetUrl,
+        eventTypes: ['ticket.created'],
+      })
+    ).body.data;
     expectInvalid(await patch(tenant.token, legacy.id, { signingVersion: 'v1' }), { secret: /required to upgrade/ });
-    expectInvalid(await patch(tenant.token, legacy.id, { signingVersion: 'v1', secret: 'short' }), { secret: /at least 16/ });
+    expectInvalid(await patch(tenant.token, legacy.id, { signingVersion: 'v1', secret: 'short' }), {
+      secret: /at least 16/,
+    });
     const list = await t.http.get('/api/v1/webhook-subscriptions', { token: tenant.token });
     expect(list.body.data.map((subscription: any) => subscription.signingVersion)).toEqual(['v1', 'legacy']);
   });
@@ -70,16 +90,21 @@ describe('webhook subscription errors', () => {
     const id = (await create(tenant.token, VALID)).body.data.id;
     expectInvalid(await patch(tenant.token, id, { eventTypes: [] }), { eventTypes: /empty/ });
     expectInvalid(await patch(tenant.token, id, { isActive: 'yes' }), { isActive: /boolean/ });
-    expectInvalid(await patch(tenant.token, id, { signingVersion: 'v2' }), { signingVersion: /one of|"legacy" or "v1"/ });
+    expectInvalid(await patch(tenant.token, id, { signingVersion: 'v2' }), {
+      signingVersion: /one of|"legacy" or "v1"/,
+    });
     expectInvalid(await patch(tenant.token, id, { targetUrl: 'http://hooks.example.com/' }), { targetUrl: /https/ });
     expectInvalid(await patch(tenant.token, id, { secret: 'x'.repeat(513) }), { secret: /at most 512/ });
   });
 
-  it('answers 404 for an unknown subscription or another tenant\'s', async () => {
+  it("answers 404 for an unknown subscription or another tenant's", async () => {
     const owner = await tenantWithToken(t);
     const stranger = await tenantWithToken(t);
     const id = (await create(owner.token, VALID)).body.data.id;
-    for (const response of [await patch(stranger.token, id, { description: 'mine now' }), await patch(owner.token, 'whsub_unknown', { description: 'x' })]) {
+    for (const response of [
+      await patch(stranger.token, id, { description: 'mine now' }),
+      await patch(owner.token, 'whsub_unknown', { description: 'x' }),
+    ]) {
       expect(response.status).toBe(404);
       expect(response.body.type).toMatch(/not-found$/);
     }
@@ -111,7 +136,10 @@ describe('webhook subscription errors', () => {
 
   it('refuses unknown query parameters on the list', async () => {
     const tenant = await tenantWithToken(t);
-    const response = await t.http.get('/api/v1/webhook-subscriptions', { token: tenant.token, query: { 'page[size]': 10 } });
+    const response = await t.http.get('/api/v1/webhook-subscriptions', {
+      token: tenant.token,
+      query: { 'page[size]': 10 },
+    });
     expectInvalid(response, { 'page[size]': /not a known field/ });
   });
 
@@ -120,7 +148,10 @@ describe('webhook subscription errors', () => {
     const id = (await create(tenant.token, { ...VALID, targetUrl: 'https://flaky.example/in' })).body.data.id;
     dnsDown = true;
     try {
-      for (const response of [await create(tenant.token, { ...VALID, targetUrl: 'https://flaky.example/in' }), await patch(tenant.token, id, { description: 'x' })]) {
+      for (const response of [
+        await create(tenant.token, { ...VALID, targetUrl: 'https://flaky.example/in' }),
+        await patch(tenant.token, id, { description: 'x' }),
+      ]) {
         expect(response.status).toBe(503);
         expect(response.body.type).toMatch(/service-unavailable$/);
       }
@@ -147,7 +178,12 @@ describe('webhook subscription errors', () => {
 
   it('answers 409 to a stale update racing a signing-version change', async () => {
     const tenant = await tenantWithToken(t);
-    const legacy = (await admin(t, 'POST', `/admin/v1/tenants/${tenant.tenantId}/webhook-subscriptions`, { targetUrl: VALID.targetUrl, eventTypes: ['ticket.created'] })).body.data;
+    const legacy = (
+      await admin(t, 'POST', `/admin/v1/tenants/${tenant.tenantId}/webhook-subscriptions`, {
+        targetUrl: VALID.targetUrl,
+        eventTypes: ['ticket.created'],
+      })
+    ).body.data;
 
     // The stale update reads the legacy subscription, then waits in its DNS check of the new target...
     let entered!: () => void;

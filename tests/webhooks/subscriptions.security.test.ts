@@ -36,13 +36,20 @@ describe('webhook secrets', () => {
       json: { targetUrl: 'https://127.0.0.1/in', eventTypes: ['ticket.created'], secret: `${secret}-2` },
     });
     expect(refused.status).toBe(422);
-    const invalid = await t.http.post('/api/v1/webhook-subscriptions', { token: tenant.token, json: { eventTypes: 'all', secret: `${secret}-3` } });
+    const invalid = await t.http.post('/api/v1/webhook-subscriptions', {
+      token: tenant.token,
+      json: { eventTypes: 'all', secret: `${secret}-3` },
+    });
     expect(invalid.status).toBe(422);
-    const rotated = await t.http.patch(`/api/v1/webhook-subscriptions/${created.body.data.id}`, { token: tenant.token, json: { secret: `${secret}-4` } });
+    const rotated = await t.http.patch(`/api/v1/webhook-subscriptions/${created.body.data.id}`, {
+      token: tenant.token,
+      json: { secret: `${secret}-4` },
+    });
     const listed = await t.http.get('/api/v1/webhook-subscriptions', { token: tenant.token });
     const operator = await admin(t, 'GET', `/admin/v1/tenants/${tenant.tenantId}/webhook-subscriptions`);
 
-    for (const response of [created, refused, invalid, rotated, listed, operator]) expect(response.text).not.toContain(secret);
+    for (const response of [created, refused, invalid, rotated, listed, operator])
+      expect(response.text).not.toContain(secret);
     expect(logLines.length).toBeGreaterThan(0);
     expect(logLines.join('')).not.toContain(secret);
   });
@@ -57,11 +64,20 @@ describe('webhook secrets', () => {
       });
       ids.push(created.body.data.id);
     }
-    const rows = await t.database.db.selectFrom('webhook_subscriptions').select(['id', 'secret_sealed']).where('id', 'in', ids).orderBy('seq').execute();
+    const rows = await t.database.db
+      .selectFrom('webhook_subscriptions')
+      .select(['id', 'secret_sealed'])
+      .where('id', 'in', ids)
+      .orderBy('seq')
+      .execute();
     const [first, second] = rows as [(typeof rows)[0], (typeof rows)[0]];
     expect(first.secret_sealed).not.toContain('first secret');
-    expect(Buffer.from(first.secret_sealed!.split('.')[1]!, 'base64url').toString('utf8')).not.toContain('first secret');
-    expect(unsealSecret(t.keys.webhookEncryptionKey, first.id, first.secret_sealed!)).toBe('first secret, sealed at rest');
+    expect(Buffer.from(first.secret_sealed!.split('.')[1]!, 'base64url').toString('utf8')).not.toContain(
+      'first secret',
+    );
+    expect(unsealSecret(t.keys.webhookEncryptionKey, first.id, first.secret_sealed!)).toBe(
+      'first secret, sealed at rest',
+    );
     // A ciphertext copied to another subscription does not open there.
     expect(unsealSecret(t.keys.webhookEncryptionKey, second.id, first.secret_sealed!)).toBeUndefined();
     // Nor under another key.
@@ -76,9 +92,26 @@ describe('webhook secrets', () => {
       targetUrl: 'https://hooks.example.com/legacy',
       eventTypes: ['ticket.created'],
     });
-    const row = await t.database.db.selectFrom('webhook_subscriptions').select('secret_sealed').where('id', '=', legacy.body.data.id).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('webhook_subscriptions')
+      .select('secret_sealed')
+      .where('id', '=', legacy.body.data.id)
+      .executeTakeFirstOrThrow();
     expect(row.secret_sealed).toBeNull();
-    expect((await admin(t, 'POST', '/admin/v1/tenants/tnt_unknown/webhook-subscriptions', { targetUrl: 'https://hooks.example.com/x', eventTypes: ['ticket.created'] })).status).toBe(404);
-    expect((await t.http.post(`/admin/v1/tenants/${tenant.tenantId}/webhook-subscriptions`, { json: { targetUrl: 'https://hooks.example.com/x', eventTypes: ['ticket.created'] } })).status).toBe(401);
+    expect(
+      (
+        await admin(t, 'POST', '/admin/v1/tenants/tnt_unknown/webhook-subscriptions', {
+          targetUrl: 'https://hooks.example.com/x',
+          eventTypes: ['ticket.created'],
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await t.http.post(`/admin/v1/tenants/${tenant.tenantId}/webhook-subscriptions`, {
+          json: { targetUrl: 'https://hooks.example.com/x', eventTypes: ['ticket.created'] },
+        })
+      ).status,
+    ).toBe(401);
   });
 });

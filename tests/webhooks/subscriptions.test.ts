@@ -18,7 +18,12 @@ async function create(token: string, body: Record<string, unknown> = {}, headers
   return t.http.post('/api/v1/webhook-subscriptions', {
     token,
     headers,
-    json: { targetUrl: 'https://hooks.example.com/site-services', eventTypes: ['ticket.created', 'job.completed'], secret: SECRET, ...body },
+    json: {
+      targetUrl: 'https://hooks.example.com/site-services',
+      eventTypes: ['ticket.created', 'job.completed'],
+      secret: SECRET,
+      ...body,
+    },
   });
 }
 
@@ -29,7 +34,17 @@ describe('webhook subscriptions', () => {
     expect(response.status).toBe(201);
     expect(Object.keys(response.body)).toEqual(['data']);
     const data = response.body.data;
-    expect(Object.keys(data).sort()).toEqual(['createdAt', 'description', 'eventTypes', 'id', 'isActive', 'signingVersion', 'targetUrl', 'tenantId', 'updatedAt']);
+    expect(Object.keys(data).sort()).toEqual([
+      'createdAt',
+      'description',
+      'eventTypes',
+      'id',
+      'isActive',
+      'signingVersion',
+      'targetUrl',
+      'tenantId',
+      'updatedAt',
+    ]);
     expect(data).toMatchObject({
       tenantId: tenant.tenantId,
       targetUrl: 'https://hooks.example.com/site-services',
@@ -50,7 +65,7 @@ describe('webhook subscriptions', () => {
     expect(response.body.data).toMatchObject({ signingVersion: 'v1', description: null });
   });
 
-  it('lists the tenant\'s subscriptions oldest first as {data: [...]} only', async () => {
+  it("lists the tenant's subscriptions oldest first as {data: [...]} only", async () => {
     const tenant = await tenantWithToken(t);
     const other = await tenantWithToken(t);
     const first = await create(tenant.token, { description: 'first' });
@@ -59,7 +74,10 @@ describe('webhook subscriptions', () => {
     const list = await t.http.get('/api/v1/webhook-subscriptions', { token: tenant.token });
     expect(list.status).toBe(200);
     expect(Object.keys(list.body)).toEqual(['data']);
-    expect(list.body.data.map((subscription: any) => subscription.id)).toEqual([first.body.data.id, second.body.data.id]);
+    expect(list.body.data.map((subscription: any) => subscription.id)).toEqual([
+      first.body.data.id,
+      second.body.data.id,
+    ]);
     expect(list.body.data[0]).toEqual(first.body.data);
     expect(list.text).not.toContain(SECRET);
   });
@@ -69,13 +87,28 @@ describe('webhook subscriptions', () => {
     const created = (await create(tenant.token)).body.data;
     const path = `/api/v1/webhook-subscriptions/${created.id}`;
 
-    const renamed = await t.http.patch(path, { token: tenant.token, json: { description: 'renamed', eventTypes: ['rep.assigned'] } });
+    const renamed = await t.http.patch(path, {
+      token: tenant.token,
+      json: { description: 'renamed', eventTypes: ['rep.assigned'] },
+    });
     expect(renamed.status).toBe(200);
-    expect(renamed.body.data).toMatchObject({ ...created, description: 'renamed', eventTypes: ['rep.assigned'], updatedAt: renamed.body.data.updatedAt });
+    expect(renamed.body.data).toMatchObject({
+      ...created,
+      description: 'renamed',
+      eventTypes: ['rep.assigned'],
+      updatedAt: renamed.body.data.updatedAt,
+    });
     expect(renamed.body.data.signingVersion).toBe('v1');
 
-    const moved = await t.http.patch(path, { token: tenant.token, json: { targetUrl: 'https://hooks.example.com:443/moved' } });
-    expect(moved.body.data).toMatchObject({ targetUrl: 'https://hooks.example.com:443/moved', description: 'renamed', signingVersion: 'v1' });
+    const moved = await t.http.patch(path, {
+      token: tenant.token,
+      json: { targetUrl: 'https://hooks.example.com:443/moved' },
+    });
+    expect(moved.body.data).toMatchObject({
+      targetUrl: 'https://hooks.example.com:443/moved',
+      description: 'renamed',
+      signingVersion: 'v1',
+    });
 
     const rotated = await t.http.patch(path, { token: tenant.token, json: { secret: 'the next secret, rotated' } });
     expect(rotated.status).toBe(200);
@@ -91,15 +124,26 @@ describe('webhook subscriptions', () => {
     const created = (await create(tenant.token)).body.data;
     const path = `/api/v1/webhook-subscriptions/${created.id}`;
     expect((await t.http.patch(path, { token: tenant.token, json: {} })).body.data).toEqual(created);
-    expect((await t.http.patch(path, { token: tenant.token, json: { eventTypes: created.eventTypes, isActive: true, signingVersion: 'v1' } })).body.data).toEqual(created);
+    expect(
+      (
+        await t.http.patch(path, {
+          token: tenant.token,
+          json: { eventTypes: created.eventTypes, isActive: true, signingVersion: 'v1' },
+        })
+      ).body.data,
+    ).toEqual(created);
   });
 
   it('deactivates and reactivates', async () => {
     const tenant = await tenantWithToken(t);
     const created = (await create(tenant.token)).body.data;
     const path = `/api/v1/webhook-subscriptions/${created.id}`;
-    expect((await t.http.patch(path, { token: tenant.token, json: { isActive: false } })).body.data.isActive).toBe(false);
-    expect((await t.http.get('/api/v1/webhook-subscriptions', { token: tenant.token })).body.data[0].isActive).toBe(false);
+    expect((await t.http.patch(path, { token: tenant.token, json: { isActive: false } })).body.data.isActive).toBe(
+      false,
+    );
+    expect((await t.http.get('/api/v1/webhook-subscriptions', { token: tenant.token })).body.data[0].isActive).toBe(
+      false,
+    );
     expect((await t.http.patch(path, { token: tenant.token, json: { isActive: true } })).body.data.isActive).toBe(true);
   });
 
@@ -111,7 +155,12 @@ describe('webhook subscriptions', () => {
       description: 'carried over',
     });
     expect(legacy.status).toBe(201);
-    expect(legacy.body.data).toMatchObject({ signingVersion: 'legacy', isActive: true, tenantId: tenant.tenantId, description: 'carried over' });
+    expect(legacy.body.data).toMatchObject({
+      signingVersion: 'legacy',
+      isActive: true,
+      tenantId: tenant.tenantId,
+      description: 'carried over',
+    });
 
     const listed = await t.http.get('/api/v1/webhook-subscriptions', { token: tenant.token });
     expect(listed.body.data).toEqual([legacy.body.data]);
@@ -140,7 +189,7 @@ describe('webhook subscriptions', () => {
     expect(patched.headers.get('etag')).toBeNull();
   });
 
-  it('counts the secret\'s 16 characters as Unicode code points', async () => {
+  it("counts the secret's 16 characters as Unicode code points", async () => {
     const tenant = await tenantWithToken(t);
     // 15 ASCII characters and one astral symbol: 16 code points, 17 UTF-16 units.
     expect((await create(tenant.token, { secret: `${'x'.repeat(15)}🔑` })).status).toBe(201);

@@ -41,7 +41,10 @@ const ALL_TYPES: EventType[] = [...EVENT_TYPES];
 async function subscribe(v: VisitTenant, eventTypes: EventType[] = ALL_TYPES) {
   const endpoint = receiver.endpoint();
   const secret = `whsec ${randomUUID()} ✓`;
-  const created = await t.http.post('/api/v1/webhook-subscriptions', { token: v.fullToken, json: { targetUrl: endpoint.url, eventTypes, secret } });
+  const created = await t.http.post('/api/v1/webhook-subscriptions', {
+    token: v.fullToken,
+    json: { targetUrl: endpoint.url, eventTypes, secret },
+  });
   expect(created.status, created.text).toBe(201);
   return { endpoint, secret, id: created.body.data.id as string };
 }
@@ -137,19 +140,39 @@ describe('ticket.created through the operator API', () => {
   });
 });
 
-describe('the workflow\'s events', () => {
-  it('delivers every action\'s event with its data and the status after it', async () => {
+describe("the workflow's events", () => {
+  it("delivers every action's event with its data and the status after it", async () => {
     const v = await harness.visitTenant();
     const { endpoint, secret } = await subscribe(v);
     const visit = await createVisit(t, v, { clientTicketNumber: 'FLOW-1' });
     const common = { clientTicketNumber: 'FLOW-1', clientSiteId: v.siteCode };
     const steps: [Record<string, unknown>, EventType, Record<string, unknown>][] = [
-      [{ action: 'assign-rep', fieldRepName: 'Jordan Lee' }, 'rep.assigned', { status: 'New', fieldRepName: 'Jordan Lee' }],
-      [{ action: 'schedule', scheduledDate: '2026-12-02', etaTime: '09:30' }, 'job.scheduled', { status: 'Scheduled', scheduledDate: '2026-12-02', etaTime: '09:30' }],
-      [{ action: 'schedule', scheduledDate: '2026-12-04' }, 'schedule.updated', { status: 'Scheduled', scheduledDate: '2026-12-04', etaTime: null }],
-      [{ action: 'assign-rep', fieldRepName: null }, 'rep.assigned', { status: 'Scheduled', fieldRepName: 'Awaiting reassignment' }],
+      [
+        { action: 'assign-rep', fieldRepName: 'Jordan Lee' },
+        'rep.assigned',
+        { status: 'New', fieldRepName: 'Jordan Lee' },
+      ],
+      [
+        { action: 'schedule', scheduledDate: '2026-12-02', etaTime: '09:30' },
+        'job.scheduled',
+        { status: 'Scheduled', scheduledDate: '2026-12-02', etaTime: '09:30' },
+      ],
+      [
+        { action: 'schedule', scheduledDate: '2026-12-04' },
+        'schedule.updated',
+        { status: 'Scheduled', scheduledDate: '2026-12-04', etaTime: null },
+      ],
+      [
+        { action: 'assign-rep', fieldRepName: null },
+        'rep.assigned',
+        { status: 'Scheduled', fieldRepName: 'Awaiting reassignment' },
+      ],
       [{ action: 'dispatch' }, 'job.dispatched', { status: 'Dispatched' }],
-      [{ action: 'transmit-deliverables', notes: 'Site photos.' }, 'deliverables.transmitted', { status: 'Dispatched', notes: 'Site photos.' }],
+      [
+        { action: 'transmit-deliverables', notes: 'Site photos.' },
+        'deliverables.transmitted',
+        { status: 'Dispatched', notes: 'Site photos.' },
+      ],
       [{ action: 'complete', qualityReviewPassed: true }, 'job.completed', { status: 'Completed' }],
       [{ action: 'transmit-deliverables' }, 'deliverables.transmitted', { status: 'Completed', notes: null }],
     ];
@@ -161,7 +184,10 @@ describe('the workflow\'s events', () => {
     // Delivery order is not guaranteed: match what arrived to what was recorded, by event id.
     expect(new Set(received.map((event) => event.id))).toEqual(new Set(stored.map((row) => row.id)));
     const byId = new Map(received.map((event) => [event.id, event]));
-    const expected = [['ticket.created', { status: 'New' }] as const, ...steps.map(([, type, data]) => [type, data] as const)];
+    const expected = [
+      ['ticket.created', { status: 'New' }] as const,
+      ...steps.map(([, type, data]) => [type, data] as const),
+    ];
     expect(stored.map((row) => byId.get(row.id)).map((event) => [event!.type, event!.data])).toEqual(
       expected.map(([type, data]) => [type, { ...common, ...data }]),
     );
@@ -175,7 +201,10 @@ describe('the workflow\'s events', () => {
     await workflowAction(t, visit.id, { action: 'schedule', scheduledDate: '2026-12-02' });
     await workflowAction(t, visit.id, { action: 'dispatch' });
     const [request] = await settledRequests(dispatchOnly.endpoint, 1, v.tenantId);
-    expect(receive(request!, dispatchOnly.secret)).toMatchObject({ type: 'job.dispatched', data: { status: 'Dispatched' } });
+    expect(receive(request!, dispatchOnly.secret)).toMatchObject({
+      type: 'job.dispatched',
+      data: { status: 'Dispatched' },
+    });
     expect((await deliveriesOf(v.tenantId)).map((delivery) => delivery.eventType)).toEqual(['job.dispatched']);
   });
 });
@@ -184,7 +213,8 @@ describe('publishing rules', () => {
   it('publishes lifecycle events only while webhookAccess and apiEnabled are both on; ticket.created always', async () => {
     const v = await harness.visitTenant();
     const { endpoint, secret } = await subscribe(v);
-    const flags = async (patch: Record<string, boolean>) => expect((await admin(t, 'PATCH', `/admin/v1/tenants/${v.tenantId}`, patch)).status).toBe(200);
+    const flags = async (patch: Record<string, boolean>) =>
+      expect((await admin(t, 'PATCH', `/admin/v1/tenants/${v.tenantId}`, patch)).status).toBe(200);
 
     await flags({ apiEnabled: false });
     const a = await createVisit(t, v);
@@ -205,7 +235,11 @@ describe('publishing rules', () => {
     expect(received.map((event) => `${event.type} ${event.resourceId}`).sort()).toEqual(
       [`ticket.created ${a.id}`, `ticket.created ${b.body.data.id}`, `job.completed ${a.id}`].sort(),
     );
-    expect((await deliveriesOf(v.tenantId)).map((delivery) => delivery.eventType).sort()).toEqual(['job.completed', 'ticket.created', 'ticket.created']);
+    expect((await deliveriesOf(v.tenantId)).map((delivery) => delivery.eventType).sort()).toEqual([
+      'job.completed',
+      'ticket.created',
+      'ticket.created',
+    ]);
     // Every event was recorded all the same (the outbox keeps them; publishing is what the flags gate).
     expect((await listEventsOfResource(t.database.db, v.tenantId, a.id)).map((row) => row.type)).toEqual([
       'ticket.created',
@@ -220,7 +254,10 @@ describe('publishing rules', () => {
     const v = await harness.visitTenant();
     const stays = await subscribe(v);
     const paused = await subscribe(v);
-    const off = await t.http.patch(`/api/v1/webhook-subscriptions/${paused.id}`, { token: v.fullToken, json: { isActive: false } });
+    const off = await t.http.patch(`/api/v1/webhook-subscriptions/${paused.id}`, {
+      token: v.fullToken,
+      json: { isActive: false },
+    });
     expect(off.body.data.isActive).toBe(false);
 
     const visit = await createVisit(t, v);
@@ -228,7 +265,10 @@ describe('publishing rules', () => {
     await settledRequests(stays.endpoint, 2, v.tenantId);
     expect(paused.endpoint.requests).toEqual([]);
 
-    const on = await t.http.patch(`/api/v1/webhook-subscriptions/${paused.id}`, { token: v.fullToken, json: { isActive: true } });
+    const on = await t.http.patch(`/api/v1/webhook-subscriptions/${paused.id}`, {
+      token: v.fullToken,
+      json: { isActive: true },
+    });
     expect(on.body.data.isActive).toBe(true);
     await workflowAction(t, visit.id, { action: 'dispatch' });
     const [resumed] = await settledRequests(paused.endpoint, 1, v.tenantId);

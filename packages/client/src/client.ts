@@ -76,7 +76,12 @@ interface FetchResult {
 
 function unwrap<T>(result: FetchResult, method: string, path: string): T {
   if (result.response.ok) return result.data as T;
-  throw new ApiError(toProblem(result.response.status, result.error, result.response.statusText), method, path, result.response.headers);
+  throw new ApiError(
+    toProblem(result.response.status, result.error, result.response.statusText),
+    method,
+    path,
+    result.response.headers,
+  );
 }
 
 /** Sites, site visits and messages share create, get, update and cursor listing. */
@@ -92,7 +97,10 @@ export class Collection<P extends CollectionPath> {
 
   async createWithDetails(body: CreateBody<P>, options: CreateOptions = {}): Promise<CreateResult<ResourceOf<P>>> {
     const idempotencyKey = options.idempotencyKey ?? randomUUID();
-    const result = (await (this.api.POST as Function)(this.path, { body, params: { header: { 'Idempotency-Key': idempotencyKey } } })) as FetchResult;
+    const result = (await (this.api.POST as Function)(this.path, {
+      body,
+      params: { header: { 'Idempotency-Key': idempotencyKey } },
+    })) as FetchResult;
     const { data } = unwrap<{ data: ResourceOf<P> }>(result, 'POST', this.path);
     return { resource: data, replayed: result.response.headers.get('idempotent-replayed') === 'true', idempotencyKey };
   }
@@ -105,7 +113,10 @@ export class Collection<P extends CollectionPath> {
   /** PATCH is never repeated blindly: an uncertain outcome throws UncertainResultError (read, then decide). */
   async update(id: string, body: PatchBody<P>, options: UpdateOptions = {}): Promise<ResourceOf<P>> {
     const header = options.ifMatch ? { 'If-Match': options.ifMatch } : {};
-    const result = (await (this.api.PATCH as Function)(`${this.path}/{id}`, { body, params: { path: { id }, header } })) as FetchResult;
+    const result = (await (this.api.PATCH as Function)(`${this.path}/{id}`, {
+      body,
+      params: { path: { id }, header },
+    })) as FetchResult;
     return unwrap<{ data: ResourceOf<P> }>(result, 'PATCH', `${this.path}/${id}`).data;
   }
 
@@ -114,7 +125,11 @@ export class Collection<P extends CollectionPath> {
     let cursor = (query as { 'page[after]'?: string })['page[after]'];
     do {
       const params = { query: { ...query, ...(cursor ? { 'page[after]': cursor } : {}) } };
-      const page = unwrap<Page<P>>((await (this.api.GET as Function)(this.path, { params })) as FetchResult, 'GET', this.path);
+      const page = unwrap<Page<P>>(
+        (await (this.api.GET as Function)(this.path, { params })) as FetchResult,
+        'GET',
+        this.path,
+      );
       yield page;
       cursor = (page as { meta: { nextCursor?: string } }).meta.nextCursor;
     } while (cursor);
@@ -152,7 +167,10 @@ export class SiteVisits extends Collection<'/api/v1/site-visits'> {
   /** Adds a version of the visit's return label (a PDF). Not retried after an uncertain outcome (SPEC Retry rules 4). */
   async uploadReturnLabel(id: string, file: FileSource, options?: UploadOptions): Promise<ReturnLabelUpload> {
     const body = await uploadForm(file, 'return-label.pdf', options);
-    const result = await this.api.POST('/api/v1/site-visits/{id}/return-label', { params: { path: { id } }, body: body as never });
+    const result = await this.api.POST('/api/v1/site-visits/{id}/return-label', {
+      params: { path: { id } },
+      body: body as never,
+    });
     return unwrap<{ data: ReturnLabelUpload }>(result, 'POST', `${this.path}/${id}/return-label`).data;
   }
 }
@@ -161,7 +179,10 @@ export class Messages extends Collection<'/api/v1/messages'> {
   /** Adds a version of the message's attachment (PDF, PNG or JPEG). Not retried after an uncertain outcome. */
   async uploadAttachment(id: string, file: FileSource, options?: UploadOptions): Promise<FileAttachmentUpload> {
     const body = await uploadForm(file, 'attachment', options);
-    const result = await this.api.POST('/api/v1/messages/{id}/file-attachment', { params: { path: { id } }, body: body as never });
+    const result = await this.api.POST('/api/v1/messages/{id}/file-attachment', {
+      params: { path: { id } },
+      body: body as never,
+    });
     return unwrap<{ data: FileAttachmentUpload }>(result, 'POST', `${this.path}/${id}/file-attachment`).data;
   }
 }
@@ -171,7 +192,11 @@ export class WebhookSubscriptions {
   constructor(private readonly api: OpenApiClient) {}
 
   async list(): Promise<WebhookSubscription[]> {
-    return unwrap<{ data: WebhookSubscription[] }>(await this.api.GET('/api/v1/webhook-subscriptions'), 'GET', '/api/v1/webhook-subscriptions').data;
+    return unwrap<{ data: WebhookSubscription[] }>(
+      await this.api.GET('/api/v1/webhook-subscriptions'),
+      'GET',
+      '/api/v1/webhook-subscriptions',
+    ).data;
   }
 
   async create(body: WebhookSubscriptionCreate): Promise<WebhookSubscription> {
@@ -227,7 +252,9 @@ export function createClient(options: ClientOptions): SiteServicesClient {
     items: (pageSize) => reference<Item>('/api/v1/items', pageSize),
     api,
     async getRaw(path) {
-      const response = await transport(new Request(new URL(path, `${baseUrl}/`), { method: 'GET', headers: { accept: 'application/json' } }));
+      const response = await transport(
+        new Request(new URL(path, `${baseUrl}/`), { method: 'GET', headers: { accept: 'application/json' } }),
+      );
       const text = await response.text();
       let body: unknown = text;
       try {

@@ -68,7 +68,10 @@ export class UncertainResultError extends SiteServicesError {
     readonly problem?: ProblemDetails,
     options?: { cause?: unknown },
   ) {
-    super(`${method} ${path}: the result is uncertain (${reason}); read the current state before repeating this write`, options);
+    super(
+      `${method} ${path}: the result is uncertain (${reason}); read the current state before repeating this write`,
+      options,
+    );
   }
 }
 
@@ -96,13 +99,19 @@ export function toProblem(status: number, body: unknown, statusText = ''): Probl
     return { ...problem, status: typeof problem.status === 'number' ? problem.status : status };
   }
   const text = typeof body === 'string' ? body.slice(0, 200) : '';
-  return { type: 'about:blank', title: statusText || `HTTP ${status}`, status, detail: text || `the service answered ${status}` };
+  return {
+    type: 'about:blank',
+    title: statusText || `HTTP ${status}`,
+    status,
+    detail: text || `the service answered ${status}`,
+  };
 }
 
 export function describeCause(cause: unknown): string {
   if (cause instanceof Error) {
     const inner = (cause as { cause?: unknown }).cause;
-    const code = inner && typeof inner === 'object' && 'code' in inner ? ` (${String((inner as { code: unknown }).code)})` : '';
+    const code =
+      inner && typeof inner === 'object' && 'code' in inner ? ` (${String((inner as { code: unknown }).code)})` : '';
     return `${cause.message}${code}`;
   }
   return String(cause);

@@ -1,6 +1,13 @@
 export { createClient, Collection, Sites, SiteVisits, Messages, WebhookSubscriptions } from './client.js';
 export type { ClientOptions, CreateOptions, CreateResult, UpdateOptions, SiteServicesClient } from './client.js';
-export { ApiError, CredentialsError, NetworkError, SiteServicesError, UncertainResultError, problemSlug } from './errors.js';
+export {
+  ApiError,
+  CredentialsError,
+  NetworkError,
+  SiteServicesError,
+  UncertainResultError,
+  problemSlug,
+} from './errors.js';
 export type { ProblemDetails } from './errors.js';
 export { DEFAULT_RETRY, backoffDelay, systemRuntime } from './retry.js';
 export type { RetryOptions, Runtime } from './retry.js';

@@ -14,7 +14,12 @@ export interface RetryOptions {
   maxRetryAfterMs: number;
 }
 
-export const DEFAULT_RETRY: RetryOptions = { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 30_000, maxRetryAfterMs: 120_000 };
+export const DEFAULT_RETRY: RetryOptions = {
+  maxAttempts: 5,
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  maxRetryAfterMs: 120_000,
+};
 
 export interface Runtime {
   /** Milliseconds since the epoch. */

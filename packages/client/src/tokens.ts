@@ -73,7 +73,10 @@ export class TokenSource implements TokenProvider {
     const problem = toProblem(response.status, json, response.statusText);
     if (response.status === 400 || response.status === 401) {
       const oauth = json as { error?: string; error_description?: string };
-      throw new CredentialsError(`token request refused (${response.status} ${oauth.error ?? problem.title}): ${oauth.error_description ?? problem.detail}`, problem);
+      throw new CredentialsError(
+        `token request refused (${response.status} ${oauth.error ?? problem.title}): ${oauth.error_description ?? problem.detail}`,
+        problem,
+      );
     }
     throw new ApiError(problem, 'POST', '/api/v1/oauth/token', response.headers);
   }
@@ -81,7 +84,10 @@ export class TokenSource implements TokenProvider {
   private async fetchToken(): Promise<string> {
     const requestedAt = this.runtime.now();
     const token = await this.request();
-    this.cached = { value: token.access_token, renewAt: requestedAt + token.expires_in * 1000 - renewalMargin(token.expires_in) };
+    this.cached = {
+      value: token.access_token,
+      renewAt: requestedAt + token.expires_in * 1000 - renewalMargin(token.expires_in),
+    };
     return token.access_token;
   }
 }

@@ -92,10 +92,16 @@ export function createTransport(options: TransportOptions): FetchLike {
       let response: Response;
       try {
         response = await options.fetch(
-          new Request(url, { method: request.method, headers, body: body ?? null, signal: AbortSignal.timeout(options.timeoutMs) }),
+          new Request(url, {
+            method: request.method,
+            headers,
+            body: body ?? null,
+            signal: AbortSignal.timeout(options.timeoutMs),
+          }),
         );
       } catch (error) {
-        if (kind === 'update' || kind === 'unsafe') throw new UncertainResultError(request.method, path, 'no response', undefined, { cause: error });
+        if (kind === 'update' || kind === 'unsafe')
+          throw new UncertainResultError(request.method, path, 'no response', undefined, { cause: error });
         const delayMs = delayFor();
         if (delayMs !== undefined) {
           await pause(delayMs, `network: ${error instanceof Error ? error.message : String(error)}`);
@@ -125,7 +131,12 @@ export function createTransport(options: TransportOptions): FetchLike {
         continue;
       }
       if (status >= 500 && (kind === 'update' || kind === 'unsafe')) {
-        throw new UncertainResultError(request.method, path, `status ${status}`, toProblem(status, await readJson(response)));
+        throw new UncertainResultError(
+          request.method,
+          path,
+          `status ${status}`,
+          toProblem(status, await readJson(response)),
+        );
       }
       const pending = kind === 'create' && status === 409 && (await isIdempotencyPending(response));
       if (TEMPORARY.has(status) || pending) {

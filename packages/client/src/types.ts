@@ -34,7 +34,9 @@ export type WebhookSubscriptionCreate = JsonBody<paths['/api/v1/webhook-subscrip
 export type WebhookSubscriptionPatch = JsonBody<paths['/api/v1/webhook-subscriptions/{id}']['patch']>;
 
 export type ReturnLabelUpload = Json<paths['/api/v1/site-visits/{id}/return-label']['post']['responses'][201]>['data'];
-export type FileAttachmentUpload = Json<paths['/api/v1/messages/{id}/file-attachment']['post']['responses'][201]>['data'];
+export type FileAttachmentUpload = Json<
+  paths['/api/v1/messages/{id}/file-attachment']['post']['responses'][201]
+>['data'];
 
 /** The seven webhook event types, from the document's `webhooks` map. */
 export type WebhookEventType = keyof webhooks;

@@ -11,8 +11,13 @@ export interface UploadOptions {
   contentType?: string;
 }
 
-export async function uploadForm(source: FileSource, fallbackName: string, options: UploadOptions = {}): Promise<FormData> {
-  const type = options.contentType ?? guessType(typeof source === 'string' ? source : (options.fileName ?? fallbackName));
+export async function uploadForm(
+  source: FileSource,
+  fallbackName: string,
+  options: UploadOptions = {},
+): Promise<FormData> {
+  const type =
+    options.contentType ?? guessType(typeof source === 'string' ? source : (options.fileName ?? fallbackName));
   let blob: Blob;
   let name = options.fileName ?? fallbackName;
   if (typeof source === 'string') {
@@ -28,7 +33,12 @@ export async function uploadForm(source: FileSource, fallbackName: string, optio
   return form;
 }
 
-const TYPES: Record<string, string> = { '.pdf': 'application/pdf', '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg' };
+const TYPES: Record<string, string> = {
+  '.pdf': 'application/pdf',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+};
 
 function guessType(name: string): string {
   return TYPES[path.extname(name).toLowerCase()] ?? 'application/octet-stream';

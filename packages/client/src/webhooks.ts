@@ -45,25 +45,34 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
 /** Returns the verified event, or throws WebhookVerificationError saying which check failed. */
 export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
   const { headers, toleranceSeconds = 300 } = input;
-  if (header(headers, 'x-svc-signature-version') !== 'v1') throw new WebhookVerificationError('version', 'x-svc-signature-version is not v1');
-  if (header(headers, 'x-svc-signature-alg') !== 'hmac-sha256') throw new WebhookVerificationError('algorithm', 'x-svc-signature-alg is not hmac-sha256');
+  if (header(headers, 'x-svc-signature-version') !== 'v1')
+    throw new WebhookVerificationError('version', 'x-svc-signature-version is not v1');
+  if (header(headers, 'x-svc-signature-alg') !== 'hmac-sha256')
+    throw new WebhookVerificationError('algorithm', 'x-svc-signature-alg is not hmac-sha256');
   const timestamp = header(headers, 'x-svc-timestamp');
   if (timestamp === undefined || !/^(0|[1-9][0-9]{0,15})$/.test(timestamp)) {
     throw new WebhookVerificationError('timestamp', 'x-svc-timestamp is not canonical decimal Unix seconds');
   }
   const nowMs = input.now === undefined ? Date.now() : typeof input.now === 'number' ? input.now : input.now.getTime();
   if (Math.abs(nowMs / 1000 - Number(timestamp)) > toleranceSeconds) {
-    throw new WebhookVerificationError('stale', `x-svc-timestamp is more than ${toleranceSeconds} seconds from this receiver's clock`);
+    throw new WebhookVerificationError(
+      'stale',
+      `x-svc-timestamp is more than ${toleranceSeconds} seconds from this receiver's clock`,
+    );
   }
   const signature = header(headers, 'x-svc-signature');
-  if (signature === undefined || !/^[0-9a-f]{64}$/.test(signature)) throw new WebhookVerificationError('signature', 'x-svc-signature is not a lower-case hex SHA-256 digest');
+  if (signature === undefined || !/^[0-9a-f]{64}$/.test(signature))
+    throw new WebhookVerificationError('signature', 'x-svc-signature is not a lower-case hex SHA-256 digest');
   const body = typeof input.rawBody === 'string' ? Buffer.from(input.rawBody, 'utf8') : input.rawBody;
   const given = Buffer.from(signature, 'hex');
   const secrets = typeof input.secret === 'string' ? [input.secret] : input.secret;
   // Every secret is tried (no early exit), so the time taken does not say which one matched.
   let matched = false;
   for (const secret of secrets) {
-    const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${timestamp}.`, 'utf8').update(body).digest();
+    const expected = createHmac('sha256', Buffer.from(secret, 'utf8'))
+      .update(`${timestamp}.`, 'utf8')
+      .update(body)
+      .digest();
     matched = timingSafeEqual(expected, given) || matched;
   }
   if (!matched) throw new WebhookVerificationError('signature', 'x-svc-signature does not match');

@@ -11,8 +11,17 @@ export interface CredentialRecord {
   tenantScopes: string[];
 }
 
-export async function insertCredential(tx: Executor, tenantId: string, clientId: string, secretHash: string, now: Date): Promise<void> {
-  await tx.insertInto('client_credentials').values({ client_id: clientId, tenant_id: tenantId, secret_hash: secretHash, created_at: now, revoked_at: null }).execute();
+export async function insertCredential(
+  tx: Executor,
+  tenantId: string,
+  clientId: string,
+  secretHash: string,
+  now: Date,
+): Promise<void> {
+  await tx
+    .insertInto('client_credentials')
+    .values({ client_id: clientId, tenant_id: tenantId, secret_hash: secretHash, created_at: now, revoked_at: null })
+    .execute();
 }
 
 /** The credential with its tenant's current scopes; undefined when unknown or revoked. */
@@ -24,7 +33,9 @@ export async function findActiveCredential(db: Executor, clientId: string): Prom
     .where('c.client_id', '=', clientId)
     .where('c.revoked_at', 'is', null)
     .executeTakeFirst();
-  return row && { clientId: row.client_id, tenantId: row.tenant_id, secretHash: row.secret_hash, tenantScopes: row.scopes };
+  return (
+    row && { clientId: row.client_id, tenantId: row.tenant_id, secretHash: row.secret_hash, tenantScopes: row.scopes }
+  );
 }
 
 export async function listCredentials(db: Executor, tenantId: string) {

@@ -14,7 +14,9 @@ const TokenRequestBody = Type.Object(
     client_id: Type.String(),
     client_secret: Type.String(),
     scope: Type.Optional(
-      Type.String({ description: `Space-separated subset of the client's scopes (${ALL_SCOPES.join(', ')}); all allowed scopes when omitted.` }),
+      Type.String({
+        description: `Space-separated subset of the client's scopes (${ALL_SCOPES.join(', ')}); all allowed scopes when omitted.`,
+      }),
     ),
   },
   { additionalProperties: true, description: 'Unrecognised parameters are ignored, as RFC 6749 §3.2 requires.' },
@@ -36,7 +38,8 @@ const noStore = Type.Object({ 'cache-control': Type.Literal('no-store') });
 function parameter(body: Record<string, unknown>, name: string): string | undefined {
   const value = body[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw oauthProblem('malformed-request', 'invalid_request', `${name} must be a single string.`);
+  if (typeof value !== 'string')
+    throw oauthProblem('malformed-request', 'invalid_request', `${name} must be a single string.`);
   return value;
 }
 
@@ -44,7 +47,11 @@ function parameter(body: Record<string, unknown>, name: string): string | undefi
 function tokenRequest(request: FastifyRequest): TokenRequest {
   const body = request.body;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw oauthProblem('malformed-request', 'invalid_request', 'The token request must be a JSON object or a form-encoded body.');
+    throw oauthProblem(
+      'malformed-request',
+      'invalid_request',
+      'The token request must be a JSON object or a form-encoded body.',
+    );
   }
   const fields = body as Record<string, unknown>;
   let clientId = parameter(fields, 'client_id');
@@ -52,7 +59,11 @@ function tokenRequest(request: FastifyRequest): TokenRequest {
   const basic = /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(request.headers.authorization ?? '');
   if (basic) {
     if (clientSecret !== undefined) {
-      throw oauthProblem('malformed-request', 'invalid_request', 'Use one client authentication method: the body or HTTP Basic, not both.');
+      throw oauthProblem(
+        'malformed-request',
+        'invalid_request',
+        'Use one client authentication method: the body or HTTP Basic, not both.',
+      );
     }
     const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
@@ -66,14 +77,27 @@ function tokenRequest(request: FastifyRequest): TokenRequest {
     }
     // A client_id in the body may accompany Basic (RFC 6749 §2.3.1), but it must name the same client.
     if (clientId !== undefined && clientId !== basicId) {
-      throw oauthProblem('malformed-request', 'invalid_request', 'client_id in the body differs from the HTTP Basic client.');
+      throw oauthProblem(
+        'malformed-request',
+        'invalid_request',
+        'client_id in the body differs from the HTTP Basic client.',
+      );
     }
     clientId = basicId;
   }
-  const parsed = { grantType: parameter(fields, 'grant_type'), clientId, clientSecret, scope: parameter(fields, 'scope') };
+  const parsed = {
+    grantType: parameter(fields, 'grant_type'),
+    clientId,
+    clientSecret,
+    scope: parameter(fields, 'scope'),
+  };
   // No credential or grant holds U+0000, and no database text can: refuse it as malformed, not fail on it.
   if (Object.values(parsed).some((value) => value?.includes('\u0000'))) {
-    throw oauthProblem('malformed-request', 'invalid_request', 'The token request must not contain the NUL character (U+0000).');
+    throw oauthProblem(
+      'malformed-request',
+      'invalid_request',
+      'The token request must not contain the NUL character (U+0000).',
+    );
   }
   return parsed;
 }
@@ -104,10 +128,16 @@ export async function registerTokenRoute(app: Api, ctx: AppContext): Promise<voi
           },
           response: {
             200: { ...TokenResponseBody, headers: noStore },
-            400: { ...OAuthProblemSchema, description: 'Malformed token request (invalid_request, unsupported_grant_type, invalid_scope).' },
+            400: {
+              ...OAuthProblemSchema,
+              description: 'Malformed token request (invalid_request, unsupported_grant_type, invalid_scope).',
+            },
             401: { ...OAuthProblemSchema, description: 'Bad client credentials (invalid_client).' },
             415: { ...OAuthProblemSchema, description: 'Body neither JSON nor form-encoded.' },
-            429: { ...OAuthProblemSchema, description: 'Rate limit exceeded (temporarily_unavailable); wait Retry-After seconds.' },
+            429: {
+              ...OAuthProblemSchema,
+              description: 'Rate limit exceeded (temporarily_unavailable); wait Retry-After seconds.',
+            },
           },
         },
       },

@@ -15,7 +15,8 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'sites:write': 'Create and update sites.',
   'site-visits:read':
     'Read site visits (including assetsToService and siteVisitAssets), return labels, messages, attachments, projects and items.',
-  'site-visits:write': 'Create and update site visits (including siteAssetIds), messages, and upload return labels and attachments.',
+  'site-visits:write':
+    'Create and update site visits (including siteAssetIds), messages, and upload return labels and attachments.',
   'webhooks:read': 'List webhook subscriptions.',
   'webhooks:write': 'Create and update webhook subscriptions.',
 };

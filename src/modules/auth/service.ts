@@ -22,14 +22,31 @@ export interface TokenResponse {
 }
 
 /** An OAuth error (RFC 6749 §5.2) carried as a problem: both member sets reach the client. */
-export function oauthProblem(slug: ProblemSlug, error: string, description: string, headers?: Record<string, string>): Problem {
-  return new Problem(slug, description, { extensions: { error, error_description: description }, ...(headers ? { headers } : {}) });
+export function oauthProblem(
+  slug: ProblemSlug,
+  error: string,
+  description: string,
+  headers?: Record<string, string>,
+): Problem {
+  return new Problem(slug, description, {
+    extensions: { error, error_description: description },
+    ...(headers ? { headers } : {}),
+  });
 }
 
-export async function grantClientCredentials(db: Kysely<Database>, tokens: TokenService, request: TokenRequest): Promise<TokenResponse> {
-  if (request.grantType === undefined) throw oauthProblem('malformed-request', 'invalid_request', 'grant_type is required.');
+export async function grantClientCredentials(
+  db: Kysely<Database>,
+  tokens: TokenService,
+  request: TokenRequest,
+): Promise<TokenResponse> {
+  if (request.grantType === undefined)
+    throw oauthProblem('malformed-request', 'invalid_request', 'grant_type is required.');
   if (request.grantType !== 'client_credentials') {
-    throw oauthProblem('malformed-request', 'unsupported_grant_type', 'Only the client_credentials grant is supported.');
+    throw oauthProblem(
+      'malformed-request',
+      'unsupported_grant_type',
+      'Only the client_credentials grant is supported.',
+    );
   }
   if (!request.clientId || !request.clientSecret) {
     throw oauthProblem('malformed-request', 'invalid_request', 'client_id and client_secret are required.');
@@ -44,17 +61,30 @@ export async function grantClientCredentials(db: Kysely<Database>, tokens: Token
   // verifySecret spends the same time on an unknown client as on a wrong secret.
   const valid = await verifySecret(request.clientSecret, credential?.secretHash);
   if (!credential || !valid) {
-    throw oauthProblem('unauthorized', 'invalid_client', 'Client authentication failed: unknown client_id or wrong client_secret.');
+    throw oauthProblem(
+      'unauthorized',
+      'invalid_client',
+      'Client authentication failed: unknown client_id or wrong client_secret.',
+    );
   }
 
   const allowed = credential.tenantScopes;
   const beyond = requested?.filter((scope) => !allowed.includes(scope)) ?? [];
   if (beyond.length > 0) {
-    throw oauthProblem('malformed-request', 'invalid_scope', `Scope not allowed for this client: ${beyond.join(', ')}.`);
+    throw oauthProblem(
+      'malformed-request',
+      'invalid_scope',
+      `Scope not allowed for this client: ${beyond.join(', ')}.`,
+    );
   }
   const scopes = requested && requested.length > 0 ? [...new Set(requested)] : allowed;
-  if (scopes.length === 0) throw oauthProblem('malformed-request', 'invalid_scope', 'This client has no scopes granted.');
+  if (scopes.length === 0)
+    throw oauthProblem('malformed-request', 'invalid_scope', 'This client has no scopes granted.');
 
-  const { token, expiresIn } = await tokens.issue({ tenantId: credential.tenantId, clientId: credential.clientId, scopes });
+  const { token, expiresIn } = await tokens.issue({
+    tenantId: credential.tenantId,
+    clientId: credential.clientId,
+    scopes,
+  });
   return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: scopes.join(' ') };
 }

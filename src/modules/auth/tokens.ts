@@ -40,7 +40,11 @@ export class TokenService {
     private readonly clock: Clock,
   ) {}
 
-  async issue(grant: { tenantId: string; clientId: string; scopes: string[] }): Promise<{ token: string; expiresIn: number }> {
+  async issue(grant: {
+    tenantId: string;
+    clientId: string;
+    scopes: string[];
+  }): Promise<{ token: string; expiresIn: number }> {
     const now = Math.floor(this.clock.now().getTime() / 1000);
     const expiresIn = this.config.tokenTtlSeconds;
     const token = await new SignJWT({ tid: grant.tenantId, scope: grant.scopes.join(' '), client_id: grant.clientId })
@@ -80,7 +84,8 @@ export class TokenService {
         currentDate: new Date(nowMs),
         clockTolerance: 5,
       });
-      if (typeof payload.tid !== 'string' || typeof payload.scope !== 'string' || typeof payload.sub !== 'string') return undefined;
+      if (typeof payload.tid !== 'string' || typeof payload.scope !== 'string' || typeof payload.sub !== 'string')
+        return undefined;
       const grant: AccessToken = {
         tenantId: payload.tid,
         clientId: payload.sub,

@@ -36,7 +36,11 @@ const VENDOR: Record<string, { file: () => string; rewrite?: (source: string) =>
   'htm.mjs': { file: () => path.join(path.dirname(resolve('htm')), 'htm.mjs') },
 };
 
-const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+};
 
 /** Scripts and styles from this origin only; no inline script or style; the API on this origin only. */
 export const CONSOLE_CSP = [
@@ -79,22 +83,31 @@ export function registerConsoleRoutes(app: Api): void {
   app.get('/console', { schema: { hide: true } }, page);
   app.get('/console/', { schema: { hide: true } }, page);
 
-  app.get('/console/:file', { schema: { hide: true, params: Type.Object({ file: Type.String({ maxLength: 100 }) }) } }, async (request, reply) => {
-    const { file } = request.params;
-    if (!ASSET.test(file)) throw new Problem('not-found', `The console has no file ${JSON.stringify(file)}.`);
-    const content = await load(file, () => readFile(path.join(CONSOLE_DIR, file))).catch(() => {
-      throw new Problem('not-found', `The console has no file ${JSON.stringify(file)}.`);
-    });
-    return secure(reply).type(TYPES[path.extname(file)]!).header('cache-control', 'no-cache').send(content);
-  });
+  app.get(
+    '/console/:file',
+    { schema: { hide: true, params: Type.Object({ file: Type.String({ maxLength: 100 }) }) } },
+    async (request, reply) => {
+      const { file } = request.params;
+      if (!ASSET.test(file)) throw new Problem('not-found', `The console has no file ${JSON.stringify(file)}.`);
+      const content = await load(file, () => readFile(path.join(CONSOLE_DIR, file))).catch(() => {
+        throw new Problem('not-found', `The console has no file ${JSON.stringify(file)}.`);
+      });
+      return secure(reply).type(TYPES[path.extname(file)]!).header('cache-control', 'no-cache').send(content);
+    },
+  );
 
-  app.get('/console/vendor/:file', { schema: { hide: true, params: Type.Object({ file: Type.String({ maxLength: 100 }) }) } }, async (request, reply) => {
-    const vendor = Object.hasOwn(VENDOR, request.params.file) ? VENDOR[request.params.file]! : undefined;
-    if (!vendor) throw new Problem('not-found', `The console has no vendor module ${JSON.stringify(request.params.file)}.`);
-    const content = await load(`vendor/${request.params.file}`, async () => {
-      const source = await readFile(vendor.file(), 'utf8');
-      return vendor.rewrite ? vendor.rewrite(source) : source;
-    });
-    return secure(reply).type(TYPES['.mjs']!).header('cache-control', 'public, max-age=86400').send(content);
-  });
+  app.get(
+    '/console/vendor/:file',
+    { schema: { hide: true, params: Type.Object({ file: Type.String({ maxLength: 100 }) }) } },
+    async (request, reply) => {
+      const vendor = Object.hasOwn(VENDOR, request.params.file) ? VENDOR[request.params.file]! : undefined;
+      if (!vendor)
+        throw new Problem('not-found', `The console has no vendor module ${JSON.stringify(request.params.file)}.`);
+      const content = await load(`vendor/${request.params.file}`, async () => {
+        const source = await readFile(vendor.file(), 'utf8');
+        return vendor.rewrite ? vendor.rewrite(source) : source;
+      });
+      return secure(reply).type(TYPES['.mjs']!).header('cache-control', 'public, max-age=86400').send(content);
+    },
+  );
 }

@@ -177,7 +177,10 @@ by the client rate limit. Every response wraps its payload in \`{data: …}\`; e
 }
 
 const CLIENT_TAGS = [
-  { name: 'Authentication', description: 'OAuth 2.0 client credentials: exchange your client id and secret for a bearer token.' },
+  {
+    name: 'Authentication',
+    description: 'OAuth 2.0 client credentials: exchange your client id and secret for a bearer token.',
+  },
   { name: 'Sites', description: 'The places where work happens, identified by your own siteCode.' },
   { name: 'Site visits', description: 'Work orders at a site, with assigned site assets and a return label.' },
   { name: 'Reference lists', description: 'Projects and items available to fill in site-visit fields.' },
@@ -189,19 +192,23 @@ const CLIENT_TAGS = [
 
 const SANDBOX_TAG_DEFINITION = {
   name: SANDBOX_TAG,
-  description: 'Sandbox only: drive your own site visits through the operator\'s workflow, to test your webhook receiver without the operator.',
+  description:
+    "Sandbox only: drive your own site visits through the operator's workflow, to test your webhook receiver without the operator.",
 };
 
 const OPERATOR_TAGS = [
   { name: 'Tenants', description: 'Clients, their scopes, flags and credential pairs.' },
   { name: 'Reference data', description: 'Projects and items of a tenant.' },
-  { name: 'Site assets', description: 'Assets installed at a tenant\'s sites.' },
+  { name: 'Site assets', description: "Assets installed at a tenant's sites." },
   {
     name: 'Site visits',
     description:
       'Visits created outside the client API, and the workflow that moves a visit New → Scheduled → Dispatched → Completed and publishes its lifecycle events.',
   },
-  { name: 'Webhooks', description: 'Legacy subscriptions, subscription health, and deliveries with their attempt logs and retries.' },
+  {
+    name: 'Webhooks',
+    description: 'Legacy subscriptions, subscription health, and deliveries with their attempt logs and retries.',
+  },
 ];
 
 /** The Problem schema lists every problem type, with the address of its explanation. */

@@ -32,7 +32,8 @@ const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** What a status means to the client, for the problem pages. */
 const STATUS_MEANINGS: Record<number, string> = {
@@ -106,7 +107,10 @@ function problemPage(reply: FastifyReply, config: Config, slug: ProblemSlug) {
 
 function problemIndex(reply: FastifyReply) {
   const rows = Object.entries(PROBLEM_TYPES)
-    .map(([slug, problem]) => `<tr><td>${problem.status}</td><td><a href="/problems/${slug}"><code>${slug}</code></a></td><td>${escapeHtml(problem.title)}</td></tr>`)
+    .map(
+      ([slug, problem]) =>
+        `<tr><td>${problem.status}</td><td><a href="/problems/${slug}"><code>${slug}</code></a></td><td>${escapeHtml(problem.title)}</td></tr>`,
+    )
     .join('\n');
   return htmlPage(
     reply,
@@ -135,7 +139,10 @@ export function registerDocsRoutes(app: Api, config: Config): void {
 
   app.get('/docs/redoc.standalone.js', { schema: { hide: true } }, async (_request, reply) => {
     bundle ??= await readFile(REDOC_BUNDLE);
-    return reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=86400').send(bundle);
+    return reply
+      .type('application/javascript; charset=utf-8')
+      .header('cache-control', 'public, max-age=86400')
+      .send(bundle);
   });
 
   app.get('/problems', { schema: { hide: true } }, async (_request, reply) => problemIndex(reply));
@@ -145,7 +152,8 @@ export function registerDocsRoutes(app: Api, config: Config): void {
     { schema: { hide: true, params: Type.Object({ slug: Type.String() }) } },
     async (request, reply) => {
       const { slug } = request.params;
-      if (!Object.hasOwn(PROBLEM_TYPES, slug)) throw new Problem('not-found', `There is no problem type ${JSON.stringify(slug)}. GET /problems/ lists them.`);
+      if (!Object.hasOwn(PROBLEM_TYPES, slug))
+        throw new Problem('not-found', `There is no problem type ${JSON.stringify(slug)}. GET /problems/ lists them.`);
       return problemPage(reply, config, slug as ProblemSlug);
     },
   );

@@ -5,7 +5,19 @@ import type { Database, EventRow } from '../../db/schema.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-export async function insertEvent(tx: Executor, tenantId: string, event: { id: string; type: string; occurredAt: Date; resourceType: string; resourceId: string; payloadVersion: string; data: unknown }): Promise<EventRow> {
+export async function insertEvent(
+  tx: Executor,
+  tenantId: string,
+  event: {
+    id: string;
+    type: string;
+    occurredAt: Date;
+    resourceType: string;
+    resourceId: string;
+    payloadVersion: string;
+    data: unknown;
+  },
+): Promise<EventRow> {
   return tx
     .insertInto('events')
     .values({
@@ -23,5 +35,11 @@ export async function insertEvent(tx: Executor, tenantId: string, event: { id: s
 }
 
 export async function listEventsOfResource(db: Executor, tenantId: string, resourceId: string): Promise<EventRow[]> {
-  return db.selectFrom('events').selectAll().where('tenant_id', '=', tenantId).where('resource_id', '=', resourceId).orderBy('seq').execute();
+  return db
+    .selectFrom('events')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('resource_id', '=', resourceId)
+    .orderBy('seq')
+    .execute();
 }

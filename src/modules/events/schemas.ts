@@ -12,7 +12,7 @@ import { EVENT_TYPES, type EventType, PAYLOAD_VERSION } from './types.js';
 /** When each event is emitted (SPEC: Event types). */
 export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'ticket.created':
-    'A site visit was created, through the API or by the operator outside the API (the visit is then given an API visit_ id before publishing; one created visit produces one delivery). Published whatever the client\'s webhook access and API-enabled settings.',
+    "A site visit was created, through the API or by the operator outside the API (the visit is then given an API visit_ id before publishing; one created visit produces one delivery). Published whatever the client's webhook access and API-enabled settings.",
   'rep.assigned':
     'The field-rep assignment of the visit changed. data carries fieldRepName only, never contact details; when the rep is cleared, fieldRepName is "Awaiting reassignment".',
   'job.scheduled': 'A schedule date and an optional ETA time were entered on the visit.',
@@ -37,10 +37,13 @@ export const EVENT_STATUSES: Record<EventType, readonly VisitStatus[]> = {
 
 function commonData(type: EventType): TProperties {
   return {
-    clientTicketNumber: Nullable(Type.String({ description: "The client's own ticket reference of the visit; null when none was given." })),
-    clientSiteId: Nullable(Type.String({ description: 'The siteCode of the visit\'s site at the time of the event.' })),
+    clientTicketNumber: Nullable(
+      Type.String({ description: "The client's own ticket reference of the visit; null when none was given." }),
+    ),
+    clientSiteId: Nullable(Type.String({ description: "The siteCode of the visit's site at the time of the event." })),
     status: StringEnum(EVENT_STATUSES[type], {
-      description: 'The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator\'s workflow only).',
+      description:
+        "The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator's workflow only).",
     }),
   };
 }
@@ -54,7 +57,11 @@ const scheduleData = {
 const OWN_DATA: Record<EventType, TProperties> = {
   'ticket.created': {},
   'rep.assigned': {
-    fieldRepName: Type.String({ description: 'The assigned field rep\'s name only (no contact details); "Awaiting reassignment" when the rep was cleared.', examples: ['Jordan Lee'] }),
+    fieldRepName: Type.String({
+      description:
+        'The assigned field rep\'s name only (no contact details); "Awaiting reassignment" when the rep was cleared.',
+      examples: ['Jordan Lee'],
+    }),
   },
   'job.scheduled': scheduleData,
   'schedule.updated': scheduleData,
@@ -68,19 +75,22 @@ const OWN_DATA: Record<EventType, TProperties> = {
 function envelope(type: EventType, data: TProperties): TObject {
   return Type.Object(
     {
-      id: Type.String({ pattern: '^evt_[0-9a-z]+$', description: 'The event id (evt_ prefix): the deduplication key. Retries keep it.', examples: ['evt_8k2mq4x7b1c9d3f5g6h0j2n4p6'] }),
+      id: Type.String({
+        pattern: '^evt_[0-9a-z]+$',
+        description: 'The event id (evt_ prefix): the deduplication key. Retries keep it.',
+        examples: ['evt_8k2mq4x7b1c9d3f5g6h0j2n4p6'],
+      }),
       type: Type.Literal(type),
       occurredAt: DateTime('When the event happened (not the delivery order).'),
       resourceType: Type.Literal('site-visits'),
       resourceId: Type.String({ pattern: '^visit_[0-9a-z]+$', description: "The visit's API id (visit_ prefix)." }),
-      payloadVersion: Type.String({ description: 'Date-form label of the body\'s shape.', examples: [PAYLOAD_VERSION] }),
+      payloadVersion: Type.String({ description: "Date-form label of the body's shape.", examples: [PAYLOAD_VERSION] }),
       data: Type.Object({ ...commonData(type), ...data }, { additionalProperties: false }),
     },
     { additionalProperties: false, title: `${type} event`, description: EVENT_DESCRIPTIONS[type] },
   );
 }
 
-export const EVENT_ENVELOPE_SCHEMAS = Object.fromEntries(EVENT_TYPES.map((type) => [type, envelope(type, OWN_DATA[type])])) as Record<
-  EventType,
-  TObject
->;
+export const EVENT_ENVELOPE_SCHEMAS = Object.fromEntries(
+  EVENT_TYPES.map((type) => [type, envelope(type, OWN_DATA[type])]),
+) as Record<EventType, TObject>;

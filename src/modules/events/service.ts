@@ -38,7 +38,12 @@ export function toEnvelope(row: EventRow): EventEnvelope {
  * subscription (the workers are woken when the transaction commits). With `log`, says so: the line that
  * joins the request (request id, tenant id) to the event id its deliveries' lines carry.
  */
-export async function recordEvent(tx: Transaction<Database>, tenantId: string, event: NewEvent, log?: EventLog): Promise<EventRow> {
+export async function recordEvent(
+  tx: Transaction<Database>,
+  tenantId: string,
+  event: NewEvent,
+  log?: EventLog,
+): Promise<EventRow> {
   const row = await repository.insertEvent(tx, tenantId, {
     id: newId('evt'),
     type: event.type,

@@ -19,19 +19,20 @@ export const DELIVERY_HEADERS: { name: string; required: boolean; schema: JsonOb
     name: 'x-svc-event-id',
     required: true,
     schema: Type.String({ pattern: '^evt_[0-9a-z]+$' }),
-    description: 'The event id, equal to the body\'s id. Deduplicate on the body id in durable storage.',
+    description: "The event id, equal to the body's id. Deduplicate on the body id in durable storage.",
   },
   {
     name: 'x-svc-event-type',
     required: true,
     schema: { type: 'string', enum: [...EVENT_TYPES] },
-    description: 'The event type, equal to the body\'s type.',
+    description: "The event type, equal to the body's type.",
   },
   {
     name: 'x-svc-delivery-id',
     required: true,
     schema: Type.String(),
-    description: 'Identifies this delivery (one event to one subscription); the same on every attempt of it. Not a deduplication key: a second subscription delivers the same event under another delivery id.',
+    description:
+      'Identifies this delivery (one event to one subscription); the same on every attempt of it. Not a deduplication key: a second subscription delivers the same event under another delivery id.',
   },
   {
     name: 'x-svc-attempt',
@@ -39,19 +40,31 @@ export const DELIVERY_HEADERS: { name: string; required: boolean; schema: JsonOb
     schema: Type.Integer({ minimum: 1 }),
     description: 'The attempt number of this delivery, from 1; it keeps counting after an operator retry.',
   },
-  { name: 'x-svc-signature', required: true, schema: Type.String({ pattern: '^[0-9a-f]{64}$' }), description: SIGNATURE_V1 },
-  { name: 'x-svc-signature-alg', required: true, schema: Type.Literal('hmac-sha256'), description: 'The signature algorithm: always hmac-sha256.' },
+  {
+    name: 'x-svc-signature',
+    required: true,
+    schema: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    description: SIGNATURE_V1,
+  },
+  {
+    name: 'x-svc-signature-alg',
+    required: true,
+    schema: Type.Literal('hmac-sha256'),
+    description: 'The signature algorithm: always hmac-sha256.',
+  },
   {
     name: 'x-svc-signature-version',
     required: false,
     schema: Type.Literal('v1'),
-    description: 'v1 on deliveries of v1 subscriptions (absent on legacy ones). Pin it: reject a delivery without it, and never fall back to legacy verification after a failure.',
+    description:
+      'v1 on deliveries of v1 subscriptions (absent on legacy ones). Pin it: reject a delivery without it, and never fall back to legacy verification after a failure.',
   },
   {
     name: 'x-svc-timestamp',
     required: false,
     schema: Type.String({ pattern: '^(0|[1-9][0-9]*)$' }),
-    description: 'v1 only: the signing time as canonical decimal Unix seconds. Refuse the delivery unless it is within 300 seconds of your clock (either direction). A retry is signed afresh with a new timestamp; freshness is judged by this timestamp, not by occurredAt.',
+    description:
+      'v1 only: the signing time as canonical decimal Unix seconds. Refuse the delivery unless it is within 300 seconds of your clock (either direction). A retry is signed afresh with a new timestamp; freshness is judged by this timestamp, not by occurredAt.',
   },
 ];
 
@@ -59,8 +72,9 @@ const VERIFY =
   'Verify before parsing: check `x-svc-signature-version` is v1 and `x-svc-signature-alg` is hmac-sha256, check `x-svc-timestamp` is within 300 seconds of your clock, compute the HMAC over the timestamp, a period and the raw body bytes, and compare it with `x-svc-signature` in constant time. Only then parse the JSON.';
 
 const GATING: Record<'always' | 'enabled', string> = {
-  always: 'Published to every active subscription listing this type, whatever the client\'s API-enabled setting.',
-  enabled: 'Comes from the operator\'s workflow and is published only while webhook access and the API-enabled setting are on for your client.',
+  always: "Published to every active subscription listing this type, whatever the client's API-enabled setting.",
+  enabled:
+    "Comes from the operator's workflow and is published only while webhook access and the API-enabled setting are on for your client.",
 };
 
 /** `ticket.created` → `TicketCreatedEvent`. */
@@ -81,7 +95,9 @@ function webhookOperation(type: EventType): JsonObject {
     post: {
       operationId: `${eventSchemaName(type)[0]!.toLowerCase()}${eventSchemaName(type).slice(1)}`,
       summary: type,
-      description: [EVENT_DESCRIPTIONS[type], GATING[type === 'ticket.created' ? 'always' : 'enabled'], VERIFY].join('\n\n'),
+      description: [EVENT_DESCRIPTIONS[type], GATING[type === 'ticket.created' ? 'always' : 'enabled'], VERIFY].join(
+        '\n\n',
+      ),
       tags: [WEBHOOK_TAG],
       security: [],
       parameters: DELIVERY_HEADERS.map((header) => ({
@@ -98,10 +114,12 @@ function webhookOperation(type: EventType): JsonObject {
       },
       responses: {
         '2XX': {
-          description: 'Accepted. Answer 2xx only once the event is stored durably, and also for an event id you already accepted (a redelivery).',
+          description:
+            'Accepted. Answer 2xx only once the event is stored durably, and also for an event id you already accepted (a redelivery).',
         },
         default: {
-          description: 'Any other answer (4xx and 429 included), a timeout (10 seconds by default) or a network failure is retried with the same event id and body, up to 8 attempts in all by default, on the service\'s own schedule (Retry-After is not honoured). A redirect is not followed and ends the delivery, as does a destination that fails the address rules.',
+          description:
+            "Any other answer (4xx and 429 included), a timeout (10 seconds by default) or a network failure is retried with the same event id and body, up to 8 attempts in all by default, on the service's own schedule (Retry-After is not honoured). A redirect is not followed and ends the delivery, as does a destination that fails the address rules.",
         },
       },
     },

@@ -32,9 +32,13 @@ function chunkWriter(database: AppDatabase): ChunkWriter {
   }
   const passBytes = { [types.BYTEA]: (bytes: unknown) => bytes as string };
   return async (blobId, ordinal, data) => {
-    await db.connection().execute(() =>
-      pglite.query('insert into file_chunks (blob_id, ordinal, data) values ($1, $2, $3)', [blobId, ordinal, data], { serializers: passBytes }),
-    );
+    await db
+      .connection()
+      .execute(() =>
+        pglite.query('insert into file_chunks (blob_id, ordinal, data) values ($1, $2, $3)', [blobId, ordinal, data], {
+          serializers: passBytes,
+        }),
+      );
   };
 }
 
@@ -52,7 +56,10 @@ export class DatabaseFileStore implements FileStore {
 
   async put(tenantId: string, content: AsyncIterable<Uint8Array>): Promise<StoredBlob> {
     const blobId = newId('file');
-    await this.db.insertInto('file_blobs').values({ id: blobId, tenant_id: tenantId, created_at: this.clock.now() }).execute();
+    await this.db
+      .insertInto('file_blobs')
+      .values({ id: blobId, tenant_id: tenantId, created_at: this.clock.now() })
+      .execute();
     let ordinal = 0;
     let sizeBytes = 0;
     // One buffer per upload, filled and written again and again: a statement has sent its copy of the
@@ -119,7 +126,11 @@ export async function purgeOrphanBlobs(db: Kysely<Database>, before: Date): Prom
   const result = await db
     .deleteFrom('file_blobs')
     .where('created_at', '<', before)
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('file_versions').select('blob_id').whereRef('file_versions.blob_id', '=', 'file_blobs.id'))))
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(selectFrom('file_versions').select('blob_id').whereRef('file_versions.blob_id', '=', 'file_blobs.id')),
+      ),
+    )
     .executeTakeFirst();
   return Number(result.numDeletedRows ?? 0);
 }

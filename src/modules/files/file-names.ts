@@ -19,14 +19,18 @@ export function sanitizeFileName(raw: string | undefined, fallback: string): str
   if (characters.length <= MAX_NAME_LENGTH) return name;
   const dot = name.lastIndexOf('.');
   const extension = dot > 0 ? Array.from(name.slice(dot)) : [];
-  if (extension.length === 0 || extension.length > MAX_EXTENSION_LENGTH) return characters.slice(0, MAX_NAME_LENGTH).join('');
+  if (extension.length === 0 || extension.length > MAX_EXTENSION_LENGTH)
+    return characters.slice(0, MAX_NAME_LENGTH).join('');
   const stem = Array.from(name.slice(0, dot)).slice(0, MAX_NAME_LENGTH - extension.length);
   return `${stem.join('')}${extension.join('')}`;
 }
 
 /** RFC 5987 value characters need no escaping; encodeURIComponent leaves a few others that do. */
 function encodeExtValue(value: string): string {
-  return encodeURIComponent(value).replace(/['()*]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`);
+  return encodeURIComponent(value).replace(
+    /['()*]/g,
+    (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
 }
 
 /**

@@ -99,7 +99,12 @@ function discardRestOfBody(raw: IncomingMessage, budget: number): Promise<void> 
  * Streams the request's one file into the store and returns what was stored. Throws 413, 415 or 422 (the
  * problems of SPEC's Uploads rules) after removing whatever was stored and reading the body to its end.
  */
-export async function receiveFile(request: FastifyRequest, store: FileStore, tenantId: string, rules: UploadRules): Promise<ReceivedFile> {
+export async function receiveFile(
+  request: FastifyRequest,
+  store: FileStore,
+  tenantId: string,
+  rules: UploadRules,
+): Promise<ReceivedFile> {
   const contentRules = { accepted: rules.accepted, maxBytes: MAX_UPLOAD_BYTES };
   let received: ReceivedFile | undefined;
   try {
@@ -110,7 +115,8 @@ export async function receiveFile(request: FastifyRequest, store: FileStore, ten
       });
       if (next.done) break;
       const part = next.value;
-      if (received !== undefined || part.type !== 'file' || part.fieldname !== FILE_FIELD) throw unexpectedPart(part, received !== undefined);
+      if (received !== undefined || part.type !== 'file' || part.fieldname !== FILE_FIELD)
+        throw unexpectedPart(part, received !== undefined);
       const found: { type?: AcceptedFileType } = {};
       const content = checkedContent(parserBytes(part.file), contentRules, () => part.file.truncated, found);
       const blob = await store.put(tenantId, content);
@@ -120,7 +126,8 @@ export async function receiveFile(request: FastifyRequest, store: FileStore, ten
         fileName: sanitizeFileName(part.filename, `${rules.defaultBaseName}.${found.type!.ext}`),
       };
     }
-    if (received === undefined) throw validationProblem({ [FILE_FIELD]: ['is required: send the file as the form field "file"'] });
+    if (received === undefined)
+      throw validationProblem({ [FILE_FIELD]: ['is required: send the file as the form field "file"'] });
     return received;
   } catch (error) {
     if (received !== undefined) await store.delete(tenantId, received.blobId).catch(() => undefined);

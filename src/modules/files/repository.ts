@@ -28,7 +28,12 @@ export async function insertNextVersion(
 }
 
 /** The versions of each owner's file, oldest first, for several owners at once (lists). */
-export async function listVersions(db: Executor, tenantId: string, ownerType: string, ownerIds: readonly string[]): Promise<FileVersionRow[]> {
+export async function listVersions(
+  db: Executor,
+  tenantId: string,
+  ownerType: string,
+  ownerIds: readonly string[],
+): Promise<FileVersionRow[]> {
   if (ownerIds.length === 0) return [];
   return db
     .selectFrom('file_versions')
@@ -41,7 +46,12 @@ export async function listVersions(db: Executor, tenantId: string, ownerType: st
     .execute();
 }
 
-export async function findLatestVersion(db: Executor, tenantId: string, ownerType: string, ownerId: string): Promise<FileVersionRow | undefined> {
+export async function findLatestVersion(
+  db: Executor,
+  tenantId: string,
+  ownerType: string,
+  ownerId: string,
+): Promise<FileVersionRow | undefined> {
   return db
     .selectFrom('file_versions')
     .selectAll()

@@ -8,7 +8,10 @@ export const FileVersion = Type.Object(
   {
     version: Type.Integer({ minimum: 1, description: '1 for the first upload, then 2, 3, …' }),
     fileName: Type.String({ description: 'The uploaded file name, cleaned (no path, no control characters).' }),
-    contentType: Type.String({ description: 'The type detected from the file\'s content.', examples: ['application/pdf'] }),
+    contentType: Type.String({
+      description: "The type detected from the file's content.",
+      examples: ['application/pdf'],
+    }),
     sizeBytes: Type.Integer({ minimum: 1 }),
     uploadedAt: DateTime(),
   },
@@ -17,7 +20,10 @@ export const FileVersion = Type.Object(
 
 export const FileObject = Type.Object(
   {
-    url: Type.String({ format: 'uri', description: 'Absolute address of the download endpoint; it serves the latest version.' }),
+    url: Type.String({
+      format: 'uri',
+      description: 'Absolute address of the download endpoint; it serves the latest version.',
+    }),
     versions: Type.Array(FileVersion, { description: 'Every uploaded version, oldest first.' }),
   },
   { additionalProperties: false },
@@ -26,7 +32,9 @@ export type FileObjectValue = Static<typeof FileObject>;
 
 /** Response headers of a download (the latest version of an owner's file). */
 export const DownloadHeaders = Type.Object({
-  'content-disposition': Type.String({ description: 'attachment, with the file name of the latest version (RFC 6266).' }),
+  'content-disposition': Type.String({
+    description: 'attachment, with the file name of the latest version (RFC 6266).',
+  }),
   'content-length': Type.String({ description: 'Size of the file in bytes.' }),
 });
 

@@ -58,7 +58,12 @@ export async function fileVersionsByOwner(
  * (outside any transaction), then one short transaction adds the version and touches the owner. On any
  * failure the stored blob is removed again. Returns every version of the owner's file.
  */
-export async function acceptUpload(deps: FileDeps, request: FastifyRequest, owner: FileOwner, ownerId: string): Promise<FileVersionRow[]> {
+export async function acceptUpload(
+  deps: FileDeps,
+  request: FastifyRequest,
+  owner: FileOwner,
+  ownerId: string,
+): Promise<FileVersionRow[]> {
   const { tenantId } = request.auth;
   if (!(await owner.exists(deps.db, tenantId, ownerId))) throw notFound(owner.ownerName);
   const file = await receiveFile(request, deps.files, tenantId, owner.rules);
@@ -87,7 +92,13 @@ export async function acceptUpload(deps: FileDeps, request: FastifyRequest, owne
  * Streams the latest version of the owner's file: its detected type, exact length, and the name as an
  * attachment. 404 when the owner is not the tenant's or nothing was uploaded yet.
  */
-export async function sendLatestFile(deps: FileDeps, request: FastifyRequest, reply: FastifyReply, owner: FileOwner, ownerId: string) {
+export async function sendLatestFile(
+  deps: FileDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  owner: FileOwner,
+  ownerId: string,
+) {
   const { tenantId } = request.auth;
   if (!(await owner.exists(deps.db, tenantId, ownerId))) throw notFound(owner.ownerName);
   const latest = await repository.findLatestVersion(deps.db, tenantId, owner.ownerType, ownerId);
@@ -99,6 +110,9 @@ export async function sendLatestFile(deps: FileDeps, request: FastifyRequest, re
     .header('x-content-type-options', 'nosniff')
     .header('cache-control', 'private, no-cache');
   // HEAD answers with the headers only: do not read the chunks just to discard them.
-  const body = request.method === 'HEAD' ? Readable.from([]) : Readable.from(deps.files.read(tenantId, latest.blob_id), { objectMode: false });
+  const body =
+    request.method === 'HEAD'
+      ? Readable.from([])
+      : Readable.from(deps.files.read(tenantId, latest.blob_id), { objectMode: false });
   return reply.send(body);
 }

@@ -23,14 +23,21 @@ export async function registerUploadScope(app: Api, register: (scope: Api) => vo
     scope.addHook('preParsing', async (request, _reply, payload) => {
       const contentType = request.headers['content-type'];
       if (typeof contentType !== 'string' || !MULTIPART.test(contentType)) {
-        throw new Problem('unsupported-media-type', 'Uploads must be sent as multipart/form-data with the file in the form field "file".');
+        throw new Problem(
+          'unsupported-media-type',
+          'Uploads must be sent as multipart/form-data with the file in the form field "file".',
+        );
       }
       const declared = Number(request.headers['content-length']);
       if (Number.isFinite(declared) && declared > MAX_UPLOAD_REQUEST_BYTES) {
-        throw new Problem('payload-too-large', `The request body (${declared} bytes) is larger than a ${MAX_UPLOAD_BYTES}-byte file can make it.`, {
-          // The body is not read: close the connection rather than draining it.
-          headers: { connection: 'close' },
-        });
+        throw new Problem(
+          'payload-too-large',
+          `The request body (${declared} bytes) is larger than a ${MAX_UPLOAD_BYTES}-byte file can make it.`,
+          {
+            // The body is not read: close the connection rather than draining it.
+            headers: { connection: 'close' },
+          },
+        );
       }
       return payload;
     });

@@ -49,7 +49,12 @@ export async function registerFileAttachmentRoutes(app: Api, ctx: AppContext): P
           tags,
           params: IdParams,
           body: MultipartBody(
-            { file: BinaryFile({ description: 'The attachment: a PDF, PNG or JPEG of at most 10 MiB (10,485,760 bytes); its bytes decide its type.' }) },
+            {
+              file: BinaryFile({
+                description:
+                  'The attachment: a PDF, PNG or JPEG of at most 10 MiB (10,485,760 bytes); its bytes decide its type.',
+              }),
+            },
             { encoding: { file: FILE_ATTACHMENT_MEDIA_TYPES.join(', ') } },
           ),
           response: {
@@ -65,7 +70,11 @@ export async function registerFileAttachmentRoutes(app: Api, ctx: AppContext): P
       async (request, reply) => {
         const messageId = request.params.id;
         const versions = await acceptUpload(deps, request, fileAttachmentOwner, messageId);
-        return reply.code(201).send({ data: { messageId, fileAttachment: toFileObject(fileAttachmentUrl(baseUrl, messageId), versions)! } });
+        return reply
+          .code(201)
+          .send({
+            data: { messageId, fileAttachment: toFileObject(fileAttachmentUrl(baseUrl, messageId), versions)! },
+          });
       },
     );
   });

@@ -17,7 +17,8 @@ export const fileAttachmentOwner: FileOwner = {
   },
   exists: messageExists,
   // A new version changes the message's fileAttachment attribute: version + 1 and updatedAt, like any change.
-  touch: async (tx, tenantId, messageId, now) => (await updateMessage(tx, tenantId, messageId, { updated_at: now })) !== undefined,
+  touch: async (tx, tenantId, messageId, now) =>
+    (await updateMessage(tx, tenantId, messageId, { updated_at: now })) !== undefined,
 };
 
 /** The media types an attachment is stored and served as. */

@@ -9,20 +9,47 @@ export async function insertMessage(tx: Transaction<Database>, message: NewMessa
 }
 
 export async function findMessage(db: Executor, tenantId: string, id: string): Promise<MessageRow | undefined> {
-  return db.selectFrom('messages').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 export async function messageExists(db: Executor, tenantId: string, id: string): Promise<boolean> {
-  return (await db.selectFrom('messages').select('id').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()) !== undefined;
+  return (
+    (await db
+      .selectFrom('messages')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst()) !== undefined
+  );
 }
 
 /** The message, locked until the transaction ends, so that a concurrent update waits and then re-reads. */
-export async function findMessageForUpdate(tx: Transaction<Database>, tenantId: string, id: string): Promise<MessageRow | undefined> {
-  return tx.selectFrom('messages').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).forUpdate().executeTakeFirst();
+export async function findMessageForUpdate(
+  tx: Transaction<Database>,
+  tenantId: string,
+  id: string,
+): Promise<MessageRow | undefined> {
+  return tx
+    .selectFrom('messages')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 /** Applies `changes` and adds 1 to the version; undefined when the message is not the tenant's. */
-export async function updateMessage(tx: Transaction<Database>, tenantId: string, id: string, changes: MessageUpdate): Promise<MessageRow | undefined> {
+export async function updateMessage(
+  tx: Transaction<Database>,
+  tenantId: string,
+  id: string,
+  changes: MessageUpdate,
+): Promise<MessageRow | undefined> {
   return tx
     .updateTable('messages')
     .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
@@ -33,7 +60,12 @@ export async function updateMessage(tx: Transaction<Database>, tenantId: string,
 }
 
 /** One page in creation order after `afterSeq`; callers ask one extra row. */
-export async function listMessages(db: Executor, tenantId: string, afterSeq: number | undefined, limit: number): Promise<MessageRow[]> {
+export async function listMessages(
+  db: Executor,
+  tenantId: string,
+  afterSeq: number | undefined,
+  limit: number,
+): Promise<MessageRow[]> {
   let query = db.selectFrom('messages').selectAll().where('tenant_id', '=', tenantId);
   if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
   return query.orderBy('seq').limit(limit).execute();

@@ -37,7 +37,10 @@ export function registerMessageRoutes(app: Api, ctx: AppContext): void {
       const { tenantId } = request.auth;
       const page = await messages.listMessages(db, cursors, tenantId, request.query);
       const views = await messages.loadMessageViews(db, tenantId, page.items);
-      return { data: views.map((view) => messages.toMessageResource(view, baseUrl)), meta: listMeta(page.pageSize, page.nextCursor) };
+      return {
+        data: views.map((view) => messages.toMessageResource(view, baseUrl)),
+        meta: listMeta(page.pageSize, page.nextCursor),
+      };
     },
   );
 
@@ -62,10 +65,16 @@ export function registerMessageRoutes(app: Api, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const outcome = await createResource(db, clock, request, { resourceType: messages.MESSAGE_TYPE, exists: messages.messageExists }, async (tx) => {
-        const row = await messages.createMessage(tx, request.auth.tenantId, request.body, clock.now());
-        return messages.toMessageResource({ row, attachment: [] }, baseUrl);
-      });
+      const outcome = await createResource(
+        db,
+        clock,
+        request,
+        { resourceType: messages.MESSAGE_TYPE, exists: messages.messageExists },
+        async (tx) => {
+          const row = await messages.createMessage(tx, request.auth.tenantId, request.body, clock.now());
+          return messages.toMessageResource({ row, attachment: [] }, baseUrl);
+        },
+      );
       return sendCreateOutcome(reply, outcome);
     },
   );
@@ -105,14 +114,23 @@ export function registerMessageRoutes(app: Api, ctx: AppContext): void {
         body: MessagePatchBody,
         response: {
           200: { ...MessageDocument, headers: etagHeaders },
-          ...problemResponses([401, 403, 404, 409, 422, 429], { 409: 'If-Match does not match the current ETag (version-conflict).' }),
+          ...problemResponses([401, 403, 404, 409, 422, 429], {
+            409: 'If-Match does not match the current ETag (version-conflict).',
+          }),
         },
       },
     },
     async (request, reply) => {
       const { tenantId } = request.auth;
       const view = await db.transaction().execute(async (tx) => {
-        const row = await messages.patchMessage(tx, tenantId, request.params.id, request.body, request.headers['if-match'], clock.now());
+        const row = await messages.patchMessage(
+          tx,
+          tenantId,
+          request.params.id,
+          request.body,
+          request.headers['if-match'],
+          clock.now(),
+        );
         return (await messages.loadMessageViews(tx, tenantId, [row]))[0]!;
       });
       return sendResource(reply, 200, messages.toMessageResource(view, baseUrl));

@@ -48,10 +48,12 @@ export const URGENCIES = [
 export type Urgency = (typeof URGENCIES)[number];
 
 /** The short words also accepted in requests (DECISIONS: Messages), each standing for its full value. */
-export const URGENCY_SHORT_FORMS = { Low: URGENCIES[0], Normal: URGENCIES[1], High: URGENCIES[2], Critical: URGENCIES[3] } as const satisfies Record<
-  string,
-  Urgency
->;
+export const URGENCY_SHORT_FORMS = {
+  Low: URGENCIES[0],
+  Normal: URGENCIES[1],
+  High: URGENCIES[2],
+  Critical: URGENCIES[3],
+} as const satisfies Record<string, Urgency>;
 type UrgencyShortForm = keyof typeof URGENCY_SHORT_FORMS;
 const URGENCY_INPUTS = [...URGENCIES, ...(Object.keys(URGENCY_SHORT_FORMS) as UrgencyShortForm[])] as const;
 
@@ -71,7 +73,9 @@ export const MESSAGE_LIMITS = {
 export const CLIENT_API_RECORD_OWNER = 'Client API';
 
 const writable = {
-  siteVisitId: Text(MESSAGE_LIMITS.siteVisitId, { description: 'The id of one of your site visits (visit_ prefix). Not found or not yours: 404.' }),
+  siteVisitId: Text(MESSAGE_LIMITS.siteVisitId, {
+    description: 'The id of one of your site visits (visit_ prefix). Not found or not yours: 404.',
+  }),
   type: Nullable(StringEnum(MESSAGE_TYPES, { description: 'One of the 26 message types.' })),
   messageThread: Text(MESSAGE_LIMITS.messageThread, { description: 'The message text.' }),
   status: StringEnum(MESSAGE_STATUSES, { description: 'Open (the default on create) or Closed.' }),
@@ -98,7 +102,8 @@ export const MessageCreateBody = Type.Object(
   {
     additionalProperties: false,
     title: 'Message create body',
-    description: 'Optional members other than status also accept null, meaning no value. svcPm, recordOwner, method and occurredAt are set by the service.',
+    description:
+      'Optional members other than status also accept null, meaning no value. svcPm, recordOwner, method and occurredAt are set by the service.',
   },
 );
 export type MessageCreate = Static<typeof MessageCreateBody>;
@@ -128,9 +133,13 @@ export const MessageAttributes = Type.Object(
     ),
     messageThread: Type.String(),
     fileAttachment: Type.Optional(
-      Type.Union([FileObject, Type.Null()], { description: 'Read-only. The attachment (POST …/file-attachment); null before the first upload.' }),
+      Type.Union([FileObject, Type.Null()], {
+        description: 'Read-only. The attachment (POST …/file-attachment); null before the first upload.',
+      }),
     ),
-    urgency: Type.Optional(Nullable(StringEnum(URGENCIES, { description: 'Always the full value, whatever form the request used.' }))),
+    urgency: Type.Optional(
+      Nullable(StringEnum(URGENCIES, { description: 'Always the full value, whatever form the request used.' })),
+    ),
     buyer: Type.Optional(Nullable(Type.Boolean())),
     clientContacts: Type.Optional(Nullable(Type.Boolean())),
     svcPm: Type.Optional(Type.Boolean({ description: 'Read-only; set by the service, true on create.' })),
@@ -148,7 +157,7 @@ export type MessageListQueryValue = Static<typeof MessageListQuery>;
 
 export const FileAttachmentUpload = SingleSchema(
   Type.Object(
-    { messageId: Type.String({ description: 'The message\'s id (msg_ prefix).' }), fileAttachment: FileObject },
+    { messageId: Type.String({ description: "The message's id (msg_ prefix)." }), fileAttachment: FileObject },
     { additionalProperties: false, title: 'Message-attachment upload response' },
   ),
 );

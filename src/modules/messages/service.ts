@@ -65,8 +65,17 @@ export function toMessageResource(view: MessageView, baseUrl: string): ResourceO
 }
 
 /** The views of several messages, their attachments loaded at once (a page of a list). */
-export async function loadMessageViews(db: Kysely<Database> | Transaction<Database>, tenantId: string, rows: readonly MessageRow[]): Promise<MessageView[]> {
-  const versions = await fileVersionsByOwner(db, tenantId, FILE_ATTACHMENT_OWNER, rows.map((row) => row.id));
+export async function loadMessageViews(
+  db: Kysely<Database> | Transaction<Database>,
+  tenantId: string,
+  rows: readonly MessageRow[],
+): Promise<MessageView[]> {
+  const versions = await fileVersionsByOwner(
+    db,
+    tenantId,
+    FILE_ATTACHMENT_OWNER,
+    rows.map((row) => row.id),
+  );
   return rows.map((row) => ({ row, attachment: versions.get(row.id) ?? [] }));
 }
 
@@ -81,7 +90,12 @@ function visitNotFound(siteVisitId: string): Problem {
  * method (Email), occurredAt (now) and recordOwner (Client API); status defaults to Open and a short
  * urgency word is stored as its full value.
  */
-export async function createMessage(tx: Transaction<Database>, tenantId: string, input: MessageCreate, now: Date): Promise<MessageRow> {
+export async function createMessage(
+  tx: Transaction<Database>,
+  tenantId: string,
+  input: MessageCreate,
+  now: Date,
+): Promise<MessageRow> {
   if (!(await visitExists(tx, tenantId, input.siteVisitId))) throw visitNotFound(input.siteVisitId);
   return repository.insertMessage(tx, {
     id: newId('msg'),
@@ -109,7 +123,9 @@ export async function getMessage(db: Kysely<Database>, tenantId: string, id: str
 }
 
 /** The stored form of each writable field of a patch that was supplied. */
-function storedValues(patch: MessagePatch): Partial<Pick<MessageRow, 'type' | 'message_thread' | 'status' | 'urgency' | 'buyer' | 'client_contacts'>> {
+function storedValues(
+  patch: MessagePatch,
+): Partial<Pick<MessageRow, 'type' | 'message_thread' | 'status' | 'urgency' | 'buyer' | 'client_contacts'>> {
   return {
     ...(patch.type !== undefined ? { type: patch.type } : {}),
     ...(patch.messageThread !== undefined ? { message_thread: patch.messageThread } : {}),
@@ -124,7 +140,14 @@ function storedValues(patch: MessagePatch): Partial<Pick<MessageRow, 'type' | 'm
  * Applies the supplied fields. The version grows by one only when a stored value actually changes (a
  * short urgency word equal to the stored full value is no change).
  */
-export async function patchMessage(tx: Transaction<Database>, tenantId: string, id: string, patch: MessagePatch, ifMatch: string | undefined, now: Date): Promise<MessageRow> {
+export async function patchMessage(
+  tx: Transaction<Database>,
+  tenantId: string,
+  id: string,
+  patch: MessagePatch,
+  ifMatch: string | undefined,
+  now: Date,
+): Promise<MessageRow> {
   const message = await repository.findMessageForUpdate(tx, tenantId, id);
   if (!message) throw notFound('Message');
   assertIfMatch(ifMatch, message.version);
@@ -137,8 +160,15 @@ export async function patchMessage(tx: Transaction<Database>, tenantId: string, 
   return (await repository.updateMessage(tx, tenantId, id, { ...changes, updated_at: now }))!;
 }
 
-export async function listMessages(db: Kysely<Database>, cursors: CursorCodec, tenantId: string, query: MessageListQueryValue): Promise<Page<MessageRow> & { pageSize: number }> {
-  return readPage(cursors, MESSAGE_TYPE, tenantId, query, (after, limit) => repository.listMessages(db, tenantId, after, limit));
+export async function listMessages(
+  db: Kysely<Database>,
+  cursors: CursorCodec,
+  tenantId: string,
+  query: MessageListQueryValue,
+): Promise<Page<MessageRow> & { pageSize: number }> {
+  return readPage(cursors, MESSAGE_TYPE, tenantId, query, (after, limit) =>
+    repository.listMessages(db, tenantId, after, limit),
+  );
 }
 
 /** Whether the message is still the tenant's (idempotent replays and uploads check this). */

@@ -28,14 +28,22 @@ export function registerReferenceAdminRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) => {
       await getTenant(db, request.params.tenantId);
-      return reply.code(201).send({ data: await reference.createProject(db, request.params.tenantId, request.body, clock.now()) });
+      return reply
+        .code(201)
+        .send({ data: await reference.createProject(db, request.params.tenantId, request.body, clock.now()) });
     },
   );
 
   app.get(
     '/admin/v1/tenants/:tenantId/projects',
     {
-      schema: { operationId: 'listTenantProjects', summary: 'List a tenant\'s projects, active or not', tags, params: TenantParams, response: { 200: DataOf(Type.Array(Project)), ...problemResponses([401, 404]) } },
+      schema: {
+        operationId: 'listTenantProjects',
+        summary: "List a tenant's projects, active or not",
+        tags,
+        params: TenantParams,
+        response: { 200: DataOf(Type.Array(Project)), ...problemResponses([401, 404]) },
+      },
     },
     async (request) => {
       await getTenant(db, request.params.tenantId);
@@ -56,7 +64,15 @@ export function registerReferenceAdminRoutes(app: Api, ctx: AppContext): void {
         response: { 200: DataOf(Project), ...problemResponses([401, 404, 422]) },
       },
     },
-    async (request) => ({ data: await reference.patchProject(db, request.params.tenantId, request.params.projectId, request.body, clock.now()) }),
+    async (request) => ({
+      data: await reference.patchProject(
+        db,
+        request.params.tenantId,
+        request.params.projectId,
+        request.body,
+        clock.now(),
+      ),
+    }),
   );
 
   app.post(
@@ -73,14 +89,22 @@ export function registerReferenceAdminRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) => {
       await getTenant(db, request.params.tenantId);
-      return reply.code(201).send({ data: await reference.createItem(db, request.params.tenantId, request.body, clock.now()) });
+      return reply
+        .code(201)
+        .send({ data: await reference.createItem(db, request.params.tenantId, request.body, clock.now()) });
     },
   );
 
   app.get(
     '/admin/v1/tenants/:tenantId/items',
     {
-      schema: { operationId: 'listTenantItems', summary: 'List a tenant\'s items', tags, params: TenantParams, response: { 200: DataOf(Type.Array(Item)), ...problemResponses([401, 404]) } },
+      schema: {
+        operationId: 'listTenantItems',
+        summary: "List a tenant's items",
+        tags,
+        params: TenantParams,
+        response: { 200: DataOf(Type.Array(Item)), ...problemResponses([401, 404]) },
+      },
     },
     async (request) => {
       await getTenant(db, request.params.tenantId);

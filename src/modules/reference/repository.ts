@@ -4,7 +4,18 @@ import type { Database, ItemRow, ProjectRow } from '../../db/schema.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-export async function insertProject(tx: Executor, row: { tenantId: string; projectId: string; isInteger: boolean; projectName: string; status: 'Active' | 'Inactive'; upstreamRecordId: string | null; now: Date }): Promise<ProjectRow> {
+export async function insertProject(
+  tx: Executor,
+  row: {
+    tenantId: string;
+    projectId: string;
+    isInteger: boolean;
+    projectName: string;
+    status: 'Active' | 'Inactive';
+    upstreamRecordId: string | null;
+    now: Date;
+  },
+): Promise<ProjectRow> {
   return tx
     .insertInto('projects')
     .values({
@@ -22,21 +33,51 @@ export async function insertProject(tx: Executor, row: { tenantId: string; proje
 }
 
 export async function findProject(db: Executor, tenantId: string, projectId: string): Promise<ProjectRow | undefined> {
-  return db.selectFrom('projects').selectAll().where('tenant_id', '=', tenantId).where('project_id', '=', projectId).executeTakeFirst();
+  return db
+    .selectFrom('projects')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
 }
 
-export async function updateProject(tx: Executor, tenantId: string, projectId: string, changes: { project_name?: string; status?: 'Active' | 'Inactive'; updated_at: Date }): Promise<ProjectRow | undefined> {
-  return tx.updateTable('projects').set(changes).where('tenant_id', '=', tenantId).where('project_id', '=', projectId).returningAll().executeTakeFirst();
+export async function updateProject(
+  tx: Executor,
+  tenantId: string,
+  projectId: string,
+  changes: { project_name?: string; status?: 'Active' | 'Inactive'; updated_at: Date },
+): Promise<ProjectRow | undefined> {
+  return tx
+    .updateTable('projects')
+    .set(changes)
+    .where('tenant_id', '=', tenantId)
+    .where('project_id', '=', projectId)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /** Projects in creation order, optionally only the Active ones, at most `limit`. */
-export async function listProjects(db: Executor, tenantId: string, options: { activeOnly: boolean; limit: number }): Promise<ProjectRow[]> {
+export async function listProjects(
+  db: Executor,
+  tenantId: string,
+  options: { activeOnly: boolean; limit: number },
+): Promise<ProjectRow[]> {
   let query = db.selectFrom('projects').selectAll().where('tenant_id', '=', tenantId);
   if (options.activeOnly) query = query.where('status', '=', 'Active');
   return query.orderBy('seq').limit(options.limit).execute();
 }
 
-export async function insertItem(tx: Executor, row: { tenantId: string; itemId: string; isInteger: boolean; itemName: string; upstreamRecordId: string | null; now: Date }): Promise<ItemRow> {
+export async function insertItem(
+  tx: Executor,
+  row: {
+    tenantId: string;
+    itemId: string;
+    isInteger: boolean;
+    itemName: string;
+    upstreamRecordId: string | null;
+    now: Date;
+  },
+): Promise<ItemRow> {
   return tx
     .insertInto('items')
     .values({
@@ -53,11 +94,21 @@ export async function insertItem(tx: Executor, row: { tenantId: string; itemId: 
 }
 
 export async function findItemByName(db: Executor, tenantId: string, itemName: string): Promise<ItemRow | undefined> {
-  return db.selectFrom('items').selectAll().where('tenant_id', '=', tenantId).where('item_name', '=', itemName).executeTakeFirst();
+  return db
+    .selectFrom('items')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('item_name', '=', itemName)
+    .executeTakeFirst();
 }
 
 export async function findItem(db: Executor, tenantId: string, itemId: string): Promise<ItemRow | undefined> {
-  return db.selectFrom('items').selectAll().where('tenant_id', '=', tenantId).where('item_id', '=', itemId).executeTakeFirst();
+  return db
+    .selectFrom('items')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('item_id', '=', itemId)
+    .executeTakeFirst();
 }
 
 export async function listItems(db: Executor, tenantId: string, limit: number): Promise<ItemRow[]> {

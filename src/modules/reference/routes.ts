@@ -39,7 +39,12 @@ export function registerReferenceRoutes(app: Api, ctx: AppContext): void {
       return {
         data: rows.map((row) => {
           const { projectId, projectName } = toProject(row);
-          return { id: row.project_id, type: 'projects' as const, attributes: { projectId, projectName, status: 'Active' as const }, meta: referenceMeta(row.upstream_record_id) };
+          return {
+            id: row.project_id,
+            type: 'projects' as const,
+            attributes: { projectId, projectName, status: 'Active' as const },
+            meta: referenceMeta(row.upstream_record_id),
+          };
         }),
         meta: { pageSize },
       };
@@ -65,7 +70,12 @@ export function registerReferenceRoutes(app: Api, ctx: AppContext): void {
       return {
         data: rows.map((row) => {
           const { itemId, itemName } = toItem(row);
-          return { id: row.item_id, type: 'items' as const, attributes: { itemId, itemName }, meta: referenceMeta(row.upstream_record_id) };
+          return {
+            id: row.item_id,
+            type: 'items' as const,
+            attributes: { itemId, itemName },
+            meta: referenceMeta(row.upstream_record_id),
+          };
         }),
         meta: { pageSize },
       };

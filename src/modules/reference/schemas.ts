@@ -49,7 +49,11 @@ export const ItemCreateBody = Type.Object(
 export type ItemCreate = Static<typeof ItemCreateBody>;
 
 export const Item = Type.Object(
-  { itemId: Type.Union([Type.String(), Type.Integer()]), itemName: Type.String(), upstreamRecordId: Nullable(Type.String()) },
+  {
+    itemId: Type.Union([Type.String(), Type.Integer()]),
+    itemName: Type.String(),
+    upstreamRecordId: Nullable(Type.String()),
+  },
   { additionalProperties: false },
 );
 export type ItemValue = Static<typeof Item>;
@@ -61,7 +65,11 @@ export const ProjectParams = Type.Object(
 
 /** Reference meta: the upstream record id when known (SPEC: Reference items), never a version. */
 const ReferenceMeta = Type.Object(
-  { upstreamRecordId: Type.Optional(Type.String({ description: 'The record id in the operator\'s upstream system, when known.' })) },
+  {
+    upstreamRecordId: Type.Optional(
+      Type.String({ description: "The record id in the operator's upstream system, when known." }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -69,7 +77,7 @@ export const ProjectResource = ResourceSchema(
   'projects',
   Type.Object(
     {
-      projectId: Type.Union([Type.Integer(), Type.String()], { description: 'Send this as a site visit\'s projectId.' }),
+      projectId: Type.Union([Type.Integer(), Type.String()], { description: "Send this as a site visit's projectId." }),
       projectName: Type.String(),
       status: Type.Literal('Active'),
     },
@@ -83,7 +91,7 @@ export const ItemResource = ResourceSchema(
   Type.Object(
     {
       itemId: Type.Union([Type.Integer(), Type.String()]),
-      itemName: Type.String({ description: 'Send this as a site visit\'s itemName.' }),
+      itemName: Type.String({ description: "Send this as a site visit's itemName." }),
     },
     { additionalProperties: false },
   ),
@@ -94,4 +102,7 @@ export const ProjectList = ListSchema(ProjectResource, CappedListMeta);
 export const ItemList = ListSchema(ItemResource, CappedListMeta);
 
 /** Capped lookups: page[size] only; page[after] and anything else is 422. */
-export const ReferenceListQuery = Type.Object({ 'page[size]': Type.Optional(PageSizeParameter) }, { additionalProperties: false });
+export const ReferenceListQuery = Type.Object(
+  { 'page[size]': Type.Optional(PageSizeParameter) },
+  { additionalProperties: false },
+);

@@ -25,10 +25,19 @@ export function toProject(row: ProjectRow): ProjectValue {
 }
 
 export function toItem(row: ItemRow): ItemValue {
-  return { itemId: servedId(row.item_id, row.item_id_is_integer), itemName: row.item_name, upstreamRecordId: row.upstream_record_id };
+  return {
+    itemId: servedId(row.item_id, row.item_id_is_integer),
+    itemName: row.item_name,
+    upstreamRecordId: row.upstream_record_id,
+  };
 }
 
-export async function createProject(db: Kysely<Database>, tenantId: string, input: ProjectCreate, now: Date): Promise<ProjectValue> {
+export async function createProject(
+  db: Kysely<Database>,
+  tenantId: string,
+  input: ProjectCreate,
+  now: Date,
+): Promise<ProjectValue> {
   try {
     const row = await repository.insertProject(db, {
       tenantId,
@@ -41,12 +50,19 @@ export async function createProject(db: Kysely<Database>, tenantId: string, inpu
     });
     return toProject(row);
   } catch (error) {
-    if (isUniqueViolation(error)) throw new Problem('duplicate-resource', `Project ${input.projectId} already exists for this tenant.`);
+    if (isUniqueViolation(error))
+      throw new Problem('duplicate-resource', `Project ${input.projectId} already exists for this tenant.`);
     throw error;
   }
 }
 
-export async function patchProject(db: Kysely<Database>, tenantId: string, projectId: string, patch: ProjectPatch, now: Date): Promise<ProjectValue> {
+export async function patchProject(
+  db: Kysely<Database>,
+  tenantId: string,
+  projectId: string,
+  patch: ProjectPatch,
+  now: Date,
+): Promise<ProjectValue> {
   const row = await repository.updateProject(db, tenantId, projectId, {
     ...(patch.projectName !== undefined ? { project_name: patch.projectName } : {}),
     ...(patch.status !== undefined ? { status: patch.status } : {}),
@@ -56,7 +72,12 @@ export async function patchProject(db: Kysely<Database>, tenantId: string, proje
   return toProject(row);
 }
 
-export async function createItem(db: Kysely<Database>, tenantId: string, input: ItemCreate, now: Date): Promise<ItemValue> {
+export async function createItem(
+  db: Kysely<Database>,
+  tenantId: string,
+  input: ItemCreate,
+  now: Date,
+): Promise<ItemValue> {
   try {
     const row = await repository.insertItem(db, {
       tenantId,
@@ -68,7 +89,11 @@ export async function createItem(db: Kysely<Database>, tenantId: string, input: 
     });
     return toItem(row);
   } catch (error) {
-    if (isUniqueViolation(error)) throw new Problem('duplicate-resource', `An item with itemId ${input.itemId} or itemName ${JSON.stringify(input.itemName)} already exists for this tenant.`);
+    if (isUniqueViolation(error))
+      throw new Problem(
+        'duplicate-resource',
+        `An item with itemId ${input.itemId} or itemName ${JSON.stringify(input.itemName)} already exists for this tenant.`,
+      );
     throw error;
   }
 }

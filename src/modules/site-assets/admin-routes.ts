@@ -18,7 +18,7 @@ export function registerSiteAssetAdminRoutes(app: Api, ctx: AppContext): void {
     {
       schema: {
         operationId: 'createSiteAsset',
-        summary: 'Add a site asset to one of a tenant\'s sites',
+        summary: "Add a site asset to one of a tenant's sites",
         description: '404 when the tenant has no site with that siteCode.',
         tags,
         params: TenantParams,
@@ -28,7 +28,9 @@ export function registerSiteAssetAdminRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) => {
       await getTenant(db, request.params.tenantId);
-      return reply.code(201).send({ data: await siteAssets.createSiteAsset(db, request.params.tenantId, request.body, clock.now()) });
+      return reply
+        .code(201)
+        .send({ data: await siteAssets.createSiteAsset(db, request.params.tenantId, request.body, clock.now()) });
     },
   );
 

@@ -4,7 +4,7 @@ import { Text } from '../../http/schemas.js';
 
 export const SiteAssetCreateBody = Type.Object(
   {
-    siteCode: Text(100, { description: 'The siteCode of one of the tenant\'s sites.' }),
+    siteCode: Text(100, { description: "The siteCode of one of the tenant's sites." }),
     uniqueId: Text(100),
     friendlyLocation: Text(200),
     assetStatus: Text(100),

@@ -19,7 +19,12 @@ export function toSiteAsset(row: SiteAssetRow, siteCode: string): SiteAssetValue
   };
 }
 
-export async function createSiteAsset(db: Kysely<Database>, tenantId: string, input: SiteAssetCreate, now: Date): Promise<SiteAssetValue> {
+export async function createSiteAsset(
+  db: Kysely<Database>,
+  tenantId: string,
+  input: SiteAssetCreate,
+  now: Date,
+): Promise<SiteAssetValue> {
   const site = await findSiteByCode(db, tenantId, input.siteCode);
   if (!site) throw notFound(`Site with siteCode ${JSON.stringify(input.siteCode)}`);
   // Random integer ids; retry on the (rare) collision with an existing one.
@@ -43,7 +48,11 @@ export async function createSiteAsset(db: Kysely<Database>, tenantId: string, in
   }
 }
 
-export async function listSiteAssets(db: Kysely<Database>, tenantId: string, siteCode: string): Promise<SiteAssetValue[]> {
+export async function listSiteAssets(
+  db: Kysely<Database>,
+  tenantId: string,
+  siteCode: string,
+): Promise<SiteAssetValue[]> {
   const site = await findSiteByCode(db, tenantId, siteCode);
   if (!site) throw notFound(`Site with siteCode ${JSON.stringify(siteCode)}`);
   const rows = await repository.listSiteAssetsOfSite(db, tenantId, site.id);

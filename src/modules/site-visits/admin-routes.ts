@@ -14,18 +14,31 @@ import { TenantParams } from '../tenants/schemas.js';
 import { getTenant } from '../tenants/service.js';
 import { loadVisitViews, toOperatorVisitResource } from './representation.js';
 import { listLatestVisits, type VisitRecord } from './repository.js';
-import { OperatorSiteVisitDocument, OperatorSiteVisitResource, SiteVisitCreateBody, type WorkflowAction, WorkflowActionBody } from './schemas.js';
+import {
+  OperatorSiteVisitDocument,
+  OperatorSiteVisitResource,
+  SiteVisitCreateBody,
+  type WorkflowAction,
+  WorkflowActionBody,
+} from './schemas.js';
 import * as visits from './service.js';
 import { performWorkflowAction } from './workflow.js';
 
 const tags = ['Site visits'];
 
-const VisitParams = Type.Object({ visitId: Type.String({ maxLength: 100, description: 'The visit\'s id (visit_ prefix).' }) }, { additionalProperties: false });
+const VisitParams = Type.Object(
+  { visitId: Type.String({ maxLength: 100, description: "The visit's id (visit_ prefix)." }) },
+  { additionalProperties: false },
+);
 
 const visitResponse = { ...OperatorSiteVisitDocument, headers: etagHeaders };
 
 const LatestQuery = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most this many visits.' })) },
+  {
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most this many visits.' }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -44,7 +57,7 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
         operationId: 'createTenantSiteVisit',
         summary: 'Create a site visit for a tenant, outside the client API',
         description:
-          'The client create body, with the same validation and reference rules as POST /api/v1/site-visits. The visit gets its visit_ id and status New, and its one ticket.created event is published to the tenant\'s matching subscriptions.',
+          "The client create body, with the same validation and reference rules as POST /api/v1/site-visits. The visit gets its visit_ id and status New, and its one ticket.created event is published to the tenant's matching subscriptions.",
         tags,
         params: TenantParams,
         body: SiteVisitCreateBody,
@@ -77,7 +90,10 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
         tags,
         params: TenantParams,
         querystring: LatestQuery,
-        response: { 200: Type.Object({ data: Type.Array(OperatorSiteVisitResource) }, { additionalProperties: false }), ...problemResponses([401, 404, 422]) },
+        response: {
+          200: Type.Object({ data: Type.Array(OperatorSiteVisitResource) }, { additionalProperties: false }),
+          ...problemResponses([401, 404, 422]),
+        },
       },
     },
     async (request) => {
@@ -100,7 +116,8 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
         response: { 200: visitResponse, ...problemResponses([401, 404]) },
       },
     },
-    async (request, reply) => sendResource(reply, 200, await render(db, await visits.getVisitOfAnyTenant(db, request.params.visitId))),
+    async (request, reply) =>
+      sendResource(reply, 200, await render(db, await visits.getVisitOfAnyTenant(db, request.params.visitId))),
   );
 
   app.post(
@@ -121,21 +138,29 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
           '| `complete` | Dispatched | status Completed (qualityReviewPassed must be true) | job.completed |',
           '| `transmit-deliverables` | Dispatched, Completed | deliverables recorded | deliverables.transmitted |',
           '',
-          'Each change adds exactly 1 to the visit\'s version, moves updatedAt and records its event in the same transaction. An action that changes nothing (the current rep again, the same schedule again) answers the visit unchanged and publishes nothing, so a repeated request is harmless. Lifecycle events reach the tenant\'s subscriptions only while its webhookAccess and apiEnabled are on. Concurrent actions on one visit run one after the other.',
+          "Each change adds exactly 1 to the visit's version, moves updatedAt and records its event in the same transaction. An action that changes nothing (the current rep again, the same schedule again) answers the visit unchanged and publishes nothing, so a repeated request is harmless. Lifecycle events reach the tenant's subscriptions only while its webhookAccess and apiEnabled are on. Concurrent actions on one visit run one after the other.",
         ].join('\n'),
         tags,
         params: VisitParams,
         body: WorkflowActionBody,
         response: {
           200: visitResponse,
-          ...problemResponses([401, 404, 409, 422], { 409: 'The visit\'s status does not allow the action (invalid-state).' }),
+          ...problemResponses([401, 404, 409, 422], {
+            409: "The visit's status does not allow the action (invalid-state).",
+          }),
         },
       },
     },
     async (request, reply) => {
       const resource = await db.transaction().execute(async (tx) => {
         // Validated against WorkflowActionBody; the type provider cannot infer a discriminated oneOf.
-        const { visit } = await performWorkflowAction(tx, request.params.visitId, request.body as WorkflowAction, clock.now(), request.log);
+        const { visit } = await performWorkflowAction(
+          tx,
+          request.params.visitId,
+          request.body as WorkflowAction,
+          clock.now(),
+          request.log,
+        );
         return render(tx, visit);
       });
       return sendResource(reply, 200, resource);

@@ -17,7 +17,11 @@ export async function resolveSite(tx: Transaction<Database>, tenantId: string, s
   return site;
 }
 
-export async function resolveProject(tx: Transaction<Database>, tenantId: string, projectId: string | number): Promise<ProjectRow> {
+export async function resolveProject(
+  tx: Transaction<Database>,
+  tenantId: string,
+  projectId: string | number,
+): Promise<ProjectRow> {
   const project = await findProject(tx, tenantId, referenceIdText(projectId));
   if (!project || project.status !== 'Active') {
     throw new Problem(
@@ -46,15 +50,26 @@ export function distinctIds(ids: readonly number[]): number[] {
  * Checks that every id is a site asset of `site` (unknown ids and other tenants' assets are simply not
  * found, so they are refused alike); returns the distinct ids in the order given.
  */
-export async function resolveSiteAssets(tx: Transaction<Database>, tenantId: string, site: SiteRow, siteAssetIds: readonly number[]): Promise<number[]> {
+export async function resolveSiteAssets(
+  tx: Transaction<Database>,
+  tenantId: string,
+  site: SiteRow,
+  siteAssetIds: readonly number[],
+): Promise<number[]> {
   const ids = distinctIds(siteAssetIds);
-  const ofSite = new Set((await findSiteAssets(tx, tenantId, ids)).filter((asset) => asset.site_id === site.id).map((asset) => asset.id));
+  const ofSite = new Set(
+    (await findSiteAssets(tx, tenantId, ids)).filter((asset) => asset.site_id === site.id).map((asset) => asset.id),
+  );
   const invalid = ids.filter((id) => !ofSite.has(id));
   if (invalid.length > 0) {
     throw new Problem(
       'invalid-site-asset',
       `siteAssetIds ${invalid.join(', ')} ${invalid.length === 1 ? 'is not a site asset' : 'are not site assets'} of site ${JSON.stringify(site.site_code)}.`,
-      { errors: { siteAssetIds: invalid.map((id) => `${id} is not a site asset of site ${JSON.stringify(site.site_code)}`) } },
+      {
+        errors: {
+          siteAssetIds: invalid.map((id) => `${id} is not a site asset of site ${JSON.stringify(site.site_code)}`),
+        },
+      },
     );
   }
   return ids;

@@ -27,8 +27,12 @@ function visitRecords(db: Executor, tenantId: string) {
   return db
     .selectFrom('site_visits as v')
     .innerJoin('sites as s', 's.id', 'v.site_id')
-    .innerJoin('projects as p', (join) => join.onRef('p.tenant_id', '=', 'v.tenant_id').onRef('p.project_id', '=', 'v.project_id'))
-    .innerJoin('items as i', (join) => join.onRef('i.tenant_id', '=', 'v.tenant_id').onRef('i.item_id', '=', 'v.item_id'))
+    .innerJoin('projects as p', (join) =>
+      join.onRef('p.tenant_id', '=', 'v.tenant_id').onRef('p.project_id', '=', 'v.project_id'),
+    )
+    .innerJoin('items as i', (join) =>
+      join.onRef('i.tenant_id', '=', 'v.tenant_id').onRef('i.item_id', '=', 'v.item_id'),
+    )
     .selectAll('v')
     .select(['s.site_code', 'p.project_id_is_integer', 'i.item_name'])
     .where('v.tenant_id', '=', tenantId);
@@ -39,7 +43,13 @@ export async function findVisit(db: Executor, tenantId: string, id: string): Pro
 }
 
 /** One page in creation order after `afterSeq`, optionally one ticket number only; callers ask one extra row. */
-export async function listVisits(db: Executor, tenantId: string, clientTicketNumber: string | undefined, afterSeq: number | undefined, limit: number): Promise<VisitRecord[]> {
+export async function listVisits(
+  db: Executor,
+  tenantId: string,
+  clientTicketNumber: string | undefined,
+  afterSeq: number | undefined,
+  limit: number,
+): Promise<VisitRecord[]> {
   let query = visitRecords(db, tenantId);
   if (clientTicketNumber !== undefined) query = query.where('v.client_ticket_number', '=', clientTicketNumber);
   if (afterSeq !== undefined) query = query.where('v.seq', '>', afterSeq);
@@ -52,7 +62,14 @@ export async function listLatestVisits(db: Executor, tenantId: string, limit: nu
 }
 
 export async function visitExists(db: Executor, tenantId: string, id: string): Promise<boolean> {
-  return (await db.selectFrom('site_visits').select('id').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()) !== undefined;
+  return (
+    (await db
+      .selectFrom('site_visits')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst()) !== undefined
+  );
 }
 
 /**
@@ -64,7 +81,11 @@ export async function findVisitTenantId(db: Executor, visitId: string): Promise<
   return row?.tenant_id;
 }
 
-export async function findVisitIdByTicket(db: Executor, tenantId: string, clientTicketNumber: string): Promise<string | undefined> {
+export async function findVisitIdByTicket(
+  db: Executor,
+  tenantId: string,
+  clientTicketNumber: string,
+): Promise<string | undefined> {
   const row = await db
     .selectFrom('site_visits')
     .select('id')
@@ -79,12 +100,27 @@ export async function insertVisit(tx: Transaction<Database>, visit: NewSiteVisit
 }
 
 /** The visit, locked until the transaction ends, so that a concurrent update waits and then re-reads. */
-export async function findVisitForUpdate(tx: Transaction<Database>, tenantId: string, id: string): Promise<SiteVisitRow | undefined> {
-  return tx.selectFrom('site_visits').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).forUpdate().executeTakeFirst();
+export async function findVisitForUpdate(
+  tx: Transaction<Database>,
+  tenantId: string,
+  id: string,
+): Promise<SiteVisitRow | undefined> {
+  return tx
+    .selectFrom('site_visits')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 /** Applies `changes` and adds 1 to the version. */
-export async function updateVisit(tx: Transaction<Database>, tenantId: string, id: string, changes: SiteVisitUpdate): Promise<boolean> {
+export async function updateVisit(
+  tx: Transaction<Database>,
+  tenantId: string,
+  id: string,
+  changes: SiteVisitUpdate,
+): Promise<boolean> {
   const result = await tx
     .updateTable('site_visits')
     .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
@@ -95,12 +131,24 @@ export async function updateVisit(tx: Transaction<Database>, tenantId: string, i
 }
 
 /** The assets assigned to each of the visits, in assignment order. */
-export async function listAssignedAssets(db: Executor, tenantId: string, visitIds: readonly string[]): Promise<AssignedAssetRow[]> {
+export async function listAssignedAssets(
+  db: Executor,
+  tenantId: string,
+  visitIds: readonly string[],
+): Promise<AssignedAssetRow[]> {
   if (visitIds.length === 0) return [];
   return db
     .selectFrom('site_visit_assets as a')
     .innerJoin('site_assets as sa', 'sa.id', 'a.site_asset_id')
-    .select(['a.id', 'a.visit_id', 'a.site_asset_id', 'sa.unique_id', 'sa.friendly_location', 'sa.asset_status', 'sa.asset_display'])
+    .select([
+      'a.id',
+      'a.visit_id',
+      'a.site_asset_id',
+      'sa.unique_id',
+      'sa.friendly_location',
+      'sa.asset_status',
+      'sa.asset_display',
+    ])
     .where('a.tenant_id', '=', tenantId)
     .where('a.visit_id', 'in', visitIds)
     .orderBy('a.seq')
@@ -122,13 +170,27 @@ export async function listAssignedAssetIds(db: Executor, tenantId: string, visit
  * Assigns the site assets, in order. Assignment ids are random integers (like site-asset ids); an id
  * that happens to be taken is skipped by the insert and drawn again, without aborting the transaction.
  */
-export async function insertAssignments(tx: Transaction<Database>, tenantId: string, visitId: string, siteAssetIds: readonly number[], now: Date): Promise<void> {
+export async function insertAssignments(
+  tx: Transaction<Database>,
+  tenantId: string,
+  visitId: string,
+  siteAssetIds: readonly number[],
+  now: Date,
+): Promise<void> {
   let remaining = [...siteAssetIds];
   for (let attempt = 0; remaining.length > 0; attempt++) {
     if (attempt === 5) throw new Error('could not draw free site-visit asset ids');
     const inserted = await tx
       .insertInto('site_visit_assets')
-      .values(remaining.map((siteAssetId) => ({ id: newIntegerId(), tenant_id: tenantId, visit_id: visitId, site_asset_id: siteAssetId, created_at: now })))
+      .values(
+        remaining.map((siteAssetId) => ({
+          id: newIntegerId(),
+          tenant_id: tenantId,
+          visit_id: visitId,
+          site_asset_id: siteAssetId,
+          created_at: now,
+        })),
+      )
       .onConflict((conflict) => conflict.column('id').doNothing())
       .returning('site_asset_id')
       .execute();
@@ -137,7 +199,12 @@ export async function insertAssignments(tx: Transaction<Database>, tenantId: str
   }
 }
 
-export async function deleteAssignments(tx: Transaction<Database>, tenantId: string, visitId: string, siteAssetIds: readonly number[]): Promise<void> {
+export async function deleteAssignments(
+  tx: Transaction<Database>,
+  tenantId: string,
+  visitId: string,
+  siteAssetIds: readonly number[],
+): Promise<void> {
   if (siteAssetIds.length === 0) return;
   await tx
     .deleteFrom('site_visit_assets')

@@ -30,7 +30,12 @@ function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[
   return groups;
 }
 
-export async function loadVisitViews(db: Kysely<Database> | Transaction<Database>, tenantId: string, records: readonly VisitRecord[], includeAssets: boolean): Promise<VisitView[]> {
+export async function loadVisitViews(
+  db: Kysely<Database> | Transaction<Database>,
+  tenantId: string,
+  records: readonly VisitRecord[],
+  includeAssets: boolean,
+): Promise<VisitView[]> {
   const ids = records.map((record) => record.id);
   const [assets, labels] = await Promise.all([
     includeAssets ? listAssignedAssets(db, tenantId, ids) : Promise.resolve(undefined),
@@ -86,7 +91,9 @@ export function toVisitResource(view: VisitView, baseUrl: string): ResourceObjec
     trackingNumber: record.tracking_number,
     partsReturnRequired: record.parts_return_required,
     schedulingRule: record.scheduling_rule,
-    ...(view.assets ? { assetsToService: assetsSummary(view.assets), siteVisitAssets: view.assets.map(toSiteVisitAsset) } : {}),
+    ...(view.assets
+      ? { assetsToService: assetsSummary(view.assets), siteVisitAssets: view.assets.map(toSiteVisitAsset) }
+      : {}),
     returnLabel: toFileObject(returnLabelUrl(baseUrl, record.id), view.returnLabel),
   };
   return resourceObject(SITE_VISIT_TYPE, record.id, attributes, record.version);
@@ -96,7 +103,10 @@ export function toVisitResource(view: VisitView, baseUrl: string): ResourceObjec
  * The operator's view: the client's representation (assets included) plus the workflow's fields, which
  * the client API does not show (clients learn of the workflow through status and the events).
  */
-export function toOperatorVisitResource(view: VisitView, baseUrl: string): ResourceObject<OperatorSiteVisitAttributesValue> {
+export function toOperatorVisitResource(
+  view: VisitView,
+  baseUrl: string,
+): ResourceObject<OperatorSiteVisitAttributesValue> {
   const resource = toVisitResource(view, baseUrl);
   const { record } = view;
   return {

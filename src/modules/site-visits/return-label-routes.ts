@@ -23,7 +23,8 @@ export async function registerReturnLabelRoutes(app: Api, ctx: AppContext): Prom
       schema: {
         operationId: 'downloadReturnLabel',
         summary: 'Download the return label',
-        description: 'The latest version, as application/pdf, with Content-Disposition naming the file. 404 before the first upload.',
+        description:
+          'The latest version, as application/pdf, with Content-Disposition naming the file. 404 before the first upload.',
         tags,
         params: IdParams,
         response: {
@@ -48,7 +49,11 @@ export async function registerReturnLabelRoutes(app: Api, ctx: AppContext): Prom
           tags,
           params: IdParams,
           body: MultipartBody(
-            { file: BinaryFile({ description: 'The return label: a PDF of at most 10 MiB (10,485,760 bytes); its bytes decide its type.' }) },
+            {
+              file: BinaryFile({
+                description: 'The return label: a PDF of at most 10 MiB (10,485,760 bytes); its bytes decide its type.',
+              }),
+            },
             { encoding: { file: 'application/pdf' } },
           ),
           response: {
@@ -64,7 +69,11 @@ export async function registerReturnLabelRoutes(app: Api, ctx: AppContext): Prom
       async (request, reply) => {
         const visitId = request.params.id;
         const versions = await acceptUpload(deps, request, returnLabelOwner, visitId);
-        return reply.code(201).send({ data: { siteVisitId: visitId, returnLabel: toFileObject(returnLabelUrl(baseUrl, visitId), versions)! } });
+        return reply
+          .code(201)
+          .send({
+            data: { siteVisitId: visitId, returnLabel: toFileObject(returnLabelUrl(baseUrl, visitId), versions)! },
+          });
       },
     );
   });

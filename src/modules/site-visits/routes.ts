@@ -13,7 +13,13 @@ import type { Api } from '../../http/types.js';
 import type { AuthContext } from '../../http/auth.js';
 import { loadVisitViews, SITE_VISIT_TYPE, toVisitResource } from './representation.js';
 import { type VisitRecord, visitExists } from './repository.js';
-import { SiteVisitCreateBody, SiteVisitDocument, SiteVisitList, SiteVisitListQuery, SiteVisitPatchBody } from './schemas.js';
+import {
+  SiteVisitCreateBody,
+  SiteVisitDocument,
+  SiteVisitList,
+  SiteVisitListQuery,
+  SiteVisitPatchBody,
+} from './schemas.js';
 import * as visits from './service.js';
 
 const tags = ['Site visits'];
@@ -34,8 +40,14 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
   const { db, clock, cursors } = ctx;
   const baseUrl = ctx.config.publicBaseUrl;
 
-  const render = async (executor: Kysely<Database> | Transaction<Database>, auth: AuthContext, records: VisitRecord[]) =>
-    (await loadVisitViews(executor, auth.tenantId, records, mayReadAssets(auth))).map((view) => toVisitResource(view, baseUrl));
+  const render = async (
+    executor: Kysely<Database> | Transaction<Database>,
+    auth: AuthContext,
+    records: VisitRecord[],
+  ) =>
+    (await loadVisitViews(executor, auth.tenantId, records, mayReadAssets(auth))).map((view) =>
+      toVisitResource(view, baseUrl),
+    );
 
   app.get(
     '/api/v1/site-visits',
@@ -44,7 +56,8 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'listSiteVisits',
         summary: 'List site visits',
-        description: 'Cursor-paginated, oldest first. With clientTicketNumber: the visit carrying your ticket reference, if any, in the same list form.',
+        description:
+          'Cursor-paginated, oldest first. With clientTicketNumber: the visit carrying your ticket reference, if any, in the same list form.',
         tags,
         querystring: SiteVisitListQuery,
         response: { 200: SiteVisitList, ...problemResponses([401, 403, 422, 429]) },
@@ -77,10 +90,16 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const outcome = await createResource(db, clock, request, { resourceType: SITE_VISIT_TYPE, exists: visitExists }, async (tx) => {
-        const record = await visits.createVisit(tx, request.auth.tenantId, request.body, clock.now(), request.log);
-        return (await render(tx, request.auth, [record]))[0]!;
-      });
+      const outcome = await createResource(
+        db,
+        clock,
+        request,
+        { resourceType: SITE_VISIT_TYPE, exists: visitExists },
+        async (tx) => {
+          const record = await visits.createVisit(tx, request.auth.tenantId, request.body, clock.now(), request.log);
+          return (await render(tx, request.auth, [record]))[0]!;
+        },
+      );
       if (outcome.replayed && !mayReadAssets(request.auth)) outcome.body = withoutAssetAttributes(outcome.body);
       return sendCreateOutcome(reply, outcome);
     },
@@ -130,7 +149,14 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
     async (request, reply) => {
       const { tenantId } = request.auth;
       const resource = await db.transaction().execute(async (tx) => {
-        const record = await visits.patchVisit(tx, tenantId, request.params.id, request.body, request.headers['if-match'], clock.now());
+        const record = await visits.patchVisit(
+          tx,
+          tenantId,
+          request.params.id,
+          request.body,
+          request.headers['if-match'],
+          clock.now(),
+        );
         return (await render(tx, request.auth, [record]))[0]!;
       });
       return sendResource(reply, 200, resource);

@@ -38,7 +38,9 @@ export function registerSandboxRoutes(app: Api, ctx: AppContext): void {
         body: SimulateBody,
         response: {
           200: SimulateResponse,
-          ...problemResponses([401, 403, 404, 409, 422, 429], { 409: 'The visit\'s status does not allow the action (invalid-state).' }),
+          ...problemResponses([401, 403, 404, 409, 422, 429], {
+            409: "The visit's status does not allow the action (invalid-state).",
+          }),
         },
       },
     },
@@ -46,11 +48,24 @@ export function registerSandboxRoutes(app: Api, ctx: AppContext): void {
       const { tenantId } = request.auth;
       return db.transaction().execute(async (tx) => {
         // Validated against SimulateBody; the type provider cannot infer a discriminated oneOf.
-        const outcome = await simulate(tx, tenantId, request.params.id, request.body as never, clock.now(), request.log);
+        const outcome = await simulate(
+          tx,
+          tenantId,
+          request.params.id,
+          request.body as never,
+          clock.now(),
+          request.log,
+        );
         const [view] = await loadVisitViews(tx, tenantId, [outcome.visit], request.auth.scopes.has('site-visits:read'));
         return {
           data: toVisitResource(view!, baseUrl),
-          meta: { events: outcome.events.map((event) => ({ id: event.id, type: event.type, occurredAt: isoTime(event.occurred_at) })) },
+          meta: {
+            events: outcome.events.map((event) => ({
+              id: event.id,
+              type: event.type,
+              occurredAt: isoTime(event.occurred_at),
+            })),
+          },
         };
       });
     },

@@ -52,7 +52,9 @@ const writable = {
   clientSiteId: Text(SITE_LIMITS.siteCode, { description: 'The siteCode of one of your sites.' }),
   description: Text(VISIT_LIMITS.description),
   clientTicketNumber: Nullable(
-    Text(VISIT_LIMITS.clientTicketNumber, { description: 'Your own ticket reference; unique per client when supplied (case-sensitive).' }),
+    Text(VISIT_LIMITS.clientTicketNumber, {
+      description: 'Your own ticket reference; unique per client when supplied (case-sensitive).',
+    }),
   ),
   serviceType: StringEnum(SERVICE_TYPES, { description: 'One of the 23 service types.' }),
   jobInstructions: Text(VISIT_LIMITS.jobInstructions),
@@ -66,7 +68,7 @@ const writable = {
   siteAssetIds: Type.Array(Type.Integer({ minimum: 1, maximum: MAX_SITE_ASSET_ID }), {
     maxItems: VISIT_LIMITS.siteAssetIds,
     description:
-      'Write-only. Site assets of the visit\'s site to assign; a duplicate counts once. On PATCH, omitted leaves the assignment unchanged and [] clears it.',
+      "Write-only. Site assets of the visit's site to assign; a duplicate counts once. On PATCH, omitted leaves the assignment unchanged and [] clears it.",
   }),
   schedulingRule: StringEnum(SCHEDULING_RULES),
 };
@@ -99,13 +101,14 @@ export type SiteVisitCreate = Static<typeof SiteVisitCreateBody>;
 export const SiteVisitPatchBody = Type.Partial(SiteVisitCreateBody, {
   additionalProperties: false,
   title: 'Site visit patch body',
-  description: 'Only supplied members change. Optional members accept null to clear them; siteAssetIds [] clears the assignment.',
+  description:
+    'Only supplied members change. Optional members accept null to clear them; siteAssetIds [] clears the assignment.',
 });
 export type SiteVisitPatch = Static<typeof SiteVisitPatchBody>;
 
 export const SiteVisitAsset = Type.Object(
   {
-    siteVisitAssetId: Type.Integer({ description: 'The assignment\'s own id; stable while the asset stays assigned.' }),
+    siteVisitAssetId: Type.Integer({ description: "The assignment's own id; stable while the asset stays assigned." }),
     siteAssetId: Type.Integer(),
     uniqueId: Type.String(),
     friendlyLocation: Type.String(),
@@ -119,15 +122,20 @@ export type SiteVisitAssetValue = Static<typeof SiteVisitAsset>;
 export const SiteVisitAttributes = Type.Object(
   {
     clientId: Type.String({ description: 'The tenant (client) identifier. Read-only.' }),
-    status: Type.String({ description: 'Read-only. New on create; the operator moves it on (Scheduled, Dispatched, Completed).', examples: ['New'] }),
+    status: Type.String({
+      description: 'Read-only. New on create; the operator moves it on (Scheduled, Dispatched, Completed).',
+      examples: ['New'],
+    }),
     createdAt: DateTime(),
     updatedAt: DateTime(),
-    clientSiteId: Type.String({ description: 'The current siteCode of the visit\'s site.' }),
+    clientSiteId: Type.String({ description: "The current siteCode of the visit's site." }),
     description: Type.String(),
     clientTicketNumber: Nullable(Type.String()),
     serviceType: Type.String(),
     jobInstructions: Type.String(),
-    projectId: Type.Union([Type.Integer(), Type.String()], { description: 'In the form the project was created with.' }),
+    projectId: Type.Union([Type.Integer(), Type.String()], {
+      description: 'In the form the project was created with.',
+    }),
     itemName: Type.String(),
     startDate: DateTime(),
     dueDate: DateTime(),
@@ -142,21 +150,32 @@ export const SiteVisitAttributes = Type.Object(
         examples: ['Kiosk A (front entrance) [DEMO-ASSET-1]; Kiosk B (checkout) [DEMO-ASSET-2]'],
       }),
     ),
-    siteVisitAssets: Type.Optional(Type.Array(SiteVisitAsset, { description: 'Needs site-visits:read (absent otherwise). The assigned assets.' })),
-    returnLabel: Type.Union([FileObject, Type.Null()], { description: 'The return label; null before the first upload.' }),
+    siteVisitAssets: Type.Optional(
+      Type.Array(SiteVisitAsset, { description: 'Needs site-visits:read (absent otherwise). The assigned assets.' }),
+    ),
+    returnLabel: Type.Union([FileObject, Type.Null()], {
+      description: 'The return label; null before the first upload.',
+    }),
   },
   { additionalProperties: false },
 );
 export type SiteVisitAttributesValue = Static<typeof SiteVisitAttributes>;
 
-export const SiteVisitResource = ResourceSchema('site-visits', SiteVisitAttributes, { idPrefix: 'visit_', title: 'Site visit' });
+export const SiteVisitResource = ResourceSchema('site-visits', SiteVisitAttributes, {
+  idPrefix: 'visit_',
+  title: 'Site visit',
+});
 export const SiteVisitDocument = SingleSchema(SiteVisitResource);
 export const SiteVisitList = ListSchema(SiteVisitResource);
 
 export const SiteVisitListQuery = Type.Object(
   {
     ...PageQuery,
-    clientTicketNumber: Type.Optional(Text(VISIT_LIMITS.clientTicketNumber, { description: 'Exact, case-sensitive match: the visit with your ticket reference, in the list form.' })),
+    clientTicketNumber: Type.Optional(
+      Text(VISIT_LIMITS.clientTicketNumber, {
+        description: 'Exact, case-sensitive match: the visit with your ticket reference, in the list form.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -164,7 +183,7 @@ export type SiteVisitListQueryValue = Static<typeof SiteVisitListQuery>;
 
 export const ReturnLabelUpload = SingleSchema(
   Type.Object(
-    { siteVisitId: Type.String({ description: 'The visit\'s id (visit_ prefix).' }), returnLabel: FileObject },
+    { siteVisitId: Type.String({ description: "The visit's id (visit_ prefix)." }), returnLabel: FileObject },
     { additionalProperties: false, title: 'Return-label upload response' },
   ),
 );
@@ -187,7 +206,12 @@ const AssignRepAction = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false, title: 'assign-rep', description: 'Assigns (or clears) the field rep → rep.assigned. Allowed until the visit is Completed; the current name again changes nothing.' },
+  {
+    additionalProperties: false,
+    title: 'assign-rep',
+    description:
+      'Assigns (or clears) the field rep → rep.assigned. Allowed until the visit is Completed; the current name again changes nothing.',
+  },
 );
 
 const ScheduleAction = Type.Object(
@@ -206,30 +230,53 @@ const ScheduleAction = Type.Object(
 
 const DispatchAction = Type.Object(
   { action: Type.Literal('dispatch') },
-  { additionalProperties: false, title: 'dispatch', description: 'Scheduled → Dispatched → job.dispatched; 409 in any other status.' },
+  {
+    additionalProperties: false,
+    title: 'dispatch',
+    description: 'Scheduled → Dispatched → job.dispatched; 409 in any other status.',
+  },
 );
 
 const CompleteAction = Type.Object(
   {
     action: Type.Literal('complete'),
-    qualityReviewPassed: Type.Literal(true, { description: 'Must be true: a visit is completed only after its quality review passed.' }),
+    qualityReviewPassed: Type.Literal(true, {
+      description: 'Must be true: a visit is completed only after its quality review passed.',
+    }),
   },
-  { additionalProperties: false, title: 'complete', description: 'Dispatched → Completed → job.completed; 409 in any other status.' },
+  {
+    additionalProperties: false,
+    title: 'complete',
+    description: 'Dispatched → Completed → job.completed; 409 in any other status.',
+  },
 );
 
 const TransmitDeliverablesAction = Type.Object(
   {
     action: Type.Literal('transmit-deliverables'),
-    notes: Type.Optional(Nullable(Text(WORKFLOW_LIMITS.notes, { description: "The field rep's notes sent with the deliverables; absent or null: none." }))),
+    notes: Type.Optional(
+      Nullable(
+        Text(WORKFLOW_LIMITS.notes, {
+          description: "The field rep's notes sent with the deliverables; absent or null: none.",
+        }),
+      ),
+    ),
   },
   {
     additionalProperties: false,
     title: 'transmit-deliverables',
-    description: 'Records a transmission of the field rep\'s deliverables → deliverables.transmitted. Allowed once the visit is Dispatched or Completed, as often as deliverables are sent.',
+    description:
+      "Records a transmission of the field rep's deliverables → deliverables.transmitted. Allowed once the visit is Dispatched or Completed, as often as deliverables are sent.",
   },
 );
 
-export const WORKFLOW_ACTIONS = [AssignRepAction, ScheduleAction, DispatchAction, CompleteAction, TransmitDeliverablesAction] as const;
+export const WORKFLOW_ACTIONS = [
+  AssignRepAction,
+  ScheduleAction,
+  DispatchAction,
+  CompleteAction,
+  TransmitDeliverablesAction,
+] as const;
 
 export type WorkflowAction =
   | Static<typeof AssignRepAction>
@@ -256,7 +303,9 @@ export const WorkflowActionBody = Type.Unsafe<WorkflowAction>({
 export const OperatorSiteVisitAttributes = Type.Object(
   {
     ...SiteVisitAttributes.properties,
-    fieldRepName: Nullable(Type.String({ description: 'The assigned field rep; null while none is (never assigned, or cleared).' })),
+    fieldRepName: Nullable(
+      Type.String({ description: 'The assigned field rep; null while none is (never assigned, or cleared).' }),
+    ),
     scheduledDate: Nullable(CalendarDate('The scheduled date; null until the visit is scheduled.')),
     etaTime: Nullable(TimeOfDay('The expected arrival time; null when the schedule has none.')),
     dispatchedAt: Nullable(DateTime('When the visit was dispatched.')),
@@ -310,7 +359,11 @@ export const SimulateResponse = Type.Object(
   {
     data: SiteVisitResource,
     meta: Type.Object(
-      { events: Type.Array(SimulatedEvent, { description: 'The events recorded, in order; empty when the action changed nothing.' }) },
+      {
+        events: Type.Array(SimulatedEvent, {
+          description: 'The events recorded, in order; empty when the action changed nothing.',
+        }),
+      },
       { additionalProperties: false },
     ),
   },

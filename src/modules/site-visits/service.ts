@@ -34,12 +34,16 @@ const PLAIN_COLUMNS = {
 } as const satisfies Partial<Record<keyof SiteVisitCreate, keyof SiteVisitRow>>;
 
 function duplicateTicket(clientTicketNumber: string): Problem {
-  return new Problem('duplicate-resource', `A site visit with clientTicketNumber ${JSON.stringify(clientTicketNumber)} already exists for your client.`);
+  return new Problem(
+    'duplicate-resource',
+    `A site visit with clientTicketNumber ${JSON.stringify(clientTicketNumber)} already exists for your client.`,
+  );
 }
 
 function parseDate(field: 'startDate' | 'dueDate', value: string): Date {
   const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw validationProblem({ [field]: ['must be a valid ISO 8601 date-time with a time zone'] });
+  if (Number.isNaN(date.getTime()))
+    throw validationProblem({ [field]: ['must be a valid ISO 8601 date-time with a time zone'] });
   return date;
 }
 
@@ -47,7 +51,9 @@ function parseDate(field: 'startDate' | 'dueDate', value: string): Date {
 function assertDueNotBeforeStart(start: Date, due: Date, supplied: { startDate?: unknown; dueDate?: unknown }): void {
   if (due.getTime() >= start.getTime()) return;
   throw validationProblem(
-    supplied.dueDate !== undefined ? { dueDate: ['must not be before startDate'] } : { startDate: ['must not be after dueDate'] },
+    supplied.dueDate !== undefined
+      ? { dueDate: ['must not be before startDate'] }
+      : { startDate: ['must not be after dueDate'] },
   );
 }
 
@@ -56,7 +62,13 @@ function assertDueNotBeforeStart(start: Date, due: Date, supplied: { startDate?:
  * transaction. References are checked project first (409), then site (404), item (404) and site
  * assets (409); then the ticket number's uniqueness (409).
  */
-export async function createVisit(tx: Transaction<Database>, tenantId: string, input: SiteVisitCreate, now: Date, log?: EventLog): Promise<VisitRecord> {
+export async function createVisit(
+  tx: Transaction<Database>,
+  tenantId: string,
+  input: SiteVisitCreate,
+  now: Date,
+  log?: EventLog,
+): Promise<VisitRecord> {
   const startDate = parseDate('startDate', input.startDate);
   const dueDate = parseDate('dueDate', input.dueDate);
   assertDueNotBeforeStart(startDate, dueDate, input);
@@ -65,7 +77,8 @@ export async function createVisit(tx: Transaction<Database>, tenantId: string, i
   const item = await resolveItem(tx, tenantId, input.itemName);
   const siteAssetIds = input.siteAssetIds ? await resolveSiteAssets(tx, tenantId, site, input.siteAssetIds) : [];
   const clientTicketNumber = input.clientTicketNumber ?? null;
-  if (clientTicketNumber !== null && (await repository.findVisitIdByTicket(tx, tenantId, clientTicketNumber))) throw duplicateTicket(clientTicketNumber);
+  if (clientTicketNumber !== null && (await repository.findVisitIdByTicket(tx, tenantId, clientTicketNumber)))
+    throw duplicateTicket(clientTicketNumber);
 
   const id = newId('visit');
   try {
@@ -91,16 +104,22 @@ export async function createVisit(tx: Transaction<Database>, tenantId: string, i
     });
   } catch (error) {
     // Two creates racing past the check above: the unique index decides.
-    if (clientTicketNumber !== null && isUniqueViolation(error, TICKET_CONSTRAINT)) throw duplicateTicket(clientTicketNumber);
+    if (clientTicketNumber !== null && isUniqueViolation(error, TICKET_CONSTRAINT))
+      throw duplicateTicket(clientTicketNumber);
     throw error;
   }
   await repository.insertAssignments(tx, tenantId, id, siteAssetIds, now);
-  await recordEvent(tx, tenantId, {
-    type: 'ticket.created',
-    occurredAt: now,
-    resourceId: id,
-    data: { clientTicketNumber, clientSiteId: site.site_code, status: INITIAL_STATUS },
-  }, log);
+  await recordEvent(
+    tx,
+    tenantId,
+    {
+      type: 'ticket.created',
+      occurredAt: now,
+      resourceId: id,
+      data: { clientTicketNumber, clientSiteId: site.site_code, status: INITIAL_STATUS },
+    },
+    log,
+  );
   return (await repository.findVisit(tx, tenantId, id))!;
 }
 
@@ -146,7 +165,14 @@ async function assignmentChange(
  * Applies the supplied fields with the same reference rules as a create. The version grows by one
  * only when a stored value or the asset assignment actually changes.
  */
-export async function patchVisit(tx: Transaction<Database>, tenantId: string, id: string, patch: SiteVisitPatch, ifMatch: string | undefined, now: Date): Promise<VisitRecord> {
+export async function patchVisit(
+  tx: Transaction<Database>,
+  tenantId: string,
+  id: string,
+  patch: SiteVisitPatch,
+  ifMatch: string | undefined,
+  now: Date,
+): Promise<VisitRecord> {
   const visit = await repository.findVisitForUpdate(tx, tenantId, id);
   if (!visit) throw notFound('Site visit');
   assertIfMatch(ifMatch, visit.version);
@@ -181,9 +207,11 @@ export async function patchVisit(tx: Transaction<Database>, tenantId: string, id
     (changes as Record<string, unknown>)[column] = value;
   }
 
-  if (Object.keys(changes).length === 0 && assignment === undefined) return (await repository.findVisit(tx, tenantId, id))!;
+  if (Object.keys(changes).length === 0 && assignment === undefined)
+    return (await repository.findVisit(tx, tenantId, id))!;
   const ticket = changes.client_ticket_number;
-  if (typeof ticket === 'string' && (await repository.findVisitIdByTicket(tx, tenantId, ticket))) throw duplicateTicket(ticket);
+  if (typeof ticket === 'string' && (await repository.findVisitIdByTicket(tx, tenantId, ticket)))
+    throw duplicateTicket(ticket);
   try {
     await repository.updateVisit(tx, tenantId, id, { ...changes, updated_at: now });
   } catch (error) {
@@ -197,6 +225,13 @@ export async function patchVisit(tx: Transaction<Database>, tenantId: string, id
   return (await repository.findVisit(tx, tenantId, id))!;
 }
 
-export async function listVisits(db: Kysely<Database>, cursors: CursorCodec, tenantId: string, query: SiteVisitListQueryValue): Promise<Page<VisitRecord> & { pageSize: number }> {
-  return readPage(cursors, SITE_VISIT_TYPE, tenantId, query, (after, limit) => repository.listVisits(db, tenantId, query.clientTicketNumber, after, limit));
+export async function listVisits(
+  db: Kysely<Database>,
+  cursors: CursorCodec,
+  tenantId: string,
+  query: SiteVisitListQueryValue,
+): Promise<Page<VisitRecord> & { pageSize: number }> {
+  return readPage(cursors, SITE_VISIT_TYPE, tenantId, query, (after, limit) =>
+    repository.listVisits(db, tenantId, query.clientTicketNumber, after, limit),
+  );
 }

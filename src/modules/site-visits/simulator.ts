@@ -40,7 +40,14 @@ export interface SimulationOutcome {
  * complete-lifecycle starts only from New (so that it emits every lifecycle event once); it is 409
  * invalid-state otherwise, and 404 for a visit of another tenant, like a single action.
  */
-export async function simulate(tx: Transaction<Database>, tenantId: string, visitId: string, action: SimulatedAction, now: Date, log?: EventLog): Promise<SimulationOutcome> {
+export async function simulate(
+  tx: Transaction<Database>,
+  tenantId: string,
+  visitId: string,
+  action: SimulatedAction,
+  now: Date,
+  log?: EventLog,
+): Promise<SimulationOutcome> {
   const target = { tenantId, visitId };
   if (action.action !== 'complete-lifecycle') {
     const { visit, event } = await performWorkflowAction(tx, target, action, now, log);
@@ -48,7 +55,10 @@ export async function simulate(tx: Transaction<Database>, tenantId: string, visi
   }
   const current = await repository.findVisitForUpdate(tx, tenantId, visitId);
   if (current && current.status !== 'New') {
-    throw new Problem('invalid-state', `The visit is ${current.status}: complete-lifecycle starts from a New visit. Send single actions to move it on from here.`);
+    throw new Problem(
+      'invalid-state',
+      `The visit is ${current.status}: complete-lifecycle starts from a New visit. Send single actions to move it on from here.`,
+    );
   }
   const events: EventRow[] = [];
   let visit: VisitRecord | undefined;

@@ -59,7 +59,11 @@ function assertValid(action: WorkflowAction): void {
   const name = action.fieldRepName.trim();
   if (name === '') throw validationProblem({ fieldRepName: ['must not be blank; send null to clear the rep'] });
   if (name.toLowerCase() === AWAITING_REASSIGNMENT.toLowerCase()) {
-    throw validationProblem({ fieldRepName: [`must not be "${AWAITING_REASSIGNMENT}", which reports a cleared assignment; send null to clear the rep`] });
+    throw validationProblem({
+      fieldRepName: [
+        `must not be "${AWAITING_REASSIGNMENT}", which reports a cleared assignment; send null to clear the rep`,
+      ],
+    });
   }
 }
 
@@ -70,12 +74,16 @@ function plan(visit: SiteVisitRow, action: WorkflowAction, now: Date): Step | un
     case 'assign-rep': {
       const name = action.fieldRepName;
       if (name === visit.field_rep_name) return undefined;
-      return { changes: { field_rep_name: name }, event: { type: 'rep.assigned', data: { fieldRepName: name ?? AWAITING_REASSIGNMENT } } };
+      return {
+        changes: { field_rep_name: name },
+        event: { type: 'rep.assigned', data: { fieldRepName: name ?? AWAITING_REASSIGNMENT } },
+      };
     }
     case 'schedule': {
       const schedule = { scheduledDate: action.scheduledDate, etaTime: action.etaTime ?? null };
       const changes: SiteVisitUpdate = { scheduled_date: schedule.scheduledDate, eta_time: schedule.etaTime };
-      if (visit.status === 'New') return { changes: { ...changes, status: 'Scheduled' }, event: { type: 'job.scheduled', data: schedule } };
+      if (visit.status === 'New')
+        return { changes: { ...changes, status: 'Scheduled' }, event: { type: 'job.scheduled', data: schedule } };
       if (visit.scheduled_date === schedule.scheduledDate && visit.eta_time === schedule.etaTime) return undefined;
       return { changes, event: { type: 'schedule.updated', data: schedule } };
     }
@@ -84,7 +92,10 @@ function plan(visit: SiteVisitRow, action: WorkflowAction, now: Date): Step | un
     case 'complete':
       return { changes: { status: 'Completed', completed_at: now }, event: { type: 'job.completed', data: {} } };
     case 'transmit-deliverables':
-      return { changes: { deliverables_transmitted_at: now }, event: { type: 'deliverables.transmitted', data: { notes: action.notes ?? null } } };
+      return {
+        changes: { deliverables_transmitted_at: now },
+        event: { type: 'deliverables.transmitted', data: { notes: action.notes ?? null } },
+      };
   }
 }
 
@@ -116,11 +127,21 @@ export async function performWorkflowAction(
   const record = (await repository.findVisit(tx, tenantId, visitId))!;
   if (step === undefined) return { visit: record, event: undefined };
 
-  const event = await recordEvent(tx, tenantId, {
-    type: step.event.type,
-    occurredAt: now,
-    resourceId: visitId,
-    data: { clientTicketNumber: record.client_ticket_number, clientSiteId: record.site_code, status: record.status, ...step.event.data },
-  }, log);
+  const event = await recordEvent(
+    tx,
+    tenantId,
+    {
+      type: step.event.type,
+      occurredAt: now,
+      resourceId: visitId,
+      data: {
+        clientTicketNumber: record.client_ticket_number,
+        clientSiteId: record.site_code,
+        status: record.status,
+        ...step.event.data,
+      },
+    },
+    log,
+  );
   return { visit: record, event };
 }

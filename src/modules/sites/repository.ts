@@ -31,7 +31,13 @@ const SITE_COLUMNS = [
 ] as const satisfies readonly (keyof SiteRow)[];
 
 export async function findSite(db: Executor, tenantId: string, id: string): Promise<SiteRow | undefined> {
-  return db.selectFrom('sites').select(SITE_COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).modifyEnd(prepared()).executeTakeFirst();
+  return db
+    .selectFrom('sites')
+    .select(SITE_COLUMNS)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .modifyEnd(prepared())
+    .executeTakeFirst();
 }
 
 /**
@@ -62,19 +68,38 @@ const siteLookups = new WeakMap<Kysely<Database>, BatchedLookup<[tenantId: strin
 export function readSite(db: Kysely<Database>, tenantId: string, id: string): Promise<SiteRow | undefined> {
   let lookup = siteLookups.get(db);
   if (!lookup) {
-    lookup = new BatchedLookup((tenant, site) => `${tenant}\u0000${site}`, (row) => `${row.tenant_id}\u0000${row.id}`, sitesOfLookups(db));
+    lookup = new BatchedLookup(
+      (tenant, site) => `${tenant}\u0000${site}`,
+      (row) => `${row.tenant_id}\u0000${row.id}`,
+      sitesOfLookups(db),
+    );
     siteLookups.set(db, lookup);
   }
   return lookup.find(tenantId, id);
 }
 
 /** The site, locked until the transaction ends, so that a concurrent update waits and then re-reads. */
-export async function findSiteForUpdate(tx: Transaction<Database>, tenantId: string, id: string): Promise<SiteRow | undefined> {
-  return tx.selectFrom('sites').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).forUpdate().executeTakeFirst();
+export async function findSiteForUpdate(
+  tx: Transaction<Database>,
+  tenantId: string,
+  id: string,
+): Promise<SiteRow | undefined> {
+  return tx
+    .selectFrom('sites')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 export async function findSiteByCode(db: Executor, tenantId: string, siteCode: string): Promise<SiteRow | undefined> {
-  return db.selectFrom('sites').selectAll().where('tenant_id', '=', tenantId).where('site_code', '=', siteCode).executeTakeFirst();
+  return db
+    .selectFrom('sites')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('site_code', '=', siteCode)
+    .executeTakeFirst();
 }
 
 export async function updateSite(tx: Executor, tenantId: string, id: string, changes: SiteUpdate): Promise<SiteRow> {
@@ -90,7 +115,13 @@ export async function updateSite(tx: Executor, tenantId: string, id: string, cha
 export type SiteFilter = { column: 'site_code' | 'unique_id' | 'unique_id2'; value: string } | undefined;
 
 /** One page in creation order, after `afterSeq`; fetches `limit` rows (callers ask one extra). */
-export async function listSites(db: Executor, tenantId: string, filter: SiteFilter, afterSeq: number | undefined, limit: number): Promise<SiteRow[]> {
+export async function listSites(
+  db: Executor,
+  tenantId: string,
+  filter: SiteFilter,
+  afterSeq: number | undefined,
+  limit: number,
+): Promise<SiteRow[]> {
   let query = db.selectFrom('sites').selectAll().where('tenant_id', '=', tenantId);
   if (filter) query = query.where(filter.column, '=', filter.value);
   if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);

@@ -23,7 +23,8 @@ export function registerSiteRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'listSites',
         summary: 'List sites',
-        description: 'Cursor-paginated, oldest first. Filter by exactly one of siteCode, uniqueID or uniqueID2 to resolve a client-side identifier to a site.',
+        description:
+          'Cursor-paginated, oldest first. Filter by exactly one of siteCode, uniqueID or uniqueID2 to resolve a client-side identifier to a site.',
         tags,
         querystring: SiteListQuery,
         response: { 200: SiteList, ...problemResponses([401, 403, 422, 429]) },
@@ -47,13 +48,21 @@ export function registerSiteRoutes(app: Api, ctx: AppContext): void {
         body: SiteCreateBody,
         response: {
           201: { ...SiteDocument, headers: createdHeaders },
-          ...problemResponses([401, 403, 409, 422, 429], { 409: 'Duplicate siteCode for your client, or an Idempotency-Key conflict or pending request.' }),
+          ...problemResponses([401, 403, 409, 422, 429], {
+            409: 'Duplicate siteCode for your client, or an Idempotency-Key conflict or pending request.',
+          }),
         },
       },
     },
     async (request, reply) => {
       const creation = sites.siteCreation(request.auth.tenantId, request.body, clock.now());
-      const outcome = await createRow(db, clock, request, { resourceType: sites.SITE_TYPE, exists: sites.siteExists }, creation);
+      const outcome = await createRow(
+        db,
+        clock,
+        request,
+        { resourceType: sites.SITE_TYPE, exists: sites.siteExists },
+        creation,
+      );
       return sendCreateOutcome(reply, outcome);
     },
   );
@@ -90,15 +99,19 @@ export function registerSiteRoutes(app: Api, ctx: AppContext): void {
         body: SitePatchBody,
         response: {
           200: { ...SiteDocument, headers: etagHeaders },
-          ...problemResponses([401, 403, 404, 409, 422, 429], { 409: 'Duplicate siteCode, or If-Match does not match (version-conflict).' }),
+          ...problemResponses([401, 403, 404, 409, 422, 429], {
+            409: 'Duplicate siteCode, or If-Match does not match (version-conflict).',
+          }),
         },
       },
     },
     async (request, reply) => {
       const { tenantId } = request.auth;
-      const site = await db.transaction().execute((tx) =>
-        sites.patchSite(tx, tenantId, request.params.id, request.body, request.headers['if-match'], clock.now()),
-      );
+      const site = await db
+        .transaction()
+        .execute((tx) =>
+          sites.patchSite(tx, tenantId, request.params.id, request.body, request.headers['if-match'], clock.now()),
+        );
       return sendResource(reply, 200, sites.toSiteResource(site));
     },
   );

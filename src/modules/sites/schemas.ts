@@ -19,7 +19,9 @@ export const SITE_LIMITS = {
 
 const writable = {
   name: Text(SITE_LIMITS.name),
-  siteCode: Text(SITE_LIMITS.siteCode, { description: "The client's stable site identifier; unique per client (case-sensitive)." }),
+  siteCode: Text(SITE_LIMITS.siteCode, {
+    description: "The client's stable site identifier; unique per client (case-sensitive).",
+  }),
   addressLine1: Text(SITE_LIMITS.addressLine),
   addressLine2: Nullable(Text(SITE_LIMITS.addressLine)),
   city: Text(SITE_LIMITS.city),
@@ -27,7 +29,9 @@ const writable = {
   postalCode: Text(SITE_LIMITS.postalCode, { description: 'A string, not a number.' }),
   country: Text(SITE_LIMITS.country),
   uniqueID: Nullable(Text(SITE_LIMITS.uniqueId, { description: 'Legacy identifier; exact-match filter on list.' })),
-  uniqueID2: Nullable(Text(SITE_LIMITS.uniqueId, { description: 'Secondary legacy identifier; exact-match filter on list.' })),
+  uniqueID2: Nullable(
+    Text(SITE_LIMITS.uniqueId, { description: 'Secondary legacy identifier; exact-match filter on list.' }),
+  ),
   friendlyLocationName: Nullable(Text(SITE_LIMITS.friendlyLocationName, { description: 'Legacy.' })),
   friendlyLocationName2: Nullable(Text(SITE_LIMITS.friendlyLocationName, { description: 'Legacy.' })),
   keyRequired: Nullable(Type.Boolean()),
@@ -49,7 +53,11 @@ export const SiteCreateBody = Type.Object(
     friendlyLocationName2: Type.Optional(writable.friendlyLocationName2),
     keyRequired: Type.Optional(writable.keyRequired),
   },
-  { additionalProperties: false, title: 'Site create body', description: 'Optional members also accept null, meaning no value.' },
+  {
+    additionalProperties: false,
+    title: 'Site create body',
+    description: 'Optional members also accept null, meaning no value.',
+  },
 );
 export type SiteCreate = Static<typeof SiteCreateBody>;
 

@@ -59,7 +59,10 @@ export function toSiteResource(row: Omit<SiteRow, 'seq'>): ResourceObject<SiteAt
 }
 
 function duplicateSiteCode(siteCode: string): Problem {
-  return new Problem('duplicate-resource', `A site with siteCode ${JSON.stringify(siteCode)} already exists for your client.`);
+  return new Problem(
+    'duplicate-resource',
+    `A site with siteCode ${JSON.stringify(siteCode)} already exists for your client.`,
+  );
 }
 
 /**
@@ -93,7 +96,13 @@ function newSiteRow(tenantId: string, input: SiteCreate, now: Date): Omit<SiteRo
 /** The create of a site as one insert; the unique constraint decides a duplicate siteCode, also between racing creates. */
 export function siteCreation(tenantId: string, input: SiteCreate, now: Date): SingleRowCreate {
   const row = newSiteRow(tenantId, input, now);
-  return { table: 'sites', row, uniqueConstraint: SITE_CODE_CONSTRAINT, duplicate: () => duplicateSiteCode(input.siteCode), resource: toSiteResource(row) };
+  return {
+    table: 'sites',
+    row,
+    uniqueConstraint: SITE_CODE_CONSTRAINT,
+    duplicate: () => duplicateSiteCode(input.siteCode),
+    resource: toSiteResource(row),
+  };
 }
 
 /** Creates a site without an Idempotency-Key (the sandbox's demo data; the API goes through `createRow`). */
@@ -111,7 +120,14 @@ export async function getSite(db: Kysely<Database>, tenantId: string, id: string
  * Applies the supplied fields. The version grows by one only when a stored value actually changes;
  * a patch that changes nothing answers the current representation.
  */
-export async function patchSite(tx: Transaction<Database>, tenantId: string, id: string, patch: SitePatch, ifMatch: string | undefined, now: Date): Promise<SiteRow> {
+export async function patchSite(
+  tx: Transaction<Database>,
+  tenantId: string,
+  id: string,
+  patch: SitePatch,
+  ifMatch: string | undefined,
+  now: Date,
+): Promise<SiteRow> {
   const site = await repository.findSiteForUpdate(tx, tenantId, id);
   if (!site) throw notFound('Site');
   assertIfMatch(ifMatch, site.version);
@@ -134,7 +150,12 @@ export async function patchSite(tx: Transaction<Database>, tenantId: string, id:
   }
 }
 
-export async function listSites(db: Kysely<Database>, cursors: CursorCodec, tenantId: string, query: SiteListQueryValue): Promise<Page<SiteRow> & { pageSize: number }> {
+export async function listSites(
+  db: Kysely<Database>,
+  cursors: CursorCodec,
+  tenantId: string,
+  query: SiteListQueryValue,
+): Promise<Page<SiteRow> & { pageSize: number }> {
   const filters = (['siteCode', 'uniqueID', 'uniqueID2'] as const).filter((name) => query[name] !== undefined);
   if (filters.length > 1) {
     throw validationProblem(
@@ -144,10 +165,16 @@ export async function listSites(db: Kysely<Database>, cursors: CursorCodec, tena
   }
   const name = filters[0];
   const filter: repository.SiteFilter = name ? { column: COLUMNS[name], value: query[name]! } : undefined;
-  return readPage(cursors, SITE_TYPE, tenantId, query, (after, limit) => repository.listSites(db, tenantId, filter, after, limit));
+  return readPage(cursors, SITE_TYPE, tenantId, query, (after, limit) =>
+    repository.listSites(db, tenantId, filter, after, limit),
+  );
 }
 
 /** Whether the site is still the tenant's (idempotent replays check this). */
-export async function siteExists(db: Kysely<Database> | Transaction<Database>, tenantId: string, id: string): Promise<boolean> {
+export async function siteExists(
+  db: Kysely<Database> | Transaction<Database>,
+  tenantId: string,
+  id: string,
+): Promise<boolean> {
   return (await repository.findSite(db, tenantId, id)) !== undefined;
 }

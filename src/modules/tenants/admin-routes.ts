@@ -3,7 +3,16 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../app-context.js';
 import { DataOf as data, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
-import { CredentialPair, CredentialParams, CredentialSummary, Tenant, TenantCreateBody, TenantParams, TenantPatchBody, TenantWithCredentials } from './schemas.js';
+import {
+  CredentialPair,
+  CredentialParams,
+  CredentialSummary,
+  Tenant,
+  TenantCreateBody,
+  TenantParams,
+  TenantPatchBody,
+  TenantWithCredentials,
+} from './schemas.js';
 import { listTenants } from './repository.js';
 import * as tenants from './service.js';
 
@@ -28,13 +37,28 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
 
   app.get(
     '/admin/v1/tenants',
-    { schema: { operationId: 'listTenants', summary: 'List tenants', tags, response: { 200: data(Type.Array(Tenant)), ...problemResponses([401]) } } },
+    {
+      schema: {
+        operationId: 'listTenants',
+        summary: 'List tenants',
+        tags,
+        response: { 200: data(Type.Array(Tenant)), ...problemResponses([401]) },
+      },
+    },
     async () => ({ data: (await listTenants(db)).map(tenants.toTenant) }),
   );
 
   app.get(
     '/admin/v1/tenants/:tenantId',
-    { schema: { operationId: 'getTenant', summary: 'Get a tenant', tags, params: TenantParams, response: { 200: data(Tenant), ...problemResponses([401, 404]) } } },
+    {
+      schema: {
+        operationId: 'getTenant',
+        summary: 'Get a tenant',
+        tags,
+        params: TenantParams,
+        response: { 200: data(Tenant), ...problemResponses([401, 404]) },
+      },
+    },
     async (request) => ({ data: tenants.toTenant(await tenants.getTenant(db, request.params.tenantId)) }),
   );
 
@@ -43,7 +67,7 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
     {
       schema: {
         operationId: 'updateTenant',
-        summary: 'Change a tenant\'s name, scopes or flags',
+        summary: "Change a tenant's name, scopes or flags",
         description: 'Narrowed scopes stop working for tokens already issued within a few seconds.',
         tags,
         params: TenantParams,
@@ -63,7 +87,7 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
     {
       schema: {
         operationId: 'listCredentials',
-        summary: 'List a tenant\'s credential pairs (without secrets)',
+        summary: "List a tenant's credential pairs (without secrets)",
         tags,
         params: TenantParams,
         response: { 200: data(Type.Array(CredentialSummary)), ...problemResponses([401, 404]) },
@@ -83,7 +107,8 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
         response: { 201: data(CredentialPair), ...problemResponses([401, 404]) },
       },
     },
-    async (request, reply) => reply.code(201).send({ data: await tenants.addCredentialPair(db, request.params.tenantId, clock.now()) }),
+    async (request, reply) =>
+      reply.code(201).send({ data: await tenants.addCredentialPair(db, request.params.tenantId, clock.now()) }),
   );
 
   app.delete(
@@ -92,7 +117,8 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'revokeCredentials',
         summary: 'Revoke a credential pair',
-        description: 'New tokens are refused at once; tokens already issued stop working within seconds (at the latest when they expire).',
+        description:
+          'New tokens are refused at once; tokens already issued stop working within seconds (at the latest when they expire).',
         tags,
         params: CredentialParams,
         response: { 204: Type.Null({ description: 'Revoked.' }), ...problemResponses([401, 404]) },

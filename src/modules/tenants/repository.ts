@@ -5,7 +5,10 @@ import type { Database, TenantsTable } from '../../db/schema.js';
 type Executor = Kysely<Database> | Transaction<Database>;
 export type TenantRow = Selectable<TenantsTable>;
 
-export async function insertTenant(tx: Executor, tenant: { id: string; name: string; scopes: string[]; apiEnabled: boolean; webhookAccess: boolean; now: Date }): Promise<TenantRow> {
+export async function insertTenant(
+  tx: Executor,
+  tenant: { id: string; name: string; scopes: string[]; apiEnabled: boolean; webhookAccess: boolean; now: Date },
+): Promise<TenantRow> {
   return tx
     .insertInto('tenants')
     .values({
@@ -25,7 +28,11 @@ export async function findTenant(db: Executor, id: string): Promise<TenantRow | 
   return db.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function updateTenant(tx: Executor, id: string, changes: Updateable<TenantsTable>): Promise<TenantRow | undefined> {
+export async function updateTenant(
+  tx: Executor,
+  id: string,
+  changes: Updateable<TenantsTable>,
+): Promise<TenantRow | undefined> {
   return tx.updateTable('tenants').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
 }
 
@@ -34,6 +41,9 @@ export async function listTenants(db: Executor): Promise<TenantRow[]> {
 }
 
 export async function countTenants(db: Executor): Promise<number> {
-  const row = await db.selectFrom('tenants').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('tenants')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }

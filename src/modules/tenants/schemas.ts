@@ -12,8 +12,14 @@ export const TenantCreateBody = Type.Object(
   {
     name: Text(200),
     scopes: Type.Optional(ScopeList),
-    apiEnabled: Type.Optional(Type.Boolean({ description: 'Publish lifecycle events other than ticket.created (with webhookAccess). Default true.' })),
-    webhookAccess: Type.Optional(Type.Boolean({ description: 'May create and patch webhook subscriptions. Default true.' })),
+    apiEnabled: Type.Optional(
+      Type.Boolean({
+        description: 'Publish lifecycle events other than ticket.created (with webhookAccess). Default true.',
+      }),
+    ),
+    webhookAccess: Type.Optional(
+      Type.Boolean({ description: 'May create and patch webhook subscriptions. Default true.' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -44,7 +50,10 @@ export const Tenant = Type.Object(
 );
 export type TenantValue = Static<typeof Tenant>;
 
-export const TenantWithCredentials = Type.Object({ ...Tenant.properties, credentials: CredentialPair }, { additionalProperties: false });
+export const TenantWithCredentials = Type.Object(
+  { ...Tenant.properties, credentials: CredentialPair },
+  { additionalProperties: false },
+);
 
 export const CredentialSummary = Type.Object(
   { client_id: Type.String(), createdAt: DateTime(), revokedAt: Type.Union([DateTime(), Type.Null()]) },

@@ -32,13 +32,21 @@ function canonicalScopes(scopes: readonly string[]): string[] {
   return ALL_SCOPES.filter((scope) => scopes.includes(scope));
 }
 
-export async function issueCredentialPair(tx: Kysely<Database> | Transaction<Database>, tenantId: string, now: Date): Promise<CredentialPairValue> {
+export async function issueCredentialPair(
+  tx: Kysely<Database> | Transaction<Database>,
+  tenantId: string,
+  now: Date,
+): Promise<CredentialPairValue> {
   const pair = { client_id: newId('cli'), client_secret: newSecret('secret') };
   await credentials.insertCredential(tx, tenantId, pair.client_id, await hashSecret(pair.client_secret), now);
   return pair;
 }
 
-export async function createTenant(db: Kysely<Database>, input: TenantCreate, now: Date): Promise<TenantValue & { credentials: CredentialPairValue }> {
+export async function createTenant(
+  db: Kysely<Database>,
+  input: TenantCreate,
+  now: Date,
+): Promise<TenantValue & { credentials: CredentialPairValue }> {
   // Hash before the transaction: scrypt is slow and PGlite serialises transactions.
   const pair = { client_id: newId('cli'), client_secret: newSecret('secret') };
   const secretHash = await hashSecret(pair.client_secret);
@@ -63,7 +71,12 @@ export async function getTenant(db: Kysely<Database>, tenantId: string): Promise
   return tenant;
 }
 
-export async function patchTenant(db: Kysely<Database>, tenantId: string, patch: TenantPatch, now: Date): Promise<TenantValue> {
+export async function patchTenant(
+  db: Kysely<Database>,
+  tenantId: string,
+  patch: TenantPatch,
+  now: Date,
+): Promise<TenantValue> {
   const row = await repository.updateTenant(db, tenantId, {
     ...(patch.name !== undefined ? { name: patch.name } : {}),
     ...(patch.scopes !== undefined ? { scopes: canonicalScopes(patch.scopes) } : {}),
@@ -75,17 +88,30 @@ export async function patchTenant(db: Kysely<Database>, tenantId: string, patch:
   return toTenant(row);
 }
 
-export async function addCredentialPair(db: Kysely<Database>, tenantId: string, now: Date): Promise<CredentialPairValue> {
+export async function addCredentialPair(
+  db: Kysely<Database>,
+  tenantId: string,
+  now: Date,
+): Promise<CredentialPairValue> {
   await getTenant(db, tenantId);
   return issueCredentialPair(db, tenantId, now);
 }
 
-export async function revokeCredentialPair(db: Kysely<Database>, tenantId: string, clientId: string, now: Date): Promise<void> {
+export async function revokeCredentialPair(
+  db: Kysely<Database>,
+  tenantId: string,
+  clientId: string,
+  now: Date,
+): Promise<void> {
   if (!(await credentials.revokeCredential(db, tenantId, clientId, now))) throw notFound('Credential pair');
 }
 
 export async function listCredentialPairs(db: Kysely<Database>, tenantId: string) {
   await getTenant(db, tenantId);
   const rows = await credentials.listCredentials(db, tenantId);
-  return rows.map((row) => ({ client_id: row.client_id, createdAt: isoTime(row.created_at), revokedAt: row.revoked_at ? isoTime(row.revoked_at) : null }));
+  return rows.map((row) => ({
+    client_id: row.client_id,
+    createdAt: isoTime(row.created_at),
+    revokedAt: row.revoked_at ? isoTime(row.revoked_at) : null,
+  }));
 }

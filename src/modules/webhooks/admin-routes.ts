@@ -27,7 +27,8 @@ export function registerWebhookAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'createLegacyWebhookSubscription',
         summary: 'Create a legacy webhook subscription',
-        description: 'For subscriptions carried over from before v1: signed with the server-held legacy key until the client upgrades it. The destination rules apply.',
+        description:
+          'For subscriptions carried over from before v1: signed with the server-held legacy key until the client upgrades it. The destination rules apply.',
         tags,
         params: TenantParams,
         body: AdminSubscriptionCreateBody,
@@ -36,7 +37,12 @@ export function registerWebhookAdminRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) =>
       reply.code(201).send({
-        data: await webhooks.createLegacySubscription({ db, destinations: ctx.destinations }, request.params.tenantId, request.body, clock.now()),
+        data: await webhooks.createLegacySubscription(
+          { db, destinations: ctx.destinations },
+          request.params.tenantId,
+          request.body,
+          clock.now(),
+        ),
       }),
   );
 
@@ -109,7 +115,8 @@ export function registerWebhookAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'retryDelivery',
         summary: 'Retry a terminally failed delivery',
-        description: 'Opens a fresh budget of WEBHOOK_MAX_ATTEMPTS attempts with the same event id; x-svc-attempt keeps counting.',
+        description:
+          'Opens a fresh budget of WEBHOOK_MAX_ATTEMPTS attempts with the same event id; x-svc-attempt keeps counting.',
         tags,
         params: DeliveryParams,
         response: {
@@ -118,6 +125,7 @@ export function registerWebhookAdminRoutes(app: Api, ctx: AppContext): void {
         },
       },
     },
-    async (request, reply) => reply.code(202).send({ data: await webhooks.retryDelivery(db, request.params.deliveryId, clock.now()) }),
+    async (request, reply) =>
+      reply.code(202).send({ data: await webhooks.retryDelivery(db, request.params.deliveryId, clock.now()) }),
   );
 }

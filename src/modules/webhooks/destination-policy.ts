@@ -139,7 +139,8 @@ const IPV6_RANGES: readonly Range[] = [
   ['ff00::/8', 'a multicast address'],
 ];
 
-const compile = (ranges: readonly Range[]) => ranges.map(([cidr, description]) => ({ range: ipaddr.parseCIDR(cidr), description }));
+const compile = (ranges: readonly Range[]) =>
+  ranges.map(([cidr, description]) => ({ range: ipaddr.parseCIDR(cidr), description }));
 const IPV4_TABLE = compile(IPV4_RANGES);
 const IPV6_TABLE = compile(IPV6_RANGES);
 const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
@@ -175,7 +176,8 @@ export function classifyAddress(text: string): string | undefined {
   if (v6.isIPv4MappedAddress()) return embedded('an IPv4-mapped form', v6.toIPv4Address());
   const parts = v6.parts;
   if (v6.match(NAT64 as [ipaddr.IPv6, number])) return embedded('a NAT64 form', ipv4FromParts(parts[6]!, parts[7]!));
-  if (v6.match(SIX_TO_FOUR as [ipaddr.IPv6, number])) return embedded('a 6to4 form', ipv4FromParts(parts[1]!, parts[2]!));
+  if (v6.match(SIX_TO_FOUR as [ipaddr.IPv6, number]))
+    return embedded('a 6to4 form', ipv4FromParts(parts[1]!, parts[2]!));
   const special = IPV6_TABLE.find((entry) => v6.match(entry.range as [ipaddr.IPv6, number]))?.description;
   if (special !== undefined) return special;
   if (!v6.match(GLOBAL_UNICAST as [ipaddr.IPv6, number])) return 'a reserved address (outside global unicast 2000::/3)';
@@ -206,7 +208,11 @@ export class DestinationPolicy {
   }
 
   async check(targetUrl: string): Promise<DestinationDecision> {
-    const violation = (rule: DestinationRule, message: string): DestinationDecision => ({ kind: 'violation', rule, message });
+    const violation = (rule: DestinationRule, message: string): DestinationDecision => ({
+      kind: 'violation',
+      rule,
+      message,
+    });
     let url: URL;
     try {
       url = new URL(targetUrl);
@@ -214,7 +220,8 @@ export class DestinationPolicy {
       return violation('url', 'must be an absolute https URL');
     }
     if (url.protocol !== 'https:') return violation('https', `must use https, not ${url.protocol.replace(/:$/, '')}`);
-    if (url.username !== '' || url.password !== '') return violation('userinfo', 'must not contain user credentials (user:password@)');
+    if (url.username !== '' || url.password !== '')
+      return violation('userinfo', 'must not contain user credentials (user:password@)');
     // URL.hash is empty for a bare "#" too; the raw text tells.
     if (targetUrl.includes('#')) return violation('fragment', 'must not contain a fragment (#...)');
 
@@ -230,7 +237,8 @@ export class DestinationPolicy {
       addresses = [canonicalAddress(literal)];
     } else {
       // RFC 6761: localhost and its subdomains are loopback by definition, whatever a resolver says.
-      if (!allowedForTests && /(^|\.)localhost\.?$/.test(host)) return violation('address', `${host} is a loopback name`);
+      if (!allowedForTests && /(^|\.)localhost\.?$/.test(host))
+        return violation('address', `${host} is a loopback name`);
       try {
         addresses = (await this.resolver(host)).map(canonicalAddress);
       } catch (error) {
@@ -250,6 +258,12 @@ export class DestinationPolicy {
       }
     }
     // Connect to an IPv4-mapped address as the IPv4 address it is.
-    return { kind: 'allowed', url, hostname, port, addresses: addresses.map((address) => ipaddr.process(address).toString()) };
+    return {
+      kind: 'allowed',
+      url,
+      hostname,
+      port,
+      addresses: addresses.map((address) => ipaddr.process(address).toString()),
+    };
   }
 }

@@ -2,7 +2,15 @@
  * Webhook subscriptions and the delivery queue in the database. Subscription functions take the tenant;
  * the queue functions serve the worker and the operator API, which work across tenants.
  */
-import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql, type Transaction, type Updateable } from 'kysely';
+import {
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type SqlBool,
+  sql,
+  type Transaction,
+  type Updateable,
+} from 'kysely';
 import { jsonb } from '../../db/json.js';
 import type {
   Database,
@@ -23,12 +31,33 @@ export const DELIVERY_CHANNEL = 'webhook_deliveries';
 // ---------------------------------------------------------------------------------------------
 // Subscriptions
 
-export async function insertSubscription(tx: Executor, row: Omit<WebhookSubscriptionRow, 'seq' | 'consecutive_failures' | 'failing_since' | 'last_success_at' | 'last_failure_at' | 'last_error' | 'deactivated_reason'>): Promise<WebhookSubscriptionRow> {
+export async function insertSubscription(
+  tx: Executor,
+  row: Omit<
+    WebhookSubscriptionRow,
+    | 'seq'
+    | 'consecutive_failures'
+    | 'failing_since'
+    | 'last_success_at'
+    | 'last_failure_at'
+    | 'last_error'
+    | 'deactivated_reason'
+  >,
+): Promise<WebhookSubscriptionRow> {
   return tx.insertInto('webhook_subscriptions').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findSubscription(db: Executor, tenantId: string, id: string): Promise<WebhookSubscriptionRow | undefined> {
-  return db.selectFrom('webhook_subscriptions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+export async function findSubscription(
+  db: Executor,
+  tenantId: string,
+  id: string,
+): Promise<WebhookSubscriptionRow | undefined> {
+  return db
+    .selectFrom('webhook_subscriptions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 export async function listSubscriptions(db: Executor, tenantId: string): Promise<WebhookSubscriptionRow[]> {
@@ -63,7 +92,11 @@ export interface DeliveryCounts {
 }
 
 /** Per subscription of the tenant, its deliveries queued since `since`, by status. */
-export async function countDeliveriesBySubscription(db: Executor, tenantId: string, since: Date): Promise<Map<string, DeliveryCounts>> {
+export async function countDeliveriesBySubscription(
+  db: Executor,
+  tenantId: string,
+  since: Date,
+): Promise<Map<string, DeliveryCounts>> {
   const rows = await db
     .selectFrom('webhook_deliveries')
     .select((eb) => ['subscription_id', 'status', eb.fn.countAll<number>().as('count')])
@@ -87,7 +120,13 @@ export async function recordSubscriptionSuccess(db: Executor, id: string, now: D
     .updateTable('webhook_subscriptions')
     .set({ consecutive_failures: 0, failing_since: null, last_success_at: now })
     .where('id', '=', id)
-    .where((eb) => eb.or([eb('consecutive_failures', '>', 0), eb('last_success_at', 'is', null), eb('last_success_at', '<', aSecondAgo)]))
+    .where((eb) =>
+      eb.or([
+        eb('consecutive_failures', '>', 0),
+        eb('last_success_at', 'is', null),
+        eb('last_success_at', '<', aSecondAgo),
+      ]),
+    )
     .execute();
 }
 
@@ -95,7 +134,13 @@ export async function recordSubscriptionSuccess(db: Executor, id: string, now: D
  * A failed attempt extends the failure streak. With `disableAfterMs` > 0, a subscription that has been
  * failing for at least that long, without a success in between, is deactivated and the reason kept.
  */
-export async function recordSubscriptionFailure(db: Executor, id: string, now: Date, error: string, disableAfterMs: number): Promise<boolean> {
+export async function recordSubscriptionFailure(
+  db: Executor,
+  id: string,
+  now: Date,
+  error: string,
+  disableAfterMs: number,
+): Promise<boolean> {
   const cutoff = new Date(now.getTime() - disableAfterMs);
   const disable = sql<boolean>`(${disableAfterMs > 0} and is_active and coalesce(failing_since, ${now}) <= ${cutoff})`;
   const reason = `deactivated by the service after failing without a success since %s (WEBHOOK_AUTO_DISABLE_AFTER)`;
@@ -125,7 +170,12 @@ export async function recordSubscriptionFailure(db: Executor, id: string, now: D
  * in the caller's transaction, and wakes the workers when it commits. Lifecycle events other than
  * ticket.created are queued only while the tenant has both webhookAccess and apiEnabled on.
  */
-export async function enqueueDeliveries(tx: Transaction<Database>, tenantId: string, event: EventRow, now: Date): Promise<number> {
+export async function enqueueDeliveries(
+  tx: Transaction<Database>,
+  tenantId: string,
+  event: EventRow,
+  now: Date,
+): Promise<number> {
   let query = tx
     .selectFrom('webhook_subscriptions as s')
     .innerJoin('tenants as t', 't.id', 's.tenant_id')
@@ -133,7 +183,8 @@ export async function enqueueDeliveries(tx: Transaction<Database>, tenantId: str
     .where('s.tenant_id', '=', tenantId)
     .where('s.is_active', '=', true)
     .where(sql<boolean>`${event.type} = any(s.event_types)`);
-  if (event.type !== 'ticket.created') query = query.where('t.webhook_access', '=', true).where('t.api_enabled', '=', true);
+  if (event.type !== 'ticket.created')
+    query = query.where('t.webhook_access', '=', true).where('t.api_enabled', '=', true);
   const subscriptions = await query.orderBy('s.seq').execute();
   if (subscriptions.length === 0) return 0;
   await tx
@@ -204,7 +255,14 @@ export interface ClaimResult {
  * statement also answers when the next pending delivery falls due, so that the worker can set its timer
  * without another round trip.
  */
-export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseUntil: Date, limit: number, maxAttempts: number, scope: TenantScope): Promise<ClaimResult> {
+export async function claimDueDeliveries(
+  db: Kysely<Database>,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+  maxAttempts: number,
+  scope: TenantScope,
+): Promise<ClaimResult> {
   const result = await sql<{
     id: string | null;
     tenant_id: string;
@@ -293,7 +351,12 @@ export async function claimDueDeliveries(db: Kysely<Database>, now: Date, leaseU
  * Fails, terminally, deliveries whose worker died during the last attempt of their budget: the lease ran
  * out and no attempt is left. Returns their subscription ids (for the health record).
  */
-export async function failExhaustedLeases(db: Kysely<Database>, now: Date, maxAttempts: number, scope: TenantScope): Promise<string[]> {
+export async function failExhaustedLeases(
+  db: Kysely<Database>,
+  now: Date,
+  maxAttempts: number,
+  scope: TenantScope,
+): Promise<string[]> {
   const result = await sql<{ subscription_id: string }>`
     update webhook_deliveries d set
       status = 'failed',
@@ -377,15 +440,29 @@ function matching(filter: DeliveryFilter) {
     if (filter.status !== undefined) conditions.push(eb('webhook_deliveries.status', '=', filter.status));
     if (filter.eventId !== undefined) conditions.push(eb('webhook_deliveries.event_id', '=', filter.eventId));
     if (filter.eventType !== undefined) conditions.push(eb('webhook_deliveries.event_type', '=', filter.eventType));
-    if (filter.subscriptionId !== undefined) conditions.push(eb('webhook_deliveries.subscription_id', '=', filter.subscriptionId));
-    if (filter.createdFrom !== undefined) conditions.push(eb('webhook_deliveries.created_at', '>=', new Date(filter.createdFrom)));
-    if (filter.createdBefore !== undefined) conditions.push(eb('webhook_deliveries.created_at', '<', new Date(filter.createdBefore)));
+    if (filter.subscriptionId !== undefined)
+      conditions.push(eb('webhook_deliveries.subscription_id', '=', filter.subscriptionId));
+    if (filter.createdFrom !== undefined)
+      conditions.push(eb('webhook_deliveries.created_at', '>=', new Date(filter.createdFrom)));
+    if (filter.createdBefore !== undefined)
+      conditions.push(eb('webhook_deliveries.created_at', '<', new Date(filter.createdBefore)));
     return eb.and(conditions);
   };
 }
 
-export async function listDeliveries(db: Executor, filter: DeliveryFilter, limit: number, order: 'asc' | 'desc' = 'asc'): Promise<WebhookDeliveryRow[]> {
-  return db.selectFrom('webhook_deliveries').selectAll().where(matching(filter)).orderBy('seq', order).limit(limit).execute();
+export async function listDeliveries(
+  db: Executor,
+  filter: DeliveryFilter,
+  limit: number,
+  order: 'asc' | 'desc' = 'asc',
+): Promise<WebhookDeliveryRow[]> {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where(matching(filter))
+    .orderBy('seq', order)
+    .limit(limit)
+    .execute();
 }
 
 /** How many terminally failed deliveries match the filter (a bulk retry's dry run). */
@@ -405,19 +482,44 @@ export async function findDelivery(db: Executor, id: string): Promise<WebhookDel
 /** What reopening a failed delivery changes: a fresh round of attempts, due now. */
 function reopened(now: Date) {
   return (eb: ExpressionBuilder<Database, 'webhook_deliveries'>) =>
-    ({ status: 'pending', round_start: eb.ref('attempts'), next_attempt_at: now, leased_until: null, completed_at: null, updated_at: now }) as const;
+    ({
+      status: 'pending',
+      round_start: eb.ref('attempts'),
+      next_attempt_at: now,
+      leased_until: null,
+      completed_at: null,
+      updated_at: now,
+    }) as const;
 }
 
 /** Opens a fresh round of attempts for a terminally failed delivery; undefined when it is not failed. */
-export async function reopenFailedDelivery(tx: Transaction<Database>, id: string, now: Date): Promise<WebhookDeliveryRow | undefined> {
-  const row = await tx.updateTable('webhook_deliveries').set(reopened(now)).where('id', '=', id).where('status', '=', 'failed').returningAll().executeTakeFirst();
+export async function reopenFailedDelivery(
+  tx: Transaction<Database>,
+  id: string,
+  now: Date,
+): Promise<WebhookDeliveryRow | undefined> {
+  const row = await tx
+    .updateTable('webhook_deliveries')
+    .set(reopened(now))
+    .where('id', '=', id)
+    .where('status', '=', 'failed')
+    .returningAll()
+    .executeTakeFirst();
   if (row) await notifyWorkers(tx);
   return row;
 }
 
 /** Opens a fresh round for every terminally failed delivery matching the filter, in one statement; returns how many. */
-export async function reopenFailedDeliveries(tx: Transaction<Database>, filter: DeliveryFilter, now: Date): Promise<number> {
-  const result = await tx.updateTable('webhook_deliveries').set(reopened(now)).where(matching({ ...filter, status: 'failed' })).executeTakeFirst();
+export async function reopenFailedDeliveries(
+  tx: Transaction<Database>,
+  filter: DeliveryFilter,
+  now: Date,
+): Promise<number> {
+  const result = await tx
+    .updateTable('webhook_deliveries')
+    .set(reopened(now))
+    .where(matching({ ...filter, status: 'failed' }))
+    .executeTakeFirst();
   const count = Number(result.numUpdatedRows);
   if (count > 0) await notifyWorkers(tx);
   return count;

@@ -5,14 +5,24 @@
 import type { AppContext } from '../../app-context.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
-import { NoQuery, SubscriptionCreateBody, SubscriptionDocument, SubscriptionList, SubscriptionPatchBody } from './schemas.js';
+import {
+  NoQuery,
+  SubscriptionCreateBody,
+  SubscriptionDocument,
+  SubscriptionList,
+  SubscriptionPatchBody,
+} from './schemas.js';
 import * as subscriptions from './service.js';
 
 const tags = ['Webhook subscriptions'];
 
 export function registerWebhookRoutes(app: Api, ctx: AppContext): void {
   const { db, clock } = ctx;
-  const deps: subscriptions.SubscriptionDeps = { db, destinations: ctx.destinations, encryptionKey: ctx.keys.webhookEncryptionKey };
+  const deps: subscriptions.SubscriptionDeps = {
+    db,
+    destinations: ctx.destinations,
+    encryptionKey: ctx.keys.webhookEncryptionKey,
+  };
 
   app.get(
     '/api/v1/webhook-subscriptions',
@@ -21,7 +31,8 @@ export function registerWebhookRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'listWebhookSubscriptions',
         summary: 'List webhook subscriptions',
-        description: 'Every subscription of your client, oldest first, in one list (no pagination). Secrets are never returned.',
+        description:
+          'Every subscription of your client, oldest first, in one list (no pagination). Secrets are never returned.',
         tags,
         querystring: NoQuery,
         response: { 200: SubscriptionList, ...problemResponses([401, 403, 422, 429]) },
@@ -52,7 +63,10 @@ export function registerWebhookRoutes(app: Api, ctx: AppContext): void {
         },
       },
     },
-    async (request, reply) => reply.code(201).send({ data: await subscriptions.createSubscription(deps, request.auth.tenantId, request.body, clock.now()) }),
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send({ data: await subscriptions.createSubscription(deps, request.auth.tenantId, request.body, clock.now()) }),
   );
 
   app.patch(
@@ -78,6 +92,14 @@ export function registerWebhookRoutes(app: Api, ctx: AppContext): void {
         },
       },
     },
-    async (request) => ({ data: await subscriptions.patchSubscription(deps, request.auth.tenantId, request.params.id, request.body, clock.now()) }),
+    async (request) => ({
+      data: await subscriptions.patchSubscription(
+        deps,
+        request.auth.tenantId,
+        request.params.id,
+        request.body,
+        clock.now(),
+      ),
+    }),
   );
 }

@@ -13,14 +13,20 @@ const EventTypeSchema = StringEnum(EVENT_TYPES, { description: 'A site-visit lif
 
 const fields = {
   targetUrl: Text(WEBHOOK_LIMITS.targetUrl, {
-    description: 'The receiver: https, port 443, no user credentials or fragment; every DNS address of the host must be public.',
+    description:
+      'The receiver: https, port 443, no user credentials or fragment; every DNS address of the host must be public.',
     examples: ['https://hooks.example.com/site-services'],
   }),
-  eventTypes: Type.Array(EventTypeSchema, { minItems: 1, uniqueItems: true, description: 'Non-empty, distinct event types.' }),
+  eventTypes: Type.Array(EventTypeSchema, {
+    minItems: 1,
+    uniqueItems: true,
+    description: 'Non-empty, distinct event types.',
+  }),
   secret: Type.String({
     minLength: WEBHOOK_LIMITS.secretMin,
     maxLength: WEBHOOK_LIMITS.secretMax,
-    description: 'Write-only shared secret for v1 signatures, used exactly as given (at least 16 characters, counted as Unicode code points).',
+    description:
+      'Write-only shared secret for v1 signatures, used exactly as given (at least 16 characters, counted as Unicode code points).',
   }),
   description: Nullable(Text(WEBHOOK_LIMITS.description)),
 };
@@ -31,7 +37,9 @@ export const SubscriptionCreateBody = Type.Object(
     eventTypes: fields.eventTypes,
     secret: fields.secret,
     description: Type.Optional(fields.description),
-    signingVersion: Type.Optional(Type.Literal('v1', { description: 'Only v1 can be chosen; it is also the default.' })),
+    signingVersion: Type.Optional(
+      Type.Literal('v1', { description: 'Only v1 can be chosen; it is also the default.' }),
+    ),
   },
   { additionalProperties: false, title: 'Webhook subscription create body' },
 );
@@ -45,7 +53,9 @@ export const SubscriptionPatchBody = Type.Object(
     secret: Type.Optional(fields.secret),
     isActive: Type.Optional(Type.Boolean()),
     signingVersion: Type.Optional(
-      StringEnum(SIGNING_VERSIONS, { description: 'v1 upgrades a legacy subscription (a secret is then required); downgrading to legacy is refused.' }),
+      StringEnum(SIGNING_VERSIONS, {
+        description: 'v1 upgrades a legacy subscription (a secret is then required); downgrading to legacy is refused.',
+      }),
     ),
   },
   {
@@ -78,7 +88,11 @@ export const Subscription = Type.Object(
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },
-  { additionalProperties: false, title: 'Webhook subscription', description: 'The secret is write-only and never returned.' },
+  {
+    additionalProperties: false,
+    title: 'Webhook subscription',
+    description: 'The secret is write-only and never returned.',
+  },
 );
 export type SubscriptionValue = Static<typeof Subscription>;
 
@@ -97,13 +111,21 @@ export const SubscriptionWithHealth = Type.Object(
         lastSuccessAt: Nullable(DateTime('Kept to within a second.')),
         lastFailureAt: Nullable(DateTime()),
         lastError: Nullable(Type.String()),
-        deactivatedReason: Nullable(Type.String({ description: 'Why the service deactivated it (WEBHOOK_AUTO_DISABLE_AFTER), if it did.' })),
+        deactivatedReason: Nullable(
+          Type.String({ description: 'Why the service deactivated it (WEBHOOK_AUTO_DISABLE_AFTER), if it did.' }),
+        ),
         last24Hours: Type.Object(
           {
             succeeded: Type.Integer({ minimum: 0 }),
             failed: Type.Integer({ minimum: 0 }),
             pending: Type.Integer({ minimum: 0 }),
-            successRate: Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'succeeded / (succeeded + failed); null when none settled.' })),
+            successRate: Nullable(
+              Type.Number({
+                minimum: 0,
+                maximum: 1,
+                description: 'succeeded / (succeeded + failed); null when none settled.',
+              }),
+            ),
           },
           { additionalProperties: false, description: 'Its deliveries queued in the last 24 hours, by status.' },
         ),
@@ -121,9 +143,11 @@ export const DeliveryAttemptSchema = Type.Object(
   {
     attempt: Type.Integer({ minimum: 1 }),
     at: DateTime('When the attempt started (was claimed).'),
-    statusCode: Nullable(Type.Integer({ description: 'The receiver\'s HTTP status; null when no response came.' })),
+    statusCode: Nullable(Type.Integer({ description: "The receiver's HTTP status; null when no response came." })),
     error: Nullable(Type.String({ description: 'Why the attempt failed; null for a 2xx.' })),
-    durationMs: Nullable(Type.Integer({ minimum: 0, description: 'null when the worker stopped before an outcome was recorded.' })),
+    durationMs: Nullable(
+      Type.Integer({ minimum: 0, description: 'null when the worker stopped before an outcome was recorded.' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -162,28 +186,45 @@ export const DeliveryListQuery = Type.Object(
   {
     ...deliveryFilters,
     status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
-    order: Type.Optional(StringEnum(['asc', 'desc'] as const, { description: 'By the time queued: asc (oldest first, the default) or desc (newest first).' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 1000, description: 'At most this many records.' })),
+    order: Type.Optional(
+      StringEnum(['asc', 'desc'] as const, {
+        description: 'By the time queued: asc (oldest first, the default) or desc (newest first).',
+      }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1000, default: 1000, description: 'At most this many records.' }),
+    ),
   },
   { additionalProperties: false },
 );
 export type DeliveryListQueryValue = Static<typeof DeliveryListQuery>;
 
-export const DeliveryParams = Type.Object({ deliveryId: Type.String({ maxLength: 100 }) }, { additionalProperties: false });
+export const DeliveryParams = Type.Object(
+  { deliveryId: Type.String({ maxLength: 100 }) },
+  { additionalProperties: false },
+);
 
 export const BulkRetryBody = Type.Object(
   {
     ...deliveryFilters,
-    dryRun: Type.Optional(Type.Boolean({ default: false, description: 'true: count the failed deliveries that match, change nothing.' })),
+    dryRun: Type.Optional(
+      Type.Boolean({ default: false, description: 'true: count the failed deliveries that match, change nothing.' }),
+    ),
   },
-  { additionalProperties: false, description: 'Which terminally failed deliveries to retry; no filter at all means every failed delivery.' },
+  {
+    additionalProperties: false,
+    description: 'Which terminally failed deliveries to retry; no filter at all means every failed delivery.',
+  },
 );
 export type BulkRetryBodyValue = Static<typeof BulkRetryBody>;
 
 export const BulkRetryResult = Type.Object(
   {
     dryRun: Type.Boolean(),
-    matched: Type.Integer({ minimum: 0, description: 'Failed deliveries matching the filter (when not a dry run: those reopened).' }),
+    matched: Type.Integer({
+      minimum: 0,
+      description: 'Failed deliveries matching the filter (when not a dry run: those reopened).',
+    }),
   },
   { additionalProperties: false },
 );

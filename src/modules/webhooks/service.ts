@@ -4,7 +4,12 @@
  * and the operator's views of subscriptions and deliveries.
  */
 import type { Kysely, Updateable } from 'kysely';
-import type { Database, WebhookDeliveryRow, WebhookSubscriptionRow, WebhookSubscriptionsTable } from '../../db/schema.js';
+import type {
+  Database,
+  WebhookDeliveryRow,
+  WebhookSubscriptionRow,
+  WebhookSubscriptionsTable,
+} from '../../db/schema.js';
 import { isoTime } from '../../http/envelope.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
@@ -47,7 +52,10 @@ export function toSubscription(row: WebhookSubscriptionRow): SubscriptionValue {
 
 const isoOrNull = (value: Date | null) => (value ? isoTime(value) : null);
 
-export function toSubscriptionWithHealth(row: WebhookSubscriptionRow, recent: repository.DeliveryCounts = { succeeded: 0, failed: 0, pending: 0 }): SubscriptionWithHealthValue {
+export function toSubscriptionWithHealth(
+  row: WebhookSubscriptionRow,
+  recent: repository.DeliveryCounts = { succeeded: 0, failed: 0, pending: 0 },
+): SubscriptionWithHealthValue {
   const settled = recent.succeeded + recent.failed;
   return {
     ...toSubscription(row),
@@ -67,10 +75,15 @@ export function toSubscriptionWithHealth(row: WebhookSubscriptionRow, recent: re
 export async function assertDestinationAllowed(destinations: DestinationPolicy, targetUrl: string): Promise<void> {
   const decision = await destinations.check(targetUrl);
   if (decision.kind === 'violation') {
-    throw validationProblem({ targetUrl: [decision.message] }, `The targetUrl is not an allowed webhook destination: ${decision.message}.`);
+    throw validationProblem(
+      { targetUrl: [decision.message] },
+      `The targetUrl is not an allowed webhook destination: ${decision.message}.`,
+    );
   }
   if (decision.kind === 'unavailable') {
-    throw new Problem('service-unavailable', `The targetUrl could not be checked: ${decision.message}.`, { headers: { 'retry-after': '5' } });
+    throw new Problem('service-unavailable', `The targetUrl could not be checked: ${decision.message}.`, {
+      headers: { 'retry-after': '5' },
+    });
   }
 }
 
@@ -92,7 +105,12 @@ export async function listSubscriptions(db: Kysely<Database>, tenantId: string):
   return (await repository.listSubscriptions(db, tenantId)).map(toSubscription);
 }
 
-export async function createSubscription(deps: SubscriptionDeps, tenantId: string, input: SubscriptionCreate, now: Date): Promise<SubscriptionValue> {
+export async function createSubscription(
+  deps: SubscriptionDeps,
+  tenantId: string,
+  input: SubscriptionCreate,
+  now: Date,
+): Promise<SubscriptionValue> {
   await assertWebhookAccess(deps.db, tenantId);
   assertSecretEncodable(input.secret);
   await assertDestinationAllowed(deps.destinations, input.targetUrl);
@@ -113,7 +131,12 @@ export async function createSubscription(deps: SubscriptionDeps, tenantId: strin
 }
 
 /** Operator: a subscription carried over from before v1, signed with the server-held legacy key. */
-export async function createLegacySubscription(deps: Omit<SubscriptionDeps, 'encryptionKey'>, tenantId: string, input: AdminSubscriptionCreate, now: Date): Promise<SubscriptionValue> {
+export async function createLegacySubscription(
+  deps: Omit<SubscriptionDeps, 'encryptionKey'>,
+  tenantId: string,
+  input: AdminSubscriptionCreate,
+  now: Date,
+): Promise<SubscriptionValue> {
   if (!(await findTenant(deps.db, tenantId))) throw notFound('Tenant');
   await assertDestinationAllowed(deps.destinations, input.targetUrl);
   const row = await repository.insertSubscription(deps.db, {
@@ -142,7 +165,13 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
  * The update is conditional on the signing version read at the start: a stale update racing a
  * signing-version change is 409 signing-version-conflict.
  */
-export async function patchSubscription(deps: SubscriptionDeps, tenantId: string, id: string, patch: SubscriptionPatch, now: Date): Promise<SubscriptionValue> {
+export async function patchSubscription(
+  deps: SubscriptionDeps,
+  tenantId: string,
+  id: string,
+  patch: SubscriptionPatch,
+  now: Date,
+): Promise<SubscriptionValue> {
   const current = await repository.findSubscription(deps.db, tenantId, id);
   if (!current) throw notFound('Webhook subscription');
   await assertWebhookAccess(deps.db, tenantId);
@@ -154,25 +183,34 @@ export async function patchSubscription(deps: SubscriptionDeps, tenantId: string
   }
   if (patch.signingVersion === 'v1' && current.signing_version === 'legacy') {
     if (patch.secret === undefined) {
-      throw validationProblem({ secret: ['is required to upgrade signingVersion from legacy to v1'] }, 'Upgrading to v1 needs an explicit secret in the same request.');
+      throw validationProblem(
+        { secret: ['is required to upgrade signingVersion from legacy to v1'] },
+        'Upgrading to v1 needs an explicit secret in the same request.',
+      );
     }
     changes.signing_version = 'v1';
   }
   if (patch.secret !== undefined) changes.secret_sealed = sealSecret(deps.encryptionKey, id, patch.secret);
   if (patch.targetUrl !== undefined && patch.targetUrl !== current.target_url) changes.target_url = patch.targetUrl;
-  if (patch.description !== undefined && patch.description !== current.description) changes.description = patch.description;
-  if (patch.eventTypes !== undefined && !sameList(patch.eventTypes, current.event_types)) changes.event_types = patch.eventTypes;
+  if (patch.description !== undefined && patch.description !== current.description)
+    changes.description = patch.description;
+  if (patch.eventTypes !== undefined && !sameList(patch.eventTypes, current.event_types))
+    changes.event_types = patch.eventTypes;
   if (patch.isActive !== undefined && patch.isActive !== current.is_active) {
     changes.is_active = patch.isActive;
     // A reactivated subscription starts a fresh health record (and loses any automatic deactivation note).
-    if (patch.isActive) Object.assign(changes, { consecutive_failures: 0, failing_since: null, deactivated_reason: null });
+    if (patch.isActive)
+      Object.assign(changes, { consecutive_failures: 0, failing_since: null, deactivated_reason: null });
   }
 
   const onlyDeactivates = Object.keys(patch).length === 1 && patch.isActive === false;
   if (!onlyDeactivates) await assertDestinationAllowed(deps.destinations, patch.targetUrl ?? current.target_url);
   if (Object.keys(changes).length === 0) return toSubscription(current);
 
-  const updated = await repository.updateSubscriptionIfSigningVersion(deps.db, tenantId, id, current.signing_version, { ...changes, updated_at: now });
+  const updated = await repository.updateSubscriptionIfSigningVersion(deps.db, tenantId, id, current.signing_version, {
+    ...changes,
+    updated_at: now,
+  });
   if (!updated) {
     throw new Problem(
       'signing-version-conflict',
@@ -184,9 +222,16 @@ export async function patchSubscription(deps: SubscriptionDeps, tenantId: string
 
 const DAY_MS = 86_400_000;
 
-export async function listSubscriptionsWithHealth(db: Kysely<Database>, tenantId: string, now: Date): Promise<SubscriptionWithHealthValue[]> {
+export async function listSubscriptionsWithHealth(
+  db: Kysely<Database>,
+  tenantId: string,
+  now: Date,
+): Promise<SubscriptionWithHealthValue[]> {
   if (!(await findTenant(db, tenantId))) throw notFound('Tenant');
-  const [rows, recent] = await Promise.all([repository.listSubscriptions(db, tenantId), repository.countDeliveriesBySubscription(db, tenantId, new Date(now.getTime() - DAY_MS))]);
+  const [rows, recent] = await Promise.all([
+    repository.listSubscriptions(db, tenantId),
+    repository.countDeliveriesBySubscription(db, tenantId, new Date(now.getTime() - DAY_MS)),
+  ]);
   return rows.map((row) => toSubscriptionWithHealth(row, recent.get(row.id)));
 }
 
@@ -226,7 +271,11 @@ export async function getDelivery(db: Kysely<Database>, deliveryId: string): Pro
  * Every terminally failed delivery matching the filter gets a new round of attempts (one statement), or,
  * with dryRun, is only counted: the operator sees how many a retry would reopen before reopening them.
  */
-export async function retryFailedDeliveries(db: Kysely<Database>, body: BulkRetryBodyValue, now: Date): Promise<BulkRetryResultValue> {
+export async function retryFailedDeliveries(
+  db: Kysely<Database>,
+  body: BulkRetryBodyValue,
+  now: Date,
+): Promise<BulkRetryResultValue> {
   const { dryRun = false, ...filter } = body;
   if (dryRun) return { dryRun, matched: await repository.countFailedDeliveries(db, filter) };
   const matched = await db.transaction().execute((tx) => repository.reopenFailedDeliveries(tx, filter, now));
@@ -239,5 +288,8 @@ export async function retryDelivery(db: Kysely<Database>, deliveryId: string, no
   if (row) return toDelivery(row);
   const existing = await repository.findDelivery(db, deliveryId);
   if (!existing) throw notFound('Delivery');
-  throw new Problem('invalid-state', `Only a terminally failed delivery can be retried; this one is ${existing.status}.`);
+  throw new Problem(
+    'invalid-state',
+    `Only a terminally failed delivery can be retried; this one is ${existing.status}.`,
+  );
 }

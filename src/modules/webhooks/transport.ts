@@ -35,7 +35,14 @@ export interface PinnedTransportOptions {
 }
 
 /** Errors raised before a connection exists: nothing was sent, so the next checked address may be tried. */
-const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'EAFNOSUPPORT', 'UND_ERR_CONNECT_TIMEOUT']);
+const CONNECT_ERRORS = new Set([
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'EAFNOSUPPORT',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 const POOL_IDLE_MS = 120_000;
 const RESPONSE_BODY_LIMIT = 64 * 1024;
@@ -62,7 +69,8 @@ export class PinnedTransport implements WebhookTransport {
       const pool = new Pool(origin, {
         connections: this.options.connections,
         // Connect to the checked address, never to whatever the host name resolves to now.
-        connect: (connectOptions, callback) => this.connector({ ...connectOptions, hostname: address, ...(servername ? { servername } : {}) }, callback),
+        connect: (connectOptions, callback) =>
+          this.connector({ ...connectOptions, hostname: address, ...(servername ? { servername } : {}) }, callback),
       });
       entry = { pool, lastUsed: now };
       this.pools.set(key, entry);

@@ -77,15 +77,26 @@ export class DeliveryWorker {
   /** When this process last recorded a success per subscription: a healthy subscription is written at most once a second. */
   private readonly healthyWrittenAt = new Map<string, number>();
   /** Outcomes finishing together are written in one statement (while one is written, the next ones gather). */
-  private readonly outcomes = new Batcher<queue.AttemptRecord, boolean>((records) => queue.recordAttempts(this.db, records));
+  private readonly outcomes = new Batcher<queue.AttemptRecord, boolean>((records) =>
+    queue.recordAttempts(this.db, records),
+  );
 
   constructor(private readonly deps: DeliveryWorkerDeps) {
     this.db = deps.database.db;
-    this.policy = deps.policy ?? new DestinationPolicy({ resolver: deps.resolver ?? systemResolver(), testAllowedDestinations: deps.config.testAllowedDestinations });
+    this.policy =
+      deps.policy ??
+      new DestinationPolicy({
+        resolver: deps.resolver ?? systemResolver(),
+        testAllowedDestinations: deps.config.testAllowedDestinations,
+      });
     this.ownsTransport = deps.transport === undefined;
     this.transport =
       deps.transport ??
-      new PinnedTransport({ connectTimeoutMs: deps.config.timeoutMs, connections: deps.config.concurrency, ...(deps.extraCa ? { extraCa: deps.extraCa } : {}) });
+      new PinnedTransport({
+        connectTimeoutMs: deps.config.timeoutMs,
+        connections: deps.config.concurrency,
+        ...(deps.extraCa ? { extraCa: deps.extraCa } : {}),
+      });
     this.random = deps.random ?? Math.random;
   }
 
@@ -98,7 +109,12 @@ export class DeliveryWorker {
   async start(): Promise<void> {
     if (this.state !== 'idle') return;
     this.state = 'running';
-    this.listener = await listenForNotifications(this.deps.database, queue.DELIVERY_CHANNEL, () => this.wake(), this.deps.logger);
+    this.listener = await listenForNotifications(
+      this.deps.database,
+      queue.DELIVERY_CHANNEL,
+      () => this.wake(),
+      this.deps.logger,
+    );
     this.wake();
   }
 
@@ -131,14 +147,23 @@ export class DeliveryWorker {
         if (now.getTime() - this.lastSweep >= config.pollIntervalMs) {
           this.lastSweep = now.getTime();
           const exhausted = await queue.failExhaustedLeases(this.db, now, config.maxAttempts, this.deps.tenantScope);
-          for (const subscriptionId of exhausted) await this.recordHealth(subscriptionId, false, "no outcome recorded: the worker's lease expired");
+          for (const subscriptionId of exhausted)
+            await this.recordHealth(subscriptionId, false, "no outcome recorded: the worker's lease expired");
         }
         const capacity = config.concurrency - this.inflight.size;
         if (capacity <= 0) return;
-        const { claimed, nextDueAt } = await queue.claimDueDeliveries(this.db, now, new Date(now.getTime() + config.leaseMs), capacity, config.maxAttempts, this.deps.tenantScope);
+        const { claimed, nextDueAt } = await queue.claimDueDeliveries(
+          this.db,
+          now,
+          new Date(now.getTime() + config.leaseMs),
+          capacity,
+          config.maxAttempts,
+          this.deps.tenantScope,
+        );
         for (const delivery of claimed) this.launch(delivery);
         if (claimed.length === capacity) this.pumpAgain = true;
-        else if (nextDueAt) delayMs = Math.min(delayMs, Math.max(0, nextDueAt.getTime() - this.deps.clock.now().getTime()));
+        else if (nextDueAt)
+          delayMs = Math.min(delayMs, Math.max(0, nextDueAt.getTime() - this.deps.clock.now().getTime()));
       } while (this.pumpAgain && this.state === 'running' && this.inflight.size < this.deps.config.concurrency);
     } catch (error) {
       this.deps.logger.warn({ err: error }, 'webhook delivery worker could not claim deliveries; retrying');
@@ -168,7 +193,9 @@ export class DeliveryWorker {
   private launch(delivery: queue.ClaimedDelivery): void {
     const abort = new AbortController();
     const promise = this.deliver(delivery, abort.signal)
-      .catch((error) => this.deps.logger.error({ err: error, deliveryId: delivery.id }, 'webhook delivery bookkeeping failed'))
+      .catch((error) =>
+        this.deps.logger.error({ err: error, deliveryId: delivery.id }, 'webhook delivery bookkeeping failed'),
+      )
       .finally(() => {
         this.inflight.delete(delivery.id);
         // Claim again in batches: once half the slots are free (or all, for a concurrency of 1), not after
@@ -217,7 +244,11 @@ export class DeliveryWorker {
     let outcome: queue.AttemptOutcome;
     if (verdict.outcome === 'succeeded') outcome = { status: 'succeeded' };
     else if (verdict.outcome === 'failed' || attemptInRound >= config.maxAttempts) outcome = { status: 'failed' };
-    else outcome = { status: 'pending', nextAttemptAt: new Date(now.getTime() + retryDelayMs(config.retryScheduleMs, attemptInRound, this.random)) };
+    else
+      outcome = {
+        status: 'pending',
+        nextAttemptAt: new Date(now.getTime() + retryDelayMs(config.retryScheduleMs, attemptInRound, this.random)),
+      };
 
     const recorded = await this.outcomes.add({ deliveryId: delivery.id, entry, outcome, now });
     if (!recorded) {
@@ -231,10 +262,14 @@ export class DeliveryWorker {
       log.info({ statusCode: verdict.statusCode, durationMs: entry.durationMs }, 'webhook delivered');
     } else {
       const next = outcome.status === 'pending' ? outcome.nextAttemptAt.toISOString() : 'none (failed terminally)';
-      log.info({ statusCode: verdict.statusCode, error: verdict.error, durationMs: entry.durationMs, next }, 'webhook attempt failed');
+      log.info(
+        { statusCode: verdict.statusCode, error: verdict.error, durationMs: entry.durationMs, next },
+        'webhook attempt failed',
+      );
     }
     // A claim of an inactive subscription sends nothing, so it says nothing about the receiver's health.
-    if (verdict.outcome === 'succeeded' || verdict.error !== INACTIVE) await this.recordHealth(delivery.subscription.id, verdict.outcome === 'succeeded', entry.error ?? '');
+    if (verdict.outcome === 'succeeded' || verdict.error !== INACTIVE)
+      await this.recordHealth(delivery.subscription.id, verdict.outcome === 'succeeded', entry.error ?? '');
     // Only now: the next attempt sees this one's health (an automatic deactivation) even with a short wait.
     if (outcome.status === 'pending') this.wakeBy(outcome.nextAttemptAt);
   }
@@ -244,13 +279,21 @@ export class DeliveryWorker {
     if (!subscription.is_active) return { outcome: 'failed', statusCode: null, error: INACTIVE };
 
     const decision = await abortable(this.policy.check(subscription.target_url), signal);
-    if (decision.kind === 'violation') return { outcome: 'failed', statusCode: null, error: `destination refused: ${decision.message}` };
+    if (decision.kind === 'violation')
+      return { outcome: 'failed', statusCode: null, error: `destination refused: ${decision.message}` };
     if (decision.kind === 'unavailable') return { outcome: 'retry', statusCode: null, error: decision.message };
 
     let secret: string | undefined;
     if (subscription.signing_version === 'v1') {
-      secret = subscription.secret_sealed ? unsealSecret(this.deps.keys.webhookEncryptionKey, subscription.id, subscription.secret_sealed) : undefined;
-      if (secret === undefined) return { outcome: 'retry', statusCode: null, error: 'the subscription secret could not be decrypted (WEBHOOK_ENCRYPTION_KEY changed?)' };
+      secret = subscription.secret_sealed
+        ? unsealSecret(this.deps.keys.webhookEncryptionKey, subscription.id, subscription.secret_sealed)
+        : undefined;
+      if (secret === undefined)
+        return {
+          outcome: 'retry',
+          statusCode: null,
+          error: 'the subscription secret could not be decrypted (WEBHOOK_ENCRYPTION_KEY changed?)',
+        };
     }
     const body = Buffer.from(JSON.stringify(toEnvelope(event)), 'utf8');
     const headers = deliveryHeaders({
@@ -264,9 +307,17 @@ export class DeliveryWorker {
       legacyKey: this.deps.keys.legacyWebhookKey,
       now: this.deps.clock.now(),
     });
-    const { statusCode } = await this.transport.send({ url: decision.url, hostname: decision.hostname, addresses: decision.addresses, headers, body, signal });
+    const { statusCode } = await this.transport.send({
+      url: decision.url,
+      hostname: decision.hostname,
+      addresses: decision.addresses,
+      headers,
+      body,
+      signal,
+    });
     if (statusCode >= 200 && statusCode < 300) return { outcome: 'succeeded', statusCode };
-    if (statusCode >= 300 && statusCode < 400) return { outcome: 'failed', statusCode, error: `redirect (HTTP ${statusCode}) not followed` };
+    if (statusCode >= 300 && statusCode < 400)
+      return { outcome: 'failed', statusCode, error: `redirect (HTTP ${statusCode}) not followed` };
     return { outcome: 'retry', statusCode, error: `HTTP ${statusCode}` };
   }
 
@@ -282,8 +333,13 @@ export class DeliveryWorker {
     }
     try {
       if (success) await queue.recordSubscriptionSuccess(this.db, subscriptionId, now);
-      else if (await queue.recordSubscriptionFailure(this.db, subscriptionId, now, error, this.deps.config.autoDisableAfterMs)) {
-        this.deps.logger.warn({ subscriptionId }, 'webhook subscription deactivated after failing for WEBHOOK_AUTO_DISABLE_AFTER');
+      else if (
+        await queue.recordSubscriptionFailure(this.db, subscriptionId, now, error, this.deps.config.autoDisableAfterMs)
+      ) {
+        this.deps.logger.warn(
+          { subscriptionId },
+          'webhook subscription deactivated after failing for WEBHOOK_AUTO_DISABLE_AFTER',
+        );
       }
     } catch (failure) {
       this.deps.logger.warn({ err: failure, subscriptionId }, 'webhook subscription health not recorded');

@@ -42,6 +42,9 @@ export async function startCanary(port = 443): Promise<Canary> {
   return {
     port,
     hits: () => hits,
-    close: () => Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())))).then(() => undefined),
+    close: () =>
+      Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())))).then(
+        () => undefined,
+      ),
   };
 }

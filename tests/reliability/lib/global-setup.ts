@@ -9,7 +9,8 @@ import type { TestProject } from 'vitest/node';
 import { openPostgres } from '../../../src/db/database.js';
 import { migrateToLatest } from '../../../src/db/migrate.js';
 
-export const POSTGRES_SERVER_URL = process.env.RELIABILITY_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const POSTGRES_SERVER_URL =
+  process.env.RELIABILITY_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 async function onServer(statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: POSTGRES_SERVER_URL });

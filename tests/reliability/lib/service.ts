@@ -34,7 +34,10 @@ export interface FaultStage {
 }
 
 /** A fresh database `ss_rel_<suite>_…` (dropped by close) and the processes started on it. */
-export async function faultStage(suite: string, databaseUrlFor: (url: string) => string = (url) => url): Promise<FaultStage> {
+export async function faultStage(
+  suite: string,
+  databaseUrlFor: (url: string) => string = (url) => url,
+): Promise<FaultStage> {
   const empty = await openEmptyDatabase(`ss_rel_${suite.replace(/\W/g, '_')}`);
   if (!empty.url) throw new Error('the reliability suites run on PostgreSQL');
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), `rel-${suite}-`));
@@ -52,15 +55,23 @@ export async function faultStage(suite: string, databaseUrlFor: (url: string) =>
     env,
     operator: { http: new HttpClient('http://127.0.0.1:1'), adminToken },
     async startApi(extra = {}, options = {}) {
-      const api = await startService({ ...env, ROLE: 'api', ...extra }, { name: `${suite} api`, source: true, ...options });
+      const api = await startService(
+        { ...env, ROLE: 'api', ...extra },
+        { name: `${suite} api`, source: true, ...options },
+      );
       processes.push(api);
       stage.operator.http = new HttpClient(api.baseUrl);
       return api;
     },
     async startWorker(extra = {}) {
       const workerReady = async (pid: number) =>
-        (await stage.countRows(`select count(*)::int as n from pg_stat_activity where application_name = 'site-services listener webhook_deliveries ${pid}'`)) === 1;
-      const worker = await startService({ ...env, ROLE: 'worker', ...extra }, { name: `${suite} worker`, source: true, workerReady });
+        (await stage.countRows(
+          `select count(*)::int as n from pg_stat_activity where application_name = 'site-services listener webhook_deliveries ${pid}'`,
+        )) === 1;
+      const worker = await startService(
+        { ...env, ROLE: 'worker', ...extra },
+        { name: `${suite} worker`, source: true, workerReady },
+      );
       processes.push(worker);
       return worker;
     },
@@ -81,10 +92,15 @@ export async function faultStage(suite: string, databaseUrlFor: (url: string) =>
 }
 
 /** Waits for a condition (polling), failing with `what` after `timeoutMs`. */
-export async function until(condition: () => boolean | Promise<boolean>, what: string | (() => string | Promise<string>), timeoutMs = 30_000): Promise<void> {
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  what: string | (() => string | Promise<string>),
+  timeoutMs = 30_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${typeof what === 'string' ? what : await what()}: not within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`${typeof what === 'string' ? what : await what()}: not within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -22,7 +22,9 @@ export class TcpProxy {
 
   static async start(target: { host?: string; port: number }): Promise<TcpProxy> {
     const probe = net.createServer();
-    const port = await new Promise<number>((resolve) => probe.listen(0, '127.0.0.1', () => resolve((probe.address() as net.AddressInfo).port)));
+    const port = await new Promise<number>((resolve) =>
+      probe.listen(0, '127.0.0.1', () => resolve((probe.address() as net.AddressInfo).port)),
+    );
     await new Promise((resolve) => probe.close(resolve));
     const proxy = new TcpProxy(port, { host: target.host ?? '127.0.0.1', port: target.port });
     await proxy.listen();

@@ -45,7 +45,11 @@ export async function webhookStage(suite: string, workerEnv: Record<string, stri
     async subscribe(endpoint) {
       const response = await http.post('/api/v1/webhook-subscriptions', {
         token: tenant.fullToken,
-        json: { targetUrl: `https://localhost:${front.port}${endpoint.path}`, eventTypes: ['ticket.created'], secret: 'a shared secret, 16+' },
+        json: {
+          targetUrl: `https://localhost:${front.port}${endpoint.path}`,
+          eventTypes: ['ticket.created'],
+          secret: 'a shared secret, 16+',
+        },
       });
       if (response.status !== 201) throw new Error(`subscribe failed: ${response.status} ${response.text}`);
       return response.body.data.id;

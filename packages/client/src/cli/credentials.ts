@@ -38,12 +38,19 @@ export function credentialsFromEnv(env: Env): CliCredentials {
     ...(clientSecret ? [] : ['SVC_CLIENT_SECRET']),
   ];
   if (missing.length > 0) {
-    throw new UsageError(`missing credentials: set ${missing.join(', ')} (or SVC_CREDENTIALS_FILE to a credentials.json)`);
+    throw new UsageError(
+      `missing credentials: set ${missing.join(', ')} (or SVC_CREDENTIALS_FILE to a credentials.json)`,
+    );
   }
   try {
     new URL(baseUrl!);
   } catch {
     throw new UsageError(`SVC_BASE_URL is not an absolute URL: ${baseUrl}`);
   }
-  return { baseUrl: baseUrl!, clientId: clientId!, clientSecret: clientSecret!, ...(env.SVC_SCOPE ? { scope: env.SVC_SCOPE } : {}) };
+  return {
+    baseUrl: baseUrl!,
+    clientId: clientId!,
+    clientSecret: clientSecret!,
+    ...(env.SVC_SCOPE ? { scope: env.SVC_SCOPE } : {}),
+  };
 }

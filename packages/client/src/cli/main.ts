@@ -35,7 +35,8 @@ type Env = Record<string, string | undefined>;
 function parseRate(value: string | undefined, env: Env): number {
   if (value === undefined) return DEFAULT_RATE;
   const rate = Number(value);
-  if (!Number.isFinite(rate) || rate <= 0) throw new UsageError(`--rate must be a positive number of rows per minute, got ${value}`);
+  if (!Number.isFinite(rate) || rate <= 0)
+    throw new UsageError(`--rate must be a positive number of rows per minute, got ${value}`);
   if (rate > MAX_RATE && env.SVC_ALLOW_RATE_ABOVE_LIMIT !== '1') {
     throw new UsageError(
       `--rate ${value} is above ${MAX_RATE} per minute: the service allows 100 requests per minute per address (SPEC Bulk import rules). ` +
@@ -49,13 +50,25 @@ function clientFor(credentials: CliCredentials, progress?: (text: string) => voi
   return createClient({
     ...credentials,
     ...(retry ? { retry } : {}),
-    ...(progress ? { onRetry: (event) => progress(`retrying ${event.method} ${event.path} in ${(event.delayMs / 1000).toFixed(1)}s (${event.reason})`) } : {}),
+    ...(progress
+      ? {
+          onRetry: (event) =>
+            progress(
+              `retrying ${event.method} ${event.path} in ${(event.delayMs / 1000).toFixed(1)}s (${event.reason})`,
+            ),
+        }
+      : {}),
   });
 }
 
-async function importCommand(positionals: string[], values: { rate?: string; progress?: string; report?: string }, env: Env): Promise<number> {
+async function importCommand(
+  positionals: string[],
+  values: { rate?: string; progress?: string; report?: string },
+  env: Env,
+): Promise<number> {
   const [resource, file] = positionals;
-  if (!resource || !RESOURCES.includes(resource as ImportResource) || !file || positionals.length > 2) throw new UsageError(USAGE);
+  if (!resource || !RESOURCES.includes(resource as ImportResource) || !file || positionals.length > 2)
+    throw new UsageError(USAGE);
   const rate = parseRate(values.rate, env);
   const credentials = credentialsFromEnv(env);
   let stop = false;
@@ -79,7 +92,13 @@ async function importCommand(positionals: string[], values: { rate?: string; pro
         ...(values.progress ? { progressPath: values.progress } : {}),
         ...(values.report ? { reportPath: values.report } : {}),
       },
-      { client: clientFor(credentials, note, IMPORT_RETRY), runtime: systemRuntime, progressOut: process.stderr, tty, stopRequested: () => stop },
+      {
+        client: clientFor(credentials, note, IMPORT_RETRY),
+        runtime: systemRuntime,
+        progressOut: process.stderr,
+        tty,
+        stopRequested: () => stop,
+      },
     );
   } finally {
     process.off('SIGINT', onSignal);
@@ -103,7 +122,9 @@ async function getCommand(positionals: string[], env: Env): Promise<number> {
   if (!target || positionals.length > 1) throw new UsageError(USAGE);
   const path = target.startsWith('/api/') ? target : `/api/v1/${target.replace(/^\/+/, '')}`;
   const response = await clientFor(credentialsFromEnv(env)).getRaw(path);
-  process.stdout.write(`${typeof response.body === 'string' ? response.body : JSON.stringify(response.body, null, 2)}\n`);
+  process.stdout.write(
+    `${typeof response.body === 'string' ? response.body : JSON.stringify(response.body, null, 2)}\n`,
+  );
   if (response.status >= 400) process.stderr.write(`HTTP ${response.status}\n`);
   return response.status < 400 ? EXIT.ok : EXIT.failed;
 }
@@ -113,14 +134,20 @@ export async function main(argv: string[], env: Env): Promise<number> {
     const { positionals, values } = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { rate: { type: 'string' }, progress: { type: 'string' }, report: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        rate: { type: 'string' },
+        progress: { type: 'string' },
+        report: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
     });
     const [command, ...rest] = positionals;
     if (values.help) {
       process.stdout.write(`${USAGE}\n`);
       return EXIT.ok;
     }
-    if (command !== 'import' && (values.rate || values.progress || values.report)) throw new UsageError(`--rate, --progress and --report belong to svc import\n${USAGE}`);
+    if (command !== 'import' && (values.rate || values.progress || values.report))
+      throw new UsageError(`--rate, --progress and --report belong to svc import\n${USAGE}`);
     switch (command) {
       case 'import':
         return await importCommand(rest, values, env);

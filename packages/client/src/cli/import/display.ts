@@ -28,7 +28,10 @@ function rateAndEta(state: ProgressState): { rate: string; eta: string } {
   const minutes = (state.now - state.startedAt) / 60_000;
   if (state.doneThisRun === 0 || minutes <= 0) return { rate: '-', eta: '-' };
   const perMinute = state.doneThisRun / minutes;
-  return { rate: `${perMinute.toFixed(1)}/min`, eta: formatDuration(((state.total - state.done) / perMinute) * 60_000) };
+  return {
+    rate: `${perMinute.toFixed(1)}/min`,
+    eta: formatDuration(((state.total - state.done) / perMinute) * 60_000),
+  };
 }
 
 export class ProgressDisplay {

@@ -41,7 +41,8 @@ export class ProgressLog {
       const text = readFileSync(path, 'utf8');
       const lines = text.split('\n');
       const first = parseLine(lines[0] ?? '') as LogHeader | undefined;
-      if (first?.kind !== 'svc-import-progress') throw new ProgressLogMismatch(`${path} is not an svc import progress log`);
+      if (first?.kind !== 'svc-import-progress')
+        throw new ProgressLogMismatch(`${path} is not an svc import progress log`);
       if (first.sha256 !== header.sha256 || first.resource !== header.resource) {
         throw new ProgressLogMismatch(
           `${path} belongs to another import (${first.resource} of a file with SHA-256 ${first.sha256.slice(0, 12)}…; this is ${header.resource}, ${header.sha256.slice(0, 12)}…). ` +

@@ -43,7 +43,8 @@ function csvValue(resource: ImportResource, field: string, text: string): unknow
     const lower = text.trim().toLowerCase();
     return TRUE.has(lower) ? true : FALSE.has(lower) ? false : text;
   }
-  if (resource === 'site-visits' && field === 'projectId') return /^[0-9]{1,15}$/.test(text.trim()) ? Number(text) : text;
+  if (resource === 'site-visits' && field === 'projectId')
+    return /^[0-9]{1,15}$/.test(text.trim()) ? Number(text) : text;
   if (resource === 'site-visits' && field === 'siteAssetIds') {
     // A JSON array, or integers separated by semicolons or spaces (`123;456`).
     if (text.trim().startsWith('[')) return JSON.parse(text) as unknown;
@@ -56,7 +57,13 @@ function csvValue(resource: ImportResource, field: string, text: string): unknow
 }
 
 function csvRows(resource: ImportResource, text: string): ImportRow[] {
-  const records = parse(text, { bom: true, columns: true, skip_empty_lines: true, info: true, relax_column_count: false }) as Array<{
+  const records = parse(text, {
+    bom: true,
+    columns: true,
+    skip_empty_lines: true,
+    info: true,
+    relax_column_count: false,
+  }) as Array<{
     record: Record<string, string>;
     info: { lines: number };
   }>;
@@ -72,7 +79,11 @@ function csvRows(resource: ImportResource, text: string): ImportRow[] {
       }
       return { row: index + 1, line, body };
     } catch (error) {
-      return { row: index + 1, line, error: `cannot read the row: ${error instanceof Error ? error.message : String(error)}` };
+      return {
+        row: index + 1,
+        line,
+        error: `cannot read the row: ${error instanceof Error ? error.message : String(error)}`,
+      };
     }
   });
 }
@@ -87,7 +98,8 @@ function jsonLinesRows(text: string): ImportRow[] {
       const row = { row: rows.length + 1, line: index + 1 };
       try {
         const body = JSON.parse(content) as unknown;
-        if (!body || typeof body !== 'object' || Array.isArray(body)) rows.push({ ...row, error: 'the line is not a JSON object' });
+        if (!body || typeof body !== 'object' || Array.isArray(body))
+          rows.push({ ...row, error: 'the line is not a JSON object' });
         else rows.push({ ...row, body: body as Record<string, unknown> });
       } catch (error) {
         rows.push({ ...row, error: `the line is not JSON: ${error instanceof Error ? error.message : String(error)}` });

@@ -121,7 +121,13 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
       },
       force,
     );
-  const reject = (row: { row: number; line: number }, key: string, problem: ProblemDetails | undefined, detail: string, title = 'Unreadable row') => {
+  const reject = (
+    row: { row: number; line: number },
+    key: string,
+    problem: ProblemDetails | undefined,
+    detail: string,
+    title = 'Unreadable row',
+  ) => {
     const entry: RejectedRow = {
       row: row.row,
       line: row.line,
@@ -133,7 +139,14 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
       ...(problem?.errors ? { errors: problem.errors } : {}),
     };
     report.rejected.push(entry);
-    log.record({ row: row.row, key, outcome: 'rejected', status: entry.status ?? 0, type: entry.type ?? '', detail: entry.detail });
+    log.record({
+      row: row.row,
+      key,
+      outcome: 'rejected',
+      status: entry.status ?? 0,
+      type: entry.type ?? '',
+      detail: entry.detail,
+    });
     display.note(`row ${row.row} (line ${row.line}) rejected: ${describeRejection(entry)}`);
   };
 
@@ -150,7 +163,8 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
         reject(row, key, undefined, row.error ?? 'unreadable row');
       } else {
         try {
-          const body = options.resource === 'messages' ? await withVisitId(row.body, deps.client, visitIds, pacer) : row.body;
+          const body =
+            options.resource === 'messages' ? await withVisitId(row.body, deps.client, visitIds, pacer) : row.body;
           await pacer.wait();
           const result = await collection.createWithDetails(body as never, { idempotencyKey: key });
           log.record({ row: row.row, key, outcome: 'created', id: result.resource.id, replayed: result.replayed });
@@ -159,10 +173,19 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
         } catch (error) {
           if (error instanceof UnknownTicket) {
             reject(row, key, undefined, error.message, 'Visit not found');
-          } else if (error instanceof ApiError && error.status !== 401 && error.status !== 403 && error.status !== 429 && error.status < 500) {
+          } else if (
+            error instanceof ApiError &&
+            error.status !== 401 &&
+            error.status !== 403 &&
+            error.status !== 429 &&
+            error.status < 500
+          ) {
             reject(row, key, error.problem, error.message);
           } else {
-            report.status = error instanceof CredentialsError || (error instanceof ApiError && error.status === 403) ? 'refused' : 'interrupted';
+            report.status =
+              error instanceof CredentialsError || (error instanceof ApiError && error.status === 403)
+                ? 'refused'
+                : 'interrupted';
             report.error = `row ${row.row}: ${error instanceof SiteServicesError || error instanceof NetworkError ? error.message : String(error)}`;
             break;
           }
@@ -177,7 +200,10 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
   show(true);
   display.finish();
   report.finishedAt = new Date(runtime.now()).toISOString();
-  writeFileSync(options.reportPath ?? defaultSidePath(options.file, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(
+    options.reportPath ?? defaultSidePath(options.file, 'report.json'),
+    `${JSON.stringify(report, null, 2)}\n`,
+  );
   return report;
 }
 
@@ -188,14 +214,20 @@ class UnknownTicket extends Error {}
  * `siteVisitId`: it is looked up (once per ticket, at the import's pace) and sent as `siteVisitId`, so the
  * body, and what its key stands for, is the same on every run.
  */
-async function withVisitId(body: Record<string, unknown>, client: SiteServicesClient, cache: Map<string, string>, pacer: Pacer): Promise<Record<string, unknown>> {
+async function withVisitId(
+  body: Record<string, unknown>,
+  client: SiteServicesClient,
+  cache: Map<string, string>,
+  pacer: Pacer,
+): Promise<Record<string, unknown>> {
   const { clientTicketNumber, ...rest } = body;
   if (typeof clientTicketNumber !== 'string' || 'siteVisitId' in body) return body;
   let visitId = cache.get(clientTicketNumber);
   if (visitId === undefined) {
     await pacer.wait();
     visitId = (await client.siteVisits.findByClientTicketNumber(clientTicketNumber))?.id;
-    if (visitId === undefined) throw new UnknownTicket(`no site visit has clientTicketNumber ${JSON.stringify(clientTicketNumber)}`);
+    if (visitId === undefined)
+      throw new UnknownTicket(`no site visit has clientTicketNumber ${JSON.stringify(clientTicketNumber)}`);
     cache.set(clientTicketNumber, visitId);
   }
   return { ...rest, siteVisitId: visitId };
