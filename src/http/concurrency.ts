@@ -3,7 +3,7 @@
  * callers compare it against the version of the row they locked for update, which makes the
  * precheck a real check: of concurrent writers holding the same ETag exactly one succeeds.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { Problem } from './problem.js';
 
 export const IfMatchHeader = Type.Optional(

@@ -3,7 +3,7 @@
  * `{data: [...], meta: {pageSize, nextCursor?}}` for a list. Schemas and runtime helpers live together
  * so that the shape validated, documented and produced is one thing.
  */
-import { type Static, type TObject, type TProperties, type TSchema, Type } from '@sinclair/typebox';
+import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
 
 export const ResourceMeta = Type.Object(

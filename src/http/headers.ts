@@ -1,5 +1,5 @@
 /** Response header schemas, for the OpenAPI document and the response checks of the tests. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 
 const ETag = Type.String({ description: 'The quoted version of the resource, e.g. "3". Send it as If-Match.' });
 

@@ -13,7 +13,7 @@
  * of five. Anything but a plain first create (a key found, a race) falls back to the transaction above.
  */
 import { createHash } from 'node:crypto';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';

@@ -9,7 +9,7 @@
  * Fastify does not validate a multipart body (validation.ts skips it): the handler reads the parts from
  * the stream (`request.file()`) and checks them itself, so the schema is the contract, not a validator.
  */
-import { type TObject, type TProperties, type TSchema, type TString, Type } from '@sinclair/typebox';
+import { type TObject, type TProperties, type TSchema, type TString, Type } from 'typebox';
 import type { Api } from './types.js';
 import { Problem } from './problem.js';
 

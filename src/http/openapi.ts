@@ -16,7 +16,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import swagger, { formatParamUrl } from '@fastify/swagger';
-import { type TSchema, Type } from '@sinclair/typebox';
+import { type TSchema, Type } from 'typebox';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import type { Config } from '../config.js';
 import { ADMIN_SECURITY_SCHEME } from './admin-auth.js';
@@ -25,9 +25,10 @@ import { MULTIPART_FORM_DATA } from './media.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pagination.js';
 import {
   OAuthProblemSchema,
-  ProblemSchema,
+  PROBLEM_ID,
   type ProblemStatus,
   problemResponses,
+  VALIDATION_PROBLEM_ID,
   ValidationProblemSchema,
 } from './schemas.js';
 
@@ -104,7 +105,7 @@ function canonicalHeaderName(name: string): string {
 }
 
 function isProblemReference(schema: JsonObject): boolean {
-  return schema.$ref === ProblemSchema.$id || schema.$ref === ValidationProblemSchema.$id;
+  return schema.$ref === PROBLEM_ID || schema.$ref === VALIDATION_PROBLEM_ID;
 }
 
 function isObjectSchema(schema: unknown): schema is JsonObject & { properties: Record<string, JsonObject> } {
@@ -242,7 +243,7 @@ function describeRoute(
       // The error handler answers every error of such a route in the OAuth shape.
       shown = { description: text, content: { 'application/json': { schema: Type.Ref(OAuthProblemComponent.$id) } } };
     } else if (isProblemReference(body)) {
-      const problem = status === '422' ? Type.Ref(ValidationProblemSchema) : body;
+      const problem = status === '422' ? Type.Ref(VALIDATION_PROBLEM_ID) : body;
       shown = { description: text, content: { 'application/problem+json': { schema: problem } } };
     } else {
       shown = { description: text, content: { 'application/json': { schema: body } } };

@@ -1,5 +1,5 @@
 /** GET /health (the process answers) and GET /ready (the database answers), outside /api/v1, no auth. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { sql } from 'kysely';
 import type { AppContext } from '../app-context.js';
 import { Problem } from './problem.js';

@@ -3,7 +3,7 @@
  * order); a cursor seals that position together with the list's name and the tenant, so a cursor is
  * opaque, cannot be forged, and is refused (422) by another list or another tenant.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { seal, unseal } from '../lib/secrets.js';
 import { validationProblem } from './problem.js';
 

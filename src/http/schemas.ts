@@ -1,5 +1,5 @@
 /** Schema pieces shared by every route: problem responses, nullable types, bounded strings, path ids. */
-import { type TNull, type TSchema, type TUnion, type TUnsafe, Type } from '@sinclair/typebox';
+import { type TNull, type TSchema, type TUnion, type TUnsafe, Type } from 'typebox';
 import { PROBLEM_TYPES } from './problem.js';
 
 /**
@@ -53,6 +53,10 @@ export const IdParams = Type.Object(
   { additionalProperties: false },
 );
 
+/** The component names of the problem shapes (typebox 1 keeps `$id` out of a schema's static type). */
+export const PROBLEM_ID = 'Problem';
+export const VALIDATION_PROBLEM_ID = 'ValidationProblem';
+
 export const ProblemSchema = Type.Object(
   {
     type: Type.String({
@@ -68,7 +72,7 @@ export const ProblemSchema = Type.Object(
       }),
     ),
   },
-  { $id: 'Problem', title: 'Problem details (RFC 9457)', additionalProperties: true },
+  { $id: PROBLEM_ID, title: 'Problem details (RFC 9457)', additionalProperties: true },
 );
 
 /**
@@ -94,7 +98,7 @@ export const ValidationProblemSchema = Type.Object(
       ],
     }),
   },
-  { $id: 'ValidationProblem', title: 'Validation problem (422)', additionalProperties: true },
+  { $id: VALIDATION_PROBLEM_ID, title: 'Validation problem (422)', additionalProperties: true },
 );
 
 export const OAuthProblemSchema = Type.Object(
@@ -143,7 +147,7 @@ export function problemResponses(statuses: ProblemStatus[], descriptions: Partia
     const slugs = Object.entries(PROBLEM_TYPES)
       .filter(([, problem]) => problem.status === status)
       .map(([slug]) => slug);
-    responses[status] = Type.Ref(ProblemSchema, {
+    responses[status] = Type.Ref(PROBLEM_ID, {
       description: `${descriptions[status] ?? STATUS_DESCRIPTIONS[status]} Problem types: ${slugs.join(', ')}.`,
     });
   }

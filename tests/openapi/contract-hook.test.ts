@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientOpenApiDocument, type OpenApiDocument } from '../../src/http/openapi.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';

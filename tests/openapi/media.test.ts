@@ -1,6 +1,6 @@
 /** The helpers for uploads and downloads (src/http/media.ts), through a route of their own. */
 import multipart from '@fastify/multipart';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientOpenApiDocument } from '../../src/http/openapi.js';
 import { BinaryFile, BinaryResponse, MultipartBody } from '../../src/http/media.js';

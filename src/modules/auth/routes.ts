@@ -1,6 +1,6 @@
 /** POST /api/v1/oauth/token: the OAuth 2.0 client-credentials grant, JSON or form-encoded. */
 import formbody from '@fastify/formbody';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context.js';
 import { OAuthProblemSchema } from '../../http/schemas.js';

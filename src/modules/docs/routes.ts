@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { STATUS_CODES } from 'node:http';
 import { createRequire } from 'node:module';
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
 import type { Config } from '../../config.js';
 import { PROBLEM_TYPES, type ProblemSlug, Problem } from '../../http/problem.js';

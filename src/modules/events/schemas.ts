@@ -4,7 +4,7 @@
  * A member without a value is null, never absent (DECISIONS). These schemas are the published contract
  * (the OpenAPI document's `webhooks`): what is delivered must match them.
  */
-import { type TObject, type TProperties, Type } from '@sinclair/typebox';
+import { type TObject, type TProperties, Type } from 'typebox';
 import { CalendarDate, DateTime, Nullable, StringEnum, TimeOfDay } from '../../http/schemas.js';
 import type { VisitStatus } from '../site-visits/statuses.js';
 import { EVENT_TYPES, type EventType, PAYLOAD_VERSION } from './types.js';

@@ -3,7 +3,7 @@
  * POST a receiver gets, with the envelope schema, every delivery header (SPEC: Delivery headers) and the
  * answers the service expects.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { JsonObject } from '../../http/openapi.js';
 import { EVENT_DESCRIPTIONS, EVENT_ENVELOPE_SCHEMAS } from './schemas.js';
 import { EVENT_TYPES, type EventType } from './types.js';

@@ -32,13 +32,11 @@ function chunkWriter(database: AppDatabase): ChunkWriter {
   }
   const passBytes = { [types.BYTEA]: (bytes: unknown) => bytes as string };
   return async (blobId, ordinal, data) => {
-    await db
-      .connection()
-      .execute(() =>
-        pglite.query('insert into file_chunks (blob_id, ordinal, data) values ($1, $2, $3)', [blobId, ordinal, data], {
-          serializers: passBytes,
-        }),
-      );
+    await db.connection().execute(() =>
+      pglite.query('insert into file_chunks (blob_id, ordinal, data) values ($1, $2, $3)', [blobId, ordinal, data], {
+        serializers: passBytes,
+      }),
+    );
   };
 }
 

@@ -1,5 +1,5 @@
 /** The file object of SPEC's Return label (also a message's fileAttachment): a download URL and the versions. */
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import type { FileVersionRow } from '../../db/schema.js';
 import { isoTime } from '../../http/envelope.js';
 import { DateTime } from '../../http/schemas.js';

@@ -70,11 +70,9 @@ export async function registerFileAttachmentRoutes(app: Api, ctx: AppContext): P
       async (request, reply) => {
         const messageId = request.params.id;
         const versions = await acceptUpload(deps, request, fileAttachmentOwner, messageId);
-        return reply
-          .code(201)
-          .send({
-            data: { messageId, fileAttachment: toFileObject(fileAttachmentUrl(baseUrl, messageId), versions)! },
-          });
+        return reply.code(201).send({
+          data: { messageId, fileAttachment: toFileObject(fileAttachmentUrl(baseUrl, messageId), versions)! },
+        });
       },
     );
   });

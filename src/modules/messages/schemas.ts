@@ -1,5 +1,5 @@
 /** Messages (SPEC: Message): request bodies, attributes, and the resource as served. */
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { ListSchema, ResourceSchema, SingleSchema } from '../../http/envelope.js';
 import { PageQuery } from '../../http/pagination.js';
 import { DateTime, Nullable, StringEnum, Text } from '../../http/schemas.js';

@@ -1,5 +1,5 @@
 /** Operator API: a tenant's projects and items. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
 import { DataOf, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';

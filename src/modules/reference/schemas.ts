@@ -1,5 +1,5 @@
 /** Reference data: projects and items (SPEC: Reference items), as the operator provisions them. */
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { CappedListMeta, ListSchema, ResourceSchema } from '../../http/envelope.js';
 import { PageSizeParameter } from '../../http/pagination.js';
 import { Nullable, Text } from '../../http/schemas.js';

@@ -1,5 +1,5 @@
 /** Operator API: site assets of a tenant's sites. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
 import { DataOf, problemResponses, Text } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';

@@ -1,5 +1,5 @@
 /** Site assets: equipment at a site, provisioned by the operator and assigned to visits by integer id. */
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { Text } from '../../http/schemas.js';
 
 export const SiteAssetCreateBody = Type.Object(

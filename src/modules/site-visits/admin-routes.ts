@@ -2,7 +2,7 @@
  * Operator API: visits created outside the client API, the operator's view of a visit, and the workflow
  * actions that move it on (an exact contract: see issue 5). Visits are named by id across tenants.
  */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../../app-context.js';
 import type { Database } from '../../db/schema.js';

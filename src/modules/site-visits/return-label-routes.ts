@@ -69,11 +69,9 @@ export async function registerReturnLabelRoutes(app: Api, ctx: AppContext): Prom
       async (request, reply) => {
         const visitId = request.params.id;
         const versions = await acceptUpload(deps, request, returnLabelOwner, visitId);
-        return reply
-          .code(201)
-          .send({
-            data: { siteVisitId: visitId, returnLabel: toFileObject(returnLabelUrl(baseUrl, visitId), versions)! },
-          });
+        return reply.code(201).send({
+          data: { siteVisitId: visitId, returnLabel: toFileObject(returnLabelUrl(baseUrl, visitId), versions)! },
+        });
       },
     );
   });

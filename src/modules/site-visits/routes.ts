@@ -1,5 +1,5 @@
 /** The four site-visit endpoints (SPEC: Endpoints, Site visits). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../../app-context.js';
 import type { Database } from '../../db/schema.js';

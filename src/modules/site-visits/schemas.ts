@@ -1,5 +1,5 @@
 /** Site visits (SPEC: Site visit): request bodies, attributes, and the resource as served. */
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { ListSchema, ResourceSchema, SingleSchema } from '../../http/envelope.js';
 import { PageQuery } from '../../http/pagination.js';
 import { CalendarDate, DateTime, Nullable, StringEnum, Text, TimeOfDay } from '../../http/schemas.js';

@@ -1,5 +1,5 @@
 /** The four site endpoints (SPEC: Endpoints, Sites). */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
 import { sendResource } from '../../http/envelope.js';

@@ -1,5 +1,5 @@
 /** Sites (SPEC: Site): request bodies, attributes, and the resource as served. */
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { ResourceSchema, SingleSchema, ListSchema } from '../../http/envelope.js';
 import { PageQuery } from '../../http/pagination.js';
 import { DateTime, Nullable, Text } from '../../http/schemas.js';

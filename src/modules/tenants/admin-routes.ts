@@ -1,5 +1,5 @@
 /** Operator API: tenants and their credential pairs. */
-import { Type } from '@sinclair/typebox';
+import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
 import { DataOf as data, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';

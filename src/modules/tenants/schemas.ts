@@ -1,5 +1,5 @@
 /** Operator API shapes for tenants and their credential pairs (an exact contract: see the issue). */
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { DateTime, Text } from '../../http/schemas.js';
 import { ALL_SCOPES } from '../auth/scopes.js';
 

@@ -1,5 +1,5 @@
 /** Webhook subscriptions (SPEC: Webhook subscription) and delivery records (operator API). */
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, Type } from 'typebox';
 import { DateTime, Nullable, StringEnum, Text } from '../../http/schemas.js';
 import { EVENT_TYPES } from '../events/types.js';
 

@@ -1,6 +1,6 @@
 /** BatchedLookup: lookups of one turn of the event loop become one fetch, answered by key. */
 import { describe, expect, it } from 'vitest';
-import { BatchedLookup } from '../../src/db/batched-lookup.js';
+import { BatchedLookup } from '../../../src/db/batched-lookup.js';
 
 interface Row {
   tenant: string;

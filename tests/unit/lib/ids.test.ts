@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../src/lib/ids.js';
+import { newId } from '../../../src/lib/ids.js';
 
 describe('newId', () => {
   it('gives prefixed 128-bit ids, all different, also across refills of its entropy buffer', () => {

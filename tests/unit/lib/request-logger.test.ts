@@ -1,7 +1,7 @@
 /** The lazy request logger writes what an eager child logger would, and makes no child for silent requests. */
 import pino, { type Logger } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import { lazyRequestLogger } from '../../src/lib/request-logger.js';
+import { lazyRequestLogger } from '../../../src/lib/request-logger.js';
 
 function capture(level: string): { parent: Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
