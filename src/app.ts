@@ -27,6 +27,7 @@ import { type Clock, systemClock } from './lib/clock.js';
 import { lazyRequestLogger } from './lib/request-logger.js';
 import { CredentialStatus } from './modules/auth/credential-status.js';
 import { registerTokenRoute } from './modules/auth/routes.js';
+import { ALL_SCOPES } from './modules/auth/scopes.js';
 import { TokenService } from './modules/auth/tokens.js';
 import { openApiDefinitions } from './modules/docs/definitions.js';
 import { registerConsoleRoutes } from './modules/console/routes.js';
@@ -128,7 +129,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerContentEncodingRefusal(app);
   registerRequestMetrics(app, metrics);
   registerRateLimit(app, { limit: config.rateLimitPerMinute, clock, onRefused: () => metrics.rateLimitRefusals.inc() });
-  registerClientAuth(app, { tokens: ctx.tokens, credentialStatus: ctx.credentialStatus });
+  registerClientAuth(app, { tokens: ctx.tokens, credentialStatus: ctx.credentialStatus, scopes: ALL_SCOPES });
   // Before the routes: the documents are built from the routes registered after this point.
   await registerOpenApi(app, config, openApiDefinitions(config));
 

@@ -152,7 +152,10 @@ export function registerErrorHandling(app: FastifyInstance, problemBaseUrl: stri
     // Exact, like the router: `/health/` is not `/health` (ignoreTrailingSlash is off).
     const pattern = new RegExp(`^${source}$`);
     let entry = routes.find((candidate) => candidate.pattern.source === pattern.source);
-    if (!entry) routes.push((entry = { pattern, methods: new Set() }));
+    if (!entry) {
+      entry = { pattern, methods: new Set() };
+      routes.push(entry);
+    }
     for (const method of [route.method].flat()) entry.methods.add(method);
   });
 

@@ -107,7 +107,7 @@ describe('the client document', () => {
       if (!op.requestBody) continue;
       for (const [mediaType, media] of Object.entries(op.requestBody.content as Record<string, any>)) {
         bodies += 1;
-        const expected = op.operationId === 'createToken' ? true : false;
+        const expected = op.operationId === 'createToken';
         // A body of several shapes (the simulator's actions) refuses unknown members in every shape.
         const shapes = media.schema.oneOf ?? [media.schema];
         for (const shape of shapes) expect(shape.additionalProperties, `${method} ${path} ${mediaType}`).toBe(expected);

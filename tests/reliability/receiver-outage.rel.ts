@@ -25,7 +25,7 @@ beforeAll(async () => {
     WEBHOOK_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
     // Waits (±20%) well above the spread of one round, and every delivery in flight at once, so that each
     // round of attempts meets exactly one phase.
-    WEBHOOK_RETRY_SCHEDULE: scaled(2, 5) + 's',
+    WEBHOOK_RETRY_SCHEDULE: `${scaled(2, 5)}s`,
     WEBHOOK_CONCURRENCY: String(EARLY + DURING),
     WEBHOOK_TIMEOUT_MS: '700',
     WEBHOOK_LEASE_MS: '3000',

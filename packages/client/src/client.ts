@@ -32,6 +32,8 @@ import type {
 } from './types.js';
 import { type FileSource, uploadForm, type UploadOptions } from './uploads.js';
 
+/** openapi-fetch's methods, called with a path chosen at run time (the generic resource client). */
+type UntypedCall = (path: string, init: unknown) => Promise<unknown>;
 export interface ClientOptions {
   /** The service's base address, without /api/v1 (the sandbox packet's `baseUrl`). */
   baseUrl: string;
@@ -97,7 +99,7 @@ export class Collection<P extends CollectionPath> {
 
   async createWithDetails(body: CreateBody<P>, options: CreateOptions = {}): Promise<CreateResult<ResourceOf<P>>> {
     const idempotencyKey = options.idempotencyKey ?? randomUUID();
-    const result = (await (this.api.POST as Function)(this.path, {
+    const result = (await (this.api.POST as UntypedCall)(this.path, {
       body,
       params: { header: { 'Idempotency-Key': idempotencyKey } },
     })) as FetchResult;
@@ -106,14 +108,16 @@ export class Collection<P extends CollectionPath> {
   }
 
   async get(id: string): Promise<ResourceOf<P>> {
-    const result = (await (this.api.GET as Function)(`${this.path}/{id}`, { params: { path: { id } } })) as FetchResult;
+    const result = (await (this.api.GET as UntypedCall)(`${this.path}/{id}`, {
+      params: { path: { id } },
+    })) as FetchResult;
     return unwrap<{ data: ResourceOf<P> }>(result, 'GET', `${this.path}/${id}`).data;
   }
 
   /** PATCH is never repeated blindly: an uncertain outcome throws UncertainResultError (read, then decide). */
   async update(id: string, body: PatchBody<P>, options: UpdateOptions = {}): Promise<ResourceOf<P>> {
     const header = options.ifMatch ? { 'If-Match': options.ifMatch } : {};
-    const result = (await (this.api.PATCH as Function)(`${this.path}/{id}`, {
+    const result = (await (this.api.PATCH as UntypedCall)(`${this.path}/{id}`, {
       body,
       params: { path: { id }, header },
     })) as FetchResult;
@@ -126,7 +130,7 @@ export class Collection<P extends CollectionPath> {
     do {
       const params = { query: { ...query, ...(cursor ? { 'page[after]': cursor } : {}) } };
       const page = unwrap<Page<P>>(
-        (await (this.api.GET as Function)(this.path, { params })) as FetchResult,
+        (await (this.api.GET as UntypedCall)(this.path, { params })) as FetchResult,
         'GET',
         this.path,
       );

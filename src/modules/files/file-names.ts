@@ -4,6 +4,7 @@ const MAX_NAME_LENGTH = 200;
 const MAX_EXTENSION_LENGTH = 16;
 
 /** C0 and C1 control characters, DEL, and the invisible bidirectional controls used to disguise names. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
 const UNSAFE_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**

@@ -17,7 +17,7 @@ import { type CliCredentials, credentialsFromEnv, UsageError } from './credentia
 import { DEFAULT_RATE, MAX_RATE } from './import/pace.js';
 import { ProgressLogMismatch } from './import/progress-log.js';
 import { RESOURCES, type ImportResource } from './import/rows.js';
-import { defaultSidePath, describeRejection, runImport } from './import/run.js';
+import { defaultSidePath, describeRejection, type ImportReport, runImport } from './import/run.js';
 
 const USAGE = `usage:
   svc import <sites|site-visits|messages> <file.csv|file.jsonl> [--rate <per-minute>] [--progress <path>] [--report <path>]
@@ -82,7 +82,7 @@ async function importCommand(
   process.on('SIGTERM', onSignal);
   const tty = Boolean(process.stderr.isTTY);
   const note = (text: string) => process.stderr.write(tty ? `\r\x1b[2K${text}\n` : `${text}\n`);
-  let report;
+  let report: ImportReport;
   try {
     report = await runImport(
       {
