@@ -34,6 +34,9 @@ const pgTypes = {
   },
 };
 
+/** How long a request may wait for a pooled connection (or a new one to be established). */
+export const CONNECT_TIMEOUT_MS = 5_000;
+
 /** DATABASE_STATEMENT_TIMEOUT_MS's default, for pools opened without a configuration (tests, tools). */
 const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 
@@ -56,7 +59,7 @@ export function createPostgresPool(
     max,
     types: pgTypes as pg.CustomTypesConfig,
     // Fail fast when the database is unreachable instead of queueing requests forever.
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
     // A statement that runs this long is a bug or an outage (a lock held elsewhere counts too: waiting for
     // it is part of the statement's time); end it so that the request can answer 503.
