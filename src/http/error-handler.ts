@@ -7,6 +7,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseTimeout } from '../db/errors.js';
 import { fieldErrorsFromAjv } from './validation.js';
 import { Problem, problemBody, validationProblem } from './problem.js';
 
@@ -25,7 +26,7 @@ const OAUTH_ERROR_BY_STATUS: Record<number, string> = {
   503: 'temporarily_unavailable',
 };
 
-/** PostgreSQL and driver conditions that mean "the database is not reachable right now". */
+/** PostgreSQL and driver conditions that mean "the database is not reachable right now" (timeouts: db/errors.ts). */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -44,6 +45,8 @@ const UNAVAILABLE_CODES = new Set([
 
 function isDatabaseUnavailable(error: Error & { code?: string }): boolean {
   if (error.code && UNAVAILABLE_CODES.has(error.code)) return true;
+  // A slow or stuck database (statement, lock or client timeout) is unavailable for now, not a bug.
+  if (isDatabaseTimeout(error)) return true;
   // The last one: Kysely after the database was closed (shutdown in progress).
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|driver has already been destroyed/i.test(
     error.message,

@@ -18,6 +18,8 @@ const ORDER = [
   'worker-kill',
   'receiver-outage',
   'database-outage',
+  'database-locked',
+  'database-silent',
   'ssrf',
   'jwt',
   'uploads',
