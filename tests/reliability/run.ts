@@ -21,6 +21,7 @@ const ORDER = [
   'ssrf',
   'jwt',
   'uploads',
+  'file-names',
   'fuzz',
   'isolation',
   'import-kill',
