@@ -84,10 +84,9 @@ export function safeFileName(raw: string | undefined, mime: string, defaultBaseN
   let { stem, extension } = splitExtension(name);
   if (!isTheType(extension)) {
     const inner = splitExtension(stem);
-    if (isTheType(inner.extension)) ({ stem, extension } = inner);
-    else extension = extensions[0];
+    ({ stem, extension } = isTheType(inner.extension) ? inner : { stem, extension: extensions[0] });
   }
-  const ext = extension as string;
+  const ext = extension ?? extensions[0];
   stem = shortened(stem.replace(TRAILING_DOTS_AND_SPACES, ''), MAX_NAME_LENGTH - ext.length - 1);
   return `${stem || defaultBaseName}.${ext}`;
 }
