@@ -23,6 +23,7 @@ const ORDER = [
   'ssrf',
   'jwt',
   'uploads',
+  'file-names',
   'fuzz',
   'isolation',
   'import-kill',

@@ -2554,7 +2554,7 @@ export interface operations {
                                     versions: {
                                         /** @description 1 for the first upload, then 2, 3, … */
                                         version: number;
-                                        /** @description The uploaded file name, cleaned (no path, no control characters). */
+                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
                                         fileName: string;
                                         /**
                                          * @description The type detected from the file's content.
@@ -2772,7 +2772,7 @@ export interface operations {
                                     versions: {
                                         /** @description 1 for the first upload, then 2, 3, … */
                                         version: number;
-                                        /** @description The uploaded file name, cleaned (no path, no control characters). */
+                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
                                         fileName: string;
                                         /**
                                          * @description The type detected from the file's content.
@@ -2991,7 +2991,7 @@ export interface operations {
                                     versions: {
                                         /** @description 1 for the first upload, then 2, 3, … */
                                         version: number;
-                                        /** @description The uploaded file name, cleaned (no path, no control characters). */
+                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
                                         fileName: string;
                                         /**
                                          * @description The type detected from the file's content.
@@ -3222,7 +3222,7 @@ export interface operations {
                                     versions: {
                                         /** @description 1 for the first upload, then 2, 3, … */
                                         version: number;
-                                        /** @description The uploaded file name, cleaned (no path, no control characters). */
+                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
                                         fileName: string;
                                         /**
                                          * @description The type detected from the file's content.
@@ -3482,7 +3482,7 @@ export interface operations {
                                     versions: {
                                         /** @description 1 for the first upload, then 2, 3, … */
                                         version: number;
-                                        /** @description The uploaded file name, cleaned (no path, no control characters). */
+                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
                                         fileName: string;
                                         /**
                                          * @description The type detected from the file's content.
@@ -3643,7 +3643,7 @@ export interface operations {
             /** @description The latest version of the return label. */
             200: {
                 headers: {
-                    /** @description attachment, with the file name of the latest version (RFC 6266). */
+                    /** @description attachment, with the safe file name of the latest version (RFC 6266): `filename` in ASCII, and `filename*=UTF-8''…` (RFC 8187) with the exact name when it is not ASCII. */
                     "Content-Disposition": string;
                     /** @description Size of the file in bytes. */
                     "Content-Length": string;
@@ -3778,7 +3778,7 @@ export interface operations {
                                 versions: {
                                     /** @description 1 for the first upload, then 2, 3, … */
                                     version: number;
-                                    /** @description The uploaded file name, cleaned (no path, no control characters). */
+                                    /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
                                     fileName: string;
                                     /**
                                      * @description The type detected from the file's content.
@@ -3950,7 +3950,7 @@ export interface operations {
                                     versions: {
                                         /** @description 1 for the first upload, then 2, 3, … */
                                         version: number;
-                                        /** @description The uploaded file name, cleaned (no path, no control characters). */
+                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
                                         fileName: string;
                                         /**
                                          * @description The type detected from the file's content.
@@ -4141,7 +4141,7 @@ export interface operations {
                                     versions: {
                                         /** @description 1 for the first upload, then 2, 3, … */
                                         version: number;
-                                        /** @description The uploaded file name, cleaned (no path, no control characters). */
+                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
                                         fileName: string;
                                         /**
                                          * @description The type detected from the file's content.
@@ -4344,7 +4344,7 @@ export interface operations {
                                     versions: {
                                         /** @description 1 for the first upload, then 2, 3, … */
                                         version: number;
-                                        /** @description The uploaded file name, cleaned (no path, no control characters). */
+                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
                                         fileName: string;
                                         /**
                                          * @description The type detected from the file's content.
@@ -4546,7 +4546,7 @@ export interface operations {
                                     versions: {
                                         /** @description 1 for the first upload, then 2, 3, … */
                                         version: number;
-                                        /** @description The uploaded file name, cleaned (no path, no control characters). */
+                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
                                         fileName: string;
                                         /**
                                          * @description The type detected from the file's content.
@@ -4705,7 +4705,7 @@ export interface operations {
             /** @description The latest version of the attachment. */
             200: {
                 headers: {
-                    /** @description attachment, with the file name of the latest version (RFC 6266). */
+                    /** @description attachment, with the safe file name of the latest version (RFC 6266): `filename` in ASCII, and `filename*=UTF-8''…` (RFC 8187) with the exact name when it is not ASCII. */
                     "Content-Disposition": string;
                     /** @description Size of the file in bytes. */
                     "Content-Length": string;
@@ -4842,7 +4842,7 @@ export interface operations {
                                 versions: {
                                     /** @description 1 for the first upload, then 2, 3, … */
                                     version: number;
-                                    /** @description The uploaded file name, cleaned (no path, no control characters). */
+                                    /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
                                     fileName: string;
                                     /**
                                      * @description The type detected from the file's content.
