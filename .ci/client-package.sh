@@ -6,6 +6,7 @@
 #     webhook delivery to an HTTPS receiver of its own (client-package/client.mjs);
 #   - `tsc --noEmit` of consumers with `strict`, the default lib (DOM included) and skipLibCheck off, with and
 #     without @types/node (client-package/consumer*.ts);
+#   - the README's ten-line example, as written;
 #   - the installed `svc --help`, `svc token` (bare, usable as a bearer token) and `svc token --json`.
 # About a minute on an idle 2-core machine (the server's first start is most of it); called by .ci/run.
 set -euo pipefail
@@ -104,6 +105,17 @@ note "server ready"
 BASE_URL="$base" CREDENTIALS="$work/data/credentials.json" RECEIVER_PORT="$receiver_port" \
   RECEIVER_KEY="$work/receiver.key" RECEIVER_CERT="$work/receiver.pem" node client.mjs ||
   fail "the plain node script failed"
+
+# The README's ten-line example, as written, beside the credential packet.
+node -e '
+  const text = require("node:fs").readFileSync(process.argv[1], "utf8");
+  const example = /Ten lines that list[^]*?```js\n([^]*?)```/.exec(text);
+  if (!example) process.exit(1);
+  require("node:fs").writeFileSync("example.mjs", example[1]);
+' "$repo/README.md" || fail "the README has no ten-line example"
+cp "$work/data/credentials.json" credentials.json
+node example.mjs | grep -q "$(node -p 'require("./credentials.json").siteCode')" || fail "the README example failed"
+note "the README example lists the sandbox site"
 
 export SVC_CREDENTIALS_FILE="$work/data/credentials.json"
 token=$(./node_modules/.bin/svc token)
