@@ -2,11 +2,13 @@ import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientOpenApiDocument, type OpenApiDocument } from '../../src/http/openapi.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { clientFor, takeContractViolations } from '../helpers/client.js';
 import { ContractChecker } from '../helpers/contract.js';
 import { HttpClient } from '../helpers/http.js';
 import { siteBody, tenantWithToken } from '../helpers/tenants.js';
 
 let t: TestApp;
+let tenant: Awaited<ReturnType<typeof tenantWithToken>>;
 let token: string;
 let siteId: string;
 
@@ -29,7 +31,7 @@ beforeAll(async () => {
       );
     },
   });
-  const tenant = await tenantWithToken(t);
+  tenant = await tenantWithToken(t);
   token = tenant.token;
   siteId = (await t.http.post('/api/v1/sites', { token, json: siteBody() })).body.data.id;
 });
@@ -90,6 +92,18 @@ describe('the contract hook of startTestApp', () => {
 
   it('ignores responses from outside the client API', async () => {
     expect((await t.http.get('/health')).status).toBe(200);
+  });
+
+  it('checks the answers the client package receives too (tests/helpers/client.ts), failing the test after it', async () => {
+    const client = clientFor(t, tenant);
+    expect((await client.sites.get(siteId)).id).toBe(siteId);
+    expect(takeContractViolations()).toEqual([]);
+    expect((await client.getRaw('/api/v1/drifted')).status).toBe(200);
+    const [violation, ...more] = takeContractViolations();
+    expect(more).toEqual([]);
+    expect(violation?.message).toMatch(
+      /GET \/api\/v1\/drifted → 200 \(drifted\): the body does not match the document/,
+    );
   });
 });
 

@@ -1638,7 +1638,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The quoted ETag of a GET, e.g. "3". A mismatch is 409 version-conflict. */
+                /** @description the ETag of a GET as sent, with its quotes, such as "3"; a mismatch is 409 version-conflict */
                 "If-Match"?: string;
             };
             path: {
@@ -3103,7 +3103,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The quoted ETag of a GET, e.g. "3". A mismatch is 409 version-conflict. */
+                /** @description the ETag of a GET as sent, with its quotes, such as "3"; a mismatch is 409 version-conflict */
                 "If-Match"?: string;
             };
             path: {
@@ -4465,7 +4465,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The quoted ETag of a GET, e.g. "3". A mismatch is 409 version-conflict. */
+                /** @description the ETag of a GET as sent, with its quotes, such as "3"; a mismatch is 409 version-conflict */
                 "If-Match"?: string;
             };
             path: {
