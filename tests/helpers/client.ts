@@ -43,7 +43,10 @@ export function takeContractViolations(): Error[] {
  */
 export function contractCheckedFetch(t: TestApp, inner: FetchLike = (request) => fetch(request)): FetchLike {
   let checker = checkers.get(t);
-  if (!checker) checkers.set(t, (checker = new ContractChecker(clientOpenApiDocument(t.app))));
+  if (!checker) {
+    checker = new ContractChecker(clientOpenApiDocument(t.app));
+    checkers.set(t, checker);
+  }
   return async (request) => {
     const url = new URL(request.url);
     const response = await inner(request);
