@@ -28,6 +28,27 @@ export const RATE_LIMIT_HEADERS = {
   reset: 'x-ratelimit-reset',
 } as const;
 
+/** The headers as the OpenAPI document declares them (components.headers, referenced from every response). */
+export const RATE_LIMIT_HEADER_COMPONENTS = {
+  'X-RateLimit-Limit': {
+    description: 'Requests allowed in any one minute from your address (counted in each API process).',
+    required: true,
+    schema: { type: 'integer', minimum: 1 },
+  },
+  'X-RateLimit-Remaining': {
+    description:
+      'Requests you may still make now. At 0, wait X-RateLimit-Reset seconds before the next request (a 429 answers it otherwise).',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'X-RateLimit-Reset': {
+    description:
+      'Seconds until the oldest request counted in the sliding one-minute window leaves it, when X-RateLimit-Remaining grows again; equal to Retry-After on a 429.',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
+} as const;
+
 /** Whether a path (a route template or a normalised target) is under the client API. */
 export function isClientApiPath(path: string): boolean {
   return path.startsWith(PREFIX) && (path.length === PREFIX.length || path[PREFIX.length] === '/');
