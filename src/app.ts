@@ -85,6 +85,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const rateLimit = new ClientRateLimit({
     limit: config.rateLimitPerMinute,
     clock,
+    trustProxy: config.trustProxy,
     onRefused: () => metrics.rateLimitRefusals.inc(),
   });
   const fastify = Fastify({

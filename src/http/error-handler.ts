@@ -105,12 +105,12 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
  */
 export function frameworkErrorHandler(
   problemBaseUrl: string,
-  rateLimit?: { check(request: FastifyRequest, reply: FastifyReply): Problem | undefined },
+  rateLimit?: { checkRouterRefusal(request: FastifyRequest, reply: FastifyReply): Problem | undefined },
 ) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     // No hooks run for these requests, so the request id is set here.
     reply.header('x-request-id', request.id);
-    const refusal = rateLimit?.check(request, reply);
+    const refusal = rateLimit?.checkRouterRefusal(request, reply);
     if (refusal) return sendProblem(request, reply, refusal, problemBaseUrl);
     const problem =
       error.code === 'FST_ERR_MAX_PARAM_LENGTH'

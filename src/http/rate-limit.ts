@@ -13,7 +13,9 @@
  * `x-ratelimit-remaining` and `x-ratelimit-reset` (seconds until the oldest counted request leaves the
  * window, when remaining grows). Hand-written rather than @fastify/rate-limit: docs/decisions.md.
  */
+import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TrustProxy } from '../config.js';
 import type { Clock } from '../lib/clock.js';
 import { Problem } from './problem.js';
 import { SlidingWindowLimiter } from './sliding-window.js';
@@ -81,14 +83,31 @@ export function normalisedPath(target: string): string {
 
 /** Whether a request is counted: by the route the router matched, else by its normalised target. */
 function isCounted(request: FastifyRequest): boolean {
-  // routeOptions is missing altogether for a request the router refused (frameworkErrors).
-  const route = request.routeOptions?.url;
+  // No url for the not-found handler and for a request the router refused (frameworkErrors).
+  const route = request.routeOptions.url;
   return isClientApiPath(route ?? normalisedPath(request.url));
+}
+
+/**
+ * The client address of a request the router refused (frameworkErrors): Fastify builds that request
+ * without its trustProxy setting, so its `ip` is always the peer's. Worked out here the way Fastify does
+ * for every other request (fastify/lib/request.js, with the same proxy-addr), or the same peer would
+ * count against a proxy's address.
+ */
+export function routerRefusalAddress(trustProxy: TrustProxy): (request: FastifyRequest) => string {
+  // A hop count: Fastify trusts no forwarded address (it cannot validate the immediate peer).
+  if (trustProxy === false || typeof trustProxy === 'number') return (request) => request.ip;
+  const trust = trustProxy === true ? () => true : proxyAddr.compile(trustProxy);
+  return (request) => {
+    const addresses = proxyAddr.all(request.raw, trust);
+    return addresses[addresses.length - 1] ?? request.ip;
+  };
 }
 
 export interface RateLimitOptions {
   limit: number;
   clock: Clock;
+  trustProxy: TrustProxy;
   /** Called for each refusal (the refusal metric). */
   onRefused?: () => void;
 }
@@ -97,19 +116,21 @@ export interface RateLimitOptions {
 export class ClientRateLimit {
   private readonly limiter: SlidingWindowLimiter;
   private readonly limitText: string;
+  private readonly refusalAddress: (request: FastifyRequest) => string;
 
   constructor(private readonly options: RateLimitOptions) {
     this.limiter = new SlidingWindowLimiter(options.limit);
     this.limitText = String(options.limit);
+    this.refusalAddress = routerRefusalAddress(options.trustProxy);
   }
 
   /**
    * Counts the request when it is under /api/v1 and sets the rate-limit headers on the raw response (Node
    * merges them into whatever is sent, errors included). Returns the refusal when it is over the limit.
    */
-  check(request: FastifyRequest, reply: FastifyReply): Problem | undefined {
+  check(request: FastifyRequest, reply: FastifyReply, address = request.ip): Problem | undefined {
     if (!isCounted(request)) return undefined;
-    const decision = this.limiter.take(request.ip, this.options.clock.now().getTime());
+    const decision = this.limiter.take(address, this.options.clock.now().getTime());
     const raw = reply.raw;
     raw.setHeader(RATE_LIMIT_HEADERS.limit, this.limitText);
     raw.setHeader(RATE_LIMIT_HEADERS.remaining, String(decision.remaining));
@@ -122,6 +143,11 @@ export class ClientRateLimit {
       `More than ${this.options.limit} requests in one minute from your address. Retry after ${wait} seconds.`,
       { headers: { 'retry-after': String(wait) } },
     );
+  }
+
+  /** `check` for a request the router refused (frameworkErrors), whose `ip` ignores trustProxy. */
+  checkRouterRefusal(request: FastifyRequest, reply: FastifyReply): Problem | undefined {
+    return this.check(request, reply, this.refusalAddress(request));
   }
 
   /** The onRequest hook (routes and the not-found handler) and the sweep of idle addresses. */
