@@ -12,20 +12,13 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import type { TestResponse } from '../helpers/http.js';
 import { expectOAuthError, expectProblem } from '../helpers/problems.js';
 import { pathSpellings, rawRequest, type Spelling } from '../helpers/raw-http.js';
+import { secretChecks } from '../helpers/secret-checks.js';
 import { createTenant, tokenFor, type TestTenant } from '../helpers/tenants.js';
 
-/** Client secrets verified by the token endpoint (scrypt), counted through the real function. */
-const secretChecks = vi.hoisted(() => ({ count: 0 }));
-vi.mock('../../src/lib/secrets.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../src/lib/secrets.js')>();
-  return {
-    ...original,
-    verifySecret: (...args: Parameters<typeof original.verifySecret>) => {
-      secretChecks.count++;
-      return original.verifySecret(...args);
-    },
-  };
-});
+// Client secrets verified by the token endpoint (scrypt), counted through the real function.
+vi.mock('../../src/lib/secrets.js', async (importOriginal) =>
+  (await import('../helpers/secret-checks.js')).countingSecrets(importOriginal),
+);
 
 const LIMIT = 5;
 const clock = new ManualClock();
@@ -66,6 +59,8 @@ function expectRefused(spelling: Spelling, response: TestResponse): void {
 
 describe('every spelling of a path under /api/v1', () => {
   it('once the budget is spent, every spelling is refused, no secret is checked, and each refusal is counted', async () => {
+    // The count works: the token request of beforeAll checked a secret.
+    expect(secretChecks.count).toBeGreaterThan(0);
     for (let index = 0; index < LIMIT; index++) expect((await sites()).status).toBe(200);
     const refusedBefore = await refusals();
     const checksBefore = secretChecks.count;
