@@ -103,12 +103,18 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
 
 /**
  * Fastify's `frameworkErrors` option: what the router refuses before any route or hook runs (a path
- * that is not valid percent-encoding, a path parameter beyond `maxParamLength`) is a problem too.
+ * that is not valid percent-encoding, a path parameter beyond `maxParamLength`) is a problem too, and
+ * counted by the rate limit like any other request (whose refusal comes first).
  */
-export function frameworkErrorHandler(problemBaseUrl: string) {
+export function frameworkErrorHandler(
+  problemBaseUrl: string,
+  rateLimit?: { checkRouterRefusal(request: FastifyRequest, reply: FastifyReply): Problem | undefined },
+) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     // No hooks run for these requests, so the request id is set here.
     reply.header('x-request-id', request.id);
+    const refusal = rateLimit?.checkRouterRefusal(request, reply);
+    if (refusal) return sendProblem(request, reply, refusal, problemBaseUrl);
     const problem =
       error.code === 'FST_ERR_MAX_PARAM_LENGTH'
         ? new Problem('not-found', 'No resource lives at this path.')

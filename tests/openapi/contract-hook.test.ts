@@ -160,6 +160,24 @@ describe('the contract checker', () => {
     );
   });
 
+  it('checks headers referenced from components.headers (the rate limit headers) like inline ones', async () => {
+    const invalid = clientWith((document) => {
+      document.components.headers['X-RateLimit-Limit'].schema = { type: 'integer', maximum: 10 };
+    });
+    await expect(invalid.get(`/api/v1/sites/${siteId}`, { token })).rejects.toThrow(
+      /→ 200 \(getSite\): response header X-RateLimit-Limit: "1000000" does not match/,
+    );
+    const missing = clientWith((document) => {
+      document.components.headers['X-RateLimit-Missing'] = { required: true, schema: { type: 'integer' } };
+      document.paths['/api/v1/sites/{id}']!.get!.responses['404'].headers['X-RateLimit-Missing'] = {
+        $ref: '#/components/headers/X-RateLimit-Missing',
+      };
+    });
+    await expect(missing.get('/api/v1/sites/site_unknown', { token })).rejects.toThrow(
+      /→ 404 \(getSite\): the required response header X-RateLimit-Missing is missing/,
+    );
+  });
+
   it('catches a successful response of an operation the document lacks', async () => {
     const http = clientWith((document) => {
       delete document.paths['/api/v1/sites/{id}'];

@@ -150,6 +150,24 @@ describe('the client document', () => {
     }
   });
 
+  it('declares the x-ratelimit-* headers once and references them from every response of every operation', () => {
+    expect(Object.keys(doc.components.headers)).toEqual(
+      expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']),
+    );
+    for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) {
+      expect(doc.components.headers[name], name).toMatchObject({ required: true, schema: { type: 'integer' } });
+    }
+    for (const [method, path, op] of allOperations(doc)) {
+      for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+        for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) {
+          expect(response.headers?.[name], `${method} ${path} ${status} ${name}`).toEqual({
+            $ref: `#/components/headers/${name}`,
+          });
+        }
+      }
+    }
+  });
+
   it('documents the rules left open by SPEC in its descriptions', () => {
     const text: string = doc.info.description;
     for (const fragment of [

@@ -27,6 +27,7 @@ const ORDER = [
   'fuzz',
   'isolation',
   'import-kill',
+  'rate-limit',
 ];
 
 const figuresDir = mkdtempSync(path.join(os.tmpdir(), 'reliability-figures-'));

@@ -1,6 +1,7 @@
 /**
- * The typed client: openapi-fetch over the generated `paths`, with the transport (tokens, retry rules)
- * as its fetch. Resource helpers unwrap `{data}` and throw `ApiError` on a problem answer.
+ * The typed client: openapi-fetch over the generated `paths`, with the transport (tokens, retry rules,
+ * pacing by the rate-limit headers) as its fetch. Resource helpers unwrap `{data}` and throw `ApiError`
+ * on a problem answer.
  *
  * ```ts
  * const client = createClient({ baseUrl, clientId, clientSecret });
@@ -12,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import createFetchClient, { type Client } from 'openapi-fetch';
 import { ApiError, toProblem } from './errors.js';
 import type { paths } from './generated/api.js';
+import { RateLimitPacer } from './pacing.js';
 import { DEFAULT_RETRY, type RetryOptions, type Runtime, systemRuntime } from './retry.js';
 import { TokenSource, type TokenResponse } from './tokens.js';
 import { createTransport, type FetchLike, type RetryEvent } from './transport.js';
@@ -233,11 +235,14 @@ export interface SiteServicesClient {
 export function createClient(options: ClientOptions): SiteServicesClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const runtime: Runtime = { ...systemRuntime, ...options.runtime };
+  const retry = { ...DEFAULT_RETRY, ...options.retry };
   const settings = {
     fetch: options.fetch ?? ((request: Request) => fetch(request)),
     runtime,
-    retry: { ...DEFAULT_RETRY, ...options.retry },
+    retry,
     timeoutMs: options.timeoutMs ?? 30_000,
+    // One pacer for both transports: the token endpoint is counted by the same rate limit.
+    pacer: new RateLimitPacer(runtime, retry.maxRetryAfterMs),
     ...(options.onRetry ? { onRetry: options.onRetry } : {}),
   };
   const tokens = new TokenSource(baseUrl, options, createTransport(settings), runtime);
