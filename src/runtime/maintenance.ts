@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
-import { purgeExpiredIdempotencyKeys } from '../http/idempotency.js';
+import { purgeExpiredIdempotencyKeys } from '../db/idempotency-keys.js';
 import type { Clock } from '../lib/clock.js';
 import { purgeOrphanBlobs } from '../modules/files/database-store.js';
 

@@ -1,6 +1,6 @@
 /**
  * The idempotent create's race with a request that commits the same key after this one looked it up
- * (src/http/idempotency.ts: lock and lookup are one statement, and so is all of `createRow`).
+ * (src/http/idempotency.ts: lock and lookup are one statement, and so is all of a single-row `createResource`).
  * PostgreSQL only: the racing request commits on a second connection while the first transaction is
  * open, which PGlite's one connection cannot do.
  */
@@ -9,7 +9,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { AppDatabase } from '../../src/db/database.js';
 import { jsonb } from '../../src/db/json.js';
-import { createIdempotently, type CreatedResource, createRow } from '../../src/http/idempotency.js';
+import type { ResourceObject } from '../../src/http/envelope.js';
+import { createResource } from '../../src/http/idempotency.js';
 import { siteCreation } from '../../src/modules/sites/service.js';
 import { createTenant } from '../../src/modules/tenants/service.js';
 import { Problem } from '../../src/http/problem.js';
@@ -51,18 +52,24 @@ describe.skipIf(!databaseUrl)('an Idempotency-Key committed by a racing request 
       .execute();
   }
 
-  function run(tenantId: string, create: (call: number) => Promise<CreatedResource>) {
+  function run(tenantId: string, create: (call: number) => Promise<ResourceObject<unknown>>) {
     let calls = 0;
-    const outcome = createIdempotently(
+    const outcome = createResource(
       database.db,
       systemClock,
-      { tenantId, resourceType: 'race-test', key: 'k-1', payload, stillAccessible: async () => true },
+      { auth: { tenantId }, headers: { 'idempotency-key': 'k-1' }, body: payload },
+      { resourceType: 'race-test', exists: async () => true },
       async () => create(++calls),
     );
     return { outcome, calls: () => calls };
   }
 
-  const mine: CreatedResource = { id: 'res_mine', status: 201, body: { data: { id: 'res_mine' } }, etag: '"1"' };
+  const mine = {
+    id: 'res_mine',
+    type: 'race-test',
+    attributes: {},
+    meta: { version: 1, etag: '"1"' },
+  } as ResourceObject<unknown>;
 
   it('is found by the key insert: the transaction rolls back and the request replays the racer', async () => {
     const tenantId = `tnt_${randomUUID()}`;
@@ -112,100 +119,103 @@ describe.skipIf(!databaseUrl)('an Idempotency-Key committed by a racing request 
 });
 
 /**
- * `createRow`'s one statement racing a request that holds no lock any more: its site and key are written
+ * A single-row `createResource`'s one statement racing a request that holds no lock any more: its site and key are written
  * but not yet committed when the statement takes its snapshot, and commit while the statement waits on
  * them (the unique index makes it wait). Both outcomes of that race go to the general path.
  */
-describe.skipIf(!databaseUrl)('createRow racing a request that commits the same key during its one statement', () => {
-  let database: AppDatabase;
-  let racer: pg.Client;
+describe.skipIf(!databaseUrl)(
+  'a single-row create racing a request that commits the same key during its one statement',
+  () => {
+    let database: AppDatabase;
+    let racer: pg.Client;
 
-  beforeAll(async () => {
-    database = await openTestDatabase();
-    racer = new pg.Client({ connectionString: databaseUrl });
-    await racer.connect();
-  });
+    beforeAll(async () => {
+      database = await openTestDatabase();
+      racer = new pg.Client({ connectionString: databaseUrl });
+      await racer.connect();
+    });
 
-  afterAll(async () => {
-    await racer?.end();
-    await database?.close();
-  });
+    afterAll(async () => {
+      await racer?.end();
+      await database?.close();
+    });
 
-  /** The request hash of a flat body (canonical JSON: members sorted). */
-  const hashOf = (payload: object) =>
-    createHash('sha256')
-      .update(JSON.stringify(Object.fromEntries(Object.entries(payload).sort())))
-      .digest('hex');
-  const siteInput = (siteCode: string) => ({
-    name: 'Store',
-    siteCode,
-    addressLine1: '1 Main Street',
-    city: 'Springfield',
-    stateRegion: 'IL',
-    postalCode: '62701',
-    country: 'US',
-  });
+    /** The request hash of a flat body (canonical JSON: members sorted). */
+    const hashOf = (payload: object) =>
+      createHash('sha256')
+        .update(JSON.stringify(Object.fromEntries(Object.entries(payload).sort())))
+        .digest('hex');
+    const siteInput = (siteCode: string) => ({
+      name: 'Store',
+      siteCode,
+      addressLine1: '1 Main Street',
+      city: 'Springfield',
+      stateRegion: 'IL',
+      postalCode: '62701',
+      country: 'US',
+    });
 
-  /** Starts the racer's transaction: its site and its completed key, uncommitted. */
-  async function racerWrites(tenantId: string, key: string, body: ReturnType<typeof siteInput>): Promise<string> {
-    const { row } = siteCreation(tenantId, body, new Date());
-    await racer.query('begin');
-    await racer.query(
-      `insert into sites (id, tenant_id, site_code, name, address_line1, city, state_region, postal_code, country, status, created_at, updated_at)
+    /** Starts the racer's transaction: its site and its completed key, uncommitted. */
+    async function racerWrites(tenantId: string, key: string, body: ReturnType<typeof siteInput>): Promise<string> {
+      const { row } = siteCreation(tenantId, body, new Date()).insert;
+      await racer.query('begin');
+      await racer.query(
+        `insert into sites (id, tenant_id, site_code, name, address_line1, city, state_region, postal_code, country, status, created_at, updated_at)
       values ($1, $2, $3, 'Store', '1 Main Street', 'Springfield', 'IL', '62701', 'US', 'Active', now(), now())`,
-      [row.id, tenantId, body.siteCode],
-    );
-    await racer.query(
-      `insert into idempotency_keys (tenant_id, resource_type, key, request_hash, resource_id, response_status, response_body, response_etag, completed_at, expires_at)
-      values ($1, 'sites', $2, $3, $4, 201, $5, '"1"', now(), now() + interval '1 hour')`,
-      [tenantId, key, hashOf(body), row.id, JSON.stringify({ data: { id: row.id } })],
-    );
-    return row.id as string;
-  }
-
-  /** Commits the racer once the create is waiting on its rows. */
-  async function commitWhenBlocked(): Promise<void> {
-    for (let waited = 0; waited < 5_000; waited += 20) {
-      const { rows } = await racer.query(
-        `select count(*)::int as waiting from pg_locks where not granted and pid <> pg_backend_pid()`,
+        [row.id, tenantId, body.siteCode],
       );
-      if (rows[0].waiting > 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await racer.query(
+        `insert into idempotency_keys (tenant_id, resource_type, key, request_hash, resource_id, response_status, response_body, response_etag, completed_at, expires_at)
+      values ($1, 'sites', $2, $3, $4, 201, $5, '"1"', now(), now() + interval '1 hour')`,
+        [tenantId, key, hashOf(body), row.id, JSON.stringify({ data: { id: row.id } })],
+      );
+      return row.id as string;
     }
-    await racer.query('commit');
-  }
 
-  function attempt(tenantId: string, key: string, body: ReturnType<typeof siteInput>) {
-    const request = { auth: { tenantId }, headers: { 'idempotency-key': key }, body };
-    return createRow(
-      database.db,
-      systemClock,
-      request,
-      { resourceType: 'sites', exists: async () => true },
-      siteCreation(tenantId, body, new Date()),
-    );
-  }
+    /** Commits the racer once the create is waiting on its rows. */
+    async function commitWhenBlocked(): Promise<void> {
+      for (let waited = 0; waited < 5_000; waited += 20) {
+        const { rows } = await racer.query(
+          `select count(*)::int as waiting from pg_locks where not granted and pid <> pg_backend_pid()`,
+        );
+        if (rows[0].waiting > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await racer.query('commit');
+    }
 
-  it('the same body: the insert finds the racer’s site, the key is committed, and the request replays it', async () => {
-    const { tenantId } = await createTenant(database.db, { name: 'race' }, new Date());
-    const body = siteInput(`RACE-${randomUUID()}`);
-    const racerId = await racerWrites(tenantId, 'k-same', body);
-    const outcome = attempt(tenantId, 'k-same', body);
-    await commitWhenBlocked();
-    await expect(outcome).resolves.toMatchObject({ id: racerId, replayed: true });
-  });
+    function attempt(tenantId: string, key: string, body: ReturnType<typeof siteInput>) {
+      const request = { auth: { tenantId }, headers: { 'idempotency-key': key }, body };
+      return createResource(
+        database.db,
+        systemClock,
+        request,
+        { resourceType: 'sites', exists: async () => true },
+        siteCreation(tenantId, body, new Date()),
+      );
+    }
 
-  it('another body: the key’s primary key refuses the snapshot, nothing is created, and the answer is a conflict', async () => {
-    const { tenantId } = await createTenant(database.db, { name: 'race' }, new Date());
-    await racerWrites(tenantId, 'k-other', siteInput(`RACE-${randomUUID()}`));
-    const mine = siteInput(`MINE-${randomUUID()}`);
-    const outcome = attempt(tenantId, 'k-other', mine);
-    await commitWhenBlocked();
-    await expect(outcome).rejects.toMatchObject({ slug: 'idempotency-conflict' });
-    const { rows } = await racer.query('select count(*)::int as n from sites where tenant_id = $1 and site_code = $2', [
-      tenantId,
-      mine.siteCode,
-    ]);
-    expect(rows[0].n).toBe(0);
-  });
-});
+    it('the same body: the insert finds the racer’s site, the key is committed, and the request replays it', async () => {
+      const { tenantId } = await createTenant(database.db, { name: 'race' }, new Date());
+      const body = siteInput(`RACE-${randomUUID()}`);
+      const racerId = await racerWrites(tenantId, 'k-same', body);
+      const outcome = attempt(tenantId, 'k-same', body);
+      await commitWhenBlocked();
+      await expect(outcome).resolves.toMatchObject({ id: racerId, replayed: true });
+    });
+
+    it('another body: the key’s primary key refuses the snapshot, nothing is created, and the answer is a conflict', async () => {
+      const { tenantId } = await createTenant(database.db, { name: 'race' }, new Date());
+      await racerWrites(tenantId, 'k-other', siteInput(`RACE-${randomUUID()}`));
+      const mine = siteInput(`MINE-${randomUUID()}`);
+      const outcome = attempt(tenantId, 'k-other', mine);
+      await commitWhenBlocked();
+      await expect(outcome).rejects.toMatchObject({ slug: 'idempotency-conflict' });
+      const { rows } = await racer.query(
+        'select count(*)::int as n from sites where tenant_id = $1 and site_code = $2',
+        [tenantId, mine.siteCode],
+      );
+      expect(rows[0].n).toBe(0);
+    });
+  },
+);

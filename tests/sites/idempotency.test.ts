@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIdempotently, REPLAY_WINDOW_MS } from '../../src/http/idempotency.js';
+import type { ResourceObject } from '../../src/http/envelope.js';
+import { createResource, REPLAY_WINDOW_MS } from '../../src/http/idempotency.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { Maintenance } from '../../src/runtime/maintenance.js';
@@ -97,17 +98,18 @@ describe('Idempotency-Key on POST /api/v1/sites', () => {
     const { token, tenantId } = await tenantWithToken(t);
     const body = siteBody();
     const site = await create(token, body, 'shared-across-types');
-    const outcome = await createIdempotently(
+    const outcome = await createResource(
       t.database.db,
       clock,
-      {
-        tenantId,
-        resourceType: 'site-visits',
-        key: 'shared-across-types',
-        payload: { other: 'payload' },
-        stillAccessible: async () => true,
-      },
-      async () => ({ id: 'visit_test', status: 201, body: { data: { id: 'visit_test' } }, etag: '"1"' }),
+      { auth: { tenantId }, headers: { 'idempotency-key': 'shared-across-types' }, body: { other: 'payload' } },
+      { resourceType: 'site-visits', exists: async () => true },
+      async () =>
+        ({
+          id: 'visit_test',
+          type: 'site-visits',
+          attributes: {},
+          meta: { version: 1, etag: '"1"' },
+        }) as ResourceObject<unknown>,
     );
     expect(outcome).toMatchObject({ replayed: false, id: 'visit_test' });
     expectReplayOf(await create(token, body, 'shared-across-types'), site);

@@ -1,8 +1,4 @@
-/** Client credential pairs: a client_id and the scrypt hash of its secret, owned by one tenant. */
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { Executor } from '../../db/executor.js';
 
 export interface CredentialRecord {
   clientId: string;

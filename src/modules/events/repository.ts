@@ -1,9 +1,6 @@
-/** Stored events. */
-import type { Kysely, Transaction } from 'kysely';
 import { jsonb } from '../../db/json.js';
-import type { Database, EventRow } from '../../db/schema.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { EventRow } from '../../db/schema.js';
+import type { Executor } from '../../db/executor.js';
 
 export async function insertEvent(
   tx: Executor,

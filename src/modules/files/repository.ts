@@ -1,8 +1,7 @@
 /** File versions: which blob holds each version of an owner's file. Every function takes the tenant. */
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database, FileVersionRow } from '../../db/schema.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { Executor } from '../../db/executor.js';
 
 /**
  * Adds the owner's next version. Callers hold the owner's row lock, so two uploads to one owner are

@@ -1,8 +1,7 @@
 /** Messages in the database. Every function takes the tenant: another tenant's message is simply not found. */
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database, MessageRow, MessageUpdate, NewMessage } from '../../db/schema.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { Executor } from '../../db/executor.js';
 
 export async function insertMessage(tx: Transaction<Database>, message: NewMessage): Promise<MessageRow> {
   return tx.insertInto('messages').values(message).returningAll().executeTakeFirstOrThrow();

@@ -1,8 +1,5 @@
-/** Projects and items of a tenant. Ids are stored as text with a flag saying whether they were integers. */
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, ItemRow, ProjectRow } from '../../db/schema.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { ItemRow, ProjectRow } from '../../db/schema.js';
+import type { Executor } from '../../db/executor.js';
 
 export async function insertProject(
   tx: Executor,

@@ -1,8 +1,5 @@
-/** Site assets, always read through their tenant. */
-import type { Kysely, Transaction } from 'kysely';
-import type { Database, SiteAssetRow } from '../../db/schema.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { SiteAssetRow } from '../../db/schema.js';
+import type { Executor } from '../../db/executor.js';
 
 export async function insertSiteAsset(
   tx: Executor,

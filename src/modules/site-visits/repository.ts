@@ -1,9 +1,8 @@
 /** Site visits and their asset assignments. Every function takes the tenant: another tenant's visit is not found. */
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database, NewSiteVisit, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
 import { newIntegerId } from '../../lib/ids.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { Executor } from '../../db/executor.js';
 
 /** A visit with what its representation needs from the rows it refers to. */
 export interface VisitRecord extends SiteVisitRow {

@@ -2,9 +2,22 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { BatchedLookup } from '../../db/batched-lookup.js';
 import { prepared } from '../../db/prepared-statements.js';
+import type { Executor } from '../../db/executor.js';
 import type { Database, SiteRow, SiteUpdate } from '../../db/schema.js';
+import { insertSingleRow, type SingleRowInsert } from '../../db/single-row-insert.js';
 
-type Executor = Kysely<Database> | Transaction<Database>;
+/** The unique constraint a second site with the same siteCode of the tenant runs into. */
+export const SITE_CODE_CONSTRAINT = 'sites_tenant_site_code';
+
+/** The insert of a new site, every column set (the idempotent create runs it in one statement with its key). */
+export function siteInsert(row: Omit<SiteRow, 'seq'>): SingleRowInsert {
+  return { table: 'sites', row, uniqueConstraint: SITE_CODE_CONSTRAINT };
+}
+
+/** Inserts the site; false when the tenant has a site with its siteCode already. */
+export function insertSite(db: Executor, row: Omit<SiteRow, 'seq'>): Promise<boolean> {
+  return insertSingleRow(db, siteInsert(row));
+}
 
 /** Every column, named: the prepared statements below keep their result type when a migration adds a column. */
 const SITE_COLUMNS = [

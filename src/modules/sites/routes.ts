@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
 import { sendResource } from '../../http/envelope.js';
-import { createRow, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
+import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
 import { listMeta } from '../../http/pagination.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
@@ -56,7 +56,7 @@ export function registerSiteRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) => {
       const creation = sites.siteCreation(request.auth.tenantId, request.body, clock.now());
-      const outcome = await createRow(
+      const outcome = await createResource(
         db,
         clock,
         request,

@@ -4,7 +4,7 @@ import type { Database, SiteRow, SiteUpdate } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
-import { insertSingleRow, type SingleRowCreate } from '../../http/idempotency.js';
+import type { SingleRowCreate } from '../../http/idempotency.js';
 import { type CursorCodec, type Page, readPage } from '../../http/pagination.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
@@ -12,7 +12,6 @@ import * as repository from './repository.js';
 import type { SiteAttributesValue, SiteCreate, SiteListQueryValue, SitePatch } from './schemas.js';
 
 export const SITE_TYPE = 'sites';
-const SITE_CODE_CONSTRAINT = 'sites_tenant_site_code';
 
 /** API field → column, for every writable field. */
 const COLUMNS = {
@@ -97,17 +96,20 @@ function newSiteRow(tenantId: string, input: SiteCreate, now: Date): Omit<SiteRo
 export function siteCreation(tenantId: string, input: SiteCreate, now: Date): SingleRowCreate {
   const row = newSiteRow(tenantId, input, now);
   return {
-    table: 'sites',
-    row,
-    uniqueConstraint: SITE_CODE_CONSTRAINT,
+    insert: repository.siteInsert(row),
     duplicate: () => duplicateSiteCode(input.siteCode),
     resource: toSiteResource(row),
   };
 }
 
-/** Creates a site without an Idempotency-Key (the sandbox's demo data; the API goes through `createRow`). */
-export function createSite(tx: Transaction<Database>, tenantId: string, input: SiteCreate, now: Date): Promise<void> {
-  return insertSingleRow(tx, siteCreation(tenantId, input, now));
+/** Creates a site without an Idempotency-Key (the sandbox's demo data; the API goes through `createResource`). */
+export async function createSite(
+  tx: Transaction<Database>,
+  tenantId: string,
+  input: SiteCreate,
+  now: Date,
+): Promise<void> {
+  if (!(await repository.insertSite(tx, newSiteRow(tenantId, input, now)))) throw duplicateSiteCode(input.siteCode);
 }
 
 /** The tenant's site (404 otherwise); outside a transaction the read joins the turn's batch (`readSite`). */
@@ -163,7 +165,7 @@ export async function patchSite(
   try {
     return await repository.updateSite(tx, tenantId, id, { ...changes, updated_at: now });
   } catch (error) {
-    if (isUniqueViolation(error, SITE_CODE_CONSTRAINT)) throw duplicateSiteCode(String(changes.site_code));
+    if (isUniqueViolation(error, repository.SITE_CODE_CONSTRAINT)) throw duplicateSiteCode(String(changes.site_code));
     throw error;
   }
 }

@@ -1,8 +1,8 @@
 /** Tenants: the client companies, with their scopes and feature flags. */
-import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
-import type { Database, TenantsTable } from '../../db/schema.js';
+import type { Selectable, Updateable } from 'kysely';
+import type { TenantsTable } from '../../db/schema.js';
+import type { Executor } from '../../db/executor.js';
 
-type Executor = Kysely<Database> | Transaction<Database>;
 export type TenantRow = Selectable<TenantsTable>;
 
 export async function insertTenant(

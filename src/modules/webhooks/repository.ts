@@ -22,8 +22,7 @@ import type {
   WebhookSubscriptionsTable,
 } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { Executor } from '../../db/executor.js';
 
 /** The channel on which committed work wakes the delivery workers (LISTEN/NOTIFY). */
 export const DELIVERY_CHANNEL = 'webhook_deliveries';
