@@ -1350,7 +1350,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry: the same key and body within 24 hours replay the original response. */
+                /** @description 1 to 255 visible ASCII characters; the same key and body within 24 hours replay the original response */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2967,7 +2967,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry: the same key and body within 24 hours replay the original response. */
+                /** @description 1 to 255 visible ASCII characters; the same key and body within 24 hours replay the original response */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -4588,7 +4588,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry: the same key and body within 24 hours replay the original response. */
+                /** @description 1 to 255 visible ASCII characters; the same key and body within 24 hours replay the original response */
                 "Idempotency-Key"?: string;
             };
             path?: never;

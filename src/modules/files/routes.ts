@@ -1,0 +1,93 @@
+/**
+ * The download and upload routes of a resource's versioned file (a visit's return label, a message's
+ * attachment): one registration, described by the owning module.
+ */
+import type { TSchema } from 'typebox';
+import type { AppContext } from '../../app-context.js';
+import type { FileVersionRow } from '../../db/schema.js';
+import { BinaryFile, BinaryResponse, MultipartBody } from '../../http/media.js';
+import { IdParams, problemResponses } from '../../http/schemas.js';
+import type { Api } from '../../http/types.js';
+import { DownloadHeaders } from './schemas.js';
+import { acceptUpload, type FileOwner, sendLatestFile } from './service.js';
+import { registerUploadScope } from './upload-scope.js';
+
+export interface FileRoutes {
+  /** The file's path below its resource, e.g. `/api/v1/site-visits/:id/return-label`. */
+  path: string;
+  tags: string[];
+  owner: FileOwner;
+  /** The owner resource's scopes: reading the file needs the first, uploading the second. */
+  scopes: { read: string; write: string };
+  /** The types a version can have (the content decides). */
+  mediaTypes: readonly string[];
+  download: { operationId: string; summary: string; description: string; response: string };
+  upload: {
+    operationId: string;
+    summary: string;
+    description: string;
+    /** What the `file` part must be. */
+    file: string;
+    /** The 415 answer's condition. */
+    unsupported: string;
+    response: TSchema;
+    /** The 201 body, from the owner's id and every version after the upload. */
+    body: (ownerId: string, versions: FileVersionRow[]) => unknown;
+  };
+}
+
+export async function registerFileRoutes(app: Api, ctx: AppContext, routes: FileRoutes): Promise<void> {
+  const deps = { db: ctx.db, files: ctx.files, clock: ctx.clock };
+  const { owner, download, upload } = routes;
+
+  app.get(
+    routes.path,
+    {
+      config: { scope: routes.scopes.read },
+      schema: {
+        operationId: download.operationId,
+        summary: download.summary,
+        description: download.description,
+        tags: routes.tags,
+        params: IdParams,
+        response: {
+          200: BinaryResponse([...routes.mediaTypes], download.response, DownloadHeaders),
+          ...problemResponses([401, 403, 404, 429]),
+        },
+      },
+    },
+    async (request, reply) => sendLatestFile(deps, request, reply, owner, request.params.id),
+  );
+
+  await registerUploadScope(app, (scope) => {
+    scope.post(
+      routes.path,
+      {
+        config: { scope: routes.scopes.write },
+        schema: {
+          operationId: upload.operationId,
+          summary: upload.summary,
+          description: upload.description,
+          tags: routes.tags,
+          params: IdParams,
+          body: MultipartBody(
+            { file: BinaryFile({ description: upload.file }) },
+            { encoding: { file: routes.mediaTypes.join(', ') } },
+          ),
+          response: {
+            201: upload.response,
+            ...problemResponses([401, 403, 404, 413, 415, 422, 429], {
+              413: 'The file is larger than 10 MiB (10,485,760 bytes).',
+              415: upload.unsupported,
+              422: 'No file in the field "file", an empty file, more than one part, or a malformed multipart body.',
+            }),
+          },
+        },
+      },
+      async (request, reply) => {
+        const versions = await acceptUpload(deps, request, owner, request.params.id);
+        return reply.code(201).send(upload.body(request.params.id, versions));
+      },
+    );
+  });
+}
