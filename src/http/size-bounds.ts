@@ -101,25 +101,33 @@ function compileObject(schema: SchemaNode): Check | undefined {
 
   return (data, path, errors) => {
     if (!isRecord(data)) return;
-    const names = Object.keys(data);
+    // Enumerating a huge object's members costs about as much as parsing it: only when a bound needs it.
+    const names = max !== undefined || closed || others || patternChecks ? Object.keys(data) : [];
     if (max !== undefined && names.length > max) {
       errors.push(sizeError('maxProperties', path, schema, { limit: max }));
       return;
     }
-    const unknown = closed || others || patternChecks ? names.filter((name) => !known.has(name)) : [];
     if (closed) {
-      const refused = unknown.filter((name) => !patterns.some(([pattern]) => pattern.test(name)));
-      // A few unknown members are reported by Ajv with everything else; a flood of them is named up to the
-      // problem's cap, and counted beyond it.
-      if (refused.length > MAX_FIELD_ERRORS) {
-        for (const name of refused.slice(0, MAX_FIELD_ERRORS))
+      // A few unknown members are reported by Ajv with everything else; a flood of them is named up to
+      // the problem's cap and counted beyond it. One pass, keeping no more names than are reported.
+      const named: string[] = [];
+      let refused = 0;
+      for (const name of names) {
+        if (known.has(name) || patterns.some(([pattern]) => pattern.test(name))) continue;
+        refused += 1;
+        if (named.length < MAX_FIELD_ERRORS) named.push(name);
+      }
+      if (refused > MAX_FIELD_ERRORS) {
+        for (const name of named)
           errors.push(sizeError('additionalProperties', path, schema, { additionalProperty: name }));
-        errors.push(sizeError(OMITTED_KEYWORD, path, schema, { count: refused.length - MAX_FIELD_ERRORS }));
+        errors.push(sizeError(OMITTED_KEYWORD, path, schema, { count: refused - MAX_FIELD_ERRORS }));
         return;
       }
     }
     for (const [name, check] of members) if (Object.hasOwn(data, name)) check(data[name], pointer(path, name), errors);
-    for (const name of unknown) {
+    if (!others && !patternChecks) return;
+    for (const name of names) {
+      if (known.has(name)) continue;
       const matching = patterns.filter(([pattern]) => pattern.test(name));
       for (const [, check] of matching) check?.(data[name], pointer(path, name), errors);
       if (matching.length === 0) others?.(data[name], pointer(path, name), errors);
