@@ -174,8 +174,9 @@ export function validationProblem(errors: FieldErrors, detail?: string, omitted 
     for (const text of errors[field] ?? []) if (!list.includes(text)) list.push(text);
   }
   const more = Math.max(0, all.length - MAX_FIELD_ERRORS) + omitted;
+  // Counted before cutting names: two long names may share their first characters.
+  const total = Math.min(all.length, MAX_FIELD_ERRORS) + more;
   const fields = Object.keys(named);
-  const total = fields.length + more;
   const listed = fields.slice(0, DETAIL_FIELDS).join(', ');
   const unlisted = total - Math.min(fields.length, DETAIL_FIELDS);
   return new Problem(

@@ -1,7 +1,8 @@
 /**
  * Request validation. Bodies are validated strictly (no coercion, no stripping of unknown members,
- * every error reported); path, query and headers are coerced from their string form. Ajv errors are
- * turned into the `errors` map of a 422 validation-error problem, keyed by the field's name.
+ * every error reported, unless a list or map is over its size bound: then that alone, see size-bounds.ts);
+ * path, query and headers are coerced from their string form. Ajv errors are turned into the `errors` map
+ * of a 422 validation-error problem, keyed by the field's name.
  */
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
