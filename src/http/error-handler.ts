@@ -8,8 +8,8 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseTimeout } from '../db/errors.js';
-import { fieldErrorsFromAjv } from './validation.js';
-import { Problem, problemBody, validationProblem } from './problem.js';
+import { validationProblemFromAjv } from './validation.js';
+import { Problem, problemBody } from './problem.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -58,7 +58,7 @@ export function toProblem(error: FastifyError & { code?: string }): Problem | un
   if (error instanceof Problem) return error;
   if (error.validation) {
     const root = error.validationContext === 'body' ? 'body' : (error.validationContext ?? 'request');
-    return validationProblem(fieldErrorsFromAjv(error.validation as never, root));
+    return validationProblemFromAjv(error.validation as never, root);
   }
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

@@ -152,13 +152,42 @@ export class Problem extends Error {
   }
 }
 
-export function validationProblem(errors: FieldErrors, detail?: string): Problem {
-  const fields = Object.keys(errors);
+/**
+ * The most fields a validation problem names. Past it the problem counts the others (`errorsOmitted`)
+ * instead of naming them, so that its size never grows with the body: no honest request has this many
+ * failing fields, and every request with fewer gets each one named.
+ */
+export const MAX_FIELD_ERRORS = 50;
+/** The most fields `detail` names; `errors` has them all (up to MAX_FIELD_ERRORS). */
+const DETAIL_FIELDS = 10;
+/** The longest field name repeated: names of unknown members come from the request and may be huge. */
+export const MAX_FIELD_NAME = 100;
+
+const shortName = (field: string) => (field.length > MAX_FIELD_NAME ? `${field.slice(0, MAX_FIELD_NAME)}…` : field);
+
+/** `omitted`: failing fields found beyond those in `errors` (counted, not named, by the size check). */
+export function validationProblem(errors: FieldErrors, detail?: string, omitted = 0): Problem {
+  const all = Object.keys(errors);
+  const named: FieldErrors = Object.create(null) as FieldErrors;
+  for (const field of all.slice(0, MAX_FIELD_ERRORS)) {
+    const list = (named[shortName(field)] ??= []);
+    for (const text of errors[field] ?? []) if (!list.includes(text)) list.push(text);
+  }
+  const more = Math.max(0, all.length - MAX_FIELD_ERRORS) + omitted;
+  // Counted before cutting names: two long names may share their first characters.
+  const total = Math.min(all.length, MAX_FIELD_ERRORS) + more;
+  const fields = Object.keys(named);
+  const listed = fields.slice(0, DETAIL_FIELDS).join(', ');
+  const unlisted = total - Math.min(fields.length, DETAIL_FIELDS);
   return new Problem(
     'validation-error',
     detail ??
-      `The request has ${fields.length === 1 ? 'an invalid field' : `${fields.length} invalid fields`}: ${fields.join(', ')}.`,
-    { errors },
+      (total === 1
+        ? `The request has an invalid field: ${listed}.`
+        : unlisted === 0
+          ? `The request has ${total} invalid fields: ${listed}.`
+          : `The request has ${total} invalid fields: ${listed} and ${unlisted} more${more > 0 ? `; errors names the first ${fields.length}` : ', named in errors'}.`),
+    { errors: named, extensions: more > 0 ? { errorsOmitted: more } : {} },
   );
 }
 

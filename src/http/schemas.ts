@@ -1,6 +1,6 @@
 /** Schema pieces shared by every route: problem responses, nullable types, bounded strings, path ids. */
 import { type TNull, type TSchema, type TUnion, type TUnsafe, Type } from 'typebox';
-import { PROBLEM_TYPES } from './problem.js';
+import { MAX_FIELD_ERRORS, MAX_FIELD_NAME, PROBLEM_TYPES } from './problem.js';
 
 /**
  * `type: [T, "null"]`: a value of T or null, written as OpenAPI 3.1 (JSON Schema 2020-12) writes it
@@ -53,6 +53,13 @@ export const IdParams = Type.Object(
   { additionalProperties: false },
 );
 
+/** Present when more fields failed than `errors` names (a body over a size bound, a flood of unknown members). */
+const ErrorsOmitted = () =>
+  Type.Integer({
+    minimum: 1,
+    description: `How many more fields failed than errors names (it names at most ${MAX_FIELD_ERRORS}); absent when it names them all.`,
+  });
+
 /** The component names of the problem shapes (typebox 1 keeps `$id` out of a schema's static type). */
 export const PROBLEM_ID = 'Problem';
 export const VALIDATION_PROBLEM_ID = 'ValidationProblem';
@@ -68,9 +75,10 @@ export const ProblemSchema = Type.Object(
     detail: Type.String(),
     errors: Type.Optional(
       Type.Record(Type.String(), Type.Array(Type.String()), {
-        description: 'On validation failures: each failing field (or query parameter or header) with its messages.',
+        description: `On validation failures: each failing field (or query parameter or header) with its messages; at most ${MAX_FIELD_ERRORS}.`,
       }),
     ),
+    errorsOmitted: Type.Optional(ErrorsOmitted()),
   },
   { $id: PROBLEM_ID, title: 'Problem details (RFC 9457)', additionalProperties: true },
 );
@@ -87,8 +95,7 @@ export const ValidationProblemSchema = Type.Object(
     status: Type.Literal(422),
     detail: Type.String(),
     errors: Type.Record(Type.String(), Type.Array(Type.String(), { minItems: 1 }), {
-      description:
-        'Each failing field with its messages. Body members by name (nested ones dotted, array entries as name[0]); query parameters and headers as sent, e.g. page[size], Idempotency-Key; a body that is not a JSON object as body.',
+      description: `Each failing field with its messages, at most ${MAX_FIELD_ERRORS} (errorsOmitted counts the others). Body members by name (nested ones dotted, array entries as name[0]); query parameters and headers as sent, e.g. page[size], Idempotency-Key; a body that is not a JSON object as body. A name longer than ${MAX_FIELD_NAME} characters (an unknown member's) is cut there and ends in an ellipsis.`,
       examples: [
         {
           siteCode: ['is required'],
@@ -97,6 +104,7 @@ export const ValidationProblemSchema = Type.Object(
         },
       ],
     }),
+    errorsOmitted: Type.Optional(ErrorsOmitted()),
   },
   { $id: VALIDATION_PROBLEM_ID, title: 'Validation problem (422)', additionalProperties: true },
 );

@@ -1,12 +1,14 @@
 /**
  * Request validation. Bodies are validated strictly (no coercion, no stripping of unknown members,
- * every error reported); path, query and headers are coerced from their string form. Ajv errors are
- * turned into the `errors` map of a 422 validation-error problem, keyed by the field's name.
+ * every error reported, unless a list or map is over its size bound: then that alone, see size-bounds.ts);
+ * path, query and headers are coerced from their string form. Ajv errors are turned into the `errors` map
+ * of a 422 validation-error problem, keyed by the field's name.
  */
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import type { FieldErrors } from './problem.js';
+import { type FieldErrors, type Problem, validationProblem } from './problem.js';
+import { compileSizeCheck, OMITTED_KEYWORD } from './size-bounds.js';
 
 /** Fields that responses carry but no request may write; naming them in a body says so plainly. */
 const READ_ONLY_FIELDS = new Set([
@@ -91,17 +93,36 @@ function refusingNul(validate: ValidateFunction): ValidateFunction {
   return guarded;
 }
 
+/**
+ * The size check first (size-bounds.ts): a body with a list or map over its bound is refused with those
+ * errors alone, so that Ajv never walks its items one by one.
+ */
+function sizeCheckedFirst(schema: object, validate: ValidateFunction): ValidateFunction {
+  const sizeErrors = compileSizeCheck(schema);
+  const guarded = ((data: unknown) => {
+    const errors = sizeErrors(data);
+    if (errors) {
+      guarded.errors = errors;
+      return false;
+    }
+    const valid = validate(data);
+    guarded.errors = validate.errors;
+    return valid;
+  }) as ValidateFunction;
+  return guarded;
+}
+
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart, contentType }) => {
   // A multipart body (media.ts MultipartBody) is read from the stream by its handler, which checks the
   // parts; its schema documents the contract.
   if (httpPart === 'body' && contentType?.startsWith('multipart/')) return acceptStreamedBody;
-  const ajv = httpPart === 'body' ? bodyAjv : parameterAjv;
-  return refusingNul(ajv.compile(schema as object) as ValidateFunction);
+  if (httpPart === 'body') return compileBodyValidator(schema as object);
+  return refusingNul(parameterAjv.compile(schema as object) as ValidateFunction);
 };
 
 /** Compiles a schema with the strict body rules, for validating data outside of a route (uploads, workflow). */
 export function compileBodyValidator(schema: object): ValidateFunction {
-  return refusingNul(bodyAjv.compile(schema));
+  return sizeCheckedFirst(schema, refusingNul(bodyAjv.compile(schema)));
 }
 
 function fieldName(instancePath: string, child?: string, rootName = 'body'): string {
@@ -176,6 +197,8 @@ function message(error: ErrorObject): string {
       return params.limit === 1 ? 'must not be empty' : `must have at least ${params.limit} entries`;
     case 'maxItems':
       return `must have at most ${params.limit} entries`;
+    case 'maxProperties':
+      return `must have at most ${params.limit} members`;
     case 'uniqueItems':
       return 'must not contain duplicates';
     case 'format':
@@ -222,6 +245,7 @@ export function fieldErrorsFromAjv(errors: readonly ErrorObject[], rootName = 'b
   };
   for (const error of relevant) {
     const params = error.params as Record<string, unknown>;
+    if (error.keyword === OMITTED_KEYWORD) continue;
     if (error.keyword === 'required') {
       add(fieldName(error.instancePath, String(params.missingProperty), rootName), 'is required');
     } else if (error.keyword === 'discriminator') {
@@ -250,4 +274,16 @@ export function fieldErrorsFromAjv(errors: readonly ErrorObject[], rootName = 'b
     }
   }
   return result;
+}
+
+/**
+ * The 422 problem for Ajv's errors (and the size check's): the fields named, and the count of those a
+ * flood of unknown members left unnamed (size-bounds.ts), so that the problem says how many more failed.
+ */
+export function validationProblemFromAjv(errors: readonly ErrorObject[], rootName = 'body'): Problem {
+  const omitted = errors.reduce(
+    (count, error) => count + (error.keyword === OMITTED_KEYWORD ? Number(error.params.count) : 0),
+    0,
+  );
+  return validationProblem(fieldErrorsFromAjv(errors, rootName), undefined, omitted);
 }

@@ -28,6 +28,7 @@ const ORDER = [
   'isolation',
   'import-kill',
   'rate-limit',
+  'validation-flood',
 ];
 
 const figuresDir = mkdtempSync(path.join(os.tmpdir(), 'reliability-figures-'));

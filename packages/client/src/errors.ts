@@ -10,6 +10,8 @@ export interface ProblemDetails {
   status: number;
   detail: string;
   errors?: Record<string, string[]>;
+  /** On a 422 naming only the first 50 failing fields: how many more failed. */
+  errorsOmitted?: number;
   [member: string]: unknown;
 }
 

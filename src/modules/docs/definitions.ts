@@ -84,6 +84,8 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
   message \`messageThread\` 20,000);
   a longer value is 422 naming the field. \`Idempotency-Key\` is 1 to 255 visible ASCII characters;
   \`If-Match\` at most 256 characters.
+- **List limits:** every list in a request body has a maximum size, stated as \`maxItems\` (\`siteAssetIds\`
+  200, \`eventTypes\` the 7 event types); a longer list is 422 naming that bound alone, its items unchecked.
 - Exact-match filters and uniqueness (\`siteCode\`, \`clientTicketNumber\`) are case-sensitive.
 - Unknown query parameters are 422. PATCH changes only the members supplied; a PATCH that changes nothing
   answers 200 with the current representation and version.
@@ -147,8 +149,9 @@ until the oldest counted request leaves the window and \`X-RateLimit-Remaining\`
 
 Errors are problem details (RFC 9457, \`application/problem+json\`) with \`type\`, \`title\`, \`status\` and
 \`detail\`; a 422 also has \`errors\`, mapping each failing field (or query parameter or header, as sent) to
-its messages. The token endpoint answers errors as \`application/json\` with the problem members plus OAuth's
-\`error\` and \`error_description\`. Each \`type\` is an address that explains the problem and what to do:
+its messages: at most 50 of them, with \`errorsOmitted\` counting any others. The token endpoint answers
+errors as \`application/json\` with the problem members plus OAuth's \`error\` and \`error_description\`.
+Each \`type\` is an address that explains the problem and what to do:
 
 ${problemTypeTable(config)}
 

@@ -4,8 +4,9 @@ import { DateTime, Text } from '../../http/schemas.js';
 import { ALL_SCOPES } from '../auth/scopes.js';
 
 export const ScopeList = Type.Array(Type.Union(ALL_SCOPES.map((scope) => Type.Literal(scope))), {
+  maxItems: ALL_SCOPES.length,
   uniqueItems: true,
-  description: 'Scopes the tenant may request; defaults to all six.',
+  description: 'Scopes the tenant may request, each at most once; defaults to all six.',
 });
 
 export const TenantCreateBody = Type.Object(

@@ -19,8 +19,9 @@ const fields = {
   }),
   eventTypes: Type.Array(EventTypeSchema, {
     minItems: 1,
+    maxItems: EVENT_TYPES.length,
     uniqueItems: true,
-    description: 'Non-empty, distinct event types.',
+    description: `Non-empty, distinct event types (so at most the ${EVENT_TYPES.length} there are).`,
   }),
   secret: Type.String({
     minLength: WEBHOOK_LIMITS.secretMin,

@@ -610,10 +610,12 @@ export interface components {
             title: string;
             status: number;
             detail: string;
-            /** @description On validation failures: each failing field (or query parameter or header) with its messages. */
+            /** @description On validation failures: each failing field (or query parameter or header) with its messages; at most 50. */
             errors?: {
                 [key: string]: string[];
             };
+            /** @description How many more fields failed than errors names (it names at most 50); absent when it names them all. */
+            errorsOmitted?: number;
         } & {
             [key: string]: unknown;
         };
@@ -629,7 +631,7 @@ export interface components {
             status: 422;
             detail: string;
             /**
-             * @description Each failing field with its messages. Body members by name (nested ones dotted, array entries as name[0]); query parameters and headers as sent, e.g. page[size], Idempotency-Key; a body that is not a JSON object as body.
+             * @description Each failing field with its messages, at most 50 (errorsOmitted counts the others). Body members by name (nested ones dotted, array entries as name[0]); query parameters and headers as sent, e.g. page[size], Idempotency-Key; a body that is not a JSON object as body. A name longer than 100 characters (an unknown member's) is cut there and ends in an ellipsis.
              * @example {
              *       "siteCode": [
              *         "is required"
@@ -645,6 +647,8 @@ export interface components {
             errors: {
                 [key: string]: string[];
             };
+            /** @description How many more fields failed than errors names (it names at most 50); absent when it names them all. */
+            errorsOmitted?: number;
         } & {
             [key: string]: unknown;
         };
@@ -2135,7 +2139,7 @@ export interface operations {
                      * @example https://hooks.example.com/site-services
                      */
                     targetUrl: string;
-                    /** @description Non-empty, distinct event types. */
+                    /** @description Non-empty, distinct event types (so at most the 7 there are). */
                     eventTypes: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
                     /** @description Write-only shared secret for v1 signatures, used exactly as given (at least 16 characters, counted as Unicode code points). */
                     secret: string;
@@ -2320,7 +2324,7 @@ export interface operations {
                      */
                     targetUrl?: string;
                     description?: string | null;
-                    /** @description Non-empty, distinct event types. */
+                    /** @description Non-empty, distinct event types (so at most the 7 there are). */
                     eventTypes?: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
                     /** @description Write-only shared secret for v1 signatures, used exactly as given (at least 16 characters, counted as Unicode code points). */
                     secret?: string;
