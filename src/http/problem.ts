@@ -170,7 +170,9 @@ export function validationProblem(errors: FieldErrors, detail?: string, omitted 
   const all = Object.keys(errors);
   const named: FieldErrors = Object.create(null) as FieldErrors;
   for (const field of all.slice(0, MAX_FIELD_ERRORS)) {
-    const list = (named[shortName(field)] ??= []);
+    const name = shortName(field);
+    const list = named[name] ?? [];
+    named[name] = list;
     for (const text of errors[field] ?? []) if (!list.includes(text)) list.push(text);
   }
   const more = Math.max(0, all.length - MAX_FIELD_ERRORS) + omitted;
