@@ -63,11 +63,12 @@ const acceptStreamedBody = () => true;
  */
 function guarded(validate: ValidateFunction, integerNames: readonly string[] = []): ValidateFunction {
   const check = ((data: unknown) => {
-    // Coercion replaces the raw text of a parameter with its number, so the spelling is read first.
+    // Coercion replaces the raw text of a parameter with its number, so the spelling is read first; a
+    // misspelt integer is reported for its spelling alone, not also for the number coercion made of it.
     const spelling = integerSpellingErrors(data, integerNames);
     const valid = validate(data);
-    const reported = new Set((validate.errors ?? []).map((error) => error.instancePath));
-    const errors = [...(validate.errors ?? []), ...spelling.filter((error) => !reported.has(error.instancePath))];
+    const misspelt = new Set(spelling.map((error) => error.instancePath));
+    const errors = [...(validate.errors ?? []).filter((error) => !misspelt.has(error.instancePath)), ...spelling];
     if (valid && errors.length === 0) {
       const text = unstorableTextError(data);
       check.errors = text ? [text] : null;
