@@ -57,25 +57,22 @@ const parameterAjv = createAjv({ coerceTypes: true, useDefaults: true });
 const acceptStreamedBody = () => true;
 
 /**
- * The schema's validation, then the checks of request-values.ts: no string the database cannot hold as
- * sent (U+0000, lone surrogates), and, for path and query, integers in plain digits only. Their errors
- * name the field like any other validation error.
+ * The schema's validation and the checks of request-values.ts: no string the database cannot hold as sent
+ * (U+0000, lone surrogates; the first one found is named, even beside other failures) and, for path, query
+ * and headers, integers in plain digits only. Their errors name the field like any other validation error.
  */
 function guarded(validate: ValidateFunction, integerNames: readonly string[] = []): ValidateFunction {
   const check = ((data: unknown) => {
     // Coercion replaces the raw text of a parameter with its number, so the spelling is read first; a
     // misspelt integer is reported for its spelling alone, not also for the number coercion made of it.
     const spelling = integerSpellingErrors(data, integerNames);
-    const valid = validate(data);
+    validate(data);
     const misspelt = new Set(spelling.map((error) => error.instancePath));
     const errors = [...(validate.errors ?? []).filter((error) => !misspelt.has(error.instancePath)), ...spelling];
-    if (valid && errors.length === 0) {
-      const text = unstorableTextError(data);
-      check.errors = text ? [text] : null;
-      return text === undefined;
-    }
-    check.errors = errors;
-    return false;
+    const text = unstorableTextError(data);
+    if (text && !errors.some((error) => error.instancePath === text.instancePath)) errors.push(text);
+    check.errors = errors.length > 0 ? errors : null;
+    return errors.length === 0;
   }) as ValidateFunction;
   return check;
 }

@@ -101,6 +101,11 @@ describe('text: lone surrogates and bytes that are not UTF-8', () => {
     );
   });
 
+  it('is named beside the other failures of the body', async () => {
+    const { city: _city, ...withoutCity } = siteBody({ name: 'a\ud800b' });
+    expectInvalid(await t.http.post('/api/v1/sites', { token: v.fullToken, json: withoutCity }), ['city', 'name']);
+  });
+
   it('the siteCodes SC-\\ud800 and SC-\\udfff are both refused, so they cannot collide as SC-\\ufffd', async () => {
     for (const siteCode of ['SC-\ud800', 'SC-\udfff']) {
       expectInvalid(await t.http.post('/api/v1/sites', { token: v.fullToken, json: siteBody({ siteCode }) }), [
