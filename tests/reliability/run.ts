@@ -22,6 +22,7 @@ const ORDER = [
   'jwt',
   'uploads',
   'fuzz',
+  'values',
   'isolation',
   'import-kill',
 ];
