@@ -2,6 +2,10 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // The client package from its TypeScript sources (its exports' `@site-services/source` condition, also in
+  // tsconfig.json): tests never run a stale build of it.
+  // The rest is Vite's default for the server side.
+  ssr: { resolve: { conditions: ['@site-services/source', 'module', 'node', 'development|production'] } },
   test: {
     include: ['tests/**/*.test.ts'],
     globalSetup: ['tests/setup/global.ts'],

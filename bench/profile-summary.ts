@@ -21,9 +21,9 @@ const top = Number(topText ?? 40);
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 const selfMicros = new Map<number, number>();
-profile.samples.forEach((id, index) =>
-  selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0)),
-);
+for (const [index, id] of profile.samples.entries()) {
+  selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0));
+}
 const total = [...selfMicros.values()].reduce((sum, value) => sum + value, 0);
 
 function packageOf(url: string): string {

@@ -19,7 +19,7 @@ import { registerOpenApi, registerOperatorOpenApiRoute } from './http/openapi.js
 import { CursorCodec } from './http/pagination.js';
 import { parseQueryString } from './http/query-string.js';
 import { registerMetricsRoute, registerRequestMetrics } from './http/metrics.js';
-import { registerRateLimit } from './http/rate-limit.js';
+import { ClientRateLimit } from './http/rate-limit.js';
 import { ProblemSchema } from './http/schemas.js';
 import { registerShutdownRefusal } from './http/shutdown.js';
 import type { Api } from './http/types.js';
@@ -28,6 +28,7 @@ import { type Clock, systemClock } from './lib/clock.js';
 import { lazyRequestLogger } from './lib/request-logger.js';
 import { CredentialStatus } from './modules/auth/credential-status.js';
 import { registerTokenRoute } from './modules/auth/routes.js';
+import { ALL_SCOPES } from './modules/auth/scopes.js';
 import { TokenService } from './modules/auth/tokens.js';
 import { openApiDefinitions } from './modules/docs/definitions.js';
 import { registerConsoleRoutes } from './modules/console/routes.js';
@@ -82,6 +83,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     files: new DatabaseFileStore(deps.database, clock),
   };
 
+  // Before Fastify: the router's own refusals (frameworkErrors) are counted and refused like any request.
+  const rateLimit = new ClientRateLimit({
+    limit: config.rateLimitPerMinute,
+    clock,
+    trustProxy: config.trustProxy,
+    onRefused: () => metrics.rateLimitRefusals.inc(),
+  });
   const fastify = Fastify({
     loggerInstance: deps.logger,
     // Fastify accepts a hop count too, though its types do not say so.
@@ -99,7 +107,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     bodyLimit: 1024 * 1024,
     // A query component that is not UTF-8 is refused naming the parameter, not read as other text (query-string.ts).
     routerOptions: { maxParamLength: 200, querystringParser: parseQueryString },
-    frameworkErrors: frameworkErrorHandler(config.problemBaseUrl) as FastifyServerOptions['frameworkErrors'],
+    frameworkErrors: frameworkErrorHandler(config.problemBaseUrl, rateLimit) as FastifyServerOptions['frameworkErrors'],
     clientErrorHandler: clientErrorHandler(config.problemBaseUrl),
     // Fastify's default is no limit at all: a client trickling a body would hold its connection (and an
     // upload's stream) forever. Node enforces the limit only when the server is constructed with it (Fastify
@@ -126,11 +134,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     done();
   });
   registerErrorHandling(app, config.problemBaseUrl);
+  // First of the hooks that can refuse: every answer under /api/v1 is counted and carries the limit's headers.
+  rateLimit.register(app);
   registerShutdownRefusal(app);
   registerContentEncodingRefusal(app);
   registerRequestMetrics(app, metrics);
-  registerRateLimit(app, { limit: config.rateLimitPerMinute, clock, onRefused: () => metrics.rateLimitRefusals.inc() });
-  registerClientAuth(app, { tokens: ctx.tokens, credentialStatus: ctx.credentialStatus });
+  registerClientAuth(app, { tokens: ctx.tokens, credentialStatus: ctx.credentialStatus, scopes: ALL_SCOPES });
   // Before the routes: the documents are built from the routes registered after this point.
   await registerOpenApi(app, config, openApiDefinitions(config));
 

@@ -33,6 +33,11 @@ export interface Config {
   readonly host: string;
   readonly databaseUrl: string | undefined;
   readonly databasePoolSize: number;
+  /**
+   * PostgreSQL's `statement_timeout` on every pooled connection; the client gives up a little later
+   * (src/db/database.ts) in case the database does not answer at all. Either is answered 503.
+   */
+  readonly databaseStatementTimeoutMs: number;
   readonly dataDir: string;
   readonly environment: Environment;
   readonly role: Role;
@@ -174,6 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     databaseUrl,
     databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 500),
+    databaseStatementTimeoutMs: int('DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
     dataDir: path.resolve(read('DATA_DIR') ?? './data'),
     environment,
     role: oneOf('ROLE', ['all', 'api', 'worker'] as const, 'all'),

@@ -54,10 +54,7 @@ async function prepare(config: Config, database: AppDatabase, logger: Logger): P
   const packet = await provisionSandbox(config, database);
   if (packet) {
     const file = writeCredentialPacket(config.dataDir, packet);
-    banner([
-      'Sandbox demo tenant created. Its credential packet (also in ' + file + '):',
-      JSON.stringify(packet, null, 2),
-    ]);
+    banner([`Sandbox demo tenant created. Its credential packet (also in ${file}):`, JSON.stringify(packet, null, 2)]);
   }
   if (keys.adminTokenGenerated && keys.adminToken) {
     const file = writeAdminToken(config.dataDir, keys.adminToken);

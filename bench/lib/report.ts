@@ -152,6 +152,8 @@ function rows(results: BenchResults): string[][] {
           verdict,
         ];
       }
+      default:
+        throw new Error(`unknown scenario kind: ${(scenario as { kind: string }).kind}`);
     }
   });
 }
@@ -190,7 +192,7 @@ export function renderTable(results: BenchResults): string {
 }
 
 export function renderMarkdown(results: BenchResults): string {
-  const escape = (cell: string) => cell.replace(/\|/g, '\\|');
+  const escapeCell = (cell: string) => cell.replace(/\|/g, '\\|');
   const details = results.scenarios
     .filter((scenario): scenario is Extract<ScenarioResult, { kind: 'http' }> => scenario.kind === 'http')
     .map((scenario) => {
@@ -201,11 +203,11 @@ export function renderMarkdown(results: BenchResults): string {
         '|---|---|---|---|---|---|---|',
       ];
       const add = (name: string, summary: Summary) =>
-        summary.rounds.forEach((round, index) =>
+        summary.rounds.forEach((round, index) => {
           lines.push(
             `| ${name} | ${index + 1} | ${fmt(round.rps)} | ${ms(round.p50)} | ${ms(round.p99)} | ${ms(round.max)} | ${fmt(round.non2xx + round.errors + round.timeouts)} |`,
-          ),
-        );
+          );
+        });
       add('service', scenario.figures);
       for (const [name, baseline] of Object.entries(scenario.baselines)) add(name, baseline);
       return lines.join('\n');
@@ -221,7 +223,7 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     `| ${HEADERS.join(' | ')} |`,
     `|${HEADERS.map(() => '---').join('|')}|`,
-    ...rows(results).map((row) => `| ${row.map(escape).join(' | ')} |`),
+    ...rows(results).map((row) => `| ${row.map(escapeCell).join(' | ')} |`),
     '',
     ...results.notes.map((note) => `- ${note}`),
     '',

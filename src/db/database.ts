@@ -11,6 +11,7 @@ import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { preparingPool } from './prepared-statements.js';
+import { discardingTimedOutConnections } from './timed-out-connections.js';
 import type { Database } from './schema.js';
 
 export type DatabaseKind = 'postgres' | 'pglite';
@@ -33,16 +34,39 @@ const pgTypes = {
   },
 };
 
-export function createPostgresPool(connectionString: string, max: number): pg.Pool {
+/** How long a request may wait for a pooled connection (or a new one to be established). */
+export const CONNECT_TIMEOUT_MS = 5_000;
+
+/** DATABASE_STATEMENT_TIMEOUT_MS's default, for pools opened without a configuration (tests, tools). */
+const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+
+/**
+ * How long the client waits for any answer to a query: a little longer than the statement timeout, so
+ * that a database which is merely slow is cancelled by PostgreSQL (57014) first, and only one that does
+ * not answer at all (hung, frozen, a network path that drops packets) is given up on by the client.
+ */
+export function clientQueryTimeoutMs(statementTimeoutMs: number): number {
+  return statementTimeoutMs + Math.max(1_000, Math.round(statementTimeoutMs / 10));
+}
+
+export function createPostgresPool(
+  connectionString: string,
+  max: number,
+  statementTimeoutMs = DEFAULT_STATEMENT_TIMEOUT_MS,
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
     types: pgTypes as pg.CustomTypesConfig,
     // Fail fast when the database is unreachable instead of queueing requests forever.
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
-    // A statement that runs this long is a bug or an outage; end it so that the request can answer.
-    statement_timeout: 30_000,
+    // A statement that runs this long is a bug or an outage (a lock held elsewhere counts too: waiting for
+    // it is part of the statement's time); end it so that the request can answer 503.
+    statement_timeout: statementTimeoutMs,
+    // A database that accepts the query and never answers is not bound by its own statement_timeout;
+    // the connection such a query was sent on is then discarded (see timed-out-connections.ts).
+    query_timeout: clientQueryTimeoutMs(statementTimeoutMs),
     keepAlive: true,
   });
   // An idle client losing its connection (database restart) must not crash the process.
@@ -54,9 +78,11 @@ export function createPostgresPool(connectionString: string, max: number): pg.Po
   return pool;
 }
 
-export function openPostgres(connectionString: string, max: number): AppDatabase {
-  const pool = createPostgresPool(connectionString, max);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+export function openPostgres(connectionString: string, max: number, statementTimeoutMs?: number): AppDatabase {
+  const pool = createPostgresPool(connectionString, max, statementTimeoutMs);
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: discardingTimedOutConnections(preparingPool(pool)) }),
+  });
   return { db, kind: 'postgres', pool, pglite: undefined, close: () => db.destroy() };
 }
 
@@ -66,7 +92,9 @@ export function openPglite(pglite: PGlite): AppDatabase {
 }
 
 export function openDatabase(config: Config): AppDatabase {
-  if (config.databaseUrl) return openPostgres(config.databaseUrl, config.databasePoolSize);
+  if (config.databaseUrl) {
+    return openPostgres(config.databaseUrl, config.databasePoolSize, config.databaseStatementTimeoutMs);
+  }
   const directory = path.join(config.dataDir, 'pgdata');
   fs.mkdirSync(directory, { recursive: true });
   return openPglite(new PGlite(directory));

@@ -18,3 +18,25 @@ export function isDataException(error: unknown): boolean {
   const code = (error as DatabaseError | undefined)?.code;
   return typeof code === 'string' && code.startsWith('22');
 }
+
+/** pg's message when its client-side `query_timeout` ends the wait for an answer (the error has no code). */
+const CLIENT_QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
+
+/** The client stopped waiting for the database's answer (pg's `query_timeout`): it may not answer at all. */
+export function isClientQueryTimeout(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    (error as DatabaseError).code === undefined &&
+    error.message === CLIENT_QUERY_TIMEOUT_MESSAGE
+  );
+}
+
+/**
+ * The database did not finish a statement in time: PostgreSQL cancelled it (57014 `query_canceled`, from
+ * `statement_timeout`), gave up waiting for a lock (55P03 `lock_not_available`, from `lock_timeout` where
+ * one is set), or the client gave up waiting for any answer. A retry later may well succeed.
+ */
+export function isDatabaseTimeout(error: unknown): boolean {
+  const code = (error as DatabaseError | undefined)?.code;
+  return code === '57014' || code === '55P03' || isClientQueryTimeout(error);
+}

@@ -59,7 +59,8 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
           throw error;
         });
       },
-      release: () => client.release(),
+      // An error makes the pool discard the connection instead of lending it again (timed-out-connections.ts).
+      release: (error?: Error) => client.release(error),
     };
     return wrapped as unknown as PostgresPoolClient;
   };

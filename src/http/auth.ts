@@ -6,10 +6,35 @@
  */
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Logger } from 'pino';
-import type { CredentialStatus, CredentialStatusEntry } from '../modules/auth/credential-status.js';
-import type { Scope } from '../modules/auth/scopes.js';
-import type { AccessToken, TokenService } from '../modules/auth/tokens.js';
 import { Problem } from './problem.js';
+
+/** What a verified bearer token grants. */
+export interface BearerGrant {
+  tenantId: string;
+  clientId: string;
+  scopes: readonly string[];
+}
+
+/** Verifies bearer tokens (the auth module's TokenService). */
+export interface BearerTokenVerifier {
+  /** The grant of a token verified before and not expired, without waiting; else undefined. */
+  verifiedBefore(token: string): BearerGrant | undefined;
+  verify(token: string): Promise<BearerGrant | undefined>;
+}
+
+/** Whether a client's credentials still stand, and the scopes its tenant holds now. */
+export interface ClientStanding {
+  active: boolean;
+  tenantId: string | undefined;
+  tenantScopes: ReadonlySet<string>;
+}
+
+/** Looks client standing up (the auth module's CredentialStatus). */
+export interface ClientStandingLookup {
+  /** The standing checked within the last seconds, without waiting; else undefined. */
+  checkedRecently(clientId: string): ClientStanding | undefined;
+  lookup(clientId: string): Promise<ClientStanding>;
+}
 
 export interface AuthContext {
   tenantId: string;
@@ -19,8 +44,8 @@ export interface AuthContext {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The scope a client route needs; routes without it are not client-authenticated. */
-    scope?: Scope;
+    /** The scope a client route needs (one of the auth module's scopes); routes without it are not client-authenticated. */
+    scope?: string;
   }
   interface FastifyRequest {
     /** The authenticated client of a client route (set before the handler runs). */
@@ -46,14 +71,15 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 
 export function registerClientAuth(
   app: FastifyInstance,
-  deps: { tokens: TokenService; credentialStatus: CredentialStatus },
+  deps: { tokens: BearerTokenVerifier; credentialStatus: ClientStandingLookup; scopes: readonly string[] },
 ): void {
+  const knownScopes = new Set(deps.scopes);
   /** Admits the request with this grant and status, or says why not. */
   const admit = (
     request: FastifyRequest,
-    scope: Scope,
-    grant: AccessToken,
-    status: CredentialStatusEntry,
+    scope: string,
+    grant: BearerGrant,
+    status: ClientStanding,
   ): Problem | undefined => {
     if (!status.active || status.tenantId !== grant.tenantId)
       return unauthorized('The credentials of this token have been revoked.');
@@ -68,7 +94,11 @@ export function registerClientAuth(
     });
   };
 
-  const verifyAndAdmit = async (request: FastifyRequest, scope: Scope, token: string): Promise<Problem | undefined> => {
+  const verifyAndAdmit = async (
+    request: FastifyRequest,
+    scope: string,
+    token: string,
+  ): Promise<Problem | undefined> => {
     const grant = await deps.tokens.verify(token);
     if (!grant) return unauthorized('The bearer token is invalid or expired. Fetch a new token and retry once.');
     return admit(request, scope, grant, await deps.credentialStatus.lookup(grant.clientId));
@@ -80,7 +110,7 @@ export function registerClientAuth(
    * verified and looked up first.
    */
   const authenticate =
-    (scope: Scope): onRequestHookHandler =>
+    (scope: string): onRequestHookHandler =>
     (request, _reply, done) => {
       const token = bearerToken(request);
       if (token === undefined) {
@@ -100,6 +130,8 @@ export function registerClientAuth(
   app.addHook('onRoute', (route) => {
     const scope = route.config?.scope;
     if (!scope) return;
+    // A misspelt scope would lock everyone out of the route: refused when the app is built.
+    if (!knownScopes.has(scope)) throw new Error(`Route ${route.method} ${route.url} names an unknown scope: ${scope}`);
     route.schema = { ...route.schema, security: [{ [SECURITY_SCHEME]: [scope] }] } as typeof route.schema;
     const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
     route.onRequest = [authenticate(scope), ...existing];

@@ -6,10 +6,17 @@
 import { Type } from 'typebox';
 import { Problem } from './problem.js';
 
+/**
+ * An entity-tag list (RFC 9110 §13.1.1) or `*`. A bare `2` is malformed rather than a mismatch: a client
+ * answered 409 would read the resource again and send the same unquoted value again.
+ */
+const ENTITY_TAGS = String.raw`^[ \t]*(\*|(W/)?"[\x21\x23-\x7e]*"([ \t]*,[ \t]*(W/)?"[\x21\x23-\x7e]*")*)[ \t]*$`;
+
 export const IfMatchHeader = Type.Optional(
   Type.String({
     maxLength: 256,
-    description: 'The quoted ETag of a GET, e.g. "3". A mismatch is 409 version-conflict.',
+    pattern: ENTITY_TAGS,
+    description: 'the ETag of a GET as sent, with its quotes, such as "3"; a mismatch is 409 version-conflict',
   }),
 );
 

@@ -7,6 +7,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseTimeout } from '../db/errors.js';
 import { fieldErrorsFromAjv } from './validation.js';
 import { Problem, problemBody, validationProblem } from './problem.js';
 
@@ -25,7 +26,7 @@ const OAUTH_ERROR_BY_STATUS: Record<number, string> = {
   503: 'temporarily_unavailable',
 };
 
-/** PostgreSQL and driver conditions that mean "the database is not reachable right now". */
+/** PostgreSQL and driver conditions that mean "the database is not reachable right now" (timeouts: db/errors.ts). */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -44,6 +45,8 @@ const UNAVAILABLE_CODES = new Set([
 
 function isDatabaseUnavailable(error: Error & { code?: string }): boolean {
   if (error.code && UNAVAILABLE_CODES.has(error.code)) return true;
+  // A slow or stuck database (statement, lock or client timeout) is unavailable for now, not a bug.
+  if (isDatabaseTimeout(error)) return true;
   // The last one: Kysely after the database was closed (shutdown in progress).
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|driver has already been destroyed/i.test(
     error.message,
@@ -100,12 +103,18 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
 
 /**
  * Fastify's `frameworkErrors` option: what the router refuses before any route or hook runs (a path
- * that is not valid percent-encoding, a path parameter beyond `maxParamLength`) is a problem too.
+ * that is not valid percent-encoding, a path parameter beyond `maxParamLength`) is a problem too, and
+ * counted by the rate limit like any other request (whose refusal comes first).
  */
-export function frameworkErrorHandler(problemBaseUrl: string) {
+export function frameworkErrorHandler(
+  problemBaseUrl: string,
+  rateLimit?: { checkRouterRefusal(request: FastifyRequest, reply: FastifyReply): Problem | undefined },
+) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     // No hooks run for these requests, so the request id is set here.
     reply.header('x-request-id', request.id);
+    const refusal = rateLimit?.checkRouterRefusal(request, reply);
+    if (refusal) return sendProblem(request, reply, refusal, problemBaseUrl);
     const problem =
       error.code === 'FST_ERR_MAX_PARAM_LENGTH'
         ? new Problem('not-found', 'No resource lives at this path.')
@@ -152,7 +161,10 @@ export function registerErrorHandling(app: FastifyInstance, problemBaseUrl: stri
     // Exact, like the router: `/health/` is not `/health` (ignoreTrailingSlash is off).
     const pattern = new RegExp(`^${source}$`);
     let entry = routes.find((candidate) => candidate.pattern.source === pattern.source);
-    if (!entry) routes.push((entry = { pattern, methods: new Set() }));
+    if (!entry) {
+      entry = { pattern, methods: new Set() };
+      routes.push(entry);
+    }
     for (const method of [route.method].flat()) entry.methods.add(method);
   });
 

@@ -11,6 +11,7 @@
  *   validated input, 404 for a path parameter, 401/403 for a protected route, 429 (client API) and 503;
  * - problem responses as `application/problem+json` (`application/json` on the OAuth token endpoint), 422
  *   as the ValidationProblem form, response headers (`headers` of a response schema) with `required`;
+ * - the rate limit's x-ratelimit-* headers on every response of the client API (components.headers);
  * - notes on idempotency, If-Match and pagination for routes whose schemas take those parameters.
  * Non-JSON bodies are declared with media.ts (multipart uploads, binary downloads).
  */
@@ -21,6 +22,7 @@ import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import type { Config } from '../config.js';
 import { ADMIN_SECURITY_SCHEME } from './admin-auth.js';
 import { SECURITY_SCHEME } from './auth.js';
+import { RATE_LIMIT_HEADER_COMPONENTS } from './rate-limit.js';
 import { MULTIPART_FORM_DATA } from './media.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pagination.js';
 import {
@@ -33,6 +35,7 @@ import {
 } from './schemas.js';
 
 /** A JSON object of the document (OpenAPI objects are open-ended; the tests check their shape). */
+// biome-ignore lint/suspicious/noExplicitAny: the generated document is walked as loose JSON.
 export type JsonObject = Record<string, any>;
 
 export interface OpenApiDocument extends JsonObject {
@@ -306,6 +309,24 @@ function canonicaliseHeaderNames(operation: JsonObject): void {
   }
 }
 
+/**
+ * The rate limit's headers (rate-limit.ts), which every answer of a rate-limited document carries, errors
+ * and 429 included: declared once under components.headers and referenced from every response.
+ */
+function declareRateLimitHeaders(document: JsonObject): void {
+  document.components.headers = { ...document.components.headers, ...RATE_LIMIT_HEADER_COMPONENTS };
+  const references = Object.fromEntries(
+    Object.keys(RATE_LIMIT_HEADER_COMPONENTS).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+  );
+  for (const item of Object.values(document.paths as Record<string, Record<string, JsonObject>>)) {
+    for (const operation of Object.values(item)) {
+      for (const response of Object.values((operation.responses ?? {}) as Record<string, JsonObject>)) {
+        response.headers = { ...response.headers, ...references };
+      }
+    }
+  }
+}
+
 /** The finished document: operation fix-ups, security defaults, webhooks, and the tags in use. */
 function finishDocument(
   definition: DocumentDefinition,
@@ -320,6 +341,7 @@ function finishDocument(
     }
   }
   patches.clear();
+  if (definition.rateLimited) declareRateLimitHeaders(document);
   if (definition.webhooks) {
     document.webhooks = definition.webhooks.webhooks;
     Object.assign(document.components.schemas, definition.webhooks.schemas);

@@ -1,102 +1,165 @@
 /**
  * SPEC Limits: N requests per minute per observed client address, counted in each process (not shared
- * between processes). A sliding window: request N+1 within any 60 seconds from one address is refused
- * with 429 and a Retry-After telling when the oldest counted request leaves the window.
+ * between processes), in a sliding window (sliding-window.ts): request N+1 within any 60 seconds from one
+ * address is refused with 429 and a Retry-After telling when the oldest counted request leaves the window.
  *
  * Counts every request under /api/v1, the token endpoint and unknown paths included (DECISIONS); not
- * /health, /ready, /docs, /console or the operator API. Hand-written rather than @fastify/rate-limit
- * because it must also cover the 404 handler and answer the token endpoint in OAuth's error format.
+ * /health, /ready, /docs, /console or the operator API. What counts is decided on what the router routes,
+ * never on the raw request target: the matched route's template, or, when no route matched (404, 405, a
+ * malformed path), the target read the way a router might (normalisedPath). `/%61pi/v1/sites` and the
+ * absolute form `http://any/api/v1/sites` reach the sites route, so they count like `/api/v1/sites`.
+ *
+ * Every counted response, 429 included, says where the client stands: `x-ratelimit-limit`,
+ * `x-ratelimit-remaining` and `x-ratelimit-reset` (seconds until the oldest counted request leaves the
+ * window, when remaining grows). Hand-written rather than @fastify/rate-limit: docs/decisions.md.
  */
-import type { FastifyInstance } from 'fastify';
+import proxyAddr from '@fastify/proxy-addr';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TrustProxy } from '../config.js';
 import type { Clock } from '../lib/clock.js';
 import { Problem } from './problem.js';
+import { SlidingWindowLimiter } from './sliding-window.js';
 
-const WINDOW_SECONDS = 60;
-const WINDOW_MS = WINDOW_SECONDS * 1000;
+const SWEEP_INTERVAL_MS = 60_000;
+const PREFIX = '/api/v1';
 
-/** One address's counts per second of the last minute, in a ring, with their running total. */
-interface Window {
-  counts: Uint32Array;
-  /** The second (since the epoch) of the latest counted request. */
-  latest: number;
-  total: number;
+/** The response headers of the rate limit, as sent (lower case). */
+export const RATE_LIMIT_HEADERS = {
+  limit: 'x-ratelimit-limit',
+  remaining: 'x-ratelimit-remaining',
+  reset: 'x-ratelimit-reset',
+} as const;
+
+/** The headers as the OpenAPI document declares them (components.headers, referenced from every response). */
+export const RATE_LIMIT_HEADER_COMPONENTS = {
+  'X-RateLimit-Limit': {
+    description: 'Requests allowed in any one minute from your address (counted in each API process).',
+    required: true,
+    schema: { type: 'integer', minimum: 1 },
+  },
+  'X-RateLimit-Remaining': {
+    description:
+      'Requests you may still make now. At 0, wait X-RateLimit-Reset seconds before the next request (a 429 answers it otherwise).',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'X-RateLimit-Reset': {
+    description:
+      'Seconds until the oldest request counted in the sliding one-minute window leaves it, when X-RateLimit-Remaining grows again; equal to Retry-After on a 429.',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
+} as const;
+
+/** Whether a path (a route template or a normalised target) is under the client API. */
+export function isClientApiPath(path: string): boolean {
+  return path.startsWith(PREFIX) && (path.length === PREFIX.length || path[PREFIX.length] === '/');
+}
+
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
+
+/**
+ * A request target as a path that a router might have meant: the absolute form's scheme and authority
+ * dropped, query and fragment cut, every %XX decoded once (also %2F, which the router keeps: counting a
+ * few more 404s costs honest clients nothing), backslashes read as slashes, doubled slashes collapsed, dot
+ * segments resolved, and lower-cased (a router that ignored case would route `/API/v1/…`). Only asked when
+ * no route matched, so it is off the path of ordinary requests.
+ */
+export function normalisedPath(target: string): string {
+  let path = target;
+  if (!path.startsWith('/')) path = path.replace(ABSOLUTE_FORM, '');
+  const end = path.search(/[?#]/);
+  if (end >= 0) path = path.slice(0, end);
+  // Byte by byte: only the ASCII prefix matters, and a malformed sequence must not throw.
+  path = path.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  const segments: string[] = [];
+  for (const segment of path.replace(/\\/g, '/').split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') segments.pop();
+    else segments.push(segment);
+  }
+  return `/${segments.join('/')}`.toLowerCase();
+}
+
+/** Whether a request is counted: by the route the router matched, else by its normalised target. */
+function isCounted(request: FastifyRequest): boolean {
+  // No url for the not-found handler and for a request the router refused (frameworkErrors).
+  const route = request.routeOptions.url;
+  return isClientApiPath(route ?? normalisedPath(request.url));
 }
 
 /**
- * A sliding window of one minute in one-second steps: O(1) time and 60 counters per address, whatever
- * the limit (benchmarks raise it to millions).
+ * The client address of a request the router refused (frameworkErrors): Fastify builds that request
+ * without its trustProxy setting, so its `ip` is always the peer's. Worked out here the way Fastify does
+ * for every other request (fastify/lib/request.js, with the same proxy-addr), or the same peer would
+ * count against a proxy's address.
  */
-export class SlidingWindowLimiter {
-  private readonly windows = new Map<string, Window>();
-
-  constructor(
-    private readonly limit: number,
-    private readonly clock: Clock,
-  ) {}
-
-  /** Counts a request; returns seconds to wait when it is over the limit (and then does not count it). */
-  take(address: string): number | undefined {
-    const second = Math.floor(this.clock.now().getTime() / 1000);
-    let window = this.windows.get(address);
-    if (!window) {
-      window = { counts: new Uint32Array(WINDOW_SECONDS), latest: second, total: 0 };
-      this.windows.set(address, window);
-    }
-    this.expire(window, second);
-    if (window.total >= this.limit) {
-      // Wait until the oldest second that still holds requests leaves the window.
-      for (let age = WINDOW_SECONDS - 1; age >= 0; age--) {
-        if (window.counts[(second - age) % WINDOW_SECONDS]! > 0) return WINDOW_SECONDS - age;
-      }
-      return 1;
-    }
-    window.counts[second % WINDOW_SECONDS]! += 1;
-    window.total += 1;
-    return undefined;
-  }
-
-  private expire(window: Window, second: number): void {
-    if (second <= window.latest) return;
-    const steps = Math.min(second - window.latest, WINDOW_SECONDS);
-    for (let step = 1; step <= steps; step++) {
-      const slot = (window.latest + step) % WINDOW_SECONDS;
-      window.total -= window.counts[slot]!;
-      window.counts[slot] = 0;
-    }
-    window.latest = second;
-  }
-
-  /** Drops addresses with nothing left in the window, so memory follows active clients only. */
-  sweep(): void {
-    const second = Math.floor(this.clock.now().getTime() / 1000);
-    for (const [address, window] of this.windows) {
-      if (second - window.latest >= WINDOW_SECONDS) this.windows.delete(address);
-    }
-  }
+export function routerRefusalAddress(trustProxy: TrustProxy): (request: FastifyRequest) => string {
+  // A hop count: Fastify trusts no forwarded address (it cannot validate the immediate peer).
+  if (trustProxy === false || typeof trustProxy === 'number') return (request) => request.ip;
+  const trust = trustProxy === true ? () => true : proxyAddr.compile(trustProxy);
+  return (request) => {
+    const addresses = proxyAddr.all(request.raw, trust);
+    return addresses[addresses.length - 1] ?? request.ip;
+  };
 }
 
-export function registerRateLimit(
-  app: FastifyInstance,
-  options: { limit: number; clock: Clock; onRefused?: () => void },
-): void {
-  const limiter = new SlidingWindowLimiter(options.limit, options.clock);
-  const sweeper = setInterval(() => limiter.sweep(), WINDOW_MS);
-  sweeper.unref();
-  app.addHook('onClose', async () => clearInterval(sweeper));
-  app.addHook('onRequest', (request, _reply, done) => {
-    const path = request.url.split('?', 1)[0]!;
-    if (!path.startsWith('/api/v1/') && path !== '/api/v1') return done();
-    const wait = limiter.take(request.ip);
-    if (wait === undefined) return done();
-    options.onRefused?.();
-    done(
-      new Problem(
-        'rate-limit-exceeded',
-        `More than ${options.limit} requests in one minute from your address. Retry after ${wait} seconds.`,
-        {
-          headers: { 'retry-after': String(wait) },
-        },
-      ),
+export interface RateLimitOptions {
+  limit: number;
+  clock: Clock;
+  trustProxy: TrustProxy;
+  /** Called for each refusal (the refusal metric). */
+  onRefused?: () => void;
+}
+
+/** The client API's rate limit: one per app, registered as the first onRequest hook that can refuse. */
+export class ClientRateLimit {
+  private readonly limiter: SlidingWindowLimiter;
+  private readonly limitText: string;
+  private readonly refusalAddress: (request: FastifyRequest) => string;
+
+  constructor(private readonly options: RateLimitOptions) {
+    this.limiter = new SlidingWindowLimiter(options.limit);
+    this.limitText = String(options.limit);
+    this.refusalAddress = routerRefusalAddress(options.trustProxy);
+  }
+
+  /**
+   * Counts the request when it is under /api/v1 and sets the rate-limit headers on the raw response (Node
+   * merges them into whatever is sent, errors included). Returns the refusal when it is over the limit.
+   */
+  check(request: FastifyRequest, reply: FastifyReply, address = request.ip): Problem | undefined {
+    if (!isCounted(request)) return undefined;
+    const decision = this.limiter.take(address, this.options.clock.now().getTime());
+    const raw = reply.raw;
+    raw.setHeader(RATE_LIMIT_HEADERS.limit, this.limitText);
+    raw.setHeader(RATE_LIMIT_HEADERS.remaining, String(decision.remaining));
+    raw.setHeader(RATE_LIMIT_HEADERS.reset, String(decision.resetSeconds));
+    if (decision.allowed) return undefined;
+    this.options.onRefused?.();
+    const wait = decision.resetSeconds;
+    return new Problem(
+      'rate-limit-exceeded',
+      `More than ${this.options.limit} requests in one minute from your address. Retry after ${wait} seconds.`,
+      { headers: { 'retry-after': String(wait) } },
     );
-  });
+  }
+
+  /** `check` for a request the router refused (frameworkErrors), whose `ip` ignores trustProxy. */
+  checkRouterRefusal(request: FastifyRequest, reply: FastifyReply): Problem | undefined {
+    return this.check(request, reply, this.refusalAddress(request));
+  }
+
+  /** The onRequest hook (routes and the not-found handler) and the sweep of idle addresses. */
+  register(app: FastifyInstance): void {
+    const sweeper = setInterval(() => this.limiter.sweep(this.options.clock.now().getTime()), SWEEP_INTERVAL_MS);
+    sweeper.unref();
+    app.addHook('onClose', async () => clearInterval(sweeper));
+    // Callback style: no promise per request.
+    app.addHook('onRequest', (request, reply, done) => {
+      const refusal = this.check(request, reply);
+      if (refusal) done(refusal);
+      else done();
+    });
+  }
 }

@@ -203,7 +203,8 @@ export function fieldErrorsFromAjv(errors: readonly ErrorObject[], rootName = 'b
       rootName === 'headers'
         ? name.replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase())
         : name;
-    const list = (result[field] ??= []);
+    const list = result[field] ?? [];
+    result[field] = list;
     if (!list.includes(text)) list.push(text);
   };
   for (const error of relevant) {

@@ -26,7 +26,7 @@ export class Batcher<I, R> {
         const batch = this.queue.splice(0, this.maxBatch);
         try {
           const results = await this.flush(batch.map((entry) => entry.item));
-          batch.forEach((entry, index) => entry.resolve(results[index]!));
+          for (const [index, entry] of batch.entries()) entry.resolve(results[index]!);
         } catch (error) {
           for (const entry of batch) entry.reject(error);
         }

@@ -50,10 +50,20 @@ function recordingFetch(answer: (request: Request, index: number) => Response | 
   return { fetch: fetchLike, requests, paths };
 }
 
-/** Sleeps recorded, not waited. */
+/** Sleeps recorded, not waited; the client's clock moves on by them (as the pacer expects of a sleep). */
 function recordedSleeps(): { sleeps: number[]; runtime: ClientOptions['runtime'] } {
   const sleeps: number[] = [];
-  return { sleeps, runtime: { sleep: async (ms) => void sleeps.push(ms) } };
+  let slept = 0;
+  return {
+    sleeps,
+    runtime: {
+      now: () => Date.now() + slept,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        slept += ms;
+      },
+    },
+  };
 }
 
 const problem = (status: number, slug: string, headers: Record<string, string> = {}) =>

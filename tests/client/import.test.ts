@@ -11,7 +11,7 @@ import { main } from '@site-services/client/cli';
 import { runImport } from '../../packages/client/src/cli/import/run.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { clientFor, svcEnv } from '../helpers/client.js';
+import { clientFor, contractCheckedFetch, svcEnv } from '../helpers/client.js';
 import { createTenant, siteBody, type TestTenant } from '../helpers/tenants.js';
 import { visitBody, visitTenant } from '../helpers/visits.js';
 
@@ -34,14 +34,28 @@ function file(name: string, content: string): string {
   return target;
 }
 
-/** Runs `svc` in this process; returns the exit code and what it printed. */
-async function svc(args: string[], env: NodeJS.ProcessEnv) {
+/**
+ * Runs `svc` in this process, its answers contract-checked like every client's; returns the exit code and
+ * what it printed. `requests` records the method and path of each request it sends.
+ */
+async function svc(args: string[], env: NodeJS.ProcessEnv, requests: string[] = []) {
   let stdout = '';
   let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((stderr += String(chunk)), true));
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    stdout += String(chunk);
+    return true;
+  });
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+    stderr += String(chunk);
+    return true;
+  });
   try {
-    const code = await main(args, env);
+    const code = await main(args, env, {
+      fetch: contractCheckedFetch(t, (request) => {
+        requests.push(`${request.method} ${new URL(request.url).pathname}`);
+        return fetch(request);
+      }),
+    });
     return { code, stdout, stderr };
   } finally {
     out.mockRestore();
@@ -183,6 +197,42 @@ describe('resources and formats', () => {
   });
 });
 
+describe('CSV booleans', () => {
+  it('reads true, false, yes and no in any case; any other value is a row error reported locally and never sent', async () => {
+    const tenant = await createTenant(t);
+    const [yes, no, maybe, upper] = [siteBody(), siteBody(), siteBody(), siteBody()];
+    const header = 'name,siteCode,addressLine1,city,stateRegion,postalCode,country,keyRequired';
+    const line = (site: ReturnType<typeof siteBody>, keyRequired: string) =>
+      [
+        site.name,
+        site.siteCode,
+        site.addressLine1,
+        site.city,
+        site.stateRegion,
+        site.postalCode,
+        site.country,
+        keyRequired,
+      ].join(',');
+    const input = file(
+      'booleans.csv',
+      `${header}\n${line(yes, 'yes')}\n${line(no, 'No')}\n${line(maybe, 'maybe')}\n${line(upper, 'TRUE')}\n`,
+    );
+    const requests: string[] = [];
+    const run = await svc(['import', 'sites', input, '--rate', '60000'], fast(tenant), requests);
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    expect(run.stdout).toContain('4 rows; created 3 now');
+    expect(run.stdout).toContain(
+      'row 3 (line 4): - Unreadable row: keyRequired: "maybe" is not a boolean (write true, false, yes or no)',
+    );
+    expect(requests.filter((request) => request === 'POST /api/v1/sites')).toHaveLength(3);
+
+    const created = new Map<string, boolean | null | undefined>();
+    for await (const site of clientFor(t, tenant).sites.list())
+      created.set(site.attributes.siteCode, site.attributes.keyRequired);
+    expect(Object.fromEntries(created)).toEqual({ [yes.siteCode]: true, [no.siteCode]: false, [upper.siteCode]: true });
+  });
+});
+
 describe('temporary failures', () => {
   it('retries a row under its key through 503s, stops when they outlast the retries, and resumes without duplicates', async () => {
     const tenant = await createTenant(t);
@@ -259,9 +309,20 @@ describe('usage and configuration (exit 2)', () => {
       'credentials-ok.json',
       JSON.stringify({ baseUrl: t.baseUrl, client_id: tenant.clientId, client_secret: tenant.clientSecret }),
     );
+    // Bare, for `Authorization: Bearer $(svc token)`; --json the whole response.
     const token = await svc(['token'], { SVC_CREDENTIALS_FILE: right });
     expect(token.code).toBe(0);
-    expect(JSON.parse(token.stdout)).toMatchObject({ token_type: 'Bearer', access_token: expect.any(String) });
+    expect(token.stdout).toMatch(/^[A-Za-z0-9._~+/=-]+\n$/);
+    const bearer = { authorization: `Bearer ${token.stdout.trim()}` };
+    expect((await t.http.get('/api/v1/sites', { headers: bearer })).status).toBe(200);
+    const json = await svc(['token', '--json'], { SVC_CREDENTIALS_FILE: right });
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      token_type: 'Bearer',
+      access_token: expect.any(String),
+      expires_in: expect.any(Number),
+    });
+    expect((await svc(['get', 'sites', '--json'], { SVC_CREDENTIALS_FILE: right })).code).toBe(2);
     const get = await svc(['get', 'sites?page[size]=1'], { SVC_CREDENTIALS_FILE: right });
     expect(get.code).toBe(0);
     expect(JSON.parse(get.stdout)).toMatchObject({ data: [], meta: { pageSize: 1 } });

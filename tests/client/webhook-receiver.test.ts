@@ -110,8 +110,6 @@ async function eventually(check: () => Promise<boolean>, timeoutMs = 15_000): Pr
   }
 }
 
-const deliveriesOf = (eventId: string) => captured.filter((entry) => entry.headers['x-svc-event-id'] === eventId);
-
 describe('the example receiver on real deliveries', () => {
   it('stores a verified ticket.created once although it arrives twice (two subscriptions), answering 2xx both times', async () => {
     const { v, client } = await subscribedVisitTenant(2);

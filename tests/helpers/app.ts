@@ -116,7 +116,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  let config = testConfig(options.config);
+  const config = testConfig(options.config);
   const ownsDatabase = options.database === undefined;
   const database = options.database ?? (await openTestDatabase());
   const keys = options.keys ?? generateServerKeys(config);

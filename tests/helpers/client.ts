@@ -1,16 +1,79 @@
 /**
- * The client package against a test app: a client for a fresh tenant, and `svc` run as a child process
- * (the real bin shim, as an integrator runs it) with credentials in its environment.
+ * The client package against a test app: a client for a fresh tenant whose every answer from the service
+ * goes through the contract check, and `svc` run as a child process (its bin, from the TypeScript sources
+ * through tsx; the built and installed command is exercised by .ci/client-package.sh) with credentials in
+ * its environment.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createClient, type ClientOptions, type SiteServicesClient } from '@site-services/client';
+import { createClient, type ClientOptions, type FetchLike, type SiteServicesClient } from '@site-services/client';
+import { afterEach } from 'vitest';
+import { clientOpenApiDocument } from '../../src/http/openapi.js';
 import type { TestApp } from './app.js';
+import { ContractChecker } from './contract.js';
 import type { TestTenant } from './tenants.js';
 
-export const SVC_BIN = fileURLToPath(new URL('../../packages/client/bin/svc.js', import.meta.url));
+/** `node` arguments that run `svc` from its sources. */
+export const SVC_NODE_ARGS = [
+  '--import',
+  'tsx',
+  fileURLToPath(new URL('../../packages/client/src/cli/bin.ts', import.meta.url)),
+];
 
-/** A client for the tenant; retries wait 1-10 ms so tests do not sleep for real. */
+const checkers = new WeakMap<TestApp, ContractChecker>();
+/**
+ * Contract violations in answers the client received. They cannot be thrown from inside the client's
+ * fetch (the transport would take them for network failures, and retry or wrap them), so they are kept
+ * here and fail the test that received them.
+ */
+const violations: Error[] = [];
+afterEach(() => {
+  const found = takeContractViolations();
+  if (found.length > 0) throw found[0];
+});
+
+/** The violations recorded since the last test ended (for a test of the check itself). */
+export function takeContractViolations(): Error[] {
+  return violations.splice(0);
+}
+
+/**
+ * The client's fetch with the contract check of t.http (contract.ts) on every answer of the service. A
+ * Response a test made up in place of the service's (no `url`) is not the service's and is not checked.
+ */
+export function contractCheckedFetch(t: TestApp, inner: FetchLike = (request) => fetch(request)): FetchLike {
+  let checker = checkers.get(t);
+  if (!checker) {
+    checker = new ContractChecker(clientOpenApiDocument(t.app));
+    checkers.set(t, checker);
+  }
+  return async (request) => {
+    const url = new URL(request.url);
+    const response = await inner(request);
+    if (response.url === '') return response;
+    const text = await response.clone().text();
+    const contentType = response.headers.get('content-type') ?? '';
+    let body: unknown = text;
+    if (/json/.test(contentType) && text.length > 0) body = JSON.parse(text);
+    try {
+      checker.check(request.method, `${url.pathname}${url.search}`, {
+        status: response.status,
+        headers: response.headers,
+        body,
+        text,
+        contentType,
+      });
+    } catch (error) {
+      violations.push(error as Error);
+    }
+    return response;
+  };
+}
+
+/**
+ * A client for the tenant, its answers contract-checked; retries wait 1-10 ms so tests do not sleep for
+ * real.
+ */
 export function clientFor(
   t: TestApp,
   tenant: Pick<TestTenant, 'clientId' | 'clientSecret'>,
@@ -21,6 +84,7 @@ export function clientFor(
     clientId: tenant.clientId,
     clientSecret: tenant.clientSecret,
     ...options,
+    fetch: contractCheckedFetch(t, options.fetch),
     retry: { baseDelayMs: 2, maxDelayMs: 10, ...options.retry },
   });
 }
@@ -47,7 +111,7 @@ export interface SvcRun {
 }
 
 export function runSvc(args: string[], env: NodeJS.ProcessEnv, cwd?: string): SvcRun {
-  const child = spawn(process.execPath, [SVC_BIN, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SVC_NODE_ARGS, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -2,7 +2,8 @@
  * The contract check. Every response a test receives from the client API (/api/v1/…) is checked against
  * the app's own OpenAPI document: the status is documented for the operation, the content type is
  * documented for that status, the body is valid against its schema (Ajv, JSON Schema 2020-12 with
- * formats: the document is OpenAPI 3.1), and every required response header is present and valid.
+ * formats: the document is OpenAPI 3.1), and every required response header (inline or a reference to
+ * components.headers) is present and valid.
  * A response for a path or method the document does not have must be an error and a problem.
  * A mismatch throws from the response hook, so the test that received the response fails.
  *
@@ -134,7 +135,10 @@ export class ContractChecker {
     }
     const documented = responses[key]!;
 
-    for (const [header, definition] of Object.entries((documented.headers ?? {}) as Record<string, JsonObject>)) {
+    for (const [header, declared] of Object.entries((documented.headers ?? {}) as Record<string, JsonObject>)) {
+      // A header declared once under components.headers is referenced: its definition is there.
+      const reference = typeof declared.$ref === 'string' ? declared.$ref : undefined;
+      const definition = reference ? this.resolve(reference) : declared;
       const value = response.headers.get(header);
       if (value === null) {
         if (definition.required)
@@ -145,7 +149,9 @@ export class ContractChecker {
       }
       const validate = this.validator(
         this.headerAjv,
-        `${DOCUMENT_ID}#${pointer('paths', found.template, found.method, 'responses', key, 'headers', header, 'schema')}`,
+        reference
+          ? `${DOCUMENT_ID}${reference}/schema`
+          : `${DOCUMENT_ID}#${pointer('paths', found.template, found.method, 'responses', key, 'headers', header, 'schema')}`,
         true,
       );
       if (!validate({ value })) {
@@ -212,6 +218,18 @@ export class ContractChecker {
         `Contract violation: ${where} (${name}): the problem's status ${JSON.stringify(problemStatus)} differs from the HTTP status.`,
       );
     }
+  }
+
+  /** The object a local reference (`#/components/…`) points to. */
+  private resolve(reference: string): JsonObject {
+    let target: unknown = this.document;
+    for (const segment of reference.replace(/^#\//, '').split('/')) {
+      const key = decodeURIComponent(segment).replace(/~1/g, '/').replace(/~0/g, '~');
+      target = (target as JsonObject | undefined)?.[key];
+    }
+    if (typeof target !== 'object' || target === null)
+      throw new ContractViolation(`Unresolvable reference ${reference}.`);
+    return target as JsonObject;
   }
 
   private validator(ajv: Ajv2020, ref: string, header: boolean): ValidateFunction {

@@ -3,6 +3,7 @@ import { ManualClock } from '../../src/lib/clock.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import type { TestResponse } from '../helpers/http.js';
 import { expectOAuthError, expectProblem } from '../helpers/problems.js';
+import { rawRequest } from '../helpers/raw-http.js';
 import { createTenant, tokenFor, type TestTenant } from '../helpers/tenants.js';
 
 const LIMIT = 5;
@@ -116,5 +117,18 @@ describe('rate limit per client address', () => {
     expect((await from('203.0.113.8')).status).toBe(200);
     // Each process counts for itself: the other app's budget for 127.0.0.1 is untouched.
     expect((await sites(t)).status).toBe(200);
+  });
+
+  it('behind a trusted proxy, a path the router refuses counts against the client address, not the proxy', async () => {
+    const malformed = (address: string) =>
+      rawRequest(proxied.baseUrl, {
+        method: 'GET',
+        target: '/%61pi/v1/sites/%zz',
+        headers: { 'x-forwarded-for': address },
+      });
+    for (let index = 0; index < LIMIT; index++) expect((await malformed('203.0.113.9')).status).toBe(400);
+    expectLimited(await malformed('203.0.113.9'));
+    expect((await malformed('203.0.113.10')).status).toBe(400);
+    expect((await sites(proxied, { 'x-forwarded-for': '203.0.113.11' })).status).toBe(200);
   });
 });

@@ -111,9 +111,11 @@ describe('If-Match on PATCH /api/v1/messages/{id}', () => {
     expect(read.body.data.meta.version).toBe(2);
   });
 
-  it('refuses a malformed If-Match with 409 version-conflict', async () => {
+  it('refuses a malformed (unquoted) If-Match with 422 naming If-Match', async () => {
     const created = await createMessage(t, m);
-    expectProblem(await patch(created.id, { status: 'Closed' }, { 'if-match': '1' }), 409, 'version-conflict');
+    const response = await patch(created.id, { status: 'Closed' }, { 'if-match': '1' });
+    expectProblem(response, 422, 'validation-error');
+    expect(Object.keys(response.body.errors)).toEqual(['If-Match']);
   });
 
   it('lets exactly one of concurrent writers holding the same ETag win', async () => {

@@ -2,11 +2,13 @@ import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientOpenApiDocument, type OpenApiDocument } from '../../src/http/openapi.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { clientFor, takeContractViolations } from '../helpers/client.js';
 import { ContractChecker } from '../helpers/contract.js';
 import { HttpClient } from '../helpers/http.js';
 import { siteBody, tenantWithToken } from '../helpers/tenants.js';
 
 let t: TestApp;
+let tenant: Awaited<ReturnType<typeof tenantWithToken>>;
 let token: string;
 let siteId: string;
 
@@ -29,7 +31,7 @@ beforeAll(async () => {
       );
     },
   });
-  const tenant = await tenantWithToken(t);
+  tenant = await tenantWithToken(t);
   token = tenant.token;
   siteId = (await t.http.post('/api/v1/sites', { token, json: siteBody() })).body.data.id;
 });
@@ -91,6 +93,18 @@ describe('the contract hook of startTestApp', () => {
   it('ignores responses from outside the client API', async () => {
     expect((await t.http.get('/health')).status).toBe(200);
   });
+
+  it('checks the answers the client package receives too (tests/helpers/client.ts), failing the test after it', async () => {
+    const client = clientFor(t, tenant);
+    expect((await client.sites.get(siteId)).id).toBe(siteId);
+    expect(takeContractViolations()).toEqual([]);
+    expect((await client.getRaw('/api/v1/drifted')).status).toBe(200);
+    const [violation, ...more] = takeContractViolations();
+    expect(more).toEqual([]);
+    expect(violation?.message).toMatch(
+      /GET \/api\/v1\/drifted → 200 \(drifted\): the body does not match the document/,
+    );
+  });
 });
 
 describe('the contract checker', () => {
@@ -143,6 +157,24 @@ describe('the contract checker', () => {
     });
     await expect(invalid.get(`/api/v1/sites/${siteId}`, { token })).rejects.toThrow(
       /→ 200 \(getSite\): response header ETag: "\\"1\\"" does not match/,
+    );
+  });
+
+  it('checks headers referenced from components.headers (the rate limit headers) like inline ones', async () => {
+    const invalid = clientWith((document) => {
+      document.components.headers['X-RateLimit-Limit'].schema = { type: 'integer', maximum: 10 };
+    });
+    await expect(invalid.get(`/api/v1/sites/${siteId}`, { token })).rejects.toThrow(
+      /→ 200 \(getSite\): response header X-RateLimit-Limit: "1000000" does not match/,
+    );
+    const missing = clientWith((document) => {
+      document.components.headers['X-RateLimit-Missing'] = { required: true, schema: { type: 'integer' } };
+      document.paths['/api/v1/sites/{id}']!.get!.responses['404'].headers['X-RateLimit-Missing'] = {
+        $ref: '#/components/headers/X-RateLimit-Missing',
+      };
+    });
+    await expect(missing.get('/api/v1/sites/site_unknown', { token })).rejects.toThrow(
+      /→ 404 \(getSite\): the required response header X-RateLimit-Missing is missing/,
     );
   });
 

@@ -107,7 +107,7 @@ describe('the client document', () => {
       if (!op.requestBody) continue;
       for (const [mediaType, media] of Object.entries(op.requestBody.content as Record<string, any>)) {
         bodies += 1;
-        const expected = op.operationId === 'createToken' ? true : false;
+        const expected = op.operationId === 'createToken';
         // A body of several shapes (the simulator's actions) refuses unknown members in every shape.
         const shapes = media.schema.oneOf ?? [media.schema];
         for (const shape of shapes) expect(shape.additionalProperties, `${method} ${path} ${mediaType}`).toBe(expected);
@@ -146,6 +146,24 @@ describe('the client document', () => {
         // A 403 for a feature the client lacks (webhook access) has no scope to challenge for.
         expect(op.responses['403'].headers['WWW-Authenticate'], `${where} 403`).toBeDefined();
         expect(op.responses['403'].headers['WWW-Authenticate'].required ?? false, `${where} 403`).toBe(false);
+      }
+    }
+  });
+
+  it('declares the x-ratelimit-* headers once and references them from every response of every operation', () => {
+    expect(Object.keys(doc.components.headers)).toEqual(
+      expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']),
+    );
+    for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) {
+      expect(doc.components.headers[name], name).toMatchObject({ required: true, schema: { type: 'integer' } });
+    }
+    for (const [method, path, op] of allOperations(doc)) {
+      for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+        for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) {
+          expect(response.headers?.[name], `${method} ${path} ${status} ${name}`).toEqual({
+            $ref: `#/components/headers/${name}`,
+          });
+        }
       }
     }
   });

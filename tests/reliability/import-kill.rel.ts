@@ -39,7 +39,9 @@ function svcImport(
   const child = spawn(
     process.execPath,
     [
-      path.join(ROOT, 'packages/client/bin/svc.js'),
+      '--import',
+      'tsx',
+      path.join(ROOT, 'packages/client/src/cli/bin.ts'),
       'import',
       'sites',
       file,

@@ -25,9 +25,10 @@ beforeAll(async () => {
     WEBHOOK_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
     // Waits (±20%) well above the spread of one round, and every delivery in flight at once, so that each
     // round of attempts meets exactly one phase.
-    WEBHOOK_RETRY_SCHEDULE: scaled(2, 5) + 's',
+    WEBHOOK_RETRY_SCHEDULE: `${scaled(3, 5)}s`,
     WEBHOOK_CONCURRENCY: String(EARLY + DURING),
-    WEBHOOK_TIMEOUT_MS: '700',
+    // Long enough that a 500 from a receiver on a loaded machine is still a 500, not a timeout.
+    WEBHOOK_TIMEOUT_MS: '2000',
     WEBHOOK_LEASE_MS: '3000',
     WEBHOOK_POLL_INTERVAL_MS: '200',
   });

@@ -18,13 +18,17 @@ const ORDER = [
   'worker-kill',
   'receiver-outage',
   'database-outage',
+  'database-locked',
+  'database-silent',
   'ssrf',
   'jwt',
   'uploads',
+  'file-names',
   'fuzz',
   'values',
   'isolation',
   'import-kill',
+  'rate-limit',
 ];
 
 const figuresDir = mkdtempSync(path.join(os.tmpdir(), 'reliability-figures-'));

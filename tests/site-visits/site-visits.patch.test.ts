@@ -139,9 +139,11 @@ describe('ETag and If-Match', () => {
     expect(responses.map((response) => response.status).sort()).toEqual([200, 409, 409]);
   });
 
-  it('refuses a malformed If-Match with 409', async () => {
+  it('refuses a malformed (unquoted) If-Match with 422 naming If-Match', async () => {
     const visit = await createVisit(t, v);
-    expect((await patch(visit.id, { description: 'x' }, { 'if-match': '1' })).status).toBe(409);
+    const response = await patch(visit.id, { description: 'x' }, { 'if-match': '1' });
+    expect(response.status).toBe(422);
+    expect(Object.keys(response.body.errors)).toEqual(['If-Match']);
   });
 });
 

@@ -304,11 +304,8 @@ describe('patch: conflicts', () => {
   it.each([
     ['a stale version', '"1"'],
     ['a future version', '"99"'],
-    ['an unquoted version', '2'],
     ['a weak tag', 'W/"2"'],
     ['a list without the current version', '"1", "3"'],
-    ['garbage', 'not-an-etag'],
-    ['an empty value', ''],
   ])('If-Match with %s is 409 version-conflict and changes nothing', async (_label, ifMatch) => {
     const id = (await create(siteBody())).body.data.id;
     await t.http.patch(`/api/v1/sites/${id}`, { token, json: { name: 'v2' } });
@@ -332,6 +329,16 @@ describe('patch: conflicts', () => {
       409,
       'version-conflict',
     );
+  });
+
+  it.each([
+    ['an unquoted version', '2'],
+    ['garbage', 'not-an-etag'],
+    ['an empty value', ''],
+  ])('If-Match with %s is malformed: 422 naming If-Match and asking for the quoted ETag', async (_label, ifMatch) => {
+    const response = await patch({ name: 'x' }, { 'if-match': ifMatch });
+    expectInvalid(response, ['If-Match']);
+    expect(response.body.errors['If-Match'][0]).toContain('with its quotes');
   });
 
   it('an If-Match longer than 256 characters is 422', async () => {

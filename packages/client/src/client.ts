@@ -1,6 +1,7 @@
 /**
- * The typed client: openapi-fetch over the generated `paths`, with the transport (tokens, retry rules)
- * as its fetch. Resource helpers unwrap `{data}` and throw `ApiError` on a problem answer.
+ * The typed client: openapi-fetch over the generated `paths`, with the transport (tokens, retry rules,
+ * pacing by the rate-limit headers) as its fetch. Resource helpers unwrap `{data}` and throw `ApiError`
+ * on a problem answer.
  *
  * ```ts
  * const client = createClient({ baseUrl, clientId, clientSecret });
@@ -12,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import createFetchClient, { type Client } from 'openapi-fetch';
 import { ApiError, toProblem } from './errors.js';
 import type { paths } from './generated/api.js';
+import { RateLimitPacer } from './pacing.js';
 import { DEFAULT_RETRY, type RetryOptions, type Runtime, systemRuntime } from './retry.js';
 import { TokenSource, type TokenResponse } from './tokens.js';
 import { createTransport, type FetchLike, type RetryEvent } from './transport.js';
@@ -32,6 +34,8 @@ import type {
 } from './types.js';
 import { type FileSource, uploadForm, type UploadOptions } from './uploads.js';
 
+/** openapi-fetch's methods, called with a path chosen at run time (the generic resource client). */
+type UntypedCall = (path: string, init: unknown) => Promise<unknown>;
 export interface ClientOptions {
   /** The service's base address, without /api/v1 (the sandbox packet's `baseUrl`). */
   baseUrl: string;
@@ -97,7 +101,7 @@ export class Collection<P extends CollectionPath> {
 
   async createWithDetails(body: CreateBody<P>, options: CreateOptions = {}): Promise<CreateResult<ResourceOf<P>>> {
     const idempotencyKey = options.idempotencyKey ?? randomUUID();
-    const result = (await (this.api.POST as Function)(this.path, {
+    const result = (await (this.api.POST as UntypedCall)(this.path, {
       body,
       params: { header: { 'Idempotency-Key': idempotencyKey } },
     })) as FetchResult;
@@ -106,14 +110,16 @@ export class Collection<P extends CollectionPath> {
   }
 
   async get(id: string): Promise<ResourceOf<P>> {
-    const result = (await (this.api.GET as Function)(`${this.path}/{id}`, { params: { path: { id } } })) as FetchResult;
+    const result = (await (this.api.GET as UntypedCall)(`${this.path}/{id}`, {
+      params: { path: { id } },
+    })) as FetchResult;
     return unwrap<{ data: ResourceOf<P> }>(result, 'GET', `${this.path}/${id}`).data;
   }
 
   /** PATCH is never repeated blindly: an uncertain outcome throws UncertainResultError (read, then decide). */
   async update(id: string, body: PatchBody<P>, options: UpdateOptions = {}): Promise<ResourceOf<P>> {
     const header = options.ifMatch ? { 'If-Match': options.ifMatch } : {};
-    const result = (await (this.api.PATCH as Function)(`${this.path}/{id}`, {
+    const result = (await (this.api.PATCH as UntypedCall)(`${this.path}/{id}`, {
       body,
       params: { path: { id }, header },
     })) as FetchResult;
@@ -126,7 +132,7 @@ export class Collection<P extends CollectionPath> {
     do {
       const params = { query: { ...query, ...(cursor ? { 'page[after]': cursor } : {}) } };
       const page = unwrap<Page<P>>(
-        (await (this.api.GET as Function)(this.path, { params })) as FetchResult,
+        (await (this.api.GET as UntypedCall)(this.path, { params })) as FetchResult,
         'GET',
         this.path,
       );
@@ -229,11 +235,14 @@ export interface SiteServicesClient {
 export function createClient(options: ClientOptions): SiteServicesClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const runtime: Runtime = { ...systemRuntime, ...options.runtime };
+  const retry = { ...DEFAULT_RETRY, ...options.retry };
   const settings = {
     fetch: options.fetch ?? ((request: Request) => fetch(request)),
     runtime,
-    retry: { ...DEFAULT_RETRY, ...options.retry },
+    retry,
     timeoutMs: options.timeoutMs ?? 30_000,
+    // One pacer for both transports: the token endpoint is counted by the same rate limit.
+    pacer: new RateLimitPacer(runtime, retry.maxRetryAfterMs),
     ...(options.onRetry ? { onRetry: options.onRetry } : {}),
   };
   const tokens = new TokenSource(baseUrl, options, createTransport(settings), runtime);

@@ -12,6 +12,7 @@ export type { ProblemDetails } from './errors.js';
 export { DEFAULT_RETRY, backoffDelay, systemRuntime } from './retry.js';
 export type { RetryOptions, Runtime } from './retry.js';
 export { classifyRequest } from './transport.js';
+export { RateLimitPacer } from './pacing.js';
 export type { FetchLike, RequestKind, RetryEvent } from './transport.js';
 export type { TokenResponse, ClientCredentials } from './tokens.js';
 export type { FileSource, UploadOptions } from './uploads.js';

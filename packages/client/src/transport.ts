@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CredentialsError, NetworkError, toProblem, UncertainResultError } from './errors.js';
+import type { RateLimitPacer } from './pacing.js';
 import { backoffDelay, type RetryOptions, retryAfterMs, type Runtime } from './retry.js';
 
 export type FetchLike = (request: Request) => Promise<Response>;
@@ -19,7 +20,8 @@ export type FetchLike = (request: Request) => Promise<Response>;
  * - `unsafe`: uploads, webhook-subscription writes and anything else (rule 4): never repeated after an
  *   uncertain outcome.
  * Every kind is repeated after 429 (the limiter refuses before anything runs) and once after a 401 with a
- * fresh token (nothing ran either).
+ * fresh token (nothing ran either). With a pacer, every attempt first waits while the rate-limit headers
+ * of an earlier answer say that no request remains (pacing.ts).
  */
 export type RequestKind = 'read' | 'create' | 'token' | 'update' | 'unsafe';
 
@@ -56,6 +58,8 @@ export interface TransportOptions {
   /** Time limit of one attempt. */
   timeoutMs: number;
   tokens?: TokenProvider;
+  /** Holds requests back while the service's rate-limit headers say no request remains (shared by transports). */
+  pacer?: RateLimitPacer;
   onRetry?: (event: RetryEvent) => void;
 }
 
@@ -89,6 +93,7 @@ export function createTransport(options: TransportOptions): FetchLike {
         await options.runtime.sleep(delayMs);
       };
 
+      await options.pacer?.wait();
       let response: Response;
       try {
         response = await options.fetch(
@@ -111,6 +116,8 @@ export function createTransport(options: TransportOptions): FetchLike {
       }
 
       const status = response.status;
+      const retryAfter = retryAfterMs(response.headers.get('retry-after'), options.runtime.now());
+      options.pacer?.observe(status, response.headers, retryAfter);
       if (status === 401 && token !== undefined) {
         if (!refreshed) {
           refreshed = true;
@@ -123,7 +130,6 @@ export function createTransport(options: TransportOptions): FetchLike {
           toProblem(status, await readJson(response)),
         );
       }
-      const retryAfter = retryAfterMs(response.headers.get('retry-after'), options.runtime.now());
       if (status === 429) {
         const delayMs = delayFor(retryAfter);
         if (delayMs === undefined) return response;

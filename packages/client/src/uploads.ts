@@ -26,11 +26,20 @@ export async function uploadForm(
   } else if (source instanceof Blob) {
     blob = options.contentType ? new Blob([source], { type }) : source;
   } else {
-    blob = new Blob([source], { type });
+    blob = new Blob([blobBytes(source)], { type });
   }
   const form = new FormData();
   form.append('file', blob, name);
   return form;
+}
+
+/**
+ * The bytes as a BlobPart. The DOM lib's BlobPart takes only views of a plain ArrayBuffer (a view of a
+ * SharedArrayBuffer may change while the Blob is read); a Buffer or Uint8Array is one of those unless it
+ * views shared memory, which is copied.
+ */
+function blobBytes(source: Uint8Array): Uint8Array<ArrayBuffer> {
+  return source.buffer instanceof ArrayBuffer ? (source as Uint8Array<ArrayBuffer>) : new Uint8Array(source);
 }
 
 const TYPES: Record<string, string> = {

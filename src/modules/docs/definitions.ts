@@ -142,9 +142,13 @@ same ETag exactly one succeeds.
 ## Rate limit
 
 ${config.rateLimitPerMinute} requests per minute per client IP address, counted in each API process (not
-shared per OAuth client: clients behind one egress address share a budget). Every request under
-\`/api/v1\` counts, the token endpoint and this document included. The excess is answered 429
-\`rate-limit-exceeded\` with \`Retry-After\` (seconds): wait for it, reduce concurrency and back off with jitter.
+shared per OAuth client: clients behind one egress address share a budget), in a sliding window: request
+${config.rateLimitPerMinute + 1} inside any one minute is refused. Every request under \`/api/v1\` counts,
+however its path is spelled, unknown paths, the token endpoint and this document included. Every answer
+says where you stand: \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (seconds
+until the oldest counted request leaves the window and \`X-RateLimit-Remaining\` grows). When remaining is
+0, wait that long before the next request. The excess is answered 429 \`rate-limit-exceeded\` with
+\`Retry-After\` (seconds): wait for it, reduce concurrency and back off with jitter.
 
 ## Errors
 

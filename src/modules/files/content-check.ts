@@ -5,10 +5,11 @@
  */
 import { fileTypeFromBuffer } from 'file-type';
 import { Problem, validationProblem } from '../../http/problem.js';
+import { extensionsOf, type NamedFileType } from './file-names.js';
 
 export interface AcceptedFileType {
-  mime: string;
-  ext: string;
+  /** A type that file names are made for (file-names.ts), so that every stored file gets a fitting name. */
+  mime: NamedFileType;
 }
 
 export interface ContentRules {
@@ -27,7 +28,7 @@ async function judge(head: Buffer, accepted: readonly AcceptedFileType[]): Promi
   const detected = await fileTypeFromBuffer(head);
   const match = detected && accepted.find((type) => type.mime === detected.mime);
   if (match) return match;
-  const allowed = accepted.map((type) => type.ext.toUpperCase()).join(', ');
+  const allowed = accepted.map((type) => extensionsOf(type.mime)![0].toUpperCase()).join(', ');
   throw new Problem(
     'unsupported-media-type',
     detected

@@ -1,43 +1,113 @@
-/** File names: cleaning what a client sends before it is stored, and quoting it for a download. */
+/**
+ * File names: the name a file is stored and served under, made from what the client sent so that it can
+ * neither hide characters nor claim another type than the one its bytes were found to be; and the
+ * Content-Disposition header that carries it to a download.
+ */
+import { create as contentDisposition } from 'content-disposition';
 
 const MAX_NAME_LENGTH = 200;
-const MAX_EXTENSION_LENGTH = 16;
-
-/** C0 and C1 control characters, DEL, and the invisible bidirectional controls used to disguise names. */
-const UNSAFE_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
- * The name a file is stored and served under: the last path segment of what the client sent (either
- * separator), without control characters, NFC-normalised, at most 200 characters (the extension is
- * kept when the stem is shortened). `fallback` when nothing usable is left.
+ * The types a stored file can have (those the uploads accept) and the extensions a name of that type may
+ * end in, case aside; the first is the one given to a name that has none of them.
  */
-export function sanitizeFileName(raw: string | undefined, fallback: string): string {
-  const segments = (raw ?? '').split(/[/\\]/);
-  const name = (segments[segments.length - 1] ?? '').replace(UNSAFE_CHARACTERS, '').normalize('NFC').trim();
-  if (name === '' || /^\.+$/.test(name)) return fallback;
-  const characters = Array.from(name);
-  if (characters.length <= MAX_NAME_LENGTH) return name;
-  const dot = name.lastIndexOf('.');
-  const extension = dot > 0 ? Array.from(name.slice(dot)) : [];
-  if (extension.length === 0 || extension.length > MAX_EXTENSION_LENGTH)
-    return characters.slice(0, MAX_NAME_LENGTH).join('');
-  const stem = Array.from(name.slice(0, dot)).slice(0, MAX_NAME_LENGTH - extension.length);
-  return `${stem.join('')}${extension.join('')}`;
-}
+const EXTENSIONS_BY_TYPE = {
+  'application/pdf': ['pdf'],
+  'image/png': ['png'],
+  'image/jpeg': ['jpg', 'jpeg', 'jpe', 'jfif'],
+} as const satisfies Record<string, readonly [string, ...string[]]>;
 
-/** RFC 5987 value characters need no escaping; encodeURIComponent leaves a few others that do. */
-function encodeExtValue(value: string): string {
-  return encodeURIComponent(value).replace(
-    /['()*]/g,
-    (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
+/** A media type that stored files can have, and so that names can be made for. */
+export type NamedFileType = keyof typeof EXTENSIONS_BY_TYPE;
+
+/** The extensions of a type, the preferred first; undefined for a type no upload accepts. */
+export function extensionsOf(mime: string): readonly [string, ...string[]] | undefined {
+  return Object.hasOwn(EXTENSIONS_BY_TYPE, mime) ? EXTENSIONS_BY_TYPE[mime as NamedFileType] : undefined;
 }
 
 /**
- * `Content-Disposition: attachment` naming the file (RFC 6266): an ASCII `filename` for old clients and
- * the exact name as UTF-8 in `filename*`.
+ * C0 and C1 control characters, DEL, the invisible bidirectional formatting characters (LRM, RLM, ALM,
+ * the embeddings, overrides and isolates) that make `invoice\u202Efdp.exe` display as `invoiceexe.pdf`,
+ * and lone surrogates (not text: no header could carry them).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+const UNSAFE_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\p{Cs}]/gu;
+
+/**
+ * What follows a name's last dot when it is an extension: up to 16 letters, digits, `_`, `-`, `+`, `~` or
+ * `$`, at least one of them a letter. Any such suffix is taken for a type's claim (operating systems map
+ * far more extensions than any list holds); `v1.2` or `Dr. Smith` have none.
+ */
+const EXTENSION = /^(?=.*\p{L})[\p{L}\p{N}_+~$-]{1,16}$/u;
+
+/** Trailing dots and spaces, which Windows drops when it saves a file, so that they hide nothing either. */
+const TRAILING_DOTS_AND_SPACES = /[.\s]+$/u;
+
+/** The last path segment (either separator) without unsafe characters, NFC, trimmed. */
+function cleaned(raw: string): string {
+  const segments = raw.split(/[/\\]/);
+  return (segments[segments.length - 1] ?? '')
+    .replace(UNSAFE_CHARACTERS, '')
+    .normalize('NFC')
+    .trim()
+    .replace(TRAILING_DOTS_AND_SPACES, '');
+}
+
+/** The name's stem and its extension (without the dot), when it has one. */
+function splitExtension(name: string): { stem: string; extension?: string } {
+  const dot = name.lastIndexOf('.');
+  const extension = name.slice(dot + 1);
+  return dot >= 0 && EXTENSION.test(extension) ? { stem: name.slice(0, dot), extension } : { stem: name };
+}
+
+/** At most `length` characters (code points, so that no surrogate pair is cut), trailing dots and spaces removed. */
+function shortened(text: string, length: number): string {
+  const characters = Array.from(text);
+  if (characters.length <= length) return text;
+  return characters.slice(0, length).join('').replace(TRAILING_DOTS_AND_SPACES, '');
+}
+
+/**
+ * The name a file of type `mime` is stored and served under, from the name the client sent: its last
+ * path segment without control or bidirectional characters, NFC, ending in an extension of the type: one
+ * of another type is replaced (`poly.html` → `poly.pdf`), a missing one appended (`scan` → `scan.pdf`);
+ * `label.pdf.exe` becomes `label.pdf`. At most 200 characters, the extension kept when the stem is cut.
+ * `defaultBaseName` stands for a stem when nothing usable is left (`..`, `.pdf`). Applying it to its own
+ * result changes nothing, so that a download can apply it again to names stored before it existed.
+ * A type no upload accepts (not expected) keeps the cleaned name as it is.
+ */
+export function safeFileName(raw: string | undefined, mime: string, defaultBaseName: string): string {
+  const name = cleaned(raw ?? '');
+  const extensions = extensionsOf(mime);
+  if (extensions === undefined) return shortened(name, MAX_NAME_LENGTH) || defaultBaseName;
+  const isTheType = (extension: string | undefined) =>
+    extension !== undefined && (extensions as readonly string[]).includes(extension.toLowerCase());
+  let { stem, extension } = splitExtension(name);
+  if (!isTheType(extension)) {
+    const inner = splitExtension(stem);
+    ({ stem, extension } = isTheType(inner.extension) ? inner : { stem, extension: extensions[0] });
+  }
+  const ext = extension ?? extensions[0];
+  stem = shortened(stem.replace(TRAILING_DOTS_AND_SPACES, ''), MAX_NAME_LENGTH - ext.length - 1);
+  return `${stem || defaultBaseName}.${ext}`;
+}
+
+/**
+ * The ASCII stand-in for old clients: compatibility forms decomposed and accents dropped (`É` → `E`), then
+ * any other character outside printable ASCII, the `"`, `\` and `%` that some clients unquote or
+ * percent-decode, and the `/` a full-width solidus decomposes to, replaced by `_`.
+ */
+function asciiFallback(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .replace(/[^\x20-\x7e]|["\\%/]/g, '_');
+}
+
+/**
+ * `Content-Disposition: attachment` naming the file (RFC 6266): `filename` in ASCII, and when that is not
+ * the exact name, the exact name as UTF-8 in `filename*` (RFC 8187), which current browsers prefer.
  */
 export function attachmentDisposition(fileName: string): string {
-  const ascii = fileName.replace(/[^\x20-\x7e]|["\\%]/g, '_');
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeExtValue(fileName)}`;
+  return contentDisposition(fileName, { type: 'attachment', fallback: asciiFallback(fileName) });
 }

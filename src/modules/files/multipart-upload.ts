@@ -9,7 +9,7 @@ import type { Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { Problem, validationProblem } from '../../http/problem.js';
 import { type AcceptedFileType, checkedContent, tooLarge } from './content-check.js';
-import { sanitizeFileName } from './file-names.js';
+import { safeFileName } from './file-names.js';
 import { MAX_UPLOAD_BYTES, MAX_UPLOAD_REQUEST_BYTES } from './limits.js';
 import type { FileStore, StoredBlob } from './store.js';
 
@@ -18,7 +18,7 @@ export const FILE_FIELD = 'file';
 export interface UploadRules {
   /** The types accepted, judged from the content. */
   accepted: readonly AcceptedFileType[];
-  /** The stored name when the client sends none usable, without extension (the detected type adds it). */
+  /** The stem of the stored name when the client sends none usable (the detected type adds the extension). */
   defaultBaseName: string;
 }
 
@@ -123,7 +123,7 @@ export async function receiveFile(
       received = {
         ...blob,
         contentType: found.type!.mime,
-        fileName: sanitizeFileName(part.filename, `${rules.defaultBaseName}.${found.type!.ext}`),
+        fileName: safeFileName(part.filename, found.type!.mime, rules.defaultBaseName),
       };
     }
     if (received === undefined)

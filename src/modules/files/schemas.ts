@@ -7,7 +7,10 @@ import { DateTime } from '../../http/schemas.js';
 export const FileVersion = Type.Object(
   {
     version: Type.Integer({ minimum: 1, description: '1 for the first upload, then 2, 3, …' }),
-    fileName: Type.String({ description: 'The uploaded file name, cleaned (no path, no control characters).' }),
+    fileName: Type.String({
+      description:
+        "The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension.",
+    }),
     contentType: Type.String({
       description: "The type detected from the file's content.",
       examples: ['application/pdf'],
@@ -33,7 +36,8 @@ export type FileObjectValue = Static<typeof FileObject>;
 /** Response headers of a download (the latest version of an owner's file). */
 export const DownloadHeaders = Type.Object({
   'content-disposition': Type.String({
-    description: 'attachment, with the file name of the latest version (RFC 6266).',
+    description:
+      "attachment, with the safe file name of the latest version (RFC 6266): `filename` in ASCII, and `filename*=UTF-8''…` (RFC 8187) with the exact name when it is not ASCII.",
   }),
   'content-length': Type.String({ description: 'Size of the file in bytes.' }),
 });

@@ -9,7 +9,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, FileVersionRow } from '../../db/schema.js';
 import { notFound } from '../../http/problem.js';
 import type { Clock } from '../../lib/clock.js';
-import { attachmentDisposition } from './file-names.js';
+import { attachmentDisposition, safeFileName } from './file-names.js';
 import { receiveFile, type UploadRules } from './multipart-upload.js';
 import * as repository from './repository.js';
 import type { FileStore } from './store.js';
@@ -89,8 +89,8 @@ export async function acceptUpload(
 }
 
 /**
- * Streams the latest version of the owner's file: its detected type, exact length, and the name as an
- * attachment. 404 when the owner is not the tenant's or nothing was uploaded yet.
+ * Streams the latest version of the owner's file: its detected type, exact length, and its safe name
+ * as an attachment. 404 when the owner is not the tenant's or nothing was uploaded yet.
  */
 export async function sendLatestFile(
   deps: FileDeps,
@@ -103,10 +103,13 @@ export async function sendLatestFile(
   if (!(await owner.exists(deps.db, tenantId, ownerId))) throw notFound(owner.ownerName);
   const latest = await repository.findLatestVersion(deps.db, tenantId, owner.ownerType, ownerId);
   if (!latest) throw notFound(`${owner.fileName} (nothing uploaded yet)`);
+  // Names stored since uploads make them safe come back unchanged; older ones (kept as they are in the
+  // JSON) get the detected type's extension here, so that no download is saved as another type.
+  const fileName = safeFileName(latest.file_name, latest.content_type, owner.rules.defaultBaseName);
   reply
     .header('content-type', latest.content_type)
     .header('content-length', String(latest.size_bytes))
-    .header('content-disposition', attachmentDisposition(latest.file_name))
+    .header('content-disposition', attachmentDisposition(fileName))
     .header('x-content-type-options', 'nosniff')
     .header('cache-control', 'private, no-cache');
   // HEAD answers with the headers only: do not read the chunks just to discard them.

@@ -8,11 +8,7 @@ export const fileAttachmentOwner: FileOwner = {
   ownerName: 'Message',
   fileName: 'File attachment',
   rules: {
-    accepted: [
-      { mime: 'application/pdf', ext: 'pdf' },
-      { mime: 'image/png', ext: 'png' },
-      { mime: 'image/jpeg', ext: 'jpg' },
-    ],
+    accepted: [{ mime: 'application/pdf' }, { mime: 'image/png' }, { mime: 'image/jpeg' }],
     defaultBaseName: 'attachment',
   },
   exists: messageExists,

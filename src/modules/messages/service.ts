@@ -11,7 +11,7 @@ import { notFound, Problem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
 import { toFileObject } from '../files/schemas.js';
 import { fileVersionsByOwner } from '../files/service.js';
-import { visitExists } from '../site-visits/repository.js';
+import { visitExists } from '../site-visits/service.js';
 import * as repository from './repository.js';
 import {
   CLIENT_API_RECORD_OWNER,

@@ -1,5 +1,5 @@
 /** Provisioning and reading reference data. */
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database, ItemRow, ProjectRow } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { notFound, Problem } from '../../http/problem.js';
@@ -96,4 +96,30 @@ export async function createItem(
       );
     throw error;
   }
+}
+
+/** The tenant's Active project a site visit names (409 invalid-project when unknown, foreign or not Active). */
+export async function resolveProject(
+  tx: Transaction<Database>,
+  tenantId: string,
+  projectId: string | number,
+): Promise<ProjectRow> {
+  const project = await repository.findProject(tx, tenantId, referenceIdText(projectId));
+  if (project?.status !== 'Active') {
+    throw new Problem(
+      'invalid-project',
+      project
+        ? `Project ${JSON.stringify(projectId)} is not Active. GET /api/v1/projects lists the projects you can use.`
+        : `Project ${JSON.stringify(projectId)} is not one of your projects. GET /api/v1/projects lists the projects you can use.`,
+      { errors: { projectId: [project ? 'is not an Active project' : 'is not one of your projects'] } },
+    );
+  }
+  return project;
+}
+
+/** The tenant's item a site visit names by its name (404 otherwise). */
+export async function resolveItem(tx: Transaction<Database>, tenantId: string, itemName: string): Promise<ItemRow> {
+  const item = await repository.findItemByName(tx, tenantId, itemName);
+  if (!item) throw notFound(`Item ${JSON.stringify(itemName)}`);
+  return item;
 }

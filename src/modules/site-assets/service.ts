@@ -1,10 +1,10 @@
 /** Provisioning site assets (operator API). */
-import type { Kysely } from 'kysely';
-import type { Database, SiteAssetRow } from '../../db/schema.js';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, SiteAssetRow, SiteRow } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { notFound } from '../../http/problem.js';
+import { Problem } from '../../http/problem.js';
 import { newIntegerId } from '../../lib/ids.js';
-import { findSiteByCode } from '../sites/repository.js';
+import { getSiteByCode } from '../sites/service.js';
 import * as repository from './repository.js';
 import type { SiteAssetCreate, SiteAssetValue } from './schemas.js';
 
@@ -25,8 +25,7 @@ export async function createSiteAsset(
   input: SiteAssetCreate,
   now: Date,
 ): Promise<SiteAssetValue> {
-  const site = await findSiteByCode(db, tenantId, input.siteCode);
-  if (!site) throw notFound(`Site with siteCode ${JSON.stringify(input.siteCode)}`);
+  const site = await getSiteByCode(db, tenantId, input.siteCode);
   // Random integer ids; retry on the (rare) collision with an existing one.
   for (let attempt = 0; ; attempt++) {
     try {
@@ -53,8 +52,43 @@ export async function listSiteAssets(
   tenantId: string,
   siteCode: string,
 ): Promise<SiteAssetValue[]> {
-  const site = await findSiteByCode(db, tenantId, siteCode);
-  if (!site) throw notFound(`Site with siteCode ${JSON.stringify(siteCode)}`);
+  const site = await getSiteByCode(db, tenantId, siteCode);
   const rows = await repository.listSiteAssetsOfSite(db, tenantId, site.id);
   return rows.map((row) => toSiteAsset(row, site.site_code));
+}
+
+/** The ids once each, in the order first given. */
+export function distinctIds(ids: readonly number[]): number[] {
+  return [...new Set(ids)];
+}
+
+/**
+ * Checks that every id is a site asset of `site` (unknown ids and other tenants' assets are simply not
+ * found, so they are refused alike); returns the distinct ids in the order given.
+ */
+export async function resolveSiteAssets(
+  tx: Transaction<Database>,
+  tenantId: string,
+  site: SiteRow,
+  siteAssetIds: readonly number[],
+): Promise<number[]> {
+  const ids = distinctIds(siteAssetIds);
+  const ofSite = new Set(
+    (await repository.findSiteAssets(tx, tenantId, ids))
+      .filter((asset) => asset.site_id === site.id)
+      .map((asset) => asset.id),
+  );
+  const invalid = ids.filter((id) => !ofSite.has(id));
+  if (invalid.length > 0) {
+    throw new Problem(
+      'invalid-site-asset',
+      `siteAssetIds ${invalid.join(', ')} ${invalid.length === 1 ? 'is not a site asset' : 'are not site assets'} of site ${JSON.stringify(site.site_code)}.`,
+      {
+        errors: {
+          siteAssetIds: invalid.map((id) => `${id} is not a site asset of site ${JSON.stringify(site.site_code)}`),
+        },
+      },
+    );
+  }
+  return ids;
 }

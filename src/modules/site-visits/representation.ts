@@ -5,8 +5,8 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, FileVersionRow } from '../../db/schema.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
-import { listVersions } from '../files/repository.js';
 import { toFileObject } from '../files/schemas.js';
+import { fileVersionsByOwner } from '../files/service.js';
 import { type AssignedAssetRow, listAssignedAssets, type VisitRecord } from './repository.js';
 import type { OperatorSiteVisitAttributesValue, SiteVisitAssetValue, SiteVisitAttributesValue } from './schemas.js';
 
@@ -37,12 +37,11 @@ export async function loadVisitViews(
   includeAssets: boolean,
 ): Promise<VisitView[]> {
   const ids = records.map((record) => record.id);
-  const [assets, labels] = await Promise.all([
+  const [assets, labelsByVisit] = await Promise.all([
     includeAssets ? listAssignedAssets(db, tenantId, ids) : Promise.resolve(undefined),
-    listVersions(db, tenantId, RETURN_LABEL_OWNER, ids),
+    fileVersionsByOwner(db, tenantId, RETURN_LABEL_OWNER, ids),
   ]);
   const assetsByVisit = assets && groupBy(assets, (row) => row.visit_id);
-  const labelsByVisit = groupBy(labels, (row) => row.owner_id);
   return records.map((record) => ({
     record,
     assets: assetsByVisit ? (assetsByVisit.get(record.id) ?? []) : undefined,

@@ -7,7 +7,7 @@ export const returnLabelOwner: FileOwner = {
   ownerType: RETURN_LABEL_OWNER,
   ownerName: 'Site visit',
   fileName: 'Return label',
-  rules: { accepted: [{ mime: 'application/pdf', ext: 'pdf' }], defaultBaseName: 'return-label' },
+  rules: { accepted: [{ mime: 'application/pdf' }], defaultBaseName: 'return-label' },
   exists: visitExists,
   // A new label changes the visit's returnLabel attribute: version + 1 and updatedAt, like any change.
   touch: (tx, tenantId, visitId, now) => updateVisit(tx, tenantId, visitId, { updated_at: now }),

@@ -11,8 +11,9 @@ import { type CursorCodec, type Page, readPage } from '../../http/pagination.js'
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
 import { type EventLog, recordEvent } from '../events/service.js';
-import { findSite } from '../sites/repository.js';
-import { resolveItem, resolveProject, resolveSite, resolveSiteAssets } from './references.js';
+import { resolveItem, resolveProject } from '../reference/service.js';
+import { resolveSiteAssets } from '../site-assets/service.js';
+import { getSite, getSiteByCode } from '../sites/service.js';
 import { SITE_VISIT_TYPE } from './representation.js';
 import * as repository from './repository.js';
 import type { VisitRecord } from './repository.js';
@@ -73,7 +74,7 @@ export async function createVisit(
   const dueDate = parseDate('dueDate', input.dueDate);
   assertDueNotBeforeStart(startDate, dueDate, input);
   const project = await resolveProject(tx, tenantId, input.projectId);
-  const site = await resolveSite(tx, tenantId, input.clientSiteId);
+  const site = await getSiteByCode(tx, tenantId, input.clientSiteId);
   const item = await resolveItem(tx, tenantId, input.itemName);
   const siteAssetIds = input.siteAssetIds ? await resolveSiteAssets(tx, tenantId, site, input.siteAssetIds) : [];
   const clientTicketNumber = input.clientTicketNumber ?? null;
@@ -123,6 +124,15 @@ export async function createVisit(
   return (await repository.findVisit(tx, tenantId, id))!;
 }
 
+/** Whether the visit is the tenant's (a message names its visit). */
+export function visitExists(
+  db: Kysely<Database> | Transaction<Database>,
+  tenantId: string,
+  id: string,
+): Promise<boolean> {
+  return repository.visitExists(db, tenantId, id);
+}
+
 export async function getVisit(db: Kysely<Database>, tenantId: string, id: string): Promise<VisitRecord> {
   const visit = await repository.findVisit(db, tenantId, id);
   if (!visit) throw notFound('Site visit');
@@ -154,7 +164,7 @@ async function assignmentChange(
       { errors: { siteAssetIds: ['must be replaced when clientSiteId moves the visit to another site'] } },
     );
   }
-  const site = newSite ?? (await findSite(tx, tenantId, visit.site_id))!;
+  const site = newSite ?? (await getSite(tx, tenantId, visit.site_id));
   const desired = await resolveSiteAssets(tx, tenantId, site, patch.siteAssetIds);
   const add = desired.filter((id) => !current.includes(id));
   const remove = current.filter((id) => !desired.includes(id));
@@ -188,7 +198,7 @@ export async function patchVisit(
   }
   let newSite: SiteRow | undefined;
   if (patch.clientSiteId !== undefined) {
-    const site = await resolveSite(tx, tenantId, patch.clientSiteId);
+    const site = await getSiteByCode(tx, tenantId, patch.clientSiteId);
     if (site.id !== visit.site_id) {
       changes.site_id = site.id;
       newSite = site;

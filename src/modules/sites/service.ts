@@ -110,9 +110,27 @@ export function createSite(tx: Transaction<Database>, tenantId: string, input: S
   return insertSingleRow(tx, siteCreation(tenantId, input, now));
 }
 
-export async function getSite(db: Kysely<Database>, tenantId: string, id: string): Promise<SiteRow> {
-  const site = await repository.readSite(db, tenantId, id);
+/** The tenant's site (404 otherwise); outside a transaction the read joins the turn's batch (`readSite`). */
+export async function getSite(
+  db: Kysely<Database> | Transaction<Database>,
+  tenantId: string,
+  id: string,
+): Promise<SiteRow> {
+  const site = db.isTransaction
+    ? await repository.findSite(db, tenantId, id)
+    : await repository.readSite(db, tenantId, id);
   if (!site) throw notFound('Site');
+  return site;
+}
+
+/** The tenant's site with this siteCode (404 otherwise), for the modules that name a site by its code. */
+export async function getSiteByCode(
+  db: Kysely<Database> | Transaction<Database>,
+  tenantId: string,
+  siteCode: string,
+): Promise<SiteRow> {
+  const site = await repository.findSiteByCode(db, tenantId, siteCode);
+  if (!site) throw notFound(`Site with siteCode ${JSON.stringify(siteCode)}`);
   return site;
 }
 

@@ -2,7 +2,7 @@
  * `svc`: the command line of the client package.
  *
  *   svc import <sites|site-visits|messages> <file.csv|file.jsonl> [--rate <per-minute>] [--progress <path>] [--report <path>]
- *   svc token
+ *   svc token [--json]
  *   svc get <path>
  *
  * Exit codes: 0 success; 1 rows rejected (import) or an error status (get); 2 usage, configuration,
@@ -13,16 +13,20 @@ import { parseArgs } from 'node:util';
 import { createClient } from '../client.js';
 import { CredentialsError, SiteServicesError } from '../errors.js';
 import { systemRuntime } from '../retry.js';
+import type { FetchLike } from '../transport.js';
 import { type CliCredentials, credentialsFromEnv, UsageError } from './credentials.js';
 import { DEFAULT_RATE, MAX_RATE } from './import/pace.js';
 import { ProgressLogMismatch } from './import/progress-log.js';
 import { RESOURCES, type ImportResource } from './import/rows.js';
-import { defaultSidePath, describeRejection, runImport } from './import/run.js';
+import { defaultSidePath, describeRejection, type ImportReport, runImport } from './import/run.js';
 
 const USAGE = `usage:
   svc import <sites|site-visits|messages> <file.csv|file.jsonl> [--rate <per-minute>] [--progress <path>] [--report <path>]
-  svc token
+      one create per row, resumable; rejected rows listed at the end
+  svc token [--json]
+      prints the bare access token, for "Authorization: Bearer $(svc token)"; --json: the whole token response
   svc get <path>
+      GET /api/v1/<path> and print the answer
 credentials from the environment: SVC_BASE_URL, SVC_CLIENT_ID, SVC_CLIENT_SECRET, or SVC_CREDENTIALS_FILE`;
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 3 } as const;
@@ -31,6 +35,12 @@ export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 3 } as const;
 const IMPORT_RETRY = { maxAttempts: 10, baseDelayMs: 1_000, maxDelayMs: 20_000 };
 
 type Env = Record<string, string | undefined>;
+
+/** What an embedding program (or a test) may inject. */
+export interface MainOptions {
+  /** The fetch every request goes through (default: the global fetch). */
+  fetch?: FetchLike;
+}
 
 function parseRate(value: string | undefined, env: Env): number {
   if (value === undefined) return DEFAULT_RATE;
@@ -46,9 +56,15 @@ function parseRate(value: string | undefined, env: Env): number {
   return rate;
 }
 
-function clientFor(credentials: CliCredentials, progress?: (text: string) => void, retry?: typeof IMPORT_RETRY) {
+function clientFor(
+  credentials: CliCredentials,
+  options: MainOptions,
+  progress?: (text: string) => void,
+  retry?: typeof IMPORT_RETRY,
+) {
   return createClient({
     ...credentials,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(retry ? { retry } : {}),
     ...(progress
       ? {
@@ -65,6 +81,7 @@ async function importCommand(
   positionals: string[],
   values: { rate?: string; progress?: string; report?: string },
   env: Env,
+  options: MainOptions,
 ): Promise<number> {
   const [resource, file] = positionals;
   if (!resource || !RESOURCES.includes(resource as ImportResource) || !file || positionals.length > 2)
@@ -82,7 +99,7 @@ async function importCommand(
   process.on('SIGTERM', onSignal);
   const tty = Boolean(process.stderr.isTTY);
   const note = (text: string) => process.stderr.write(tty ? `\r\x1b[2K${text}\n` : `${text}\n`);
-  let report;
+  let report: ImportReport;
   try {
     report = await runImport(
       {
@@ -93,7 +110,7 @@ async function importCommand(
         ...(values.report ? { reportPath: values.report } : {}),
       },
       {
-        client: clientFor(credentials, note, IMPORT_RETRY),
+        client: clientFor(credentials, options, note, IMPORT_RETRY),
         runtime: systemRuntime,
         progressOut: process.stderr,
         tty,
@@ -117,11 +134,11 @@ async function importCommand(
   return report.rejected.length > 0 ? EXIT.failed : EXIT.ok;
 }
 
-async function getCommand(positionals: string[], env: Env): Promise<number> {
+async function getCommand(positionals: string[], env: Env, options: MainOptions): Promise<number> {
   const [target] = positionals;
   if (!target || positionals.length > 1) throw new UsageError(USAGE);
   const path = target.startsWith('/api/') ? target : `/api/v1/${target.replace(/^\/+/, '')}`;
-  const response = await clientFor(credentialsFromEnv(env)).getRaw(path);
+  const response = await clientFor(credentialsFromEnv(env), options).getRaw(path);
   process.stdout.write(
     `${typeof response.body === 'string' ? response.body : JSON.stringify(response.body, null, 2)}\n`,
   );
@@ -129,7 +146,15 @@ async function getCommand(positionals: string[], env: Env): Promise<number> {
   return response.status < 400 ? EXIT.ok : EXIT.failed;
 }
 
-export async function main(argv: string[], env: Env): Promise<number> {
+async function tokenCommand(positionals: string[], json: boolean, env: Env, options: MainOptions): Promise<number> {
+  if (positionals.length > 0) throw new UsageError(USAGE);
+  const response = await clientFor(credentialsFromEnv(env), options).requestToken();
+  // Bare, so that `curl -H "Authorization: Bearer $(svc token)"` works; --json for the expiry and scopes.
+  process.stdout.write(json ? `${JSON.stringify(response, null, 2)}\n` : `${response.access_token}\n`);
+  return EXIT.ok;
+}
+
+export async function main(argv: string[], env: Env, options: MainOptions = {}): Promise<number> {
   try {
     const { positionals, values } = parseArgs({
       args: argv,
@@ -138,6 +163,7 @@ export async function main(argv: string[], env: Env): Promise<number> {
         rate: { type: 'string' },
         progress: { type: 'string' },
         report: { type: 'string' },
+        json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -148,15 +174,14 @@ export async function main(argv: string[], env: Env): Promise<number> {
     }
     if (command !== 'import' && (values.rate || values.progress || values.report))
       throw new UsageError(`--rate, --progress and --report belong to svc import\n${USAGE}`);
+    if (command !== 'token' && values.json) throw new UsageError(`--json belongs to svc token\n${USAGE}`);
     switch (command) {
       case 'import':
-        return await importCommand(rest, values, env);
+        return await importCommand(rest, values, env, options);
       case 'token':
-        if (rest.length > 0) throw new UsageError(USAGE);
-        process.stdout.write(`${JSON.stringify(await clientFor(credentialsFromEnv(env)).requestToken(), null, 2)}\n`);
-        return EXIT.ok;
+        return await tokenCommand(rest, values.json === true, env, options);
       case 'get':
-        return await getCommand(rest, env);
+        return await getCommand(rest, env, options);
       default:
         throw new UsageError(USAGE);
     }

@@ -27,21 +27,28 @@ export interface ImportFile {
 
 /**
  * CSV cells are text; these members are not, in the create bodies (SPEC Resources). An empty cell leaves
- * the member out; a value that cannot be read as its type is sent as written, for the service to refuse
- * with a problem naming the field.
+ * the member out. A boolean cell is `true`, `false`, `yes` or `no` in any case (the README's list), and
+ * anything else makes the row an error reported here, never sent: a guess (is `maybe` or `2` true?) would
+ * create a record the file did not mean. Other cells that cannot be read as their type are sent as
+ * written, for the service to refuse with a problem naming the field.
  */
 const BOOLEAN_FIELDS: Record<ImportResource, string[]> = {
   sites: ['keyRequired'],
   'site-visits': ['arePartsRequired', 'partsReturnRequired'],
   messages: ['buyer', 'clientContacts'],
 };
-const TRUE = new Set(['true', 'yes', 'y', '1']);
-const FALSE = new Set(['false', 'no', 'n', '0']);
+const TRUE = new Set(['true', 'yes']);
+const FALSE = new Set(['false', 'no']);
+
+/** A cell that cannot be read: the whole row is reported with this message and not sent. */
+class CellError extends Error {}
 
 function csvValue(resource: ImportResource, field: string, text: string): unknown {
   if (BOOLEAN_FIELDS[resource].includes(field)) {
     const lower = text.trim().toLowerCase();
-    return TRUE.has(lower) ? true : FALSE.has(lower) ? false : text;
+    if (TRUE.has(lower)) return true;
+    if (FALSE.has(lower)) return false;
+    throw new CellError(`${field}: ${JSON.stringify(text)} is not a boolean (write true, false, yes or no)`);
   }
   if (resource === 'site-visits' && field === 'projectId')
     return /^[0-9]{1,15}$/.test(text.trim()) ? Number(text) : text;
@@ -79,11 +86,8 @@ function csvRows(resource: ImportResource, text: string): ImportRow[] {
       }
       return { row: index + 1, line, body };
     } catch (error) {
-      return {
-        row: index + 1,
-        line,
-        error: `cannot read the row: ${error instanceof Error ? error.message : String(error)}`,
-      };
+      const reason = error instanceof Error ? error.message : String(error);
+      return { row: index + 1, line, error: error instanceof CellError ? reason : `cannot read the row: ${reason}` };
     }
   });
 }

@@ -1,0 +1,23 @@
+/**
+ * Counts client-secret verifications (the scrypt of the token endpoint) through the real function, to prove
+ * that a refused request never reached it. In a test file:
+ *
+ *   vi.mock('../../src/lib/secrets.js', async (importOriginal) =>
+ *     (await import('../helpers/secret-checks.js')).countingSecrets(importOriginal));
+ *
+ * and read `secretChecks.count`.
+ */
+import type * as Secrets from '../../src/lib/secrets.js';
+
+export const secretChecks = { count: 0 };
+
+export async function countingSecrets(importOriginal: <T>() => Promise<T>): Promise<typeof Secrets> {
+  const original = await importOriginal<typeof Secrets>();
+  return {
+    ...original,
+    verifySecret: (...args: Parameters<typeof original.verifySecret>) => {
+      secretChecks.count++;
+      return original.verifySecret(...args);
+    },
+  };
+}
