@@ -86,7 +86,7 @@ describe('text: lone surrogates and bytes that are not UTF-8', () => {
     expect(name.name).toEqual([ILL_FORMED_MESSAGE]);
     expectInvalid(await createVisitWith({ description: 'x\udfff' }), ['description']);
     expectInvalid(await t.http.patch(`/api/v1/sites/${v.siteId}`, { token, json: { city: '\udbff' } }), ['city']);
-    expectInvalid(await t.http.post('/api/v1/sites', { token, json: { ...siteBody(), ['\udc00']: 'x' } }), ['\udc00']);
+    expectInvalid(await t.http.post('/api/v1/sites', { token, json: { ...siteBody(), '\udc00': 'x' } }), ['\udc00']);
     const subscription = {
       targetUrl: 'https://hooks.example.com/x',
       eventTypes: ['ticket.created'],
