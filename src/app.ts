@@ -17,6 +17,7 @@ import { registerContentEncodingRefusal } from './http/media.js';
 import { registerOperationsRoutes } from './http/operations.js';
 import { registerOpenApi, registerOperatorOpenApiRoute } from './http/openapi.js';
 import { CursorCodec } from './http/pagination.js';
+import { parseQueryString } from './http/query-string.js';
 import { registerMetricsRoute, registerRequestMetrics } from './http/metrics.js';
 import { ClientRateLimit } from './http/rate-limit.js';
 import { ProblemSchema } from './http/schemas.js';
@@ -104,7 +105,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // Requests arriving while closing get a 503 problem from registerShutdownRefusal instead.
     return503OnClosing: false,
     bodyLimit: 1024 * 1024,
-    routerOptions: { maxParamLength: 200 },
+    // A query component that is not UTF-8 is refused naming the parameter, not read as other text (query-string.ts).
+    routerOptions: { maxParamLength: 200, querystringParser: parseQueryString },
     frameworkErrors: frameworkErrorHandler(config.problemBaseUrl, rateLimit) as FastifyServerOptions['frameworkErrors'],
     clientErrorHandler: clientErrorHandler(config.problemBaseUrl),
     // Fastify's default is no limit at all: a client trickling a body would hold its connection (and an

@@ -14,7 +14,7 @@ export const PageSizeParameter = Type.Integer({
   minimum: 1,
   maximum: MAX_PAGE_SIZE,
   default: DEFAULT_PAGE_SIZE,
-  description: 'Records per page, 1 to 100; default 25.',
+  description: 'Records per page, 1 to 100 in plain digits (not 1e1, 0x10 or +5); default 25.',
 });
 
 export const PageQuery = {

@@ -1,6 +1,7 @@
 /** Schema pieces shared by every route: problem responses, nullable types, bounded strings, path ids. */
 import { type TNull, type TSchema, type TUnion, type TUnsafe, Type } from 'typebox';
 import { MAX_FIELD_ERRORS, MAX_FIELD_NAME, PROBLEM_TYPES } from './problem.js';
+import { DATE_TIME_MAX, DATE_TIME_MIN } from './request-values.js';
 
 /**
  * `type: [T, "null"]`: a value of T or null, written as OpenAPI 3.1 (JSON Schema 2020-12) writes it
@@ -39,6 +40,16 @@ export type StringEnumSchema<T extends readonly string[]> = TUnsafe<T[number]> &
 
 export const DateTime = (description?: string) =>
   Type.String({ format: 'date-time', ...(description ? { description } : {}) });
+
+/**
+ * A date-time a request sends. Every `date-time` of a request is checked against the range both databases
+ * hold (request-values.ts registers the format once); this says so in the OpenAPI document.
+ */
+export const DateTimeInput = (description: string) =>
+  Type.String({
+    format: 'date-time',
+    description: `${description} From ${DATE_TIME_MIN} through ${DATE_TIME_MAX}, compared in UTC.`,
+  });
 
 /** A calendar date without a time zone, YYYY-MM-DD; the format rejects dates that do not exist (2026-02-30). */
 export const CalendarDate = (description: string) =>

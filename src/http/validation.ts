@@ -9,6 +9,13 @@ import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { type FieldErrors, type Problem, validationProblem } from './problem.js';
 import { compileSizeCheck, OMITTED_KEYWORD } from './size-bounds.js';
+import {
+  boundedDateTimeFormat,
+  DATE_TIME_MESSAGE,
+  integerParameters,
+  integerSpellingErrors,
+  unstorableTextError,
+} from './request-values.js';
 
 /** Fields that responses carry but no request may write; naming them in a body says so plainly. */
 const READ_ONLY_FIELDS = new Set([
@@ -39,6 +46,8 @@ export const IMMUTABLE_KEYWORD = 'x-immutable';
 function createAjv(options: Options): Ajv {
   const ajv = new Ajv({ strict: false, allErrors: true, verbose: true, removeAdditional: false, ...options });
   (addFormats as unknown as (ajv: Ajv) => void)(ajv);
+  // Every date-time of every request, body or query, within the range both databases hold.
+  ajv.addFormat('date-time', boundedDateTimeFormat);
   return ajv;
 }
 
@@ -49,48 +58,25 @@ const parameterAjv = createAjv({ coerceTypes: true, useDefaults: true });
 
 const acceptStreamedBody = () => true;
 
-const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
-
-/** The JSON pointer of the first string (or member name) holding U+0000, or undefined. */
-function nulPointer(value: unknown, pointer = ''): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? pointer : undefined;
-  if (value === null || typeof value !== 'object') return undefined;
-  if (Array.isArray(value)) {
-    for (let index = 0; index < value.length; index++) {
-      const found = nulPointer(value[index], `${pointer}/${index}`);
-      if (found !== undefined) return found;
-    }
-    return undefined;
-  }
-  for (const [name, member] of Object.entries(value)) {
-    const escaped = `${pointer}/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-    if (name.includes('\u0000')) return escaped;
-    const found = nulPointer(member, escaped);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
-
 /**
- * The schema's validation, then a refusal of U+0000 in any string: no PostgreSQL text value can hold it,
- * so it would fail the statement (a 500, or the whole batch of a batched read) instead of being refused
- * as the invalid input it is. Names the field like any other validation error.
+ * The schema's validation and the checks of request-values.ts: no string the database cannot hold as sent
+ * (U+0000, lone surrogates; the first one found is named, even beside other failures) and, for path, query
+ * and headers, integers in plain digits only. Their errors name the field like any other validation error.
  */
-function refusingNul(validate: ValidateFunction): ValidateFunction {
-  const guarded = ((data: unknown) => {
-    if (!validate(data)) {
-      guarded.errors = validate.errors;
-      return false;
-    }
-    const pointer = nulPointer(data);
-    if (pointer === undefined) {
-      guarded.errors = null;
-      return true;
-    }
-    guarded.errors = [{ keyword: 'nul', instancePath: pointer, schemaPath: '#', params: {}, message: NUL_MESSAGE }];
-    return false;
+function guarded(validate: ValidateFunction, integerNames: readonly string[] = []): ValidateFunction {
+  const check = ((data: unknown) => {
+    // Coercion replaces the raw text of a parameter with its number, so the spelling is read first; a
+    // misspelt integer is reported for its spelling alone, not also for the number coercion made of it.
+    const spelling = integerSpellingErrors(data, integerNames);
+    validate(data);
+    const misspelt = new Set(spelling.map((error) => error.instancePath));
+    const errors = [...(validate.errors ?? []).filter((error) => !misspelt.has(error.instancePath)), ...spelling];
+    const text = unstorableTextError(data);
+    if (text && !errors.some((error) => error.instancePath === text.instancePath)) errors.push(text);
+    check.errors = errors.length > 0 ? errors : null;
+    return errors.length === 0;
   }) as ValidateFunction;
-  return guarded;
+  return check;
 }
 
 /**
@@ -117,12 +103,12 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   // parts; its schema documents the contract.
   if (httpPart === 'body' && contentType?.startsWith('multipart/')) return acceptStreamedBody;
   if (httpPart === 'body') return compileBodyValidator(schema as object);
-  return refusingNul(parameterAjv.compile(schema as object) as ValidateFunction);
+  return guarded(parameterAjv.compile(schema as object) as ValidateFunction, integerParameters(schema));
 };
 
 /** Compiles a schema with the strict body rules, for validating data outside of a route (uploads, workflow). */
 export function compileBodyValidator(schema: object): ValidateFunction {
-  return sizeCheckedFirst(schema, refusingNul(bodyAjv.compile(schema)));
+  return sizeCheckedFirst(schema, guarded(bodyAjv.compile(schema)));
 }
 
 function fieldName(instancePath: string, child?: string, rootName = 'body'): string {
@@ -203,7 +189,7 @@ function message(error: ErrorObject): string {
       return 'must not contain duplicates';
     case 'format':
       return params.format === 'date-time'
-        ? 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-22T09:00:00Z'
+        ? DATE_TIME_MESSAGE
         : params.format === 'date'
           ? 'must be a date such as 2026-11-22'
           : `must be a valid ${params.format}`;

@@ -9,67 +9,22 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createMessage, messageTenant, type MessageTenant } from '../helpers/messages.js';
 import { fileForm, MULTIPART_CONTENT_TYPE, pdfBytes } from '../helpers/multipart.js';
-import { siteBody } from '../helpers/tenants.js';
-import { visitBody } from '../helpers/visits.js';
 import { localResolver, testWebhookConfig } from '../helpers/webhooks.js';
+import { type ClientFixture, clientFixture, ownId, tenantState, validBody } from './lib/client-fixture.js';
 import { reportFigure, scaled } from './lib/figures.js';
 import { type ClientOperation, clientOperations, fillPath } from './lib/operations.js';
 
 const RUNS_PER_OPERATION = scaled(12, 150);
 
 let t: TestApp;
-let m: MessageTenant & { messageId: string; subscriptionId: string };
+let m: ClientFixture;
 
 beforeAll(async () => {
   t = await startTestApp({ config: { webhook: testWebhookConfig(8443) }, resolver: localResolver });
-  const tenant = await messageTenant(t, { assets: 2 });
-  const messageId = (await createMessage(t, tenant)).id;
-  const subscription = await t.http.post('/api/v1/webhook-subscriptions', {
-    token: tenant.fullToken,
-    json: { targetUrl: 'https://localhost:8443/hook', eventTypes: ['ticket.created'], secret: 'a secret of sixteen+' },
-  });
-  m = { ...tenant, messageId, subscriptionId: subscription.body.data.id };
+  m = await clientFixture(t);
 });
 afterAll(async () => t?.close());
-
-/** A valid body of the operation, the starting point of the mutations. */
-function validBody(operation: ClientOperation): Record<string, unknown> | undefined {
-  switch (operation.operationId) {
-    case 'createToken':
-      return { grant_type: 'client_credentials', client_id: m.clientId, client_secret: m.clientSecret };
-    case 'createSite':
-      return siteBody();
-    case 'updateSite':
-      return { city: 'Fuzzville' };
-    case 'createSiteVisit':
-      return visitBody(m);
-    case 'updateSiteVisit':
-      return { description: 'Fuzzed' };
-    case 'createMessage':
-      return { siteVisitId: m.visitId, messageThread: 'Fuzzed' };
-    case 'updateMessage':
-      return { messageThread: 'Fuzzed' };
-    case 'createWebhookSubscription':
-      return {
-        targetUrl: 'https://localhost:8443/hook',
-        eventTypes: ['ticket.created'],
-        secret: 'a secret of sixteen+',
-      };
-    case 'updateWebhookSubscription':
-      return { description: 'Fuzzed' };
-    default:
-      return undefined;
-  }
-}
-
-function ownId(path: string): string {
-  if (path.startsWith('/api/v1/sites/')) return m.siteId;
-  if (path.startsWith('/api/v1/site-visits/')) return m.visitId;
-  if (path.startsWith('/api/v1/messages/')) return m.messageId;
-  return m.subscriptionId;
-}
 
 const headerValue = fc.stringMatching(/^[\x20-\x7e]{0,60}$/).map((value) => value.trim());
 /** Strings as clients send them, and now and then any code point at all (U+0000 included: no text column holds it). */
@@ -109,7 +64,7 @@ interface FuzzRequest {
 }
 
 function requests(operation: ClientOperation): fc.Arbitrary<FuzzRequest> {
-  const valid = validBody(operation);
+  const valid = validBody(operation, m);
   const upload = operation.operation.requestBody?.content?.['multipart/form-data'] !== undefined;
   const body: fc.Arbitrary<FuzzRequest['body']> = upload
     ? fc.oneof(
@@ -137,7 +92,7 @@ function requests(operation: ClientOperation): fc.Arbitrary<FuzzRequest> {
     declared.length > 0 ? fc.oneof(fc.constantFrom(...declared), text({ maxLength: 12 })) : text({ maxLength: 12 });
   return fc.record({
     id: fc.oneof(
-      { weight: 3, arbitrary: fc.constant(operation.path.includes('{') ? ownId(operation.path) : '') },
+      { weight: 3, arbitrary: fc.constant(operation.path.includes('{') ? ownId(operation.path, m) : '') },
       { weight: 1, arbitrary: text({ minLength: 1, maxLength: 80 }) },
     ),
     query: fc.array(
@@ -174,21 +129,6 @@ function requests(operation: ClientOperation): fc.Arbitrary<FuzzRequest> {
   });
 }
 
-/** The tenant's state as the API shows it: every list and every resource, versions included. */
-async function state(): Promise<string> {
-  const paths = [
-    '/api/v1/sites?page[size]=100',
-    '/api/v1/site-visits?page[size]=100',
-    '/api/v1/messages?page[size]=100',
-    '/api/v1/webhook-subscriptions',
-    `/api/v1/sites/${m.siteId}`,
-    `/api/v1/site-visits/${m.visitId}`,
-    `/api/v1/messages/${m.messageId}`,
-  ];
-  const texts = await Promise.all(paths.map(async (path) => (await t.http.get(path, { token: m.fullToken })).text));
-  return texts.join('\n');
-}
-
 it(`fuzzes every client operation (${RUNS_PER_OPERATION} runs each): no 5xx, documented problems, rejected requests change nothing`, {
   timeout: 200_000,
 }, async () => {
@@ -200,7 +140,7 @@ it(`fuzzes every client operation (${RUNS_PER_OPERATION} runs each): no 5xx, doc
   for (const operation of operations) {
     await fc.assert(
       fc.asyncProperty(requests(operation), async (request) => {
-        const before = await state();
+        const before = await tenantState(t, m);
         const path = fillPath(operation.path, () => request.id);
         const headers: Record<string, string> = { ...request.headers };
         let body: string | Uint8Array | undefined;
@@ -230,9 +170,10 @@ it(`fuzzes every client operation (${RUNS_PER_OPERATION} runs each): no 5xx, doc
           expect(typeof response.body?.type, response.text).toBe('string');
           expect(response.body.status).toBe(response.status);
           if (operation.method !== 'GET')
-            expect(await state(), `${operation.operationId} rejected with ${response.status} but changed state`).toBe(
-              before,
-            );
+            expect(
+              await tenantState(t, m),
+              `${operation.operationId} rejected with ${response.status} but changed state`,
+            ).toBe(before);
         } else accepted++;
       }),
       { numRuns: RUNS_PER_OPERATION },

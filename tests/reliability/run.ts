@@ -25,6 +25,7 @@ const ORDER = [
   'uploads',
   'file-names',
   'fuzz',
+  'values',
   'isolation',
   'import-kill',
   'rate-limit',

@@ -3,6 +3,8 @@ import formbody from '@fastify/formbody';
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context.js';
+import { parseQueryString } from '../../http/query-string.js';
+import { unstorableText } from '../../http/request-values.js';
 import { OAuthProblemSchema } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { ALL_SCOPES } from './scopes.js';
@@ -91,13 +93,12 @@ function tokenRequest(request: FastifyRequest): TokenRequest {
     clientSecret,
     scope: parameter(fields, 'scope'),
   };
-  // No credential or grant holds U+0000, and no database text can: refuse it as malformed, not fail on it.
-  if (Object.values(parsed).some((value) => value?.includes('\u0000'))) {
-    throw oauthProblem(
-      'malformed-request',
-      'invalid_request',
-      'The token request must not contain the NUL character (U+0000).',
-    );
+  // No credential or grant holds U+0000 or text that is not Unicode, and no database text can: refuse it as
+  // malformed, not fail on it.
+  for (const value of Object.values(parsed)) {
+    const reason = value === undefined ? undefined : unstorableText(value);
+    if (reason !== undefined)
+      throw oauthProblem('malformed-request', 'invalid_request', `The token request's parameters ${reason}.`);
   }
   return parsed;
 }
@@ -105,7 +106,7 @@ function tokenRequest(request: FastifyRequest): TokenRequest {
 export async function registerTokenRoute(app: Api, ctx: AppContext): Promise<void> {
   // Form bodies are accepted on this route only: the plugin is encapsulated in this context.
   await app.register(async (scope) => {
-    await scope.register(formbody, { bodyLimit: 16 * 1024 });
+    await scope.register(formbody, { bodyLimit: 16 * 1024, parser: parseQueryString });
     scope.post(
       '/api/v1/oauth/token',
       {

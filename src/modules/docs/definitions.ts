@@ -86,6 +86,14 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
   \`If-Match\` at most 256 characters.
 - **List limits:** every list in a request body has a maximum size, stated as \`maxItems\` (\`siteAssetIds\`
   200, \`eventTypes\` the 7 event types); a longer list is 422 naming that bound alone, its items unchecked.
+
+- **Text** is Unicode: U+0000, and a lone surrogate (half of a UTF-16 pair, such as \`"\\ud800"\` in JSON),
+  in any string of a body, path or query is 422 naming the field, as are percent-encoded query bytes that are
+  not UTF-8 (\`%ED%A0%80\`, \`%FF\`); a path that is not UTF-8 is 400 \`malformed-request\`.
+- **Date-times** (\`startDate\`, \`dueDate\`, the operator's \`createdFrom\`, ...) are ISO 8601 (RFC 3339) with
+  a time zone, from \`1900-01-01T00:00:00Z\` through \`9999-12-31T23:59:59Z\`, compared in UTC:
+  \`0001-01-01T00:00:00+14:00\` is year 0 in UTC and is 422, like a leap second (\`:60\`).
+- **Integer query parameters** (\`page[size]\`, ...) are plain digits: \`0x10\`, \`1e1\` and \`+5\` are 422.
 - Exact-match filters and uniqueness (\`siteCode\`, \`clientTicketNumber\`) are case-sensitive.
 - Unknown query parameters are 422. PATCH changes only the members supplied; a PATCH that changes nothing
   answers 200 with the current representation and version.
@@ -111,7 +119,7 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
 
 ## Pagination
 
-Cursor-paginated lists return records oldest first. \`page[size]\` is 1 to 100 (default 25) and
+Cursor-paginated lists return records oldest first. \`page[size]\` is 1 to 100 in plain digits (default 25) and
 \`meta.pageSize\` echoes the size applied. When more records exist, \`meta.nextCursor\` is present (absent
 otherwise, never null): pass it unchanged as \`page[after]\`. A cursor of another list or another client is
 422. Reference lists (projects, items) are capped: only \`page[size]\` applies and \`page[after]\` is 422.

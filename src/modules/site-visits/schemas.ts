@@ -2,7 +2,7 @@
 import { type Static, Type } from 'typebox';
 import { ListSchema, ResourceSchema, SingleSchema } from '../../http/envelope.js';
 import { PageQuery } from '../../http/pagination.js';
-import { CalendarDate, DateTime, Nullable, StringEnum, Text, TimeOfDay } from '../../http/schemas.js';
+import { CalendarDate, DateTime, DateTimeInput, Nullable, StringEnum, Text, TimeOfDay } from '../../http/schemas.js';
 import { FileObject } from '../files/schemas.js';
 import { ReferenceId } from '../reference/schemas.js';
 import { SITE_LIMITS } from '../sites/schemas.js';
@@ -60,8 +60,8 @@ const writable = {
   jobInstructions: Text(VISIT_LIMITS.jobInstructions),
   projectId: ReferenceId('One of your Active projects (GET /api/v1/projects); 12 and "12" name the same project.'),
   itemName: Text(VISIT_LIMITS.itemName, { description: 'One of your items (GET /api/v1/items).' }),
-  startDate: DateTime('ISO 8601 date-time with a time zone.'),
-  dueDate: DateTime('ISO 8601 date-time with a time zone; not before startDate.'),
+  startDate: DateTimeInput('ISO 8601 date-time with a time zone.'),
+  dueDate: DateTimeInput('ISO 8601 date-time with a time zone; not before startDate.'),
   arePartsRequired: Type.Boolean(),
   trackingNumber: Nullable(Text(VISIT_LIMITS.trackingNumber)),
   partsReturnRequired: Nullable(Type.Boolean()),

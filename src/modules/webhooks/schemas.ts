@@ -1,6 +1,6 @@
 /** Webhook subscriptions (SPEC: Webhook subscription) and delivery records (operator API). */
 import { type Static, Type } from 'typebox';
-import { DateTime, Nullable, StringEnum, Text } from '../../http/schemas.js';
+import { DateTime, DateTimeInput, Nullable, StringEnum, Text } from '../../http/schemas.js';
 import { EVENT_TYPES } from '../events/types.js';
 
 /** Maximum lengths (SPEC leaves them open; docs/decisions.md records them). */
@@ -179,8 +179,8 @@ const deliveryFilters = {
   eventId: Type.Optional(Type.String({ maxLength: 100 })),
   eventType: Type.Optional(EventTypeSchema),
   subscriptionId: Type.Optional(Type.String({ maxLength: 100 })),
-  createdFrom: Type.Optional(DateTime('Deliveries queued at or after this time.')),
-  createdBefore: Type.Optional(DateTime('Deliveries queued before this time.')),
+  createdFrom: Type.Optional(DateTimeInput('Deliveries queued at or after this time.')),
+  createdBefore: Type.Optional(DateTimeInput('Deliveries queued before this time.')),
 };
 
 export const DeliveryListQuery = Type.Object(

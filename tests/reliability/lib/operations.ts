@@ -1,4 +1,4 @@
-/** The client API's operations as its OpenAPI document lists them (every route, nothing kept by hand). */
+/** The API's operations as its OpenAPI documents list them (every route, nothing kept by hand). */
 import type { FastifyInstance } from 'fastify';
 import { clientOpenApiDocument } from '../../../src/http/openapi.js';
 
@@ -14,7 +14,12 @@ export interface ClientOperation {
 }
 
 export function clientOperations(app: FastifyInstance): ClientOperation[] {
-  const document = clientOpenApiDocument(app) as unknown as { paths: Record<string, Record<string, any>> };
+  return documentOperations(clientOpenApiDocument(app));
+}
+
+/** The operations of an OpenAPI document (client or operator). */
+export function documentOperations(openApi: unknown): ClientOperation[] {
+  const document = openApi as { paths: Record<string, Record<string, any>> };
   return Object.entries(document.paths).flatMap(([path, item]) =>
     Object.entries(item)
       .filter(([method]) => ['get', 'post', 'patch', 'put', 'delete'].includes(method))

@@ -1191,7 +1191,7 @@ export interface operations {
     listSites: {
         parameters: {
             query?: {
-                /** @description Records per page, 1 to 100; default 25. */
+                /** @description Records per page, 1 to 100 in plain digits (not 1e1, 0x10 or +5); default 25. */
                 "page[size]"?: number;
                 /** @description The previous page's meta.nextCursor. */
                 "page[after]"?: string;
@@ -2516,7 +2516,7 @@ export interface operations {
     listProjects: {
         parameters: {
             query?: {
-                /** @description Records per page, 1 to 100; default 25. */
+                /** @description Records per page, 1 to 100 in plain digits (not 1e1, 0x10 or +5); default 25. */
                 "page[size]"?: number;
             };
             header?: never;
@@ -2644,7 +2644,7 @@ export interface operations {
     listItems: {
         parameters: {
             query?: {
-                /** @description Records per page, 1 to 100; default 25. */
+                /** @description Records per page, 1 to 100 in plain digits (not 1e1, 0x10 or +5); default 25. */
                 "page[size]"?: number;
             };
             header?: never;
@@ -2770,7 +2770,7 @@ export interface operations {
     listSiteVisits: {
         parameters: {
             query?: {
-                /** @description Records per page, 1 to 100; default 25. */
+                /** @description Records per page, 1 to 100 in plain digits (not 1e1, 0x10 or +5); default 25. */
                 "page[size]"?: number;
                 /** @description The previous page's meta.nextCursor. */
                 "page[after]"?: string;
@@ -2998,12 +2998,12 @@ export interface operations {
                     itemName: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601 date-time with a time zone.
+                     * @description ISO 8601 date-time with a time zone. From 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z, compared in UTC.
                      */
                     startDate: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601 date-time with a time zone; not before startDate.
+                     * @description ISO 8601 date-time with a time zone; not before startDate. From 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z, compared in UTC.
                      */
                     dueDate: string;
                     arePartsRequired: boolean;
@@ -3513,12 +3513,12 @@ export interface operations {
                     itemName?: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601 date-time with a time zone.
+                     * @description ISO 8601 date-time with a time zone. From 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z, compared in UTC.
                      */
                     startDate?: string;
                     /**
                      * Format: date-time
-                     * @description ISO 8601 date-time with a time zone; not before startDate.
+                     * @description ISO 8601 date-time with a time zone; not before startDate. From 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z, compared in UTC.
                      */
                     dueDate?: string;
                     arePartsRequired?: boolean;
@@ -4409,7 +4409,7 @@ export interface operations {
     listMessages: {
         parameters: {
             query?: {
-                /** @description Records per page, 1 to 100; default 25. */
+                /** @description Records per page, 1 to 100 in plain digits (not 1e1, 0x10 or +5); default 25. */
                 "page[size]"?: number;
                 /** @description The previous page's meta.nextCursor. */
                 "page[after]"?: string;

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { parseQueryString } from '../../../src/http/query-string.js';
+import {
+  boundedDateTimeFormat,
+  integerParameters,
+  integerSpellingErrors,
+  unstorableText,
+} from '../../../src/http/request-values.js';
+
+describe('the date-time format: RFC 3339 with a zone, 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z in UTC', () => {
+  const valid = (value: string) => boundedDateTimeFormat.validate(value);
+
+  it.each([
+    '1900-01-01T00:00:00Z',
+    '1899-12-31T23:00:00-01:00',
+    '1899-12-31T23:59:59.999-00:01',
+    '2026-11-22T09:00:00.123456+02:00',
+    '2026-11-22t09:00:00z',
+    '2026-11-22 09:00:00Z',
+    '2026-11-22T09:00:00+0100',
+    '9999-12-31T23:59:59Z',
+    '9999-12-31T23:59:59.000Z',
+    '9999-12-31T22:59:59-01:00',
+    '9999-12-31T23:30:00+01:00',
+    '9999-12-31T23:59:59+00:00',
+  ])('accepts %s', (value) => expect(valid(value)).toBe(true));
+
+  it.each([
+    '0000-01-01T00:00:00Z',
+    '0001-01-01T00:00:00+14:00',
+    '0099-06-01T00:00:00Z',
+    '1899-12-31T23:59:59Z',
+    '1899-12-31T23:59:59.999Z',
+    '1900-01-01T00:00:00+00:01',
+    '1900-01-01T00:59:59+01:00',
+    '9999-12-31T23:59:59.001Z',
+    '9999-12-31T23:59:59.0000001Z',
+    '9999-12-31T23:59:59-00:01',
+    '9999-12-31T23:59:60Z',
+    '2016-12-31T23:59:60Z',
+    '2026-11-22T09:00:00+01',
+    '+010000-01-01T00:00:00Z',
+    '10000-01-01T00:00:00Z',
+    '2026-11-22T09:00:00',
+    '2026-02-30T09:00:00Z',
+    '2026-11-22',
+  ])('refuses %s', (value) => expect(valid(value)).toBe(false));
+});
+
+describe('text the database cannot hold as sent', () => {
+  it.each(['a\u0000b'])('refuses U+0000', (text) => expect(unstorableText(text)).toMatch(/U\+0000/));
+  it.each(['a\ud800b', '\udfff', 'SC-\ud800', 'x\udbff', '\udc00x', '\ud83d'])(
+    'refuses the lone surrogate in %j',
+    (text) => expect(unstorableText(text)).toMatch(/lone surrogate/),
+  );
+  it.each(['', 'plain', 'Store 😀', '\ud83d\ude00', 'é\u00ff\ufffd'])('accepts %j', (text) =>
+    expect(unstorableText(text)).toBeUndefined(),
+  );
+});
+
+describe('integer parameters in plain digits', () => {
+  const schema = {
+    type: 'object',
+    properties: { 'page[size]': { type: 'integer' }, 'page[after]': { type: 'string' }, limit: { type: 'integer' } },
+  };
+
+  it('finds the integer parameters of a schema', () =>
+    expect(integerParameters(schema)).toEqual(['page[size]', 'limit']));
+
+  it.each(['0x10', '1e1', '+5', ' 5', '5 ', '5.0', '0b1', '0o7', '', 'Infinity', '١٠'])('refuses %j', (raw) => {
+    const errors = integerSpellingErrors({ 'page[size]': raw }, integerParameters(schema));
+    expect(errors.map((error) => error.instancePath)).toEqual(['/page[size]']);
+  });
+
+  it.each(['5', '05', '100', '-1', '0'])('leaves %j to the schema', (raw) =>
+    expect(integerSpellingErrors({ 'page[size]': raw, limit: raw }, ['page[size]', 'limit'])).toEqual([]),
+  );
+
+  it('leaves a repeated parameter (an array) and absent ones to the schema', () =>
+    expect(integerSpellingErrors({ 'page[size]': ['1', '2'] }, ['page[size]', 'limit'])).toEqual([]));
+});
+
+describe('the query string parser', () => {
+  it('reads names and values as fast-querystring does', () => {
+    const parsed = parseQueryString('a=1&b=x+y&a=2&c&=e&&d=%2B%26%3D&e=%F0%9F%98%80');
+    expect({ ...parsed }).toEqual({ a: ['1', '2'], b: 'x y', c: '', '': 'e', d: '+&=', e: '😀' });
+    expect(Object.getPrototypeOf(parsed)).toBeNull();
+  });
+
+  it('keeps a % that starts no escape', () => {
+    expect({ ...parseQueryString('a=100%&b=%zz&c=%4') }).toEqual({ a: '100%', b: '%zz', c: '%4' });
+    expect({ ...parseQueryString('a=%zz%41') }).toEqual({ a: '%zzA' });
+  });
+
+  it('turns each byte that is not UTF-8 into a lone surrogate, U+DC00 + the byte', () => {
+    expect({ ...parseQueryString('a=%ED%A0%80&b=x%FFy&c=%C3%28&d=%C0%AF&e=%F4%90%80%80') }).toEqual({
+      a: '\udced\udca0\udc80',
+      b: 'x\udcffy',
+      c: '\udcc3(',
+      d: '\udcc0\udcaf',
+      e: '\udcf4\udc90\udc80\udc80',
+    });
+    expect({ ...parseQueryString('%FF=1&ok=%C3%A9%FF%zz') }).toEqual({ '\udcff': '1', ok: 'é\udcff%zz' });
+  });
+
+  it('every value it returns that is not UTF-8 is refused as text', () => {
+    for (const value of Object.values(parseQueryString('a=%ED%A0%80&b=%FF&c=%E0%A4%A')))
+      expect(unstorableText(value as string)).toMatch(/lone surrogate/);
+  });
+});
