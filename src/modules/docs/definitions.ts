@@ -86,7 +86,6 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
   \`If-Match\` at most 256 characters.
 - **List limits:** every list in a request body has a maximum size, stated as \`maxItems\` (\`siteAssetIds\`
   200, \`eventTypes\` the 7 event types); a longer list is 422 naming that bound alone, its items unchecked.
-
 - **Text** is Unicode: U+0000, and a lone surrogate (half of a UTF-16 pair, such as \`"\\ud800"\` in JSON),
   in any string of a body, path or query is 422 naming the field, as are percent-encoded query bytes that are
   not UTF-8 (\`%ED%A0%80\`, \`%FF\`); a path that is not UTF-8 is 400 \`malformed-request\`.
