@@ -10,8 +10,10 @@ export default defineConfig({
     include: ['tests/**/*.test.ts'],
     globalSetup: ['tests/setup/global.ts'],
     pool: 'forks',
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Deadlines catch a hang, never measure speed: a test or a set-up that waits on the machine (a server
+    // start, a PGlite template, scrypt) may take several times its idle duration under load and still pass.
+    testTimeout: 120_000,
+    hookTimeout: 240_000,
     // Each test file boots its own app on its own database (PGlite) or on the shared test database
     // (PostgreSQL, isolated by tenant), so files run in parallel without ordering.
     fileParallelism: true,

@@ -292,7 +292,7 @@ describe.skipIf(!databaseUrl)(
         ),
       );
       expect(visits.map((visit) => visit.status)).toEqual(visits.map(() => 201));
-      const received = await endpoint.waitFor(count, 20_000);
+      const received = await endpoint.waitFor(count, 60_000);
       const settled = async () => {
         const deliveries = await send('GET', `${baseUrl}/admin/v1/deliveries?tenantId=${tenantId}`, {
           token: ADMIN_TOKEN,

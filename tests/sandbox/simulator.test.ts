@@ -59,7 +59,7 @@ describe('POST /api/v1/sandbox/site-visits/{id}/simulate', () => {
     expect(events.map((event) => event.type)).toEqual(lifecycle);
 
     // ticket.created, then the six lifecycle events, each verified with the subscription's secret.
-    const requests = await endpoint.waitFor(7, 20_000);
+    const requests = await endpoint.waitFor(7, 60_000);
     const received = requests.map((request) => {
       const verified = verifyV1(request.headers, request.body, secret);
       expect(verified.ok, JSON.stringify(verified)).toBe(true);

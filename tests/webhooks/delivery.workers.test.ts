@@ -160,7 +160,7 @@ describe('delivery workers', () => {
     for (let index = 0; index < 20; index++) {
       await recordTestEvent(t, tenant.tenantId);
       const committed = Date.now();
-      const [request] = (await endpoint.waitFor(index + 1, 5_000)).slice(index);
+      const [request] = (await endpoint.waitFor(index + 1, 60_000)).slice(index);
       latencies.push(request!.receivedAt - committed);
     }
     latencies.sort((a, b) => a - b);
@@ -182,11 +182,11 @@ describe('delivery workers', () => {
     expect(terminated.rows[0]!.count).toBeGreaterThan(0);
 
     const event = await recordTestEvent(t, tenant.tenantId);
-    await endpoint.waitFor(1, 5_000);
+    await endpoint.waitFor(1, 60_000);
     expect(endpoint.requests[0]!.headers['x-svc-event-id']).toBe(event.id);
     // And later commits wake it through the new connection.
     const next = await recordTestEvent(t, tenant.tenantId);
-    const [, request] = await endpoint.waitFor(2, 5_000);
+    const [, request] = await endpoint.waitFor(2, 60_000);
     expect(request!.headers['x-svc-event-id']).toBe(next.id);
   });
 });
