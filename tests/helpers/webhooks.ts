@@ -121,7 +121,7 @@ export class TestReceiver {
       respond: (next) => {
         entry.responder = next;
       },
-      waitFor: (count, timeoutMs = 10_000) =>
+      waitFor: (count, timeoutMs = 60_000) =>
         new Promise<ReceivedRequest[]>((resolve, reject) => {
           const check = () => {
             if (requests.length < count) return false;
@@ -300,7 +300,7 @@ export async function waitForDeliveries(
   t: TestApp,
   eventId: string,
   done: (deliveries: any[]) => boolean,
-  timeoutMs = 10_000,
+  timeoutMs = 60_000,
 ): Promise<any[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
