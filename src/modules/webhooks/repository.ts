@@ -64,6 +64,17 @@ export async function listSubscriptions(db: Executor, tenantId: string): Promise
   return db.selectFrom('webhook_subscriptions').selectAll().where('tenant_id', '=', tenantId).orderBy('seq').execute();
 }
 
+/** How many of the tenant's subscriptions are active, leaving out `exceptId` (one about to be activated). */
+export async function countActiveSubscriptions(db: Executor, tenantId: string, exceptId?: string): Promise<number> {
+  let query = db
+    .selectFrom('webhook_subscriptions')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('tenant_id', '=', tenantId)
+    .where('is_active', '=', true);
+  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+  return Number((await query.executeTakeFirstOrThrow()).count);
+}
+
 /**
  * Applies changes only while the signing version is still the one the caller read: a stale update
  * racing a signing-version change matches no row (SPEC: 409), without holding a lock across the DNS check.
