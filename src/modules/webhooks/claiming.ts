@@ -35,17 +35,22 @@ const isDue = (now: Date, maxAttempts: number) =>
   sql<boolean>`d.status = 'pending' and d.next_attempt_at <= ${now}
     and (d.leased_until is null or d.attempts - d.round_start < ${maxAttempts})`;
 
+/** How many candidates per free slot the worker is offered (beyond each tenant's first). */
+const CANDIDATES_PER_SLOT = 4;
+
 /**
- * Up to `perSubscription` of the earliest due deliveries of every subscription that has pending ones,
- * with its destination, and when the next pending delivery falls due. The subscriptions are found by a
- * loose index scan of the pending deliveries (one probe of webhook_deliveries_pending_subscription per
- * subscription), so a backlog of thousands behind one subscription costs `perSubscription` rows, and a
- * tenant with one due delivery is seen however many others fell due before it.
+ * The due deliveries a worker with `slots` free slots may choose from, with their destinations, and when
+ * the next pending delivery falls due. The subscriptions with pending deliveries are found by a loose
+ * index scan (one probe of webhook_deliveries_pending_subscription per subscription) and each gives at
+ * most `slots` of its earliest due, so a backlog of thousands behind one subscription costs `slots`
+ * rows. Of those, the worker gets every tenant's earliest (so a tenant with one due delivery is seen
+ * however many others fell due before it) and the first `4 × slots` taken in turns: by tenant, and
+ * within a tenant by subscription.
  */
 export async function findDueCandidates(
   db: Kysely<Database>,
   now: Date,
-  perSubscription: number,
+  slots: number,
   maxAttempts: number,
   scope: TenantScope,
 ): Promise<DueCandidates> {
@@ -65,8 +70,9 @@ export async function findDueCandidates(
       )
       from pending where pending.subscription_id is not null
     ),
-    candidates as (
-      select c.id, c.tenant_id, c.next_attempt_at, s.target_url
+    due as (
+      select c.id, c.tenant_id, c.next_attempt_at, s.target_url,
+        row_number() over (partition by p.subscription_id order by c.next_attempt_at, c.id) as subscription_rank
       from pending p
       join webhook_subscriptions s on s.id = p.subscription_id
       cross join lateral (
@@ -74,8 +80,20 @@ export async function findDueCandidates(
         where d.subscription_id = p.subscription_id and ${isDue(now, maxAttempts)}
           and ${inScope(sql.ref('d.tenant_id'), scope)}
         order by d.next_attempt_at
-        limit ${perSubscription}
+        limit ${slots}
       ) c
+    ),
+    ranked as (
+      select turns.*, row_number() over (order by tenant_rank, next_attempt_at, id) as overall_rank
+      from (
+        select due.*,
+          row_number() over (partition by tenant_id order by subscription_rank, next_attempt_at, id) as tenant_rank
+        from due
+      ) turns
+    ),
+    candidates as (
+      select id, tenant_id, next_attempt_at, target_url from ranked
+      where tenant_rank = 1 or overall_rank <= ${slots * CANDIDATES_PER_SLOT}
     ),
     upcoming as (
       select min(next_attempt_at) as next_due_at from webhook_deliveries
