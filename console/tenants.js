@@ -111,6 +111,7 @@ function TenantSettings({ tenant, refresh }) {
   const [scopes, setScopes] = useState(tenant.scopes);
   const [apiEnabled, setApiEnabled] = useState(tenant.apiEnabled);
   const [webhookAccess, setWebhookAccess] = useState(tenant.webhookAccess);
+  const [maxActiveSubscriptions, setMaxActiveSubscriptions] = useState(String(tenant.maxActiveSubscriptions));
   const { error, busy, run } = useAction(refresh);
   const [saved, setSaved] = useState(false);
   const save = async (event) => {
@@ -118,7 +119,12 @@ function TenantSettings({ tenant, refresh }) {
     setSaved(false);
     if (
       await run(() =>
-        api('PATCH', `/tenants/${encodeURIComponent(tenant.tenantId)}`, { scopes, apiEnabled, webhookAccess }),
+        api('PATCH', `/tenants/${encodeURIComponent(tenant.tenantId)}`, {
+          scopes,
+          apiEnabled,
+          webhookAccess,
+          maxActiveSubscriptions: Number(maxActiveSubscriptions),
+        }),
       )
     )
       setSaved(true);
@@ -128,6 +134,7 @@ function TenantSettings({ tenant, refresh }) {
     <${ScopeBoxes} name="settings" selected=${scopes} onChange=${setScopes} />
     <label><input type="checkbox" name="apiEnabled" checked=${apiEnabled} onChange=${(event) => setApiEnabled(event.target.checked)} /> apiEnabled <span class="muted">(lifecycle events are published only with both flags on)</span></label>
     <label><input type="checkbox" name="webhookAccess" checked=${webhookAccess} onChange=${(event) => setWebhookAccess(event.target.checked)} /> webhookAccess</label>
+    <label>maxActiveSubscriptions <input type="number" name="maxActiveSubscriptions" min="1" max="1000" step="1" required value=${maxActiveSubscriptions} onInput=${(event) => setMaxActiveSubscriptions(event.target.value)} /> <span class="muted">(a lower limit removes nothing; the tenant adds none until below it)</span></label>
     <button type="submit" disabled=${busy}>Save settings</button> ${saved && html`<span class="ok">Saved.</span>`}
     <${ErrorBanner} error=${error} />
   </form>`;

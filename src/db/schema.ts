@@ -25,6 +25,8 @@ export interface TenantsTable {
   scopes: string[];
   api_enabled: boolean;
   webhook_access: boolean;
+  /** The cap on active webhook subscriptions (database default 16). */
+  max_active_subscriptions: ColumnType<number, number | undefined, number>;
   seq: Serial;
   created_at: Timestamp;
   updated_at: Timestamp;

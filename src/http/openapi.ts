@@ -107,8 +107,20 @@ function canonicalHeaderName(name: string): string {
   );
 }
 
+/** A problem response: the problem, or the problem beside forms of its own (problemResponses' `forms`). */
 function isProblemReference(schema: JsonObject): boolean {
+  if (Array.isArray(schema.anyOf)) return (schema.anyOf[0] as JsonObject | undefined)?.$ref === PROBLEM_ID;
   return schema.$ref === PROBLEM_ID || schema.$ref === VALIDATION_PROBLEM_ID;
+}
+
+/** A 422 is shown in its validation form, beside any other form the route declares for it. */
+function unprocessableForm(body: JsonObject): JsonObject {
+  if (!Array.isArray(body.anyOf)) return Type.Ref(VALIDATION_PROBLEM_ID);
+  return {
+    anyOf: (body.anyOf as JsonObject[]).map((form) =>
+      form.$ref === PROBLEM_ID ? Type.Ref(VALIDATION_PROBLEM_ID) : form,
+    ),
+  };
 }
 
 function isObjectSchema(schema: unknown): schema is JsonObject & { properties: Record<string, JsonObject> } {
@@ -246,7 +258,7 @@ function describeRoute(
       // The error handler answers every error of such a route in the OAuth shape.
       shown = { description: text, content: { 'application/json': { schema: Type.Ref(OAuthProblemComponent.$id) } } };
     } else if (isProblemReference(body)) {
-      const problem = status === '422' ? Type.Ref(VALIDATION_PROBLEM_ID) : body;
+      const problem = status === '422' ? unprocessableForm(body) : body;
       shown = { description: text, content: { 'application/problem+json': { schema: problem } } };
     } else {
       shown = { description: text, content: { 'application/json': { schema: body } } };

@@ -99,6 +99,11 @@ export const PROBLEM_TYPES = {
     title: 'Validation failed',
     help: 'One or more fields are missing or invalid; the errors member names each field with its messages. Fix the data before retrying.',
   },
+  'subscription-limit-reached': {
+    status: 422,
+    title: 'Active subscription limit reached',
+    help: "Your client already has as many active webhook subscriptions as it may have: 16 unless the operator set another limit (the problem's maxActiveSubscriptions member says how many). Deactivate one you no longer need (PATCH isActive false) before creating or activating another, or ask the operator to raise the limit. Subscriptions over the limit keep working.",
+  },
   'rate-limit-exceeded': {
     status: 429,
     title: 'Rate limit exceeded',

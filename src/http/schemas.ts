@@ -159,16 +159,27 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
 
 export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
-/** Response schemas for the problem statuses a route can answer, with SPEC's meaning of each. */
-export function problemResponses(statuses: ProblemStatus[], descriptions: Partial<Record<ProblemStatus, string>> = {}) {
+/**
+ * Response schemas for the problem statuses a route can answer, with SPEC's meaning of each. `forms` names
+ * the shared schemas ($id) of problems with members of their own that a status of this route can also be
+ * (a choice beside the generic problem; the OpenAPI document shows each form).
+ */
+export function problemResponses(
+  statuses: ProblemStatus[],
+  descriptions: Partial<Record<ProblemStatus, string>> = {},
+  forms: Partial<Record<ProblemStatus, string[]>> = {},
+) {
   const responses: Record<number, TSchema> = {};
   for (const status of statuses) {
     const slugs = Object.entries(PROBLEM_TYPES)
       .filter(([, problem]) => problem.status === status)
       .map(([slug]) => slug);
-    responses[status] = Type.Ref(PROBLEM_ID, {
-      description: `${descriptions[status] ?? STATUS_DESCRIPTIONS[status]} Problem types: ${slugs.join(', ')}.`,
-    });
+    const description = `${descriptions[status] ?? STATUS_DESCRIPTIONS[status]} Problem types: ${slugs.join(', ')}.`;
+    const others = forms[status] ?? [];
+    responses[status] =
+      others.length === 0
+        ? Type.Ref(PROBLEM_ID, { description })
+        : Type.Union([Type.Ref(PROBLEM_ID), ...others.map((id) => Type.Ref(id))], { description });
   }
   return responses;
 }

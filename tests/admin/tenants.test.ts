@@ -27,6 +27,7 @@ describe('POST /admin/v1/tenants', () => {
         scopes: ALL,
         apiEnabled: true,
         webhookAccess: true,
+        maxActiveSubscriptions: 16,
         createdAt: '2026-05-01T12:00:00.000Z',
         updatedAt: '2026-05-01T12:00:00.000Z',
         credentials: {
@@ -54,6 +55,14 @@ describe('POST /admin/v1/tenants', () => {
     });
   });
 
+  it('takes a limit on active webhook subscriptions (1 to 1000)', async () => {
+    for (const limit of [1, 3, 1000]) {
+      const response = await admin(t, 'POST', '/admin/v1/tenants', { name: 'Capped', maxActiveSubscriptions: limit });
+      expect(response.status, response.text).toBe(201);
+      expect(response.body.data.maxActiveSubscriptions).toBe(limit);
+    }
+  });
+
   it('accepts an empty scope list', async () => {
     const response = await admin(t, 'POST', '/admin/v1/tenants', { name: 'No scopes', scopes: [] });
     expect(response.status).toBe(201);
@@ -71,6 +80,11 @@ describe('POST /admin/v1/tenants', () => {
     ['scopes not an array', { name: 'x', scopes: 'sites:read' }, ['scopes']],
     ['duplicate scopes', { name: 'x', scopes: ['sites:read', 'sites:read'] }, ['scopes']],
     ['flags not booleans', { name: 'x', apiEnabled: 'true', webhookAccess: 1 }, ['apiEnabled', 'webhookAccess']],
+    ['subscription limit 0', { name: 'x', maxActiveSubscriptions: 0 }, ['maxActiveSubscriptions']],
+    ['subscription limit above 1000', { name: 'x', maxActiveSubscriptions: 1001 }, ['maxActiveSubscriptions']],
+    ['subscription limit not an integer', { name: 'x', maxActiveSubscriptions: 2.5 }, ['maxActiveSubscriptions']],
+    ['subscription limit as text', { name: 'x', maxActiveSubscriptions: '16' }, ['maxActiveSubscriptions']],
+    ['subscription limit null', { name: 'x', maxActiveSubscriptions: null }, ['maxActiveSubscriptions']],
   ])('%s is 422', async (_label, body, fields) => {
     expectInvalid(await admin(t, 'POST', '/admin/v1/tenants', body), fields);
   });
@@ -97,6 +111,7 @@ describe('GET /admin/v1/tenants and /admin/v1/tenants/{tenantId}', () => {
         scopes: ALL,
         apiEnabled: true,
         webhookAccess: true,
+        maxActiveSubscriptions: 16,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       },
@@ -149,6 +164,18 @@ describe('PATCH /admin/v1/tenants/{tenantId}', () => {
     expect((await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, {})).status).toBe(200);
   });
 
+  it('changes the limit on active webhook subscriptions and keeps it', async () => {
+    const tenant = await createTenant(t);
+    const changed = await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, { maxActiveSubscriptions: 40 });
+    expect(changed.status).toBe(200);
+    expect(changed.body.data).toMatchObject({ maxActiveSubscriptions: 40, scopes: ALL, webhookAccess: true });
+    const renamed = await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, { name: 'Renamed' });
+    expect(renamed.body.data.maxActiveSubscriptions).toBe(40);
+    const listed = await admin(t, 'GET', '/admin/v1/tenants');
+    const entry = listed.body.data.find((row: { tenantId: string }) => row.tenantId === tenant.tenantId);
+    expect(entry.maxActiveSubscriptions).toBe(40);
+  });
+
   it('narrowed scopes bound the token endpoint', async () => {
     const tenant = await createTenant(t);
     await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, { scopes: ['sites:read'] });
@@ -169,6 +196,9 @@ describe('PATCH /admin/v1/tenants/{tenantId}', () => {
     ['bad scopes', { scopes: 'all' }, ['scopes']],
     ['null name', { name: null }, ['name']],
     ['non-boolean flag', { apiEnabled: 'no' }, ['apiEnabled']],
+    ['subscription limit 0', { maxActiveSubscriptions: 0 }, ['maxActiveSubscriptions']],
+    ['subscription limit negative', { maxActiveSubscriptions: -1 }, ['maxActiveSubscriptions']],
+    ['subscription limit not an integer', { maxActiveSubscriptions: 1.5 }, ['maxActiveSubscriptions']],
   ])('%s is 422', async (_label, body, fields) => {
     const tenant = await createTenant(t);
     expectInvalid(await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, body), fields);

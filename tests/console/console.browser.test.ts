@@ -85,6 +85,19 @@ describe.skipIf(!runnable)('the operator console', () => {
     const tenantId = decodeURIComponent(page.url().split('#/tenants/')[1]!);
     harness.tenants.add(tenantId);
 
+    // Its settings: the limit on active subscriptions (16 by default) changed and kept.
+    const limit = page.getByLabel('maxActiveSubscriptions');
+    expect(await limit.inputValue()).toBe('16');
+    await limit.fill('20');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    const stored = async () =>
+      (await t.http.get(`/admin/v1/tenants/${tenantId}`, { token: t.adminToken })).body.data.maxActiveSubscriptions;
+    await expect.poll(stored, { timeout: WAIT.timeout }).toBe(20);
+    // The form is drawn again from the saved tenant.
+    await expect
+      .poll(() => page.getByLabel('maxActiveSubscriptions').inputValue(), { timeout: WAIT.timeout })
+      .toBe('20');
+
     // What the client and operator provide before a visit exists: a subscription to the test receiver
     // (job.dispatched fails until told otherwise), a site, a project, an item, and the visit itself.
     let failing = new Set(['job.dispatched']);

@@ -22,7 +22,13 @@ export async function admin<T = any>(t: Operator, method: string, path: string, 
 
 export async function createTenant(
   t: Operator,
-  options: { scopes?: string[]; apiEnabled?: boolean; webhookAccess?: boolean; name?: string } = {},
+  options: {
+    scopes?: string[];
+    apiEnabled?: boolean;
+    webhookAccess?: boolean;
+    maxActiveSubscriptions?: number;
+    name?: string;
+  } = {},
 ): Promise<TestTenant> {
   const response = await admin(t, 'POST', '/admin/v1/tenants', {
     name: options.name ?? `Tenant ${randomUUID().slice(0, 8)}`,

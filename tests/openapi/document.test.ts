@@ -117,6 +117,7 @@ describe('the client document', () => {
   });
 
   it('answers problems as application/problem+json, 422 in the validation form, token errors as application/json', () => {
+    const LIMITED_OPERATIONS = ['createWebhookSubscription', 'updateWebhookSubscription'];
     for (const [method, path, op] of allOperations(doc)) {
       for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
         if (Number(status) < 400) continue;
@@ -124,6 +125,18 @@ describe('the client document', () => {
         if (op.operationId === 'createToken') {
           expect(response.content, where).toEqual({
             'application/json': { schema: { $ref: '#/components/schemas/OAuthProblem' } },
+          });
+        } else if (status === '422' && LIMITED_OPERATIONS.includes(op.operationId)) {
+          // A webhook create or activation can also meet the cap on active subscriptions.
+          expect(response.content, where).toEqual({
+            'application/problem+json': {
+              schema: {
+                anyOf: [
+                  { $ref: '#/components/schemas/ValidationProblem' },
+                  { $ref: '#/components/schemas/SubscriptionLimitProblem' },
+                ],
+              },
+            },
           });
         } else {
           const ref = status === '422' ? '#/components/schemas/ValidationProblem' : '#/components/schemas/Problem';

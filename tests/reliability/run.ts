@@ -17,6 +17,7 @@ const ORDER = [
   'concurrency',
   'worker-kill',
   'receiver-outage',
+  'fairness',
   'database-outage',
   'database-locked',
   'database-silent',

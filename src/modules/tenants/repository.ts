@@ -7,7 +7,15 @@ export type TenantRow = Selectable<TenantsTable>;
 
 export async function insertTenant(
   tx: Executor,
-  tenant: { id: string; name: string; scopes: string[]; apiEnabled: boolean; webhookAccess: boolean; now: Date },
+  tenant: {
+    id: string;
+    name: string;
+    scopes: string[];
+    apiEnabled: boolean;
+    webhookAccess: boolean;
+    maxActiveSubscriptions: number;
+    now: Date;
+  },
 ): Promise<TenantRow> {
   return tx
     .insertInto('tenants')
@@ -17,6 +25,7 @@ export async function insertTenant(
       scopes: tenant.scopes,
       api_enabled: tenant.apiEnabled,
       webhook_access: tenant.webhookAccess,
+      max_active_subscriptions: tenant.maxActiveSubscriptions,
       created_at: tenant.now,
       updated_at: tenant.now,
     })
@@ -26,6 +35,14 @@ export async function insertTenant(
 
 export async function findTenant(db: Executor, id: string): Promise<TenantRow | undefined> {
   return db.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Reads the tenant and locks its row until the transaction ends: writes that must see the tenant's
+ * other rows as they are (the cap on active subscriptions) take this lock first and so run one at a time.
+ */
+export async function lockTenant(tx: Transaction<Database>, id: string): Promise<TenantRow | undefined> {
+  return tx.selectFrom('tenants').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 export async function updateTenant(

@@ -9,6 +9,17 @@ export const ScopeList = Type.Array(Type.Union(ALL_SCOPES.map((scope) => Type.Li
   description: 'Scopes the tenant may request, each at most once; defaults to all six.',
 });
 
+/** The cap on active webhook subscriptions a new tenant gets (Stripe allows 16 endpoints per account). */
+export const DEFAULT_MAX_ACTIVE_SUBSCRIPTIONS = 16;
+/** The highest cap the operator may set: a bound on a typo, not a sizing limit (fair delivery protects the others). */
+export const MAX_MAX_ACTIVE_SUBSCRIPTIONS = 1000;
+
+const MaxActiveSubscriptions = Type.Integer({
+  minimum: 1,
+  maximum: MAX_MAX_ACTIVE_SUBSCRIPTIONS,
+  description: `How many active webhook subscriptions the tenant may have (default ${DEFAULT_MAX_ACTIVE_SUBSCRIPTIONS}). A client create, or a PATCH to isActive true, that would exceed it is 422 subscription-limit-reached; a tenant already over it (the cap lowered, or legacy subscriptions the operator added) keeps its subscriptions and their deliveries but can create or activate none until below it.`,
+});
+
 export const TenantCreateBody = Type.Object(
   {
     name: Text(200),
@@ -21,6 +32,7 @@ export const TenantCreateBody = Type.Object(
     webhookAccess: Type.Optional(
       Type.Boolean({ description: 'May create and patch webhook subscriptions. Default true.' }),
     ),
+    maxActiveSubscriptions: Type.Optional(MaxActiveSubscriptions),
   },
   { additionalProperties: false },
 );
@@ -44,6 +56,7 @@ export const Tenant = Type.Object(
     scopes: Type.Array(Type.String()),
     apiEnabled: Type.Boolean(),
     webhookAccess: Type.Boolean(),
+    maxActiveSubscriptions: MaxActiveSubscriptions,
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },

@@ -8,7 +8,7 @@ import { hashSecret } from '../../lib/secrets.js';
 import * as credentials from '../auth/repository.js';
 import { ALL_SCOPES } from '../auth/scopes.js';
 import * as repository from './repository.js';
-import type { TenantCreate, TenantPatch, TenantValue } from './schemas.js';
+import { DEFAULT_MAX_ACTIVE_SUBSCRIPTIONS, type TenantCreate, type TenantPatch, type TenantValue } from './schemas.js';
 
 export interface CredentialPairValue {
   client_id: string;
@@ -22,6 +22,7 @@ export function toTenant(row: repository.TenantRow): TenantValue {
     scopes: row.scopes,
     apiEnabled: row.api_enabled,
     webhookAccess: row.webhook_access,
+    maxActiveSubscriptions: row.max_active_subscriptions,
     createdAt: isoTime(row.created_at),
     updatedAt: isoTime(row.updated_at),
   };
@@ -57,6 +58,7 @@ export async function createTenant(
       scopes: canonicalScopes(input.scopes ?? ALL_SCOPES),
       apiEnabled: input.apiEnabled ?? true,
       webhookAccess: input.webhookAccess ?? true,
+      maxActiveSubscriptions: input.maxActiveSubscriptions ?? DEFAULT_MAX_ACTIVE_SUBSCRIPTIONS,
       now,
     });
     await credentials.insertCredential(tx, tenant.id, pair.client_id, secretHash, now);
@@ -82,6 +84,7 @@ export async function patchTenant(
     ...(patch.scopes !== undefined ? { scopes: canonicalScopes(patch.scopes) } : {}),
     ...(patch.apiEnabled !== undefined ? { api_enabled: patch.apiEnabled } : {}),
     ...(patch.webhookAccess !== undefined ? { webhook_access: patch.webhookAccess } : {}),
+    ...(patch.maxActiveSubscriptions !== undefined ? { max_active_subscriptions: patch.maxActiveSubscriptions } : {}),
     updated_at: now,
   });
   if (!row) throw notFound('Tenant');

@@ -63,6 +63,17 @@ export async function listSubscriptions(db: Executor, tenantId: string): Promise
   return db.selectFrom('webhook_subscriptions').selectAll().where('tenant_id', '=', tenantId).orderBy('seq').execute();
 }
 
+/** How many of the tenant's subscriptions are active, leaving out `exceptId` (one about to be activated). */
+export async function countActiveSubscriptions(db: Executor, tenantId: string, exceptId?: string): Promise<number> {
+  let query = db
+    .selectFrom('webhook_subscriptions')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('tenant_id', '=', tenantId)
+    .where('is_active', '=', true);
+  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+  return Number((await query.executeTakeFirstOrThrow()).count);
+}
+
 /**
  * Applies changes only while the signing version is still the one the caller read: a stale update
  * racing a signing-version change matches no row (SPEC: 409), without holding a lock across the DNS check.
@@ -217,134 +228,17 @@ export async function notifyWorkers(tx: Executor): Promise<void> {
  */
 export type TenantScope = ReadonlySet<string> | undefined;
 
-function inScope(column: ReturnType<typeof sql.ref>, scope: TenantScope) {
+export function inScope(column: ReturnType<typeof sql.ref>, scope: TenantScope) {
   return scope === undefined ? sql<boolean>`true` : sql<boolean>`${column} = any(${[...scope]}::text[])`;
-}
-
-/** A claimed delivery with what its attempt needs: the event and the subscription as they are now. */
-export interface ClaimedDelivery {
-  id: string;
-  tenant_id: string;
-  attempt: number;
-  round_start: number;
-  event: EventRow;
-  subscription: Pick<WebhookSubscriptionRow, 'id' | 'target_url' | 'is_active' | 'signing_version' | 'secret_sealed'>;
 }
 
 const LOST_ATTEMPT_ERROR = "no outcome recorded: the worker's lease expired";
 
 /** The attempt-log entry of an attempt whose worker never reported back, built from the row in SQL. */
-const lostAttemptEntry = sql`jsonb_build_array(jsonb_build_object(
+export const lostAttemptEntry = sql`jsonb_build_array(jsonb_build_object(
   'attempt', d.attempts,
   'at', to_char(d.claimed_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
   'statusCode', null, 'error', ${LOST_ATTEMPT_ERROR}::text, 'durationMs', null))`;
-
-/** What one claim statement returns: the claimed deliveries and when the next pending one falls due. */
-export interface ClaimResult {
-  claimed: ClaimedDelivery[];
-  /** The earliest `next_attempt_at` after `now` of a pending delivery (a retry, a lease), if any. */
-  nextDueAt: Date | undefined;
-}
-
-/**
- * Claims up to `limit` due deliveries for one attempt each: locks them with SKIP LOCKED (so concurrent
- * workers never take the same row), counts the attempt and leases the row until `leaseUntil`. A row whose
- * previous lease ran out without an outcome (its worker died) is due again; that lost attempt is logged.
- * Rows whose lost attempt was the last of the budget are left to `failExhaustedLeases`. The same
- * statement also answers when the next pending delivery falls due, so that the worker can set its timer
- * without another round trip.
- */
-export async function claimDueDeliveries(
-  db: Kysely<Database>,
-  now: Date,
-  leaseUntil: Date,
-  limit: number,
-  maxAttempts: number,
-  scope: TenantScope,
-): Promise<ClaimResult> {
-  const result = await sql<{
-    id: string | null;
-    tenant_id: string;
-    attempts: number;
-    round_start: number;
-    e_id: string;
-    e_type: string;
-    e_occurred_at: Date;
-    e_resource_type: string;
-    e_resource_id: string;
-    e_payload_version: string;
-    e_data: unknown;
-    e_seq: number;
-    e_created_at: Date;
-    s_id: string;
-    s_target_url: string;
-    s_is_active: boolean;
-    s_signing_version: 'legacy' | 'v1';
-    s_secret_sealed: string | null;
-    next_due_at: Date | null;
-  }>`
-    with due as (
-      select id from webhook_deliveries
-      where status = 'pending' and next_attempt_at <= ${now}
-        and (leased_until is null or attempts - round_start < ${maxAttempts})
-        and ${inScope(sql.ref('tenant_id'), scope)}
-      order by next_attempt_at
-      limit ${limit}
-      for update skip locked
-    ),
-    claimed as (
-      update webhook_deliveries d set
-        attempt_log = case when d.leased_until is null then d.attempt_log else d.attempt_log || ${lostAttemptEntry} end,
-        attempts = d.attempts + 1,
-        claimed_at = ${now},
-        leased_until = ${leaseUntil},
-        next_attempt_at = ${leaseUntil},
-        updated_at = ${now}
-      from due, events e, webhook_subscriptions s
-      where d.id = due.id and e.id = d.event_id and s.id = d.subscription_id
-      returning d.id, d.tenant_id, d.attempts, d.round_start,
-        e.id as e_id, e.type as e_type, e.occurred_at as e_occurred_at, e.resource_type as e_resource_type,
-        e.resource_id as e_resource_id, e.payload_version as e_payload_version, e.data as e_data, e.seq as e_seq,
-        e.created_at as e_created_at,
-        s.id as s_id, s.target_url as s_target_url, s.is_active as s_is_active, s.signing_version as s_signing_version,
-        s.secret_sealed as s_secret_sealed
-    ),
-    upcoming as (
-      select min(next_attempt_at) as next_due_at from webhook_deliveries
-      where status = 'pending' and next_attempt_at > ${now} and ${inScope(sql.ref('tenant_id'), scope)}
-    )
-    select claimed.*, upcoming.next_due_at from upcoming left join claimed on true
-  `.execute(db);
-  const next = result.rows[0]?.next_due_at;
-  const claimed = result.rows
-    .filter((row) => row.id !== null)
-    .map((row) => ({
-      id: row.id!,
-      tenant_id: row.tenant_id,
-      attempt: row.attempts,
-      round_start: row.round_start,
-      event: {
-        id: row.e_id,
-        tenant_id: row.tenant_id,
-        type: row.e_type,
-        occurred_at: new Date(row.e_occurred_at),
-        resource_type: row.e_resource_type,
-        resource_id: row.e_resource_id,
-        payload_version: row.e_payload_version,
-        data: row.e_data,
-        seq: row.e_seq,
-        created_at: new Date(row.e_created_at),
-      },
-      subscription: {
-        id: row.s_id,
-        target_url: row.s_target_url,
-        is_active: row.s_is_active,
-        signing_version: row.s_signing_version,
-        secret_sealed: row.s_secret_sealed,
-      },
-    }));
-  return { claimed, nextDueAt: next ? new Date(next) : undefined };
-}
 
 /**
  * Fails, terminally, deliveries whose worker died during the last attempt of their budget: the lease ran

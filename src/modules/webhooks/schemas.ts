@@ -97,6 +97,32 @@ export const Subscription = Type.Object(
 );
 export type SubscriptionValue = Static<typeof Subscription>;
 
+/**
+ * The 422 subscription-limit-reached problem, with the cap that applies and the count it met. A shared
+ * schema (registered by the routes) so that the OpenAPI document shows it beside the validation form.
+ */
+export const SUBSCRIPTION_LIMIT_PROBLEM_ID = 'SubscriptionLimitProblem';
+export const SubscriptionLimitProblem = Type.Object(
+  {
+    type: Type.String({ format: 'uri', description: 'Ends in /subscription-limit-reached.' }),
+    title: Type.String(),
+    status: Type.Literal(422),
+    detail: Type.String(),
+    maxActiveSubscriptions: Type.Integer({
+      minimum: 1,
+      description: 'How many active subscriptions your client may have (16 unless the operator set another limit).',
+    }),
+    activeSubscriptions: Type.Integer({ minimum: 0, description: 'How many it has now.' }),
+  },
+  {
+    $id: SUBSCRIPTION_LIMIT_PROBLEM_ID,
+    title: 'Subscription limit problem (422)',
+    description:
+      'A create, or a PATCH setting isActive true, would exceed the active-subscription limit. Deactivate a subscription (PATCH isActive false) first, or ask the operator to raise the limit.',
+    additionalProperties: true,
+  },
+);
+
 export const SubscriptionDocument = Type.Object({ data: Subscription }, { additionalProperties: false });
 export const SubscriptionList = Type.Object({ data: Type.Array(Subscription) }, { additionalProperties: false });
 export const NoQuery = Type.Object({}, { additionalProperties: false });

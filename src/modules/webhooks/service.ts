@@ -3,7 +3,7 @@
  * partial update with rotation, upgrade and the signing-version race, the destination check on every write,
  * and the operator's views of subscriptions and deliveries.
  */
-import type { Kysely, Updateable } from 'kysely';
+import type { Kysely, Transaction, Updateable } from 'kysely';
 import type {
   Database,
   WebhookDeliveryRow,
@@ -13,7 +13,7 @@ import type {
 import { isoTime } from '../../http/envelope.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
-import { findTenant } from '../tenants/repository.js';
+import { findTenant, lockTenant } from '../tenants/repository.js';
 import type { DestinationPolicy } from './destination-policy.js';
 import * as repository from './repository.js';
 import type {
@@ -94,6 +94,34 @@ async function assertWebhookAccess(db: Kysely<Database>, tenantId: string): Prom
   }
 }
 
+/**
+ * Runs `write` (which adds one active subscription) only if the tenant has room for one more: 422
+ * subscription-limit-reached otherwise. The tenant's row stays locked until the transaction ends, so
+ * concurrent creates and activations of one tenant are counted one after the other (two creates at 15
+ * of 16 cannot both pass). `activating` is left out of the count: the subscription being switched on.
+ */
+async function withRoomForActiveSubscription<T>(
+  db: Kysely<Database>,
+  tenantId: string,
+  write: (tx: Transaction<Database>) => Promise<T>,
+  activating?: string,
+): Promise<T> {
+  return db.transaction().execute(async (tx) => {
+    const tenant = await lockTenant(tx, tenantId);
+    if (!tenant) throw notFound('Tenant');
+    const active = await repository.countActiveSubscriptions(tx, tenantId, activating);
+    const cap = tenant.max_active_subscriptions;
+    if (active >= cap) {
+      throw new Problem(
+        'subscription-limit-reached',
+        `Your client has ${active} active webhook subscriptions and may have at most ${cap}. Deactivate one (PATCH isActive false) before creating or activating another, or ask the operator to raise the limit.`,
+        { extensions: { maxActiveSubscriptions: cap, activeSubscriptions: active } },
+      );
+    }
+    return write(tx);
+  });
+}
+
 /** The secret is signed over as UTF-8; a lone surrogate has no UTF-8 form, so it could never be verified. */
 function assertSecretEncodable(secret: string | undefined): void {
   if (secret !== undefined && /\p{Cs}/u.test(secret)) {
@@ -105,6 +133,7 @@ export async function listSubscriptions(db: Kysely<Database>, tenantId: string):
   return (await repository.listSubscriptions(db, tenantId)).map(toSubscription);
 }
 
+/** A new active v1 subscription: 422 subscription-limit-reached when the tenant's cap is reached. */
 export async function createSubscription(
   deps: SubscriptionDeps,
   tenantId: string,
@@ -115,22 +144,27 @@ export async function createSubscription(
   assertSecretEncodable(input.secret);
   await assertDestinationAllowed(deps.destinations, input.targetUrl);
   const id = newId('whsub');
-  const row = await repository.insertSubscription(deps.db, {
-    id,
-    tenant_id: tenantId,
-    target_url: input.targetUrl,
-    description: input.description ?? null,
-    event_types: input.eventTypes,
-    is_active: true,
-    signing_version: 'v1',
-    secret_sealed: sealSecret(deps.encryptionKey, id, input.secret),
-    created_at: now,
-    updated_at: now,
-  });
+  const row = await withRoomForActiveSubscription(deps.db, tenantId, (tx) =>
+    repository.insertSubscription(tx, {
+      id,
+      tenant_id: tenantId,
+      target_url: input.targetUrl,
+      description: input.description ?? null,
+      event_types: input.eventTypes,
+      is_active: true,
+      signing_version: 'v1',
+      secret_sealed: sealSecret(deps.encryptionKey, id, input.secret),
+      created_at: now,
+      updated_at: now,
+    }),
+  );
   return toSubscription(row);
 }
 
-/** Operator: a subscription carried over from before v1, signed with the server-held legacy key. */
+/**
+ * Operator: a subscription carried over from before v1, signed with the server-held legacy key. It counts
+ * towards the tenant's cap on active subscriptions, but the operator is never refused for it.
+ */
 export async function createLegacySubscription(
   deps: Omit<SubscriptionDeps, 'encryptionKey'>,
   tenantId: string,
@@ -163,7 +197,8 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
  * an explicit secret; v1 → legacy is refused. The destination is checked again (outside any transaction:
  * DNS can be slow), except for a patch that only deactivates, so that stopping deliveries always works.
  * The update is conditional on the signing version read at the start: a stale update racing a
- * signing-version change is 409 signing-version-conflict.
+ * signing-version change is 409 signing-version-conflict. Switching isActive on needs room under the
+ * tenant's cap on active subscriptions (422 subscription-limit-reached).
  */
 export async function patchSubscription(
   deps: SubscriptionDeps,
@@ -207,10 +242,16 @@ export async function patchSubscription(
   if (!onlyDeactivates) await assertDestinationAllowed(deps.destinations, patch.targetUrl ?? current.target_url);
   if (Object.keys(changes).length === 0) return toSubscription(current);
 
-  const updated = await repository.updateSubscriptionIfSigningVersion(deps.db, tenantId, id, current.signing_version, {
-    ...changes,
-    updated_at: now,
-  });
+  const update = (db: Kysely<Database>) =>
+    repository.updateSubscriptionIfSigningVersion(db, tenantId, id, current.signing_version, {
+      ...changes,
+      updated_at: now,
+    });
+  // Switching one on needs room under the cap; every other change (deactivating included) never does.
+  const updated =
+    changes.is_active === true
+      ? await withRoomForActiveSubscription(deps.db, tenantId, update, id)
+      : await update(deps.db);
   if (!updated) {
     throw new Problem(
       'signing-version-conflict',

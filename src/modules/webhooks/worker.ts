@@ -9,6 +9,10 @@
  * and by a timer set to the next due time (answered by the claim itself); the poll interval is only a
  * safety net. Outcomes that end together are recorded in one statement. A worker that dies leaves its
  * leases to run out; the deliveries are then claimed again (by any worker, in any process).
+ *
+ * Its slots are shared out fairly (fair-claim.ts, claiming.ts): round-robin by tenant and by destination
+ * rather than in due order, and a tenant with nothing in flight may take one of a few express slots when
+ * all are busy, so that one tenant's backlog to a slow receiver cannot starve another tenant's events.
  */
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../../config.js';
@@ -19,7 +23,9 @@ import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../runtime/metrics.js';
 import { toEnvelope } from '../events/service.js';
+import { type ClaimedDelivery, claimDeliveries, findDueCandidates } from './claiming.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
+import { chooseFairly, destinationOf, expressSlots, type InFlight, type Slots } from './fair-claim.js';
 import * as queue from './repository.js';
 import { deliveryHeaders, unsealSecret } from './signing.js';
 import { describeTransportError, PinnedTransport, type WebhookTransport } from './transport.js';
@@ -65,7 +71,12 @@ export class DeliveryWorker {
   private readonly transport: WebhookTransport;
   private readonly ownsTransport: boolean;
   private readonly random: () => number;
-  private readonly inflight = new Map<string, { promise: Promise<void>; abort: AbortController }>();
+  private readonly inflight = new Map<
+    string,
+    { promise: Promise<void>; abort: AbortController; tenantId: string; destination: string }
+  >();
+  /** WEBHOOK_CONCURRENCY shared slots, and the express slots of tenants with nothing in flight (fair-claim.ts). */
+  private readonly slots: Slots;
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
   private pumping: Promise<void> | undefined;
   private pumpAgain = false;
@@ -89,12 +100,14 @@ export class DeliveryWorker {
         resolver: deps.resolver ?? systemResolver(),
         testAllowedDestinations: deps.config.testAllowedDestinations,
       });
+    this.slots = { shared: deps.config.concurrency, express: expressSlots(deps.config.concurrency) };
     this.ownsTransport = deps.transport === undefined;
     this.transport =
       deps.transport ??
       new PinnedTransport({
         connectTimeoutMs: deps.config.timeoutMs,
-        connections: deps.config.concurrency,
+        // Every slot may go to one receiver, the express ones included.
+        connections: this.slots.shared + this.slots.express,
         ...(deps.extraCa ? { extraCa: deps.extraCa } : {}),
       });
     this.random = deps.random ?? Math.random;
@@ -139,6 +152,7 @@ export class DeliveryWorker {
 
   private async pump(): Promise<void> {
     let delayMs = this.deps.config.pollIntervalMs;
+    let races = 0;
     try {
       do {
         this.pumpAgain = false;
@@ -150,26 +164,48 @@ export class DeliveryWorker {
           for (const subscriptionId of exhausted)
             await this.recordHealth(subscriptionId, false, "no outcome recorded: the worker's lease expired");
         }
-        const capacity = config.concurrency - this.inflight.size;
-        if (capacity <= 0) return;
-        const { claimed, nextDueAt } = await queue.claimDueDeliveries(
+        const room = this.slots.shared + this.slots.express - this.inflight.size;
+        if (room <= 0) return;
+        const { candidates, nextDueAt } = await findDueCandidates(
           this.db,
           now,
-          new Date(now.getTime() + config.leaseMs),
-          capacity,
+          room,
           config.maxAttempts,
           this.deps.tenantScope,
         );
+        const chosen = chooseFairly(candidates, this.inFlightCounts(), this.slots);
+        const claimed = await claimDeliveries(
+          this.db,
+          chosen.map((candidate) => candidate.id),
+          now,
+          new Date(now.getTime() + config.leaseMs),
+          config.maxAttempts,
+        );
         for (const delivery of claimed) this.launch(delivery);
-        if (claimed.length === capacity) this.pumpAgain = true;
-        else if (nextDueAt)
-          delayMs = Math.min(delayMs, Math.max(0, nextDueAt.getTime() - this.deps.clock.now().getTime()));
-      } while (this.pumpAgain && this.state === 'running' && this.inflight.size < this.deps.config.concurrency);
+        // Another worker took some of the chosen ones in between: choose again among the rest.
+        if (claimed.length < chosen.length && ++races <= 3) this.pumpAgain = true;
+        if (nextDueAt) delayMs = Math.min(delayMs, Math.max(0, nextDueAt.getTime() - this.deps.clock.now().getTime()));
+      } while (
+        this.pumpAgain &&
+        this.state === 'running' &&
+        this.inflight.size < this.slots.shared + this.slots.express
+      );
     } catch (error) {
       this.deps.logger.warn({ err: error }, 'webhook delivery worker could not claim deliveries; retrying');
     } finally {
       this.schedule(delayMs);
     }
+  }
+
+  /** What is in flight on this worker, per tenant and per destination. */
+  private inFlightCounts(): InFlight {
+    const tenants = new Map<string, number>();
+    const destinations = new Map<string, number>();
+    for (const { tenantId, destination } of this.inflight.values()) {
+      tenants.set(tenantId, (tenants.get(tenantId) ?? 0) + 1);
+      destinations.set(destination, (destinations.get(destination) ?? 0) + 1);
+    }
+    return { tenants, destinations, total: this.inflight.size };
   }
 
   private schedule(delayMs: number): void {
@@ -190,7 +226,7 @@ export class DeliveryWorker {
     this.schedule(delayMs);
   }
 
-  private launch(delivery: queue.ClaimedDelivery): void {
+  private launch(delivery: ClaimedDelivery): void {
     const abort = new AbortController();
     const promise = this.deliver(delivery, abort.signal)
       .catch((error) =>
@@ -202,11 +238,16 @@ export class DeliveryWorker {
         // every single delivery. New work still wakes the worker at once (notification, timer).
         if (this.inflight.size <= Math.floor(this.deps.config.concurrency / 2)) this.wake();
       });
-    this.inflight.set(delivery.id, { promise, abort });
+    this.inflight.set(delivery.id, {
+      promise,
+      abort,
+      tenantId: delivery.tenant_id,
+      destination: destinationOf(delivery.subscription.target_url),
+    });
   }
 
   /** One attempt of one delivery, from the policy check to the recorded outcome. */
-  private async deliver(delivery: queue.ClaimedDelivery, stopSignal: AbortSignal): Promise<void> {
+  private async deliver(delivery: ClaimedDelivery, stopSignal: AbortSignal): Promise<void> {
     const { clock, config, logger } = this.deps;
     const startedAt = clock.now();
     const started = performance.now();
@@ -274,7 +315,7 @@ export class DeliveryWorker {
     if (outcome.status === 'pending') this.wakeBy(outcome.nextAttemptAt);
   }
 
-  private async attempt(delivery: queue.ClaimedDelivery, signal: AbortSignal): Promise<Verdict> {
+  private async attempt(delivery: ClaimedDelivery, signal: AbortSignal): Promise<Verdict> {
     const { subscription, event } = delivery;
     if (!subscription.is_active) return { outcome: 'failed', statusCode: null, error: INACTIVE };
 

@@ -118,7 +118,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook subscription
-         * @description The new subscription is active and signs with v1. The destination is checked (URL rules and every DNS address) but not contacted: no test event is sent. Not idempotent: after a lost response, list and reconcile before creating again (a second subscription means a second delivery of each event).
+         * @description The new subscription is active and signs with v1. The destination is checked (URL rules and every DNS address) but not contacted: no test event is sent. A client may have 16 active subscriptions unless the operator set another limit; one more is 422 subscription-limit-reached (deactivate one first). Not idempotent: after a lost response, list and reconcile before creating again (a second subscription means a second delivery of each event).
          *
          *     **Scope:** `webhooks:write`.
          */
@@ -144,7 +144,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook subscription
-         * @description Only supplied fields change. A new secret rotates it (the signing version stays); signingVersion v1 with a secret upgrades a legacy subscription; downgrading is refused. The destination is checked again on every patch except one that only sets isActive false.
+         * @description Only supplied fields change. A new secret rotates it (the signing version stays); signingVersion v1 with a secret upgrades a legacy subscription; downgrading is refused. The destination is checked again on every patch except one that only sets isActive false. Setting isActive true on an inactive subscription needs room under the active-subscription limit (422 subscription-limit-reached otherwise); setting it false always succeeds and frees a place.
          *
          *     **Scope:** `webhooks:write`.
          */
@@ -597,6 +597,7 @@ export interface components {
          *     - `headers-too-large` (431): Request header fields too large
          *     - `unsupported-media-type` (415): Unsupported media type
          *     - `validation-error` (422): Validation failed
+         *     - `subscription-limit-reached` (422): Active subscription limit reached
          *     - `rate-limit-exceeded` (429): Rate limit exceeded
          *     - `internal-error` (500): Internal error
          *     - `service-unavailable` (503): Service unavailable
@@ -665,6 +666,27 @@ export interface components {
              */
             error: "invalid_request" | "invalid_client" | "unsupported_grant_type" | "invalid_scope" | "temporarily_unavailable" | "server_error";
             error_description: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * Subscription limit problem (422)
+         * @description A create, or a PATCH setting isActive true, would exceed the active-subscription limit. Deactivate a subscription (PATCH isActive false) first, or ask the operator to raise the limit.
+         */
+        SubscriptionLimitProblem: {
+            /**
+             * Format: uri
+             * @description Ends in /subscription-limit-reached.
+             */
+            type: string;
+            title: string;
+            /** @constant */
+            status: 422;
+            detail: string;
+            /** @description How many active subscriptions your client may have (16 unless the operator set another limit). */
+            maxActiveSubscriptions: number;
+            /** @description How many it has now. */
+            activeSubscriptions: number;
         } & {
             [key: string]: unknown;
         };
@@ -1296,7 +1318,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1536,7 +1558,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1711,7 +1733,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1950,7 +1972,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2070,7 +2092,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2250,7 +2272,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed, or the destination violates the policy (errors.targetUrl names the rule and the address). Problem types: validation-error. */
+            /** @description Validation failed, or the destination violates the policy (errors.targetUrl names the rule and the address), or your client already has as many active subscriptions as it may have (subscription-limit-reached, with maxActiveSubscriptions). Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2259,7 +2281,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["SubscriptionLimitProblem"];
                 };
             };
             /** @description Rate limit exceeded; wait Retry-After seconds. Problem types: rate-limit-exceeded. */
@@ -2459,7 +2481,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed, a downgrade or an upgrade without a secret, or the destination violates the policy. Problem types: validation-error. */
+            /** @description Validation failed, a downgrade or an upgrade without a secret, the destination violates the policy, or isActive true would exceed the active-subscription limit (subscription-limit-reached, with maxActiveSubscriptions). Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2468,7 +2490,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["SubscriptionLimitProblem"];
                 };
             };
             /** @description Rate limit exceeded; wait Retry-After seconds. Problem types: rate-limit-exceeded. */
@@ -2587,7 +2609,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2713,7 +2735,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2913,7 +2935,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3208,7 +3230,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3425,7 +3447,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3719,7 +3741,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4026,7 +4048,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4160,7 +4182,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4352,7 +4374,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No file in the field "file", an empty file, more than one part, or a malformed multipart body. Problem types: validation-error. */
+            /** @description No file in the field "file", an empty file, more than one part, or a malformed multipart body. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4534,7 +4556,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4802,7 +4824,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5003,7 +5025,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5268,7 +5290,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5404,7 +5426,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5596,7 +5618,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No file in the field "file", an empty file, more than one part, or a malformed multipart body. Problem types: validation-error. */
+            /** @description No file in the field "file", an empty file, more than one part, or a malformed multipart body. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -1,0 +1,192 @@
+/**
+ * Claiming due deliveries from the queue, in two statements so that the worker can choose fairly between
+ * them (fair-claim.ts): first the candidates, a few of the earliest due of every subscription that has
+ * any, without locks; then the chosen ones, locked with SKIP LOCKED and leased. Another worker may take
+ * a candidate in between: the claim checks again that each row is still due and unlocked, and simply
+ * claims fewer. Both statements run on PGlite and PostgreSQL alike.
+ */
+import { type Kysely, sql } from 'kysely';
+import type { Database, EventRow, WebhookSubscriptionRow } from '../../db/schema.js';
+import { type ClaimCandidate, destinationOf } from './fair-claim.js';
+import { inScope, lostAttemptEntry, type TenantScope } from './repository.js';
+
+/** A claimed delivery with what its attempt needs: the event and the subscription as they are now. */
+export interface ClaimedDelivery {
+  id: string;
+  tenant_id: string;
+  attempt: number;
+  round_start: number;
+  event: EventRow;
+  subscription: Pick<WebhookSubscriptionRow, 'id' | 'target_url' | 'is_active' | 'signing_version' | 'secret_sealed'>;
+}
+
+export interface DueCandidates {
+  /** In due order (earliest first). */
+  candidates: ClaimCandidate[];
+  /** The earliest `next_attempt_at` after `now` of a pending delivery (a retry, a lease), if any. */
+  nextDueAt: Date | undefined;
+}
+
+/**
+ * A row is due when it is pending and its time has come, unless its last lease ran out on the last
+ * attempt of its budget (those are failExhaustedLeases' to fail). A lease that ran out is due again.
+ */
+const isDue = (now: Date, maxAttempts: number) =>
+  sql<boolean>`d.status = 'pending' and d.next_attempt_at <= ${now}
+    and (d.leased_until is null or d.attempts - d.round_start < ${maxAttempts})`;
+
+/** How many candidates per free slot the worker is offered (beyond each tenant's first). */
+const CANDIDATES_PER_SLOT = 4;
+
+/**
+ * The due deliveries a worker with `slots` free slots may choose from, with their destinations, and when
+ * the next pending delivery falls due. The subscriptions with pending deliveries are found by a loose
+ * index scan (one probe of webhook_deliveries_pending_subscription per subscription) and each gives at
+ * most `slots` of its earliest due, so a backlog of thousands behind one subscription costs `slots`
+ * rows. Of those, the worker gets every tenant's earliest (so a tenant with one due delivery is seen
+ * however many others fell due before it) and the first `4 × slots` taken in turns: by tenant, and
+ * within a tenant by subscription.
+ */
+export async function findDueCandidates(
+  db: Kysely<Database>,
+  now: Date,
+  slots: number,
+  maxAttempts: number,
+  scope: TenantScope,
+): Promise<DueCandidates> {
+  const result = await sql<{
+    id: string | null;
+    tenant_id: string;
+    target_url: string;
+    next_due_at: Date | null;
+  }>`
+    with recursive pending (subscription_id) as (
+      (select subscription_id from webhook_deliveries where status = 'pending' order by subscription_id limit 1)
+      union all
+      select (
+        select d.subscription_id from webhook_deliveries d
+        where d.status = 'pending' and d.subscription_id > pending.subscription_id
+        order by d.subscription_id limit 1
+      )
+      from pending where pending.subscription_id is not null
+    ),
+    due as (
+      select c.id, c.tenant_id, c.next_attempt_at, s.target_url,
+        row_number() over (partition by p.subscription_id order by c.next_attempt_at, c.id) as subscription_rank
+      from pending p
+      join webhook_subscriptions s on s.id = p.subscription_id
+      cross join lateral (
+        select d.id, d.tenant_id, d.next_attempt_at from webhook_deliveries d
+        where d.subscription_id = p.subscription_id and ${isDue(now, maxAttempts)}
+          and ${inScope(sql.ref('d.tenant_id'), scope)}
+        order by d.next_attempt_at
+        limit ${slots}
+      ) c
+    ),
+    ranked as (
+      select turns.*, row_number() over (order by tenant_rank, next_attempt_at, id) as overall_rank
+      from (
+        select due.*,
+          row_number() over (partition by tenant_id order by subscription_rank, next_attempt_at, id) as tenant_rank
+        from due
+      ) turns
+    ),
+    candidates as (
+      select id, tenant_id, next_attempt_at, target_url from ranked
+      where tenant_rank = 1 or overall_rank <= ${slots * CANDIDATES_PER_SLOT}
+    ),
+    upcoming as (
+      select min(next_attempt_at) as next_due_at from webhook_deliveries
+      where status = 'pending' and next_attempt_at > ${now} and ${inScope(sql.ref('tenant_id'), scope)}
+    )
+    select candidates.id, candidates.tenant_id, candidates.target_url, upcoming.next_due_at
+    from upcoming left join candidates on true
+    order by candidates.next_attempt_at, candidates.id
+  `.execute(db);
+  const next = result.rows[0]?.next_due_at;
+  const candidates = result.rows
+    .filter((row) => row.id !== null)
+    .map((row) => ({ id: row.id!, tenantId: row.tenant_id, destination: destinationOf(row.target_url) }));
+  return { candidates, nextDueAt: next ? new Date(next) : undefined };
+}
+
+/**
+ * Claims the chosen deliveries that are still due, for one attempt each: locks them with SKIP LOCKED (so
+ * concurrent workers never take the same row), counts the attempt and leases the row until `leaseUntil`.
+ * A row whose previous lease ran out without an outcome (its worker died) has that lost attempt logged.
+ */
+export async function claimDeliveries(
+  db: Kysely<Database>,
+  ids: readonly string[],
+  now: Date,
+  leaseUntil: Date,
+  maxAttempts: number,
+): Promise<ClaimedDelivery[]> {
+  if (ids.length === 0) return [];
+  const result = await sql<{
+    id: string;
+    tenant_id: string;
+    attempts: number;
+    round_start: number;
+    e_id: string;
+    e_type: string;
+    e_occurred_at: Date;
+    e_resource_type: string;
+    e_resource_id: string;
+    e_payload_version: string;
+    e_data: unknown;
+    e_seq: number;
+    e_created_at: Date;
+    s_id: string;
+    s_target_url: string;
+    s_is_active: boolean;
+    s_signing_version: 'legacy' | 'v1';
+    s_secret_sealed: string | null;
+  }>`
+    with due as (
+      select d.id from webhook_deliveries d
+      where d.id = any(${[...ids]}::text[]) and ${isDue(now, maxAttempts)}
+      for update skip locked
+    )
+    update webhook_deliveries d set
+      attempt_log = case when d.leased_until is null then d.attempt_log else d.attempt_log || ${lostAttemptEntry} end,
+      attempts = d.attempts + 1,
+      claimed_at = ${now},
+      leased_until = ${leaseUntil},
+      next_attempt_at = ${leaseUntil},
+      updated_at = ${now}
+    from due, events e, webhook_subscriptions s
+    where d.id = due.id and e.id = d.event_id and s.id = d.subscription_id
+    returning d.id, d.tenant_id, d.attempts, d.round_start,
+      e.id as e_id, e.type as e_type, e.occurred_at as e_occurred_at, e.resource_type as e_resource_type,
+      e.resource_id as e_resource_id, e.payload_version as e_payload_version, e.data as e_data, e.seq as e_seq,
+      e.created_at as e_created_at,
+      s.id as s_id, s.target_url as s_target_url, s.is_active as s_is_active, s.signing_version as s_signing_version,
+      s.secret_sealed as s_secret_sealed
+  `.execute(db);
+  return result.rows.map((row) => ({
+    id: row.id,
+    tenant_id: row.tenant_id,
+    attempt: row.attempts,
+    round_start: row.round_start,
+    event: {
+      id: row.e_id,
+      tenant_id: row.tenant_id,
+      type: row.e_type,
+      occurred_at: new Date(row.e_occurred_at),
+      resource_type: row.e_resource_type,
+      resource_id: row.e_resource_id,
+      payload_version: row.e_payload_version,
+      data: row.e_data,
+      seq: row.e_seq,
+      created_at: new Date(row.e_created_at),
+    },
+    subscription: {
+      id: row.s_id,
+      target_url: row.s_target_url,
+      is_active: row.s_is_active,
+      signing_version: row.s_signing_version,
+      secret_sealed: row.s_secret_sealed,
+    },
+  }));
+}
