@@ -1,6 +1,6 @@
 /** Tenants: the client companies, with their scopes and feature flags. */
-import type { Selectable, Updateable } from 'kysely';
-import type { TenantsTable } from '../../db/schema.js';
+import type { Selectable, Transaction, Updateable } from 'kysely';
+import type { Database, TenantsTable } from '../../db/schema.js';
 import type { Executor } from '../../db/executor.js';
 
 export type TenantRow = Selectable<TenantsTable>;
