@@ -166,7 +166,8 @@ describe('delivery workers', () => {
     latencies.sort((a, b) => a - b);
     const p50 = latencies[Math.floor(latencies.length / 2)]!;
     console.info(`commit → receipt over 20 sequential events: p50 ${p50} ms, max ${latencies.at(-1)} ms`);
-    expect(p50).toBeLessThan(250);
+    // Woken by the commit, not the 60 s poll: every receipt comes well before it, however loaded the machine.
+    expect(latencies.at(-1)!).toBeLessThan(20_000);
   });
 
   it('keeps waking on commit after the listening connection is lost (PostgreSQL)', async ({ skip }) => {
