@@ -88,3 +88,6 @@ export async function grantClientCredentials(
   });
   return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: scopes.join(' ') };
 }
+
+/** A tenant's credential pairs, as the operator manages them through the tenants module. */
+export { insertCredential, listCredentials, revokeCredential } from './repository.js';

@@ -5,7 +5,7 @@ import { isoTime } from '../../http/envelope.js';
 import { notFound } from '../../http/problem.js';
 import { newId, newSecret } from '../../lib/ids.js';
 import { hashSecret } from '../../lib/secrets.js';
-import * as credentials from '../auth/repository.js';
+import * as credentials from '../auth/service.js';
 import { ALL_SCOPES } from '../auth/scopes.js';
 import * as repository from './repository.js';
 import { DEFAULT_MAX_ACTIVE_SUBSCRIPTIONS, type TenantCreate, type TenantPatch, type TenantValue } from './schemas.js';
@@ -118,3 +118,6 @@ export async function listCredentialPairs(db: Kysely<Database>, tenantId: string
     revokedAt: row.revoked_at ? isoTime(row.revoked_at) : null,
   }));
 }
+
+/** The tenant's row as other modules read it (the lock serialises writes bounded by the tenant, e.g. a cap). */
+export { findTenant, lockTenant } from './repository.js';

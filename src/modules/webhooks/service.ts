@@ -13,7 +13,7 @@ import type {
 import { isoTime } from '../../http/envelope.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
-import { findTenant, lockTenant } from '../tenants/repository.js';
+import { findTenant, lockTenant } from '../tenants/service.js';
 import type { DestinationPolicy } from './destination-policy.js';
 import * as repository from './repository.js';
 import type {
@@ -334,3 +334,6 @@ export async function retryDelivery(db: Kysely<Database>, deliveryId: string, no
     `Only a terminally failed delivery can be retried; this one is ${existing.status}.`,
   );
 }
+
+/** The outbox's fan-out: one delivery per matching subscription of the event's tenant, in the event's transaction. */
+export { enqueueDeliveries } from './repository.js';
