@@ -22,6 +22,7 @@ import { registerRateLimit } from './http/rate-limit.js';
 import { ProblemSchema } from './http/schemas.js';
 import { registerShutdownRefusal } from './http/shutdown.js';
 import type { Api } from './http/types.js';
+import { lazySerializerFactory } from './http/lazy-compilers.js';
 import { validatorCompiler } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { lazyRequestLogger } from './lib/request-logger.js';
@@ -95,6 +96,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     forceCloseConnections: 'idle',
     // Requests arriving while closing get a 503 problem from registerShutdownRefusal instead.
     return503OnClosing: false,
+    // Response serialisers are compiled on a route's first response, not while starting (lazy-compilers.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory } },
     bodyLimit: 1024 * 1024,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: frameworkErrorHandler(config.problemBaseUrl) as FastifyServerOptions['frameworkErrors'],

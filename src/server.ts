@@ -110,7 +110,7 @@ function onStopSignal(logger: Logger, stop: () => Promise<void>): void {
 /** One process serving ROLE; a cluster child skips what its primary did before forking it. */
 async function runProcess(config: Config, logger: Logger, progress: Progress): Promise<void> {
   const child = cluster.isWorker;
-  const database = openDatabase(config, progress);
+  const database = await openDatabase(config, progress);
   const keys = child ? await resolveServerKeys(config, database.db) : await prepare(config, database, logger, progress);
 
   const metrics = new Metrics({ database, clock: systemClock, defaultMetrics: true });
@@ -160,7 +160,7 @@ async function runProcess(config: Config, logger: Logger, progress: Progress): P
 /** The cluster primary: prepares once, forks WEB_CONCURRENCY children, supervises and stops them. */
 async function runPrimary(config: Config, logger: Logger, progress: Progress): Promise<void> {
   const poolSize = Math.min(PRIMARY_POOL_SIZE, config.databasePoolSize);
-  const database = openDatabase({ ...config, databasePoolSize: poolSize }, progress);
+  const database = await openDatabase({ ...config, databasePoolSize: poolSize }, progress);
   await prepare(config, database, logger, progress);
   const maintenance = new Maintenance(database.db, systemClock, logger);
   maintenance.start();

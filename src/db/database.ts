@@ -65,9 +65,12 @@ export function openPglite(pglite: PGlite): AppDatabase {
 }
 
 /** Opens the configured database; `progress` hears what a first start of the embedded one does. */
-export function openDatabase(config: Config, progress: (line: string) => void = () => undefined): AppDatabase {
+export async function openDatabase(
+  config: Config,
+  progress: (line: string) => void = () => undefined,
+): Promise<AppDatabase> {
   if (config.databaseUrl) return openPostgres(config.databaseUrl, config.databasePoolSize);
-  const { directory, origin } = prepareDataDirectory(config.dataDir);
+  const { directory, origin } = await prepareDataDirectory(config.dataDir);
   if (origin === 'template')
     progress(`created the embedded database in ${directory} from the build's migrated template`);
   if (origin === 'initialised')

@@ -13,11 +13,10 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../lib/package-root.js';
 import { migrations } from './migrations/index.js';
 
-/** dist/ of the repository: the same path from src/db/ (running from sources) and from dist/db/. */
-const DIST = fileURLToPath(new URL('../../dist/', import.meta.url));
+const DIST = path.join(PACKAGE_ROOT, 'dist');
 export const TEMPLATE_DIR = path.join(DIST, 'pglite-template');
 export const TEMPLATE_MANIFEST = path.join(DIST, 'pglite-template.json');
 
@@ -26,7 +25,7 @@ export interface TemplateManifest {
   pglite: string;
   /** The migrations applied to it, in order. */
   migrations: string[];
-  /** A hash of the compiled migrations, so that an edited migration makes the template again. */
+  /** A hash of the migrations' sources, so that an edited migration makes the template again. */
   fingerprint: string;
 }
 
@@ -48,9 +47,9 @@ export function installedPgliteVersion(): string {
   }
 }
 
-/** A hash of the migrations' compiled code (their files beside this module). */
+/** A hash of the migrations' sources (the template is made at build time, beside them). */
 export function migrationsFingerprint(): string {
-  const directory = fileURLToPath(new URL('./migrations/', import.meta.url));
+  const directory = path.join(PACKAGE_ROOT, 'src', 'db', 'migrations');
   const hash = createHash('sha256');
   for (const name of fs.readdirSync(directory).sort()) {
     if (/\.(js|ts)$/.test(name)) hash.update(name).update(fs.readFileSync(path.join(directory, name)));
@@ -75,12 +74,38 @@ export function templateUsable(manifest = readTemplateManifest()): manifest is T
   );
 }
 
+/** Files in flight while copying the template: enough to keep libuv's thread pool (4 threads) busy. */
+const COPY_CONCURRENCY = 8;
+
+/**
+ * Copies a directory tree several files at a time: each file costs a few system calls whose latency,
+ * not bandwidth, is the price (the template is about 400 files, most of them small).
+ */
+async function copyTree(from: string, to: string): Promise<void> {
+  const files: string[] = [];
+  const directories = [to];
+  for (const entry of fs.readdirSync(from, { recursive: true, withFileTypes: true })) {
+    const relative = path.relative(from, path.join(entry.parentPath, entry.name));
+    if (entry.isDirectory()) directories.push(path.join(to, relative));
+    else files.push(relative);
+  }
+  for (const directory of directories) fs.mkdirSync(directory, { recursive: true });
+  let next = 0;
+  const copyRest = async () => {
+    while (next < files.length) {
+      const file = files[next++]!;
+      await fs.promises.copyFile(path.join(from, file), path.join(to, file));
+    }
+  };
+  await Promise.all(Array.from({ length: COPY_CONCURRENCY }, copyRest));
+}
+
 /**
  * Makes sure DATA_DIR/pgdata holds a database to open: an existing one is left alone; a missing (or
  * empty, after a start that died) one becomes a copy of the template, made beside it and renamed into
  * place so that a start killed during the copy leaves nothing half-made.
  */
-export function prepareDataDirectory(dataDir: string): { directory: string; origin: EmbeddedOrigin } {
+export async function prepareDataDirectory(dataDir: string): Promise<{ directory: string; origin: EmbeddedOrigin }> {
   const directory = path.join(dataDir, 'pgdata');
   if (fs.existsSync(path.join(directory, 'PG_VERSION'))) return { directory, origin: 'existing' };
   fs.mkdirSync(dataDir, { recursive: true });
@@ -90,7 +115,7 @@ export function prepareDataDirectory(dataDir: string): { directory: string; orig
   }
   const staging = `${directory}.copying-${process.pid}`;
   fs.rmSync(staging, { recursive: true, force: true });
-  fs.cpSync(TEMPLATE_DIR, staging, { recursive: true });
+  await copyTree(TEMPLATE_DIR, staging);
   fs.rmSync(directory, { recursive: true, force: true });
   fs.renameSync(staging, directory);
   return { directory, origin: 'template' };

@@ -6,6 +6,7 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { lazyValidator } from './lazy-compilers.js';
 import type { FieldErrors } from './problem.js';
 
 /** Fields that responses carry but no request may write; naming them in a body says so plainly. */
@@ -96,7 +97,7 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   // parts; its schema documents the contract.
   if (httpPart === 'body' && contentType?.startsWith('multipart/')) return acceptStreamedBody;
   const ajv = httpPart === 'body' ? bodyAjv : parameterAjv;
-  return refusingNul(ajv.compile(schema as object) as ValidateFunction);
+  return lazyValidator(() => refusingNul(ajv.compile(schema as object) as ValidateFunction));
 };
 
 /** Compiles a schema with the strict body rules, for validating data outside of a route (uploads, workflow). */
