@@ -10,7 +10,7 @@ import type pg from 'pg';
 const TICKS_PER_SECOND = 100;
 
 /** User + system CPU of each process, in microseconds (a process that is gone counts 0). */
-async function cpuMicros(pids: readonly number[]): Promise<Map<number, number>> {
+export async function cpuMicros(pids: readonly number[]): Promise<Map<number, number>> {
   const entries = await Promise.all(
     pids.map(async (pid): Promise<[number, number]> => {
       try {

@@ -8,7 +8,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import type { Config } from '../config.js';
-import { prepareDataDirectory } from './embedded.js';
+import { EMBEDDED_START_PARAMS, prepareDataDirectory } from './embedded.js';
 import { preparingPool } from './prepared-statements.js';
 import type { Database } from './schema.js';
 
@@ -75,5 +75,5 @@ export async function openDatabase(
     progress(`created the embedded database in ${directory} from the build's migrated template`);
   if (origin === 'initialised')
     progress(`initialising the embedded database in ${directory} (no usable template in dist/: this takes a while)`);
-  return openPglite(new PGlite(directory));
+  return openPglite(new PGlite(directory, { startParams: EMBEDDED_START_PARAMS }));
 }

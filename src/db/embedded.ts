@@ -13,12 +13,20 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import { PACKAGE_ROOT } from '../lib/package-root.js';
 import { migrations } from './migrations/index.js';
 
 const DIST = path.join(PACKAGE_ROOT, 'dist');
 export const TEMPLATE_DIR = path.join(DIST, 'pglite-template');
 export const TEMPLATE_MANIFEST = path.join(DIST, 'pglite-template.json');
+
+/**
+ * PGlite's start-up parameters plus a smaller buffer cache: PostgreSQL zeroes its shared buffers when it
+ * starts, which at initdb's 128 MB took about 0.4 s of every start here; 32 MB costs a quarter of that
+ * and still holds a sandbox's working set (reads past it come from the operating system's file cache).
+ */
+export const EMBEDDED_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=32MB'];
 
 export interface TemplateManifest {
   /** The PGlite version that made the directory (its on-disk format is that version's). */

@@ -1,0 +1,15 @@
+import { PGlite } from '@electric-sql/pglite';
+import fs from 'node:fs';
+const opt = process.argv[2] ? JSON.parse(process.argv[2]) : {};
+const dir = `/tmp/exp-${process.pid}`;
+fs.cpSync('dist/pglite-template', dir, { recursive: true });
+const c0 = process.cpuUsage(); const t0 = performance.now();
+const pg = new PGlite(dir, opt);
+await pg.waitReady;
+const c1 = process.cpuUsage(c0);
+const t1 = performance.now();
+await pg.query("select count(*) from tenants"); 
+const c2 = process.cpuUsage(c0);
+console.log(JSON.stringify(opt), 'ready', (t1-t0).toFixed(0), 'cpu', ((c1.user+c1.system)/1000).toFixed(0), 'first query cpu', ((c2.user+c2.system-c1.user-c1.system)/1000).toFixed(0));
+await pg.close();
+fs.rmSync(dir, { recursive: true });

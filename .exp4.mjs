@@ -1,0 +1,11 @@
+import { PGlite } from '@electric-sql/pglite';
+const dir = process.argv[2];
+const extra = process.argv.slice(3);
+const c0 = process.cpuUsage(); const t0 = performance.now();
+const pg = new PGlite(dir, extra.length ? { startParams: [...PGlite.defaultStartParams, ...extra] } : {});
+await pg.waitReady;
+const c1 = process.cpuUsage(c0);
+await pg.query('select count(*) from tenants');
+const c2 = process.cpuUsage(c0);
+console.log(extra.join(' ') || 'default', 'ready', (performance.now()-t0).toFixed(0), 'cpu', ((c1.user+c1.system)/1000).toFixed(0), '+query', ((c2.user+c2.system-c1.user-c1.system)/1000).toFixed(0));
+await pg.close();
