@@ -55,10 +55,12 @@ function readConfig(): Config {
 
 /** What every deployment does once before serving: migrate, resolve keys, provision the sandbox. */
 async function prepare(config: Config, database: AppDatabase, logger: Logger, progress: Progress): Promise<ServerKeys> {
-  const { pending } = await migrationState(database.db);
-  if (pending.length > 0) progress(`migrating the database (${pending.length} pending: ${pending.join(', ')})…`);
-  const applied = await migrateToLatest(database.db);
-  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  const { pending, unknown } = await migrationState(database.db);
+  if (pending.length > 0 || unknown.length > 0) {
+    if (pending.length > 0) progress(`migrating the database (${pending.length} pending: ${pending.join(', ')})…`);
+    const applied = await migrateToLatest(database.db);
+    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  }
   const keys = await resolveServerKeys(config, database.db);
   const packet = await provisionSandbox(config, database, new Date(), () =>
     progress('provisioning the sandbox tenant…'),
