@@ -12,6 +12,9 @@
  *            --profile (every service process writes a V8 CPU profile to bench/results/profiles/;
  *            `npx tsx bench/profile-summary.ts FILE` prints where the time went)
  *
+ *   npm run bench -- startup      start-up times instead (bench/startup.ts): first start, restart and
+ *                                 PostgreSQL start of the compiled service, to /ready; --rounds=N
+ *
  * PostgreSQL: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); the bench creates
  * a database named ss_bench_<time> on that server and drops it at the end.
  */
@@ -777,7 +780,15 @@ async function main(): Promise<void> {
   }
 }
 
-main()
+/** A mode before the options picks another bench: `npm run bench -- startup` (bench/startup.ts). */
+const mode = argv[0] !== undefined && !argv[0].startsWith('--') ? argv[0] : undefined;
+const benchmark = async () => {
+  if (mode === undefined) return main();
+  if (mode === 'startup') return (await import('./startup.js')).startupBench(argv.slice(1));
+  throw new Error(`unknown bench mode ${mode} (known: startup)`);
+};
+
+benchmark()
   .catch((error) => {
     process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exitCode = 1;

@@ -23,6 +23,7 @@ import { ClientRateLimit } from './http/rate-limit.js';
 import { ProblemSchema } from './http/schemas.js';
 import { registerShutdownRefusal } from './http/shutdown.js';
 import type { Api } from './http/types.js';
+import { lazySerializerFactory } from './http/lazy-compilers.js';
 import { validatorCompiler } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { lazyRequestLogger } from './lib/request-logger.js';
@@ -104,6 +105,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     forceCloseConnections: 'idle',
     // Requests arriving while closing get a 503 problem from registerShutdownRefusal instead.
     return503OnClosing: false,
+    // Response serialisers are compiled on a route's first response, not while starting (lazy-compilers.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory } },
     bodyLimit: 1024 * 1024,
     // A query component that is not UTF-8 is refused naming the parameter, not read as other text (query-string.ts).
     routerOptions: { maxParamLength: 200, querystringParser: parseQueryString },

@@ -15,14 +15,15 @@ import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { type AppDatabase, openDatabase } from './db/database.js';
-import { migrateToLatest } from './db/migrate.js';
+import { migrateToLatest, migrationState } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger } from './lib/logger.js';
 import { DeliveryWorker } from './modules/webhooks/worker.js';
 import { Maintenance } from './runtime/maintenance.js';
 import { clusterSource, Metrics, registrySource, startMetricsServer } from './runtime/metrics.js';
 import { resolveServerKeys, type ServerKeys } from './runtime/server-keys.js';
-import { provisionSandbox, writeAdminToken, writeCredentialPacket } from './runtime/sandbox.js';
+import { provisionSandbox, readAdminToken, writeAdminToken, writeCredentialPacket } from './runtime/sandbox.js';
+import { type Progress, reportKeptFiles, sinceProcessStart, startupProgress } from './runtime/startup-progress.js';
 
 const SHUTDOWN_LIMIT_MS = 30_000;
 /** A child that served and then died is forked again after this pause (a crash loop stays slow). */
@@ -32,6 +33,12 @@ const PRIMARY_POOL_SIZE = 2;
 
 function banner(lines: string[]): void {
   process.stdout.write(`\n${'='.repeat(72)}\n${lines.join('\n')}\n${'='.repeat(72)}\n\n`);
+}
+
+/** The address a developer can open (a wildcard host is reached on the loopback). */
+function listeningAddress(config: Config, port = config.port): string {
+  const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 function readConfig(): Config {
@@ -47,18 +54,28 @@ function readConfig(): Config {
 }
 
 /** What every deployment does once before serving: migrate, resolve keys, provision the sandbox. */
-async function prepare(config: Config, database: AppDatabase, logger: Logger): Promise<ServerKeys> {
-  const applied = await migrateToLatest(database.db);
-  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+async function prepare(config: Config, database: AppDatabase, logger: Logger, progress: Progress): Promise<ServerKeys> {
+  const { pending, unknown } = await migrationState(database.db);
+  if (pending.length > 0 || unknown.length > 0) {
+    if (pending.length > 0) progress(`migrating the database (${pending.length} pending: ${pending.join(', ')})…`);
+    const applied = await migrateToLatest(database.db);
+    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  }
   const keys = await resolveServerKeys(config, database.db);
-  const packet = await provisionSandbox(config, database);
+  const packet = await provisionSandbox(config, database, new Date(), () =>
+    progress('provisioning the sandbox tenant…'),
+  );
   if (packet) {
     const file = writeCredentialPacket(config.dataDir, packet);
     banner([`Sandbox demo tenant created. Its credential packet (also in ${file}):`, JSON.stringify(packet, null, 2)]);
-  }
+  } else if (config.environment === 'sandbox') reportKeptFiles(config.dataDir, progress);
   if (keys.adminTokenGenerated && keys.adminToken) {
-    const file = writeAdminToken(config.dataDir, keys.adminToken);
-    banner([`Operator API token (ADMIN_TOKEN unset; generated and kept in ${file}):`, keys.adminToken]);
+    const kept = readAdminToken(config.dataDir);
+    if (kept.token === keys.adminToken) progress(`operator API token is in ${kept.file}`);
+    else {
+      const file = writeAdminToken(config.dataDir, keys.adminToken);
+      banner([`Operator API token (ADMIN_TOKEN unset; generated and kept in ${file}):`, keys.adminToken]);
+    }
   }
   return keys;
 }
@@ -90,10 +107,10 @@ function onStopSignal(logger: Logger, stop: () => Promise<void>): void {
 }
 
 /** One process serving ROLE; a cluster child skips what its primary did before forking it. */
-async function runProcess(config: Config, logger: Logger): Promise<void> {
+async function runProcess(config: Config, logger: Logger, progress: Progress): Promise<void> {
   const child = cluster.isWorker;
-  const database = openDatabase(config);
-  const keys = child ? await resolveServerKeys(config, database.db) : await prepare(config, database, logger);
+  const database = await openDatabase(config, progress);
+  const keys = child ? await resolveServerKeys(config, database.db) : await prepare(config, database, logger, progress);
 
   const metrics = new Metrics({ database, clock: systemClock, defaultMetrics: true });
   metrics.joinCluster();
@@ -119,6 +136,15 @@ async function runProcess(config: Config, logger: Logger): Promise<void> {
       : undefined;
   await worker?.start();
   logger.info({ role: config.role }, serveApi ? 'service started' : 'delivery worker started');
+  if (!child) {
+    const address = app?.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    progress(
+      app
+        ? `listening on ${listeningAddress(config, port)} (ready ${sinceProcessStart()} after start)`
+        : `delivery worker running (${sinceProcessStart()} after start)`,
+    );
+  }
   const maintenance = child ? undefined : new Maintenance(database.db, systemClock, logger);
   maintenance?.start();
 
@@ -131,9 +157,10 @@ async function runProcess(config: Config, logger: Logger): Promise<void> {
 }
 
 /** The cluster primary: prepares once, forks WEB_CONCURRENCY children, supervises and stops them. */
-async function runPrimary(config: Config, logger: Logger): Promise<void> {
-  const database = openDatabase({ ...config, databasePoolSize: Math.min(PRIMARY_POOL_SIZE, config.databasePoolSize) });
-  await prepare(config, database, logger);
+async function runPrimary(config: Config, logger: Logger, progress: Progress): Promise<void> {
+  const poolSize = Math.min(PRIMARY_POOL_SIZE, config.databasePoolSize);
+  const database = await openDatabase({ ...config, databasePoolSize: poolSize }, progress);
+  await prepare(config, database, logger, progress);
   const maintenance = new Maintenance(database.db, systemClock, logger);
   maintenance.start();
   const metricsServer =
@@ -142,10 +169,15 @@ async function runPrimary(config: Config, logger: Logger): Promise<void> {
       : undefined;
 
   let stopping = false;
+  let announced = false;
   const serving = new WeakSet<Worker>();
   const fork = () => {
     const child = cluster.fork();
-    child.on('listening', () => serving.add(child));
+    child.on('listening', () => {
+      if (!announced) progress(`listening on ${listeningAddress(config)} (ready ${sinceProcessStart()} after start)`);
+      announced = true;
+      serving.add(child);
+    });
   };
   cluster.on('exit', (child, code, signal) => {
     if (stopping) return;
@@ -190,8 +222,9 @@ async function runPrimary(config: Config, logger: Logger): Promise<void> {
 async function main(): Promise<void> {
   const config = readConfig();
   const logger = createLogger(config);
+  const progress = startupProgress(config, logger);
   const clustered = cluster.isPrimary && config.role !== 'worker' && config.webConcurrency > 1;
-  await (clustered ? runPrimary(config, logger) : runProcess(config, logger));
+  await (clustered ? runPrimary(config, logger, progress) : runProcess(config, logger, progress));
 }
 
 main().catch((error) => {

@@ -9,21 +9,26 @@ import type pg from 'pg';
 /** Clock ticks per second of /proc's utime and stime (USER_HZ; 100 on every common Linux). */
 const TICKS_PER_SECOND = 100;
 
+/** User + system CPU in a /proc stat file (a process's, or one thread's under task/), in microseconds. */
+async function statCpuMicros(file: string): Promise<number> {
+  try {
+    const stat = await readFile(file, 'utf8');
+    // Fields after the command name (which may contain spaces) start at index 2 (state); utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
 /** User + system CPU of each process, in microseconds (a process that is gone counts 0). */
-async function cpuMicros(pids: readonly number[]): Promise<Map<number, number>> {
-  const entries = await Promise.all(
-    pids.map(async (pid): Promise<[number, number]> => {
-      try {
-        const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-        // Fields after the command name (which may contain spaces) start at index 2 (state); utime and stime are fields 14 and 15.
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        return [pid, ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / TICKS_PER_SECOND];
-      } catch {
-        return [pid, 0];
-      }
-    }),
-  );
-  return new Map(entries);
+export async function cpuMicros(pids: readonly number[]): Promise<Map<number, number>> {
+  return new Map(await Promise.all(pids.map(async (pid) => [pid, await statCpuMicros(`/proc/${pid}/stat`)] as const)));
+}
+
+/** User + system CPU of a process's main thread (its JavaScript, for Node), in microseconds. */
+export function mainThreadCpuMicros(pid: number): Promise<number> {
+  return statCpuMicros(`/proc/${pid}/task/${pid}/stat`);
 }
 
 async function childPids(pid: number): Promise<number[]> {

@@ -29,6 +29,8 @@ export interface Service {
   child: ChildProcess;
   pid: number;
   baseUrl: string;
+  /** Milliseconds from the spawn to the first ready answer (to within `pollMs`). */
+  readyAfterMs: number;
   output(): string;
   stop(): Promise<void>;
 }
@@ -68,6 +70,8 @@ export async function startService(
     nodeArgs?: string[];
     source?: boolean;
     workerReady?: (pid: number) => Promise<boolean>;
+    /** How often readiness is asked (default 100 ms). */
+    pollMs?: number;
   },
 ): Promise<Service> {
   const port = options.port ?? (await freePort());
@@ -81,6 +85,7 @@ export async function startService(
   const entry = options.source
     ? ['--import', 'tsx', path.join(ROOT, 'src', 'server.ts')]
     : [path.join(ROOT, 'dist', 'server.js')];
+  const spawnedAt = performance.now();
   const child = track(
     spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry], {
       cwd: ROOT,
@@ -107,9 +112,10 @@ export async function startService(
       }
     }
     if (Date.now() > deadline) throw new Error(`${options.name} did not start within 60 s:\n${output}`);
-    await sleep(100);
+    await sleep(options.pollMs ?? 100);
   }
-  return { child, pid: child.pid!, baseUrl, output: () => output, stop: () => stopProcess(child) };
+  const readyAfterMs = performance.now() - spawnedAt;
+  return { child, pid: child.pid!, baseUrl, readyAfterMs, output: () => output, stop: () => stopProcess(child) };
 }
 
 /** Forks a TypeScript module of the bench with an IPC channel (tsx loader). */

@@ -3,13 +3,12 @@
  * otherwise PGlite (PostgreSQL compiled to WASM) in DATA_DIR. Both speak the same SQL dialect,
  * so everything above this file is written once.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import type { Config } from '../config.js';
+import { EMBEDDED_START_PARAMS, prepareDataDirectory } from './embedded.js';
 import { preparingPool } from './prepared-statements.js';
 import { discardingTimedOutConnections } from './timed-out-connections.js';
 import type { Database } from './schema.js';
@@ -91,11 +90,17 @@ export function openPglite(pglite: PGlite): AppDatabase {
   return { db, kind: 'pglite', pool: undefined, pglite, close: () => db.destroy() };
 }
 
-export function openDatabase(config: Config): AppDatabase {
-  if (config.databaseUrl) {
+/** Opens the configured database; `progress` hears what a first start of the embedded one does. */
+export async function openDatabase(
+  config: Config,
+  progress: (line: string) => void = () => undefined,
+): Promise<AppDatabase> {
+  if (config.databaseUrl)
     return openPostgres(config.databaseUrl, config.databasePoolSize, config.databaseStatementTimeoutMs);
-  }
-  const directory = path.join(config.dataDir, 'pgdata');
-  fs.mkdirSync(directory, { recursive: true });
-  return openPglite(new PGlite(directory));
+  const { directory, origin } = await prepareDataDirectory(config.dataDir);
+  if (origin === 'template')
+    progress(`created the embedded database in ${directory} from the build's migrated template`);
+  if (origin === 'initialised')
+    progress(`initialising the embedded database in ${directory} (no usable template in dist/: this takes a while)`);
+  return openPglite(new PGlite(directory, { startParams: EMBEDDED_START_PARAMS }));
 }

@@ -4,7 +4,7 @@ import { openDatabase } from './database.js';
 import { migrateToLatest } from './migrate.js';
 
 const config = loadConfig();
-const database = openDatabase(config);
+const database = await openDatabase(config, (line) => console.log(line));
 try {
   const applied = await migrateToLatest(database.db);
   console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');

@@ -1,11 +1,32 @@
-import { type Kysely, Migrator, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import { type Kysely, Migrator, type MigrationProvider, type MigrationResultSet, sql } from 'kysely';
 import { migrations } from './migrations/index.js';
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
+/**
+ * The migrations not yet applied (and any applied that this code does not know), read with two plain
+ * queries: on an up-to-date database (every restart) this is all a start does, instead of Kysely's
+ * Migrator, whose table and lock set-up costs a start about a third of a second on PGlite.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: like the Migrator, it reads a database of any schema.
+export async function migrationState(db: Kysely<any>): Promise<{ pending: string[]; unknown: string[] }> {
+  const known = Object.keys(migrations);
+  const table = sql<{ present: boolean }>`select to_regclass('kysely_migration') is not null as present`;
+  if (!(await table.execute(db)).rows[0]?.present) return { pending: known, unknown: [] };
+  const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+  const applied = rows.map((row) => row.name);
+  return {
+    pending: known.filter((name) => !applied.includes(name)),
+    // Applied by newer code: the Migrator refuses to run against them, as it did before this shortcut.
+    unknown: applied.filter((name) => !known.includes(name)),
+  };
+}
+
 /** Applies every pending migration; throws with the failing migration's name on error. */
 // biome-ignore lint/suspicious/noExplicitAny: Kysely's Migrator works on a database of any schema.
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const state = await migrationState(db);
+  if (state.pending.length === 0 && state.unknown.length === 0) return [];
   const migrator = new Migrator({ db, provider });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   const failed = result.results?.find((entry) => entry.status === 'Error');

@@ -16,6 +16,7 @@ import {
   integerSpellingErrors,
   unstorableTextError,
 } from './request-values.js';
+import { lazyValidator } from './lazy-compilers.js';
 
 /** Fields that responses carry but no request may write; naming them in a body says so plainly. */
 const READ_ONLY_FIELDS = new Set([
@@ -102,8 +103,10 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   // A multipart body (media.ts MultipartBody) is read from the stream by its handler, which checks the
   // parts; its schema documents the contract.
   if (httpPart === 'body' && contentType?.startsWith('multipart/')) return acceptStreamedBody;
-  if (httpPart === 'body') return compileBodyValidator(schema as object);
-  return guarded(parameterAjv.compile(schema as object) as ValidateFunction, integerParameters(schema));
+  if (httpPart === 'body') return lazyValidator(() => compileBodyValidator(schema as object));
+  return lazyValidator(() =>
+    guarded(parameterAjv.compile(schema as object) as ValidateFunction, integerParameters(schema)),
+  );
 };
 
 /** Compiles a schema with the strict body rules, for validating data outside of a route (uploads, workflow). */

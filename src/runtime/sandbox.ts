@@ -41,6 +41,8 @@ export async function provisionSandbox(
   config: Config,
   database: AppDatabase,
   now = new Date(),
+  /** Told when this call is the one that provisions (for the start-up's progress line). */
+  announce: () => void = () => undefined,
 ): Promise<CredentialPacket | undefined> {
   if (config.environment !== 'sandbox') return undefined;
   const { db } = database;
@@ -49,6 +51,7 @@ export async function provisionSandbox(
     await sql`select pg_advisory_lock(7301001)`.execute(connection);
     try {
       if ((await countTenants(connection)) > 0) return undefined;
+      announce();
       const tenant = await createTenant(connection, { name: DEMO.tenantName }, now);
       await createProject(
         connection,
@@ -118,6 +121,16 @@ export function writeCredentialPacket(dataDir: string, packet: CredentialPacket)
   fs.writeFileSync(file, `${JSON.stringify(packet, null, 2)}\n`, { mode: 0o600 });
   fs.chmodSync(file, 0o600);
   return file;
+}
+
+/** The operator token a previous start kept in DATA_DIR, if any. */
+export function readAdminToken(dataDir: string): { file: string; token: string | undefined } {
+  const file = path.join(dataDir, 'admin-token');
+  try {
+    return { file, token: fs.readFileSync(file, 'utf8').trim() };
+  } catch {
+    return { file, token: undefined };
+  }
 }
 
 export function writeAdminToken(dataDir: string, token: string): string {

@@ -1,9 +1,10 @@
 /**
- * Scale-out on one PostgreSQL (PostgreSQL only: PGlite belongs to one process): the real server started
- * as a cluster of 2 API processes (WEB_CONCURRENCY=2, ROLE=api) plus 2 delivery workers (ROLE=worker),
- * each a process of its own. Concurrent creates spread over both API processes behave as with one
- * process (one resource per Idempotency-Key, one site per siteCode), every event is delivered exactly once
- * by the two workers together, and SIGTERM stops the cluster's children gracefully.
+ * Scale-out on one PostgreSQL (PostgreSQL only: PGlite belongs to one process): the real server, compiled
+ * as `npm start` runs it, started as a cluster of 2 API processes (WEB_CONCURRENCY=2, ROLE=api) plus 2
+ * delivery workers (ROLE=worker), each a process of its own. Concurrent creates spread over both API
+ * processes behave as with one process (one resource per Idempotency-Key, one site per siteCode), every
+ * event is delivered exactly once by the two workers together, and SIGTERM stops the cluster's children
+ * gracefully.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -15,10 +16,10 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../bench/lib/processes.js';
 import { openEmptyDatabase } from '../helpers/app.js';
+import { BUILD_LIMIT_MS, ensureBuilt, ROOT, SERVER_ENTRY } from '../helpers/compiled-server.js';
 import { siteBody } from '../helpers/tenants.js';
 import { type Endpoint, TestReceiver } from '../helpers/webhooks.js';
 
-const root = path.resolve(import.meta.dirname, '..', '..');
 const ADMIN_TOKEN = `adm_${randomUUID()}`;
 
 interface Server {
@@ -28,8 +29,8 @@ interface Server {
 }
 
 function start(env: Record<string, string>): Server {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: root,
+  const child = spawn(process.execPath, [SERVER_ENTRY], {
+    cwd: ROOT,
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -108,6 +109,7 @@ describe.skipIf(!databaseUrl)(
     let metricsUrl: string;
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'scale-out-'));
 
+    beforeAll(ensureBuilt, BUILD_LIMIT_MS);
     beforeAll(async () => {
       empty = await openEmptyDatabase();
       receiver = await TestReceiver.start();

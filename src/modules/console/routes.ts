@@ -10,14 +10,14 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
 import { Problem } from '../../http/problem.js';
 import type { Api } from '../../http/types.js';
+import { PACKAGE_ROOT } from '../../lib/package-root.js';
 
-/** The console's own files: ./console at the repository root (the same from src/ and from dist/). */
-const CONSOLE_DIR = fileURLToPath(new URL('../../../console/', import.meta.url));
+/** The console's own files: ./console at the repository root. */
+const CONSOLE_DIR = path.join(PACKAGE_ROOT, 'console');
 
 const resolve = createRequire(import.meta.url).resolve;
 
