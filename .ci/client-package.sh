@@ -8,7 +8,7 @@
 #     without @types/node (client-package/consumer*.ts);
 #   - the README's ten-line example, as written;
 #   - the installed `svc --help`, `svc token` (bare, usable as a bearer token) and `svc token --json`.
-# About a minute on an idle 2-core machine (the server's first start is most of it); called by .ci/run.
+# About a minute on an idle 2-core machine (the compiled server, dist/, is built by npm ci); called by .ci/run.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 fixtures="$repo/.ci/client-package"
@@ -56,7 +56,7 @@ mkdir "$work/data"
 (
   exec env -u DATABASE_URL DATA_DIR="$work/data" PORT="$port" HOST=127.0.0.1 LOG_LEVEL=warn \
     NODE_EXTRA_CA_CERTS="$work/ca.pem" WEBHOOK_TEST_ALLOWED_DESTINATIONS="127.0.0.1:$receiver_port" \
-    node --import tsx src/server.ts
+    node dist/server.js
 ) >"$work/server.log" 2>&1 &
 server_pid=$!
 note "server starting on $base (pid $server_pid)"
