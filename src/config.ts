@@ -1,217 +1,292 @@
 /**
  * Configuration is read from the environment exactly once, here, into a frozen typed object.
  * Nothing else in the service reads `process.env`.
+ *
+ * Every variable is declared once below (name, kind, default, constraints, meaning); the declaration yields the
+ * typed value, the start-up error naming the variable, and the README's configuration table
+ * (`npm run docs:config`; tests/unit/config/readme-table.test.ts fails when the table is stale).
+ * A value that cannot be read stops the service; it is never taken as 0 or as the default.
  */
 import { createPrivateKey } from 'node:crypto';
 import path from 'node:path';
+import { deepFreeze, type Env, type Rule, readVariables, type ValuesOf } from './config/read.js';
+import { duration, durationList, hostPortList, integer, oneOf, text, trustProxy, url } from './config/variables.js';
 
-export type Environment = 'sandbox' | 'production';
-export type Role = 'all' | 'api' | 'worker';
-export type TrustProxy = boolean | number | string[];
+export { parseDuration } from './config/duration.js';
+export { ConfigError, deepFreeze } from './config/read.js';
 
-export interface WebhookConfig {
-  /** Total claimed attempts per delivery (SPEC: 8). */
-  readonly maxAttempts: number;
-  /** Request timeout of one delivery attempt. */
-  readonly timeoutMs: number;
-  /** Waits between attempts, in milliseconds; the last one repeats when the budget is larger. */
-  readonly retryScheduleMs: readonly number[];
-  /** `host:port` pairs that skip the address and port rules. Tests only; refused in production. */
-  readonly testAllowedDestinations: readonly string[];
-  /** How long a claimed delivery stays leased to its worker. */
-  readonly leaseMs: number;
-  /** Safety-net poll interval of the delivery worker (it is woken on commit otherwise). */
-  readonly pollIntervalMs: number;
-  /** Parallel deliveries per worker process. */
-  readonly concurrency: number;
-  /** Deactivate a subscription after this many milliseconds of uninterrupted failures; 0 = never. */
-  readonly autoDisableAfterMs: number;
-}
+const GENERATED_IN_SANDBOX = 'sandbox: generated';
 
-export interface Config {
-  readonly port: number;
-  readonly host: string;
-  readonly databaseUrl: string | undefined;
-  readonly databasePoolSize: number;
-  /**
-   * PostgreSQL's `statement_timeout` on every pooled connection; the client gives up a little later
-   * (src/db/database.ts) in case the database does not answer at all. Either is answered 503.
-   */
-  readonly databaseStatementTimeoutMs: number;
-  readonly dataDir: string;
-  readonly environment: Environment;
-  readonly role: Role;
-  readonly webConcurrency: number;
-  readonly publicBaseUrl: string;
-  readonly productionBaseUrl: string;
-  readonly sandboxBaseUrl: string;
-  readonly problemBaseUrl: string;
-  readonly adminToken: string | undefined;
-  readonly tokenTtlSeconds: number;
-  readonly rateLimitPerMinute: number;
-  /** Longest a request may take to arrive completely (headers and body); slower ones get 408. */
-  readonly requestTimeoutMs: number;
-  readonly trustProxy: TrustProxy;
-  readonly logLevel: string;
-  /** Server keys; required in production, generated once and kept in the database in sandbox. */
-  readonly keys: {
-    readonly tokenSigningKey: string | undefined;
-    readonly appSecret: string | undefined;
-    readonly webhookEncryptionKey: string | undefined;
-  };
-  readonly webhook: WebhookConfig;
-  readonly metricsPort: number | undefined;
-}
+export const variables = {
+  PORT: integer({ default: 3000, minimum: 0, maximum: 65535, description: 'HTTP port' }),
+  HOST: text({ default: '127.0.0.1', description: 'Listen address (`0.0.0.0` to accept remote connections)' }),
+  DATABASE_URL: text({
+    pattern: '^postgres(ql)?://',
+    accepts: 'a postgres:// or postgresql:// connection string',
+    secret: true,
+    description: 'PostgreSQL to use (pooled); unset: PGlite in `DATA_DIR/pgdata`',
+  }),
+  DATABASE_POOL_SIZE: integer({
+    default: 10,
+    minimum: 1,
+    maximum: 500,
+    description: 'PostgreSQL connections per process',
+  }),
+  DATABASE_STATEMENT_TIMEOUT_MS: integer({
+    default: 30_000,
+    minimum: 100,
+    maximum: 3_600_000,
+    description:
+      "PostgreSQL's `statement_timeout` on every connection (a lock wait counts); the client also gives up on an unanswered query a little later (plus the larger of 1 s and 10%). Either answers 503 `service-unavailable` with `Retry-After`. For a shorter lock wait, set a lock timeout on the connection string, e.g. `DATABASE_URL=postgres://…?options=-c%20lock_timeout%3D5000` (answered 503 too)",
+  }),
+  WEB_CONCURRENCY: integer({
+    default: 1,
+    minimum: 1,
+    maximum: 256,
+    description:
+      "API processes on this host (Node's cluster module). Above 1 a primary process migrates and prepares once, then forks that many children sharing the port; SIGTERM stops them gracefully",
+  }),
+  DATA_DIR: text({
+    default: './data',
+    description: 'Embedded database, `credentials.json` and `admin-token` of the sandbox',
+  }),
+  ENVIRONMENT: oneOf(['sandbox', 'production'], {
+    default: 'sandbox',
+    description: 'Separate keys, token issuer and audience',
+  }),
+  PUBLIC_BASE_URL: url({
+    defaultText: '`http://HOST:PORT`',
+    description: 'The address clients use; download URLs are built on it',
+  }),
+  PRODUCTION_BASE_URL: url({
+    defaultText: '`PUBLIC_BASE_URL`',
+    description: 'The production server listed in the OpenAPI document',
+  }),
+  SANDBOX_BASE_URL: url({
+    defaultText: '`PUBLIC_BASE_URL`',
+    description: 'The sandbox server listed in the OpenAPI document',
+  }),
+  PROBLEM_BASE_URL: url({
+    defaultText: '`PUBLIC_BASE_URL/problems`',
+    description: 'Prefix of problem `type` addresses',
+  }),
+  ADMIN_TOKEN: text({
+    minLength: 16,
+    secret: true,
+    defaultText: `${GENERATED_IN_SANDBOX}; production: unset`,
+    description: 'Bearer token of the operator API (`/admin/v1`); unset in production turns the operator API off (404)',
+  }),
+  TOKEN_TTL_SECONDS: integer({
+    default: 3600,
+    minimum: 30,
+    maximum: 86_400,
+    description: 'Access-token lifetime (`expires_in`)',
+  }),
+  RATE_LIMIT_PER_MINUTE: integer({
+    default: 100,
+    minimum: 1,
+    maximum: 10_000_000,
+    description: 'Requests per client address per minute, per process',
+  }),
+  REQUEST_TIMEOUT_MS: integer({
+    default: 120_000,
+    minimum: 1_000,
+    maximum: 3_600_000,
+    description:
+      'Longest a request may take to arrive completely (a 10 MiB upload included); slower ones get 408 `request-timeout`',
+  }),
+  TRUST_PROXY: trustProxy({ default: 'off', description: 'Trusted proxies, so the rate limit sees client addresses' }),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    default: 'info',
+    description: 'The level of the pino logger',
+  }),
+  TOKEN_SIGNING_KEY: text({
+    check: isEd25519PrivateKey,
+    map: (pem) => pem.replace(/\\n/g, '\n'),
+    accepts: 'an Ed25519 private key in PKCS#8 PEM (`\\n` escapes allowed)',
+    secret: true,
+    defaultText: GENERATED_IN_SANDBOX,
+    description: 'Signs access tokens',
+  }),
+  APP_SECRET: text({
+    minLength: 32,
+    secret: true,
+    defaultText: GENERATED_IN_SANDBOX,
+    description: 'Cursor sealing and legacy webhook signing keys derive from it',
+  }),
+  WEBHOOK_ENCRYPTION_KEY: text({
+    check: (key) => Buffer.from(key, 'base64').length === 32,
+    accepts: '32 bytes, base64-encoded',
+    secret: true,
+    defaultText: GENERATED_IN_SANDBOX,
+    description: 'Encrypts webhook secrets at rest (AES-256-GCM)',
+  }),
+  ROLE: oneOf(['all', 'api', 'worker'], {
+    default: 'all',
+    description: '`api` serves HTTP, `worker` runs the webhook delivery worker (no HTTP port), `all` does both',
+  }),
+  WEBHOOK_MAX_ATTEMPTS: integer({
+    default: 8,
+    minimum: 1,
+    maximum: 100,
+    description: 'Claimed attempts per delivery (and per operator retry) before it fails terminally',
+  }),
+  WEBHOOK_TIMEOUT_MS: integer({
+    default: 10_000,
+    minimum: 100,
+    maximum: 120_000,
+    description: 'Time limit of one attempt (kept below 80% of the lease)',
+  }),
+  WEBHOOK_RETRY_SCHEDULE: durationList({
+    default: '5s,5m,30m,2h,5h,10h,10h',
+    description: 'Waits between attempts, each ±20% jitter; the last repeats',
+  }),
+  WEBHOOK_LEASE_MS: integer({
+    default: 60_000,
+    minimum: 1_000,
+    maximum: 3_600_000,
+    description:
+      "How long a claimed delivery stays with its worker; a dead worker's deliveries are claimed again after it",
+  }),
+  WEBHOOK_POLL_INTERVAL_MS: integer({
+    default: 1_000,
+    minimum: 10,
+    maximum: 600_000,
+    description: 'Safety-net poll of the delivery worker (it is woken on commit by LISTEN/NOTIFY)',
+  }),
+  WEBHOOK_CONCURRENCY: integer({
+    default: 16,
+    minimum: 1,
+    maximum: 1_000,
+    description:
+      'Deliveries in flight per worker process, shared out by tenant and destination; a tenant with nothing in flight may use one of an eighth more (at least 1) when all are busy',
+  }),
+  WEBHOOK_AUTO_DISABLE_AFTER: duration({
+    default: '0',
+    defaultText: '`0` (off)',
+    description: 'Deactivate a subscription that has failed without a success for this long (e.g. `3d`); 0 = never',
+  }),
+  METRICS_PORT: integer({
+    minimum: 1,
+    maximum: 65535,
+    description:
+      'Also serve `GET /metrics` (Prometheus) without a token on this port of `HOST`, for a scraper on a private network; with `WEB_CONCURRENCY` above 1 the primary serves it, summed over its processes',
+  }),
+  WEBHOOK_TEST_ALLOWED_DESTINATIONS: hostPortList({
+    default: '',
+    defaultText: 'unset',
+    description:
+      'For a test environment you host yourself: `host:port` pairs (e.g. `localhost:8443,10.0.0.5:9000`) that subscriptions may name although they are loopback, private or not on port 443. The URL is still `https://` (its certificate trusted by the service, e.g. through `NODE_EXTRA_CA_CERTS`), without credentials or fragment',
+  }),
+};
 
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'ConfigError';
-  }
-}
+/** Variables Node.js reads itself, listed in the README's table beside the service's own. */
+export const readByNode = [
+  {
+    name: 'NODE_EXTRA_CA_CERTS',
+    accepts: 'a path to a PEM file',
+    description: "Node's own: extra CAs trusted for webhook receivers",
+  },
+] as const;
 
-type Env = Record<string, string | undefined>;
+type Values = ValuesOf<typeof variables>;
 
-/** Parses a duration such as `500ms`, `5s`, `5m`, `2h` or a bare number of milliseconds. */
-export function parseDuration(text: string): number | undefined {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
-  if (!match) return undefined;
-  const value = Number(match[1]);
-  const unit = match[2] ?? 'ms';
-  const factor = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit]!;
-  return Math.round(value * factor);
-}
+const requiredInProduction = (variable: 'TOKEN_SIGNING_KEY' | 'APP_SECRET' | 'WEBHOOK_ENCRYPTION_KEY') => ({
+  variable,
+  says: 'must be set in production',
+  broken: (values: Values) => values.ENVIRONMENT === 'production' && values[variable] === undefined,
+});
 
-export function loadConfig(env: Env = process.env): Config {
-  const problems: string[] = [];
-  const read = (name: string): string | undefined => {
-    const value = env[name];
-    return value === undefined || value.trim() === '' ? undefined : value.trim();
-  };
-  const int = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = read(name);
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!/^-?\d+$/.test(raw) || value < min || value > max) {
-      problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
-      return fallback;
-    }
-    return value;
-  };
-  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
-    const raw = read(name);
-    if (raw === undefined) return fallback;
-    if (!(allowed as readonly string[]).includes(raw)) {
-      problems.push(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`);
-      return fallback;
-    }
-    return raw as T;
-  };
-  const url = (name: string, fallback: string): string => {
-    const raw = read(name) ?? fallback;
-    try {
-      const parsed = new URL(raw);
-      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
-      return raw.replace(/\/+$/, '');
-    } catch {
-      problems.push(`${name} must be an absolute http(s) URL (got "${raw}")`);
-      return fallback;
-    }
-  };
+/** Rules between variables, checked once every variable is valid on its own; the README lists each with its variable. */
+export const rules: readonly Rule<typeof variables>[] = [
+  requiredInProduction('TOKEN_SIGNING_KEY'),
+  requiredInProduction('APP_SECRET'),
+  requiredInProduction('WEBHOOK_ENCRYPTION_KEY'),
+  {
+    variable: 'WEBHOOK_TEST_ALLOWED_DESTINATIONS',
+    says: 'must not be set in production',
+    broken: (values) => values.ENVIRONMENT === 'production' && values.WEBHOOK_TEST_ALLOWED_DESTINATIONS.length > 0,
+  },
+  {
+    variable: 'WEB_CONCURRENCY',
+    says: 'above 1 needs DATABASE_URL: the embedded database belongs to one process',
+    broken: (values) => values.WEB_CONCURRENCY > 1 && values.DATABASE_URL === undefined,
+  },
+];
 
-  const port = int('PORT', 3000, 0, 65535);
-  const host = read('HOST') ?? '127.0.0.1';
-  const environment = oneOf('ENVIRONMENT', ['sandbox', 'production'] as const, 'sandbox');
-  const urlHost = host.includes(':') ? `[${host}]` : host;
-  const publicBaseUrl = url('PUBLIC_BASE_URL', `http://${urlHost === '0.0.0.0' ? '127.0.0.1' : urlHost}:${port}`);
-
-  const databaseUrl = read('DATABASE_URL');
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    problems.push('DATABASE_URL must be a postgres:// or postgresql:// connection string');
-  }
-
-  const retrySchedule = (read('WEBHOOK_RETRY_SCHEDULE') ?? '5s,5m,30m,2h,5h,10h,10h')
-    .split(',')
-    .map((part) => parseDuration(part));
-  if (retrySchedule.some((ms) => ms === undefined)) {
-    problems.push('WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of durations such as 5s,5m,30m,2h');
-  }
-  const testAllowedDestinations = (read('WEBHOOK_TEST_ALLOWED_DESTINATIONS') ?? '')
-    .split(',')
-    .map((entry) => entry.trim().toLowerCase())
-    .filter(Boolean);
-  if (testAllowedDestinations.some((entry) => !/^[^:\s]+:\d{1,5}$|^\[[0-9a-f:.]+\]:\d{1,5}$/.test(entry))) {
-    problems.push('WEBHOOK_TEST_ALLOWED_DESTINATIONS must be a comma-separated list of host:port');
-  }
-  if (environment === 'production' && testAllowedDestinations.length > 0) {
-    problems.push('WEBHOOK_TEST_ALLOWED_DESTINATIONS must not be set in production');
-  }
-
-  const keys = {
-    tokenSigningKey: read('TOKEN_SIGNING_KEY')?.replace(/\\n/g, '\n'),
-    appSecret: read('APP_SECRET'),
-    webhookEncryptionKey: read('WEBHOOK_ENCRYPTION_KEY'),
-  };
-  if (environment === 'production') {
-    for (const [name, value] of [
-      ['TOKEN_SIGNING_KEY', keys.tokenSigningKey],
-      ['APP_SECRET', keys.appSecret],
-      ['WEBHOOK_ENCRYPTION_KEY', keys.webhookEncryptionKey],
-    ] as const) {
-      if (value === undefined) problems.push(`${name} is required in production`);
-    }
-  }
-  if (keys.tokenSigningKey !== undefined && !isEd25519PrivateKey(keys.tokenSigningKey)) {
-    problems.push('TOKEN_SIGNING_KEY must be an Ed25519 private key in PKCS#8 PEM');
-  }
-  if (keys.appSecret !== undefined && keys.appSecret.length < 32) {
-    problems.push('APP_SECRET must be at least 32 characters');
-  }
-  if (keys.webhookEncryptionKey !== undefined && Buffer.from(keys.webhookEncryptionKey, 'base64').length !== 32) {
-    problems.push('WEBHOOK_ENCRYPTION_KEY must be 32 bytes, base64-encoded');
-  }
-
-  const adminToken = read('ADMIN_TOKEN');
-  if (adminToken !== undefined && adminToken.length < 16) problems.push('ADMIN_TOKEN must be at least 16 characters');
-
-  const config: Config = {
-    port,
-    host,
-    databaseUrl,
-    databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 500),
-    databaseStatementTimeoutMs: int('DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
-    dataDir: path.resolve(read('DATA_DIR') ?? './data'),
-    environment,
-    role: oneOf('ROLE', ['all', 'api', 'worker'] as const, 'all'),
-    webConcurrency: int('WEB_CONCURRENCY', 1, 1, 256),
+/** The variables' values under the names the service uses. */
+function toConfig(values: Values) {
+  const urlHost = values.HOST.includes(':') ? `[${values.HOST}]` : values.HOST;
+  const publicBaseUrl =
+    values.PUBLIC_BASE_URL ?? `http://${urlHost === '0.0.0.0' ? '127.0.0.1' : urlHost}:${values.PORT}`;
+  return {
+    port: values.PORT,
+    host: values.HOST,
+    databaseUrl: values.DATABASE_URL,
+    databasePoolSize: values.DATABASE_POOL_SIZE,
+    /**
+     * PostgreSQL's `statement_timeout` on every pooled connection; the client gives up a little later
+     * (src/db/database.ts) in case the database does not answer at all. Either is answered 503.
+     */
+    databaseStatementTimeoutMs: values.DATABASE_STATEMENT_TIMEOUT_MS,
+    dataDir: path.resolve(values.DATA_DIR),
+    environment: values.ENVIRONMENT,
+    role: values.ROLE,
+    webConcurrency: values.WEB_CONCURRENCY,
     publicBaseUrl,
-    productionBaseUrl: url('PRODUCTION_BASE_URL', publicBaseUrl),
-    sandboxBaseUrl: url('SANDBOX_BASE_URL', publicBaseUrl),
-    problemBaseUrl: url('PROBLEM_BASE_URL', `${publicBaseUrl}/problems`),
-    adminToken,
-    tokenTtlSeconds: int('TOKEN_TTL_SECONDS', 3600, 30, 86_400),
-    rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 100, 1, 10_000_000),
-    requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 120_000, 1_000, 3_600_000),
-    trustProxy: parseTrustProxy(read('TRUST_PROXY'), problems),
-    logLevel: oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
-    keys,
-    webhook: {
-      maxAttempts: int('WEBHOOK_MAX_ATTEMPTS', 8, 1, 100),
-      timeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
-      retryScheduleMs: retrySchedule.map((ms) => ms ?? 0),
-      testAllowedDestinations,
-      leaseMs: int('WEBHOOK_LEASE_MS', 60_000, 1_000, 3_600_000),
-      pollIntervalMs: int('WEBHOOK_POLL_INTERVAL_MS', 1_000, 10, 600_000),
-      concurrency: int('WEBHOOK_CONCURRENCY', 16, 1, 1_000),
-      autoDisableAfterMs: parseDuration(read('WEBHOOK_AUTO_DISABLE_AFTER') ?? '0') ?? 0,
+    productionBaseUrl: values.PRODUCTION_BASE_URL ?? publicBaseUrl,
+    sandboxBaseUrl: values.SANDBOX_BASE_URL ?? publicBaseUrl,
+    problemBaseUrl: values.PROBLEM_BASE_URL ?? `${publicBaseUrl}/problems`,
+    adminToken: values.ADMIN_TOKEN,
+    tokenTtlSeconds: values.TOKEN_TTL_SECONDS,
+    rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
+    /** Longest a request may take to arrive completely (headers and body); slower ones get 408. */
+    requestTimeoutMs: values.REQUEST_TIMEOUT_MS,
+    trustProxy: values.TRUST_PROXY,
+    /** A pino level; typed as text so that tests and tools may pass one they read themselves. */
+    logLevel: values.LOG_LEVEL as string,
+    /** Server keys; required in production, generated once and kept in the database in sandbox. */
+    keys: {
+      tokenSigningKey: values.TOKEN_SIGNING_KEY,
+      appSecret: values.APP_SECRET,
+      webhookEncryptionKey: values.WEBHOOK_ENCRYPTION_KEY,
     },
-    metricsPort: read('METRICS_PORT') === undefined ? undefined : int('METRICS_PORT', 9464, 1, 65535),
+    webhook: {
+      /** Total claimed attempts per delivery (SPEC: 8). */
+      maxAttempts: values.WEBHOOK_MAX_ATTEMPTS,
+      /** Request timeout of one delivery attempt. */
+      timeoutMs: values.WEBHOOK_TIMEOUT_MS,
+      /** Waits between attempts, in milliseconds; the last one repeats when the budget is larger. */
+      retryScheduleMs: values.WEBHOOK_RETRY_SCHEDULE,
+      /** `host:port` pairs that skip the address and port rules. Tests only; refused in production. */
+      testAllowedDestinations: values.WEBHOOK_TEST_ALLOWED_DESTINATIONS,
+      /** How long a claimed delivery stays leased to its worker. */
+      leaseMs: values.WEBHOOK_LEASE_MS,
+      /** Safety-net poll interval of the delivery worker (it is woken on commit otherwise). */
+      pollIntervalMs: values.WEBHOOK_POLL_INTERVAL_MS,
+      /** Parallel deliveries per worker process. */
+      concurrency: values.WEBHOOK_CONCURRENCY,
+      /** Deactivate a subscription after this many milliseconds of uninterrupted failures; 0 = never. */
+      autoDisableAfterMs: values.WEBHOOK_AUTO_DISABLE_AFTER,
+    },
+    metricsPort: values.METRICS_PORT,
   };
-  if (config.webConcurrency > 1 && databaseUrl === undefined) {
-    problems.push('WEB_CONCURRENCY above 1 needs DATABASE_URL: the embedded database belongs to one process');
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze(config);
+}
+
+export type Config = ReturnType<typeof loadConfig>;
+export type WebhookConfig = Config['webhook'];
+export type Environment = Config['environment'];
+export type Role = Config['role'];
+export type TrustProxy = Config['trustProxy'];
+
+export function loadConfig(env: Env = process.env) {
+  return deepFreeze(toConfig(readVariables(variables, rules, env)));
+}
+
+/** Configuration for tests and tools: the defaults with some values replaced. */
+export function configWith(overrides: Partial<Config>, env: Env = {}): Config {
+  const base = loadConfig(env);
+  return deepFreeze({ ...structuredClone(base), ...overrides }) as Config;
 }
 
 function isEd25519PrivateKey(pem: string): boolean {
@@ -220,33 +295,4 @@ function isEd25519PrivateKey(pem: string): boolean {
   } catch {
     return false;
   }
-}
-
-function parseTrustProxy(raw: string | undefined, problems: string[]): TrustProxy {
-  if (raw === undefined || raw === 'false' || raw === 'off') return false;
-  if (raw === 'true' || raw === 'on') return true;
-  if (/^\d+$/.test(raw)) return Number(raw);
-  const entries = raw
-    .split(',')
-    .map((part) => part.trim())
-    .filter(Boolean);
-  if (entries.length === 0 || entries.some((entry) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry))) {
-    problems.push('TRUST_PROXY must be off, on, a hop count, or a comma-separated list of addresses/CIDRs');
-    return false;
-  }
-  return entries;
-}
-
-export function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
-
-/** Configuration for tests and tools: the defaults with some values replaced. */
-export function configWith(overrides: Partial<Config>, env: Env = {}): Config {
-  const base = loadConfig(env);
-  return deepFreeze({ ...structuredClone(base), ...overrides });
 }

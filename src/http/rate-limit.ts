@@ -97,7 +97,7 @@ function isCounted(request: FastifyRequest): boolean {
 export function routerRefusalAddress(trustProxy: TrustProxy): (request: FastifyRequest) => string {
   // A hop count: Fastify trusts no forwarded address (it cannot validate the immediate peer).
   if (trustProxy === false || typeof trustProxy === 'number') return (request) => request.ip;
-  const trust = trustProxy === true ? () => true : proxyAddr.compile(trustProxy);
+  const trust = trustProxy === true ? () => true : proxyAddr.compile([...trustProxy]);
   return (request) => {
     const addresses = proxyAddr.all(request.raw, trust);
     return addresses[addresses.length - 1] ?? request.ip;
