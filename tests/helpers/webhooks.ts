@@ -238,7 +238,9 @@ export function testWebhookConfig(receiverPort: number, overrides: Partial<Webho
     maxAttempts: 3,
     // Generous for a loaded CI machine: an attempt that times out is retried and would skew the counts.
     timeoutMs: 5_000,
-    retryScheduleMs: [20, 20],
+    // Retries are due at once, so a drained worker (processAll) leaves nothing pending: tests read settled
+    // deliveries instead of waiting for them. The schedule's arithmetic is unit-tested (tests/unit/webhooks).
+    retryScheduleMs: [0],
     testAllowedDestinations: [`localhost:${receiverPort}`],
     leaseMs: 10_000,
     pollIntervalMs: 200,
@@ -262,16 +264,17 @@ export interface TestWorkerOptions {
 }
 
 /**
- * A started worker on the test app's database, serving only the tenants in `tenants` (test files share
- * the PostgreSQL test database, and each file's worker must leave the other files' deliveries alone).
+ * A worker on the test app's database, not started: the test drives it with `processAll()`, which claims and
+ * delivers until nothing is due. It serves only the tenants in `tenants` (test files share the PostgreSQL
+ * test database, and each file's worker must leave the other files' deliveries alone).
  */
-export async function startTestWorker(
+export function createTestWorker(
   t: TestApp,
   receiver: Pick<TestReceiver, 'caPem'>,
   tenants: Set<string>,
   options: TestWorkerOptions = {},
-): Promise<DeliveryWorker> {
-  const worker = new DeliveryWorker({
+): DeliveryWorker {
+  return new DeliveryWorker({
     database: options.database ?? t.database,
     config: { ...t.config.webhook, ...options.config },
     keys: t.keys,
@@ -283,6 +286,16 @@ export async function startTestWorker(
     tenantScope: tenants,
     ...options.deps,
   });
+}
+
+/** A started worker (woken on commit and by its timers), for tests of the worker's own waking. */
+export async function startTestWorker(
+  t: TestApp,
+  receiver: Pick<TestReceiver, 'caPem'>,
+  tenants: Set<string>,
+  options: TestWorkerOptions = {},
+): Promise<DeliveryWorker> {
+  const worker = createTestWorker(t, receiver, tenants, options);
   await worker.start();
   return worker;
 }
@@ -316,6 +329,24 @@ export async function waitForDeliveries(
 export const settled = (deliveries: any[]) =>
   deliveries.length > 0 && deliveries.every((delivery) => delivery.status !== 'pending');
 
+/** The operator API's deliveries matching `query` (eventId, tenantId, …), read once. */
+export async function readDeliveries(t: TestApp, query: Record<string, string>): Promise<any[]> {
+  const response = await t.http.get('/admin/v1/deliveries', { token: t.adminToken, query });
+  if (response.status !== 200) throw new Error(`deliveries: ${response.status} ${response.text}`);
+  return response.body.data;
+}
+
+/**
+ * Drains the worker (processAll: claims and delivers until nothing is due), then reads the event's
+ * deliveries once; each must have settled.
+ */
+export async function deliveredNow(t: TestApp, worker: DeliveryWorker, eventId: string): Promise<any[]> {
+  await worker.processAll();
+  const deliveries = await readDeliveries(t, { eventId });
+  expect(settled(deliveries), `deliveries of ${eventId}: ${JSON.stringify(deliveries)}`).toBe(true);
+  return deliveries;
+}
+
 /** A test app delivering to a local HTTPS receiver through its own worker, serving the tenants in `tenants`. */
 export interface DeliveryHarness {
   receiver: TestReceiver;
@@ -327,7 +358,14 @@ export interface DeliveryHarness {
   close(): Promise<void>;
 }
 
-export async function startDeliveryHarness(options: TestAppOptions = {}): Promise<DeliveryHarness> {
+/**
+ * `started: false` leaves the worker to the test's `processAll()` calls; by default it runs on its own
+ * (woken on commit), and `processAll()` still drains it.
+ */
+export async function startDeliveryHarness(
+  options: TestAppOptions = {},
+  { started = true }: { started?: boolean } = {},
+): Promise<DeliveryHarness> {
   const receiver = await TestReceiver.start();
   const t = await startTestApp({
     ...options,
@@ -335,7 +373,8 @@ export async function startDeliveryHarness(options: TestAppOptions = {}): Promis
     resolver: localResolver,
   });
   const tenants = new Set<string>();
-  const worker = await startTestWorker(t, receiver, tenants);
+  const worker = createTestWorker(t, receiver, tenants);
+  if (started) await worker.start();
   return {
     receiver,
     t,

@@ -10,16 +10,15 @@ import type { DeliveryWorker } from '../../src/modules/webhooks/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { admin, tenantWithToken } from '../helpers/tenants.js';
 import {
+  createTestWorker,
+  deliveredNow,
   type Endpoint,
   localResolver,
   recordTestEvent,
-  settled,
-  startTestWorker,
   TestReceiver,
   testWebhookConfig,
   verifyLegacy,
   verifyV1,
-  waitForDeliveries,
 } from '../helpers/webhooks.js';
 
 let receiver: TestReceiver;
@@ -31,7 +30,8 @@ const extraWorkers: DeliveryWorker[] = [];
 beforeAll(async () => {
   receiver = await TestReceiver.start();
   t = await startTestApp({ config: { webhook: testWebhookConfig(receiver.port) }, resolver: localResolver });
-  worker = await startTestWorker(t, receiver, tenants);
+  // Driven by processAll (helpers/webhooks.ts deliveredNow): each test drains the queue, then reads the outcome.
+  worker = createTestWorker(t, receiver, tenants);
 });
 afterAll(async () => {
   await Promise.all([worker?.stop(), ...extraWorkers.map((extra) => extra.stop())]);
@@ -71,8 +71,8 @@ describe('webhook delivery', () => {
       clientSiteId: 'S-1',
     });
 
-    const [request] = await endpoint.waitFor(1);
-    const [delivery] = await waitForDeliveries(t, event.id, settled);
+    const [delivery] = await deliveredNow(t, worker, event.id);
+    const [request] = endpoint.requests;
     expect(request!.method).toBe('POST');
     expect(request!.headers['content-type']).toBe('application/json');
     expect(request!.headers['x-svc-event-id']).toBe(event.id);
@@ -140,7 +140,8 @@ describe('webhook delivery', () => {
 
     const ignored = await recordTestEvent(t, tenant.tenantId, 'ticket.created');
     const dispatched = await recordTestEvent(t, tenant.tenantId, 'job.dispatched');
-    const deliveries = await waitForDeliveries(t, dispatched.id, (list) => list.length === 2 && settled(list));
+    const deliveries = await deliveredNow(t, worker, dispatched.id);
+    expect(deliveries).toHaveLength(2);
     expect(deliveries.map((delivery) => delivery.status)).toEqual(['succeeded', 'succeeded']);
     expect(new Set(deliveries.map((delivery) => delivery.deliveryId)).size).toBe(2);
     expect((await admin(t, 'GET', `/admin/v1/deliveries?eventId=${ignored.id}`)).body.data).toEqual([]);
@@ -165,8 +166,8 @@ describe('webhook delivery', () => {
     await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, { webhookAccess: true });
     const lifecycle3 = await recordTestEvent(t, tenant.tenantId, 'job.completed');
 
-    await waitForDeliveries(t, lifecycle3.id, settled);
-    await waitForDeliveries(t, created2.id, settled);
+    await deliveredNow(t, worker, lifecycle3.id);
+    await deliveredNow(t, worker, created2.id);
     for (const skipped of [lifecycle, lifecycle2]) {
       expect((await admin(t, 'GET', `/admin/v1/deliveries?eventId=${skipped.id}`)).body.data).toEqual([]);
     }
@@ -184,13 +185,14 @@ describe('webhook delivery', () => {
       offsetMs += 2_000;
       return [{ status: 500 }, { status: 429, headers: { 'retry-after': '3600' } }, { status: 204 }][index] ?? 200;
     });
-    const own = await startTestWorker(t, receiver, scope, { config: { maxAttempts: 5 }, deps: { clock } });
+    const own = createTestWorker(t, receiver, scope, { config: { maxAttempts: 5 }, deps: { clock } });
     extraWorkers.push(own);
     const { tenant, secret } = await subscribed(endpoint, scope);
     const event = await recordTestEvent(t, tenant.tenantId);
 
-    const requests = await endpoint.waitFor(3);
-    const [delivery] = await waitForDeliveries(t, event.id, settled);
+    const [delivery] = await deliveredNow(t, own, event.id);
+    const requests = endpoint.requests;
+    expect(requests).toHaveLength(3);
     expect(requests.map((request) => request.headers['x-svc-attempt'])).toEqual(['1', '2', '3']);
     expect(new Set(requests.map((request) => request.headers['x-svc-event-id']))).toEqual(new Set([event.id]));
     expect(new Set(requests.map((request) => request.headers['x-svc-delivery-id'])).size).toBe(1);
@@ -217,7 +219,7 @@ describe('webhook delivery', () => {
     const endpoint = receiver.endpoint(() => 503);
     const { tenant } = await subscribed(endpoint);
     const event = await recordTestEvent(t, tenant.tenantId);
-    const [delivery] = await waitForDeliveries(t, event.id, settled);
+    const [delivery] = await deliveredNow(t, worker, event.id);
     expect(delivery).toMatchObject({ status: 'failed', attempts: 3, lastError: 'HTTP 503' });
     expect(delivery.attemptLog.map((entry: any) => [entry.attempt, entry.statusCode])).toEqual([
       [1, 503],
@@ -232,7 +234,7 @@ describe('webhook delivery', () => {
     const endpoint = receiver.endpoint(() => ({ status: 307, headers: { location: elsewhere.url } }));
     const { tenant } = await subscribed(endpoint);
     const event = await recordTestEvent(t, tenant.tenantId);
-    const [delivery] = await waitForDeliveries(t, event.id, settled);
+    const [delivery] = await deliveredNow(t, worker, event.id);
     expect(delivery).toMatchObject({ status: 'failed', attempts: 1, attemptLog: [{ attempt: 1, statusCode: 307 }] });
     expect(delivery.lastError).toMatch(/redirect/);
     expect(endpoint.requests).toHaveLength(1);
@@ -242,12 +244,12 @@ describe('webhook delivery', () => {
   it('times out a receiver that does not answer and retries', async () => {
     const scope = new Set<string>();
     // A short timeout, and a budget that leaves room for a slow machine to time out more than once.
-    const own = await startTestWorker(t, receiver, scope, { config: { timeoutMs: 300, maxAttempts: 6 } });
+    const own = createTestWorker(t, receiver, scope, { config: { timeoutMs: 300, maxAttempts: 6 } });
     extraWorkers.push(own);
     const endpoint = receiver.endpoint((_request, index) => (index === 0 ? 'hang' : 200));
     const { tenant } = await subscribed(endpoint, scope);
     const event = await recordTestEvent(t, tenant.tenantId);
-    const [delivery] = await waitForDeliveries(t, event.id, settled);
+    const [delivery] = await deliveredNow(t, own, event.id);
     expect(delivery.status).toBe('succeeded');
     expect(delivery.attemptLog[0]).toMatchObject({ attempt: 1, statusCode: null, error: 'timed out after 300 ms' });
     expect(delivery.attemptLog.at(-1)).toMatchObject({ statusCode: 200, error: null });
@@ -268,7 +270,7 @@ describe('webhook delivery', () => {
     });
     expect(on.body.data.isActive).toBe(true);
     const later = await recordTestEvent(t, tenant.tenantId);
-    await waitForDeliveries(t, later.id, settled);
+    await deliveredNow(t, worker, later.id);
     expect((await admin(t, 'GET', `/admin/v1/deliveries?eventId=${missed.id}`)).body.data).toEqual([]);
     expect(endpoint.requests.map((request) => request.headers['x-svc-event-id'])).toEqual([later.id]);
   });
@@ -282,9 +284,9 @@ describe('webhook delivery', () => {
       token: tenant.token,
       json: { isActive: false },
     });
-    const own = await startTestWorker(t, receiver, paused);
+    const own = createTestWorker(t, receiver, paused);
     extraWorkers.push(own);
-    const [delivery] = await waitForDeliveries(t, event.id, settled);
+    const [delivery] = await deliveredNow(t, own, event.id);
     expect(delivery).toMatchObject({
       status: 'failed',
       attempts: 1,
@@ -305,7 +307,8 @@ describe('webhook delivery', () => {
     expect(legacy.body.data.signingVersion).toBe('legacy');
 
     const first = await recordTestEvent(t, tenant.tenantId);
-    const [legacyRequest] = await endpoint.waitFor(1);
+    await deliveredNow(t, worker, first.id);
+    const [legacyRequest] = endpoint.requests;
     expect(legacyRequest!.headers['x-svc-event-id']).toBe(first.id);
     expect(legacyRequest!.headers['x-svc-signature-alg']).toBe('hmac-sha256');
     expect(legacyRequest!.headers['x-svc-signature-version']).toBeUndefined();
@@ -321,8 +324,8 @@ describe('webhook delivery', () => {
     });
     expect(upgraded.status).toBe(200);
     expect(upgraded.body.data.signingVersion).toBe('v1');
-    await recordTestEvent(t, tenant.tenantId);
-    const [, v1Request] = await endpoint.waitFor(2);
+    await deliveredNow(t, worker, (await recordTestEvent(t, tenant.tenantId)).id);
+    const [, v1Request] = endpoint.requests;
     expect(verifyV1(v1Request!.headers, v1Request!.body, 'first v1 secret, long enough')).toMatchObject({ ok: true });
 
     const rotated = await t.http.patch(`/api/v1/webhook-subscriptions/${legacy.body.data.id}`, {
@@ -330,8 +333,8 @@ describe('webhook delivery', () => {
       json: { secret: 'second v1 secret, long enough' },
     });
     expect(rotated.body.data.signingVersion).toBe('v1');
-    await recordTestEvent(t, tenant.tenantId);
-    const [, , rotatedRequest] = await endpoint.waitFor(3);
+    await deliveredNow(t, worker, (await recordTestEvent(t, tenant.tenantId)).id);
+    const [, , rotatedRequest] = endpoint.requests;
     expect(verifyV1(rotatedRequest!.headers, rotatedRequest!.body, 'second v1 secret, long enough')).toMatchObject({
       ok: true,
     });
@@ -347,7 +350,7 @@ describe('webhook delivery', () => {
 
     const healthy = receiver.endpoint();
     const ok = await subscribed(healthy);
-    await waitForDeliveries(t, (await recordTestEvent(t, ok.tenant.tenantId)).id, settled);
+    await deliveredNow(t, worker, (await recordTestEvent(t, ok.tenant.tenantId)).id);
     expect((await healthOf(ok.tenant.tenantId)).health).toMatchObject({
       consecutiveFailures: 0,
       failingSince: null,
@@ -356,12 +359,18 @@ describe('webhook delivery', () => {
     expect((await healthOf(ok.tenant.tenantId)).health.lastSuccessAt).not.toBeNull();
 
     const scope = new Set<string>();
-    const own = await startTestWorker(t, receiver, scope, { config: { autoDisableAfterMs: 1 } });
+    // The worker's clock moves 1 s per attempt received, so attempt 2 certainly outlasts the 1 ms setting.
+    let offsetMs = 0;
+    const clock: Clock = { now: () => new Date(Date.now() + offsetMs) };
+    const own = createTestWorker(t, receiver, scope, { config: { autoDisableAfterMs: 1 }, deps: { clock } });
     extraWorkers.push(own);
-    const failing = receiver.endpoint(() => 500);
+    const failing = receiver.endpoint(() => {
+      offsetMs += 1_000;
+      return 500;
+    });
     const { tenant } = await subscribed(failing, scope);
     const event = await recordTestEvent(t, tenant.tenantId);
-    const [delivery] = await waitForDeliveries(t, event.id, settled);
+    const [delivery] = await deliveredNow(t, own, event.id);
     // Attempt 1 starts the failure streak, attempt 2 outlasts the setting and deactivates, attempt 3 finds it inactive.
     expect(delivery.attemptLog.map((entry: any) => entry.error)).toEqual([
       'HTTP 500',
@@ -393,7 +402,7 @@ describe('webhook delivery', () => {
     const endpoint = receiver.endpoint(() => 500);
     const { tenant, secret } = await subscribed(endpoint);
     const event = await recordTestEvent(t, tenant.tenantId);
-    const [failed] = await waitForDeliveries(t, event.id, settled);
+    const [failed] = await deliveredNow(t, worker, event.id);
     expect(failed).toMatchObject({ status: 'failed', attempts: 3 });
 
     endpoint.respond((_request, index) => (index < 4 ? 500 : 200));
@@ -401,7 +410,7 @@ describe('webhook delivery', () => {
     expect(retried.status).toBe(202);
     expect(retried.body.data).toMatchObject({ deliveryId: failed.deliveryId, status: 'pending', attempts: 3 });
 
-    const [delivery] = await waitForDeliveries(t, event.id, settled);
+    const [delivery] = await deliveredNow(t, worker, event.id);
     expect(delivery).toMatchObject({ status: 'succeeded', attempts: 5 });
     expect(delivery.attemptLog.map((entry: any) => entry.attempt)).toEqual([1, 2, 3, 4, 5]);
     const requests = endpoint.requests;

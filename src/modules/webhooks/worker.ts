@@ -85,6 +85,8 @@ export class DeliveryWorker {
   private listener: NotificationListener | undefined;
   private lastSweep = 0;
   private abandoned = false;
+  /** Attempts launched so far: processAll stops once a claim launches none. */
+  private launched = 0;
   /** When this process last recorded a success per subscription: a healthy subscription is written at most once a second. */
   private readonly healthyWrittenAt = new Map<string, number>();
   /** Outcomes finishing together are written in one statement (while one is written, the next ones gather). */
@@ -147,6 +149,29 @@ export class DeliveryWorker {
   async idle(): Promise<void> {
     while (this.pumping || this.inflight.size > 0) {
       await Promise.all([this.pumping, ...[...this.inflight.values()].map((entry) => entry.promise)]);
+    }
+  }
+
+  /**
+   * Claims and delivers until nothing is due at the clock's now, then resolves with the number of attempts
+   * made: a deterministic drain for tests and tools, where waiting for notifications and timers would be a
+   * race. Retries due later (the schedule's waits) and leases held elsewhere stay pending. The worker need
+   * not be started; a started one keeps waking as before.
+   */
+  async processAll(): Promise<number> {
+    if (this.state === 'stopping' || this.state === 'stopped') throw new Error('the delivery worker is stopped');
+    const first = this.launched;
+    for (;;) {
+      await this.idle();
+      // A claim of its own, issued after everything committed before this call (not one already under way).
+      if (this.pumping) continue;
+      const before = this.launched;
+      this.pumping = this.pump().finally(() => {
+        this.pumping = undefined;
+      });
+      await this.idle();
+      // Nothing launched and no lost race to choose again after (pumpAgain): nothing is due.
+      if (this.launched === before && !this.pumpAgain) return this.launched - first;
     }
   }
 
@@ -244,6 +269,7 @@ export class DeliveryWorker {
       tenantId: delivery.tenant_id,
       destination: destinationOf(delivery.subscription.target_url),
     });
+    this.launched++;
   }
 
   /** One attempt of one delivery, from the policy check to the recorded outcome. */
@@ -392,10 +418,8 @@ export class DeliveryWorker {
    * its outcome, then closes the listener and the connections.
    */
   async stop(): Promise<void> {
-    if (this.state === 'stopped' || this.state === 'idle') {
-      this.state = 'stopped';
-      return;
-    }
+    if (this.state === 'stopped') return;
+    // A worker never started may still have delivered (processAll): its connections close too.
     this.state = 'stopping';
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
