@@ -11,17 +11,16 @@ import { admin, tenantWithToken } from '../helpers/tenants.js';
 import {
   type DeliveryHarness,
   type Endpoint,
+  deliveredNow,
   recordTestEvent,
-  settled,
   startDeliveryHarness,
-  waitForDeliveries,
 } from '../helpers/webhooks.js';
 
 let harness: DeliveryHarness;
 let t: TestApp;
 
 beforeAll(async () => {
-  harness = await startDeliveryHarness();
+  harness = await startDeliveryHarness({}, { started: false });
   t = harness.t;
 });
 afterAll(() => harness?.close());
@@ -42,7 +41,7 @@ async function deliveries(query: Record<string, string>) {
 }
 
 async function settle(eventIds: string[]) {
-  for (const eventId of eventIds) await waitForDeliveries(t, eventId, settled);
+  for (const eventId of eventIds) await deliveredNow(t, harness.worker, eventId);
 }
 
 describe('operator delivery tools', () => {

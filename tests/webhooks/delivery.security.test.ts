@@ -12,12 +12,11 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { tenantWithToken } from '../helpers/tenants.js';
 import {
   createTestCertificates,
+  createTestWorker,
+  deliveredNow,
   recordTestEvent,
-  settled,
-  startTestWorker,
   TestReceiver,
   testWebhookConfig,
-  waitForDeliveries,
 } from '../helpers/webhooks.js';
 
 /** Names only this test's resolver knows (the operating system cannot resolve them). */
@@ -63,7 +62,7 @@ beforeAll(async () => {
     },
     resolver,
   });
-  worker = await startTestWorker(t, receiver, tenants, { deps: { resolver } });
+  worker = createTestWorker(t, receiver, tenants, { deps: { resolver } });
 });
 afterAll(async () => {
   await worker?.stop();
@@ -87,7 +86,7 @@ describe('webhook destinations at delivery', () => {
     const endpoint = receiver.endpoint();
     const tenant = await subscribe(receiver.url(endpoint.path, 'hooks.test'));
     const event = await recordTestEvent(t, tenant.tenantId);
-    const [delivery] = await waitForDeliveries(t, event.id, settled);
+    const [delivery] = await deliveredNow(t, worker, event.id);
     expect(delivery).toMatchObject({ status: 'succeeded', attempts: 1 });
     expect(endpoint.requests[0]!.headers.host).toBe(`hooks.test:${receiver.port}`);
   });
@@ -115,17 +114,17 @@ describe('webhook destinations at delivery', () => {
       },
     });
     expect(created.status).toBe(201);
-    const strict = await startTestWorker(t, receiver, scope, { deps: { resolver, transport: spy } });
+    const strict = createTestWorker(t, receiver, scope, { deps: { resolver, transport: spy } });
     try {
       answers.set('rebinding.example', ['93.184.216.34', '10.0.0.5']);
       const mixed = await recordTestEvent(t, tenant.tenantId);
-      const [first] = await waitForDeliveries(t, mixed.id, settled);
+      const [first] = await deliveredNow(t, strict, mixed.id);
       expect(first).toMatchObject({ status: 'failed', attempts: 1 });
       expect(first.lastError).toBe('destination refused: rebinding.example resolves to 10.0.0.5, a private address');
 
       answers.set('rebinding.example', ['169.254.169.254']);
       const metadata = await recordTestEvent(t, tenant.tenantId);
-      const [second] = await waitForDeliveries(t, metadata.id, settled);
+      const [second] = await deliveredNow(t, strict, metadata.id);
       expect(second.lastError).toMatch(/169\.254\.169\.254, a cloud metadata address/);
       expect(sent).toEqual([]);
     } finally {
@@ -139,7 +138,7 @@ describe('webhook destinations at delivery', () => {
     const tenant = await subscribe(receiver.url(endpoint.path, 'gone.test'));
     answers.delete('gone.test');
     const event = await recordTestEvent(t, tenant.tenantId);
-    const [delivery] = await waitForDeliveries(t, event.id, settled);
+    const [delivery] = await deliveredNow(t, worker, event.id);
     expect(delivery).toMatchObject({
       status: 'failed',
       attempts: 1,
@@ -152,7 +151,7 @@ describe('webhook destinations at delivery', () => {
     const endpoint = receiver.endpoint();
     const tenant = await subscribe(receiver.url(endpoint.path, 'wrong-name.test'));
     const event = await recordTestEvent(t, tenant.tenantId);
-    const [delivery] = await waitForDeliveries(t, event.id, settled);
+    const [delivery] = await deliveredNow(t, worker, event.id);
     expect(delivery).toMatchObject({ status: 'failed', attempts: 3 });
     expect(
       delivery.attemptLog.every((entry: any) => entry.statusCode === null && /altnames|ALTNAME/i.test(entry.error)),
@@ -164,7 +163,7 @@ describe('webhook destinations at delivery', () => {
     const endpoint = untrusted.endpoint();
     const tenant = await subscribe(untrusted.url(endpoint.path));
     const event = await recordTestEvent(t, tenant.tenantId);
-    const [delivery] = await waitForDeliveries(t, event.id, settled);
+    const [delivery] = await deliveredNow(t, worker, event.id);
     expect(delivery).toMatchObject({ status: 'failed', attempts: 3 });
     expect(delivery.lastError).toMatch(/certificate|UNABLE_TO_VERIFY/i);
     expect(endpoint.requests).toHaveLength(0);
@@ -173,7 +172,7 @@ describe('webhook destinations at delivery', () => {
   it('retries a refused connection and records the network error', async () => {
     const tenant = await subscribe(`https://localhost:${closedPort}/nothing-listens-here`);
     const event = await recordTestEvent(t, tenant.tenantId);
-    const [delivery] = await waitForDeliveries(t, event.id, settled);
+    const [delivery] = await deliveredNow(t, worker, event.id);
     expect(delivery).toMatchObject({ status: 'failed', attempts: 3 });
     expect(delivery.attemptLog.map((entry: any) => entry.statusCode)).toEqual([null, null, null]);
     expect(delivery.lastError).toMatch(/ECONNREFUSED/);

@@ -22,7 +22,6 @@ import {
   startDeliveryHarness,
   type TestReceiver,
   verifyV1,
-  waitForDeliveries,
 } from '../helpers/webhooks.js';
 
 let harness: DeliveryHarness;
@@ -30,7 +29,7 @@ let receiver: TestReceiver;
 let t: TestApp;
 
 beforeAll(async () => {
-  harness = await startDeliveryHarness();
+  harness = await startDeliveryHarness({}, { started: false });
   ({ receiver, t } = harness);
 });
 afterAll(() => harness?.close());
@@ -66,12 +65,13 @@ async function deliveriesOf(tenantId: string): Promise<any[]> {
   return response.body.data;
 }
 
-/** Every request at the endpoint once `count` have arrived and every delivery of the tenant has settled. */
+/** Every request at the endpoint after the worker has drained the queue (processAll): `count` of them, all settled. */
 async function settledRequests(endpoint: Endpoint, count: number, tenantId: string): Promise<ReceivedRequest[]> {
-  const requests = await endpoint.waitFor(count);
-  for (const delivery of await deliveriesOf(tenantId)) await waitForDeliveries(t, delivery.eventId, settled);
-  expect(requests).toHaveLength(count);
-  return requests;
+  await harness.worker.processAll();
+  const deliveries = await deliveriesOf(tenantId);
+  expect(settled(deliveries), JSON.stringify(deliveries)).toBe(true);
+  expect(endpoint.requests).toHaveLength(count);
+  return endpoint.requests;
 }
 
 describe('ticket.created through the client API', () => {

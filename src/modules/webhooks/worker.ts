@@ -159,9 +159,10 @@ export class DeliveryWorker {
    * not be started; a started one keeps waking as before.
    */
   async processAll(): Promise<number> {
-    if (this.state === 'stopping' || this.state === 'stopped') throw new Error('the delivery worker is stopped');
     const first = this.launched;
+    const stopped = () => this.state === 'stopping' || this.state === 'stopped';
     for (;;) {
+      if (stopped()) return this.launched - first;
       await this.idle();
       // A claim of its own, issued after everything committed before this call (not one already under way).
       if (this.pumping) continue;
@@ -171,7 +172,7 @@ export class DeliveryWorker {
       });
       await this.idle();
       // Nothing launched and no lost race to choose again after (pumpAgain): nothing is due.
-      if (this.launched === before && !this.pumpAgain) return this.launched - first;
+      if ((this.launched === before && !this.pumpAgain) || stopped()) return this.launched - first;
     }
   }
 
