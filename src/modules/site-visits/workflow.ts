@@ -54,7 +54,7 @@ function assertAllowed(visit: SiteVisitRow, action: WorkflowActionName): void {
  * What the body schema does not say: a rep's name is not blank, and is not the text that reports a
  * cleared assignment (receivers could not tell the two apart).
  */
-function assertValid(action: WorkflowAction): void {
+export function assertValid(action: WorkflowAction): void {
   if (action.action !== 'assign-rep' || action.fieldRepName === null) return;
   const name = action.fieldRepName.trim();
   if (name === '') throw validationProblem({ fieldRepName: ['must not be blank; send null to clear the rep'] });
@@ -68,7 +68,7 @@ function assertValid(action: WorkflowAction): void {
 }
 
 /** The change an action makes to the locked visit, or undefined when it would change nothing. */
-function plan(visit: SiteVisitRow, action: WorkflowAction, now: Date): Step | undefined {
+export function plan(visit: SiteVisitRow, action: WorkflowAction, now: Date): Step | undefined {
   assertAllowed(visit, action.action);
   switch (action.action) {
     case 'assign-rep': {

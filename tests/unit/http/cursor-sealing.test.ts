@@ -1,0 +1,63 @@
+/**
+ * Pagination cursors (src/http/pagination.ts): a sealed position, opaque and unforgeable, that opens only for
+ * the list and tenant it was made for; anything else is a 422 naming page[after].
+ */
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { CursorCodec } from '../../../src/http/pagination.js';
+import { Problem } from '../../../src/http/problem.js';
+
+const codec = new CursorCodec(randomBytes(32));
+
+/** The cursor with one character of its ciphertext replaced by another. */
+function changed(cursor: string): string {
+  const at = cursor.indexOf('.') + 1;
+  return `${cursor.slice(0, at)}${cursor[at] === 'A' ? 'B' : 'A'}${cursor.slice(at + 1)}`;
+}
+
+function refusal(decode: () => number): Problem {
+  try {
+    decode();
+  } catch (error) {
+    expect(error).toBeInstanceOf(Problem);
+    return error as Problem;
+  }
+  throw new Error('the cursor was accepted');
+}
+
+describe('cursor sealing', () => {
+  it('opens to the position it sealed, for the same list and tenant', () => {
+    const cursor = codec.encode('sites', 'ten_a', 41);
+    expect(codec.decode('sites', 'ten_a', cursor)).toBe(41);
+    expect(cursor).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    expect(cursor).not.toContain('41');
+  });
+
+  it('seals the same position differently each time', () => {
+    expect(codec.encode('sites', 'ten_a', 41)).not.toBe(codec.encode('sites', 'ten_a', 41));
+  });
+
+  it.each([
+    ['another list', (cursor: string) => codec.decode('site-visits', 'ten_a', cursor)],
+    ['another tenant', (cursor: string) => codec.decode('sites', 'ten_b', cursor)],
+    ['another key', (cursor: string) => new CursorCodec(randomBytes(32)).decode('sites', 'ten_a', cursor)],
+    ['a changed byte', (cursor: string) => codec.decode('sites', 'ten_a', changed(cursor))],
+    [
+      'a truncated cursor',
+      (cursor: string) => codec.decode('sites', 'ten_a', cursor.slice(0, cursor.lastIndexOf('.'))),
+    ],
+    ['garbage', () => codec.decode('sites', 'ten_a', 'not-a-cursor')],
+  ])('refuses %s with 422 naming page[after]', (_, decode) => {
+    const problem = refusal(() => decode(codec.encode('sites', 'ten_a', 7)));
+    expect(problem.status).toBe(422);
+    expect(Object.keys(problem.errors ?? {})).toEqual(['page[after]']);
+  });
+
+  it('cuts a page from size + 1 rows: a cursor only when more rows exist', () => {
+    const rows = [{ seq: 1 }, { seq: 2 }, { seq: 3 }];
+    const full = codec.page('sites', 'ten_a', rows, 2, (row) => row.seq);
+    expect(full.items).toEqual([{ seq: 1 }, { seq: 2 }]);
+    expect(codec.decode('sites', 'ten_a', full.nextCursor!)).toBe(2);
+    expect(codec.page('sites', 'ten_a', rows, 3, (row) => row.seq).nextCursor).toBeUndefined();
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * The destination policy without a network (SPEC: Webhook subscriptions rule 3): which addresses are public,
+ * whatever their notation, and each rule of a target URL in order, with DNS answers from a table.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  classifyAddress,
+  DestinationPolicy,
+  DnsFailure,
+  type Resolver,
+} from '../../../src/modules/webhooks/destination-policy.js';
+
+describe('address classification', () => {
+  it.each([
+    ['127.0.0.1', 'a loopback address'],
+    ['10.1.2.3', 'a private address'],
+    ['172.31.255.255', 'a private address'],
+    ['192.168.0.1', 'a private address'],
+    ['169.254.169.254', 'a cloud metadata address'],
+    ['169.254.1.1', 'a link-local address'],
+    ['100.64.0.1', 'a shared (carrier-grade NAT) address'],
+    ['0.0.0.0', 'an unspecified address'],
+    ['192.0.2.10', 'a documentation address'],
+    ['224.0.0.1', 'a multicast address'],
+    ['255.255.255.255', 'a broadcast address'],
+    ['::1', 'a loopback address'],
+    ['::', 'an unspecified address'],
+    ['fd00::1', 'a private (unique local) address'],
+    ['fe80::1%eth0', 'a link-local address'],
+    ['2001:db8::1', 'a documentation address'],
+    ['ff02::1', 'a multicast address'],
+    ['fd00:ec2::254', 'a cloud metadata address'],
+    ['::ffff:10.0.0.1', 'an IPv4-mapped form of 10.0.0.1, a private address'],
+    ['64:ff9b::7f00:1', 'a NAT64 form of 127.0.0.1, a loopback address'],
+    ['2002:a9fe:a9fe::', 'a 6to4 form of 169.254.169.254, a cloud metadata address'],
+    ['4000::1', 'a reserved address (outside global unicast 2000::/3)'],
+    ['not-an-address', 'not a valid IP address'],
+  ])('%s is %s', (address, reason) => {
+    expect(classifyAddress(address)).toBe(reason);
+  });
+
+  it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:93.184.216.34', '64:ff9b::808:808'])(
+    '%s is public',
+    (address) => {
+      expect(classifyAddress(address)).toBeUndefined();
+    },
+  );
+
+  it('judges every notation of one address alike (after the URL parser normalised it)', () => {
+    for (const notation of ['0x7f.1', '2130706433', '0177.0.0.1', '127.1']) {
+      expect(classifyAddress(new URL(`https://${notation}/`).hostname)).toBe('a loopback address');
+    }
+  });
+});
+
+const table: Record<string, string[]> = {
+  'hooks.example.com': ['93.184.216.34', '2606:4700:4700::1111'],
+  'mixed.example.com': ['93.184.216.34', '10.0.0.5'],
+  'empty.example.com': [],
+  // Allowed for tests on its port only (WEBHOOK_TEST_ALLOWED_DESTINATIONS); refused as loopback elsewhere.
+  localhost: ['127.0.0.1'],
+};
+const resolver: Resolver = async (hostname) => {
+  if (hostname === 'flaky.example.com') throw new DnsFailure(false, 'EAI_AGAIN');
+  const found = table[hostname];
+  if (!found) throw new DnsFailure(true, 'ENOTFOUND');
+  return found;
+};
+const policy = new DestinationPolicy({ resolver, testAllowedDestinations: ['LocalHost:8443'] });
+const ruleOf = async (url: string) => {
+  const decision = await policy.check(url);
+  return decision.kind === 'violation' ? decision.rule : decision.kind;
+};
+
+describe('destination policy', () => {
+  it.each([
+    ['not a url', 'url'],
+    ['http://hooks.example.com/x', 'https'],
+    ['https://user:pw@hooks.example.com/x', 'userinfo'],
+    ['https://hooks.example.com/x#', 'fragment'],
+    ['https://hooks.example.com:8443/x', 'port'],
+    ['https://127.0.0.1/x', 'address'],
+    ['https://[::1]/x', 'address'],
+    ['https://localhost/x', 'address'],
+    ['https://api.localhost/x', 'address'],
+    ['https://mixed.example.com/x', 'address'],
+    ['https://unknown.example.com/x', 'dns'],
+    ['https://empty.example.com/x', 'dns'],
+    ['https://flaky.example.com/x', 'unavailable'],
+    ['https://hooks.example.com:443/x', 'allowed'],
+    ['https://localhost:8443/x', 'allowed'],
+  ])('%s: %s', async (url, rule) => {
+    expect(await ruleOf(url)).toBe(rule);
+  });
+
+  it('allows a public host with every address it resolves to, for the connection to use', async () => {
+    expect(await policy.check('https://hooks.example.com/x')).toMatchObject({
+      kind: 'allowed',
+      hostname: 'hooks.example.com',
+      port: 443,
+      addresses: ['93.184.216.34', '2606:4700:4700::1111'],
+    });
+  });
+
+  it('names the address that made a name refused', async () => {
+    expect(await policy.check('https://mixed.example.com/x')).toMatchObject({
+      message: 'mixed.example.com resolves to 10.0.0.5, a private address',
+    });
+  });
+});
