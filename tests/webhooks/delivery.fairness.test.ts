@@ -9,14 +9,13 @@ import type { DeliveryWorker } from '../../src/modules/webhooks/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { tenantWithToken } from '../helpers/tenants.js';
 import {
+  deliveredNow,
   type Endpoint,
   localResolver,
   recordTestEvent,
-  settled,
   startTestWorker,
   TestReceiver,
   testWebhookConfig,
-  waitForDeliveries,
 } from '../helpers/webhooks.js';
 
 /** Two receivers: two destinations (host and port) for the worker. */
@@ -89,7 +88,7 @@ describe('fair claiming', () => {
     const fast = receivers[1].endpoint();
     await subscribe(busy.token, slow);
     await subscribe(other.token, fast);
-    await startWorker(scope);
+    const worker = await startWorker(scope);
 
     const backlog = await events(busy.tenantId, 12);
     // An idle worker gives the one tenant with due deliveries all four slots, and no more.
@@ -100,7 +99,7 @@ describe('fair claiming', () => {
     expect(slow.requests).toHaveLength(4);
 
     slow.release();
-    for (const { id } of backlog) await waitForDeliveries(t, id, settled, 20_000);
+    for (const { id } of backlog) await deliveredNow(t, worker, id);
   });
 
   it('shares the slots between tenants whatever fell due first', async () => {
@@ -113,13 +112,13 @@ describe('fair claiming', () => {
     await subscribe(second.token, b);
     // The first tenant's ten fell due before any of the second's; the worker starts after both.
     const recorded = [...(await events(first.tenantId, 10)), ...(await events(second.tenantId, 10))];
-    await startWorker(scope);
+    const worker = await startWorker(scope);
 
     await Promise.all([a.waitFor(2), b.waitFor(2)]);
     expect([a.requests.length, b.requests.length]).toEqual([2, 2]);
     a.release();
     b.release();
-    for (const { id } of recorded) await waitForDeliveries(t, id, settled, 20_000);
+    for (const { id } of recorded) await deliveredNow(t, worker, id);
   });
 
   it("shares one tenant's slots between its destinations whatever fell due first", async () => {
@@ -131,12 +130,12 @@ describe('fair claiming', () => {
     const earlier = await events(tenant.tenantId, 10);
     await subscribe(tenant.token, there);
     const later = await events(tenant.tenantId, 4);
-    await startWorker(scope);
+    const worker = await startWorker(scope);
 
     await Promise.all([here.waitFor(2), there.waitFor(2)]);
     expect([here.requests.length, there.requests.length]).toEqual([2, 2]);
     here.release();
     there.release();
-    for (const { id } of [...earlier, ...later]) await waitForDeliveries(t, id, settled, 20_000);
+    for (const { id } of [...earlier, ...later]) await deliveredNow(t, worker, id);
   });
 });

@@ -8,17 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../helpers/problems.js';
 import { admin, tenantWithToken } from '../helpers/tenants.js';
-import {
-  type DeliveryHarness,
-  recordTestEvent,
-  settled,
-  startDeliveryHarness,
-  waitForDeliveries,
-} from '../helpers/webhooks.js';
+import { type DeliveryHarness, deliveredNow, recordTestEvent, startDeliveryHarness } from '../helpers/webhooks.js';
 
 let h: DeliveryHarness;
 beforeAll(async () => {
-  h = await startDeliveryHarness();
+  h = await startDeliveryHarness({}, { started: false });
 });
 afterAll(async () => h?.close());
 
@@ -130,9 +124,10 @@ describe('the cap on active subscriptions', () => {
     for (const endpoint of endpoints) expect((await create(client.token, endpoint.path)).status).toBe(201);
     expect((await setLimit(client.tenantId, 1)).status).toBe(200);
     const event = await recordTestEvent(h.t, client.tenantId);
-    const deliveries = await waitForDeliveries(h.t, event.id, (all) => all.length === 3 && settled(all));
+    const deliveries = await deliveredNow(h.t, h.worker, event.id);
     expect(deliveries.map((delivery) => delivery.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
-    for (const endpoint of endpoints) expect((await endpoint.waitFor(1))[0]!.headers['x-svc-event-id']).toBe(event.id);
+    for (const endpoint of endpoints)
+      expect(endpoint.requests.map((request) => request.headers['x-svc-event-id'])).toEqual([event.id]);
   });
 
   it('concurrent creates one below the cap: exactly one passes', async () => {
