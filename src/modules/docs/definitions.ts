@@ -11,6 +11,8 @@ import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../auth/scopes.js';
 import { EVENT_TYPES } from '../events/types.js';
 import { eventWebhooks, WEBHOOK_TAG } from '../events/webhooks-openapi.js';
 import { SANDBOX_TAG } from '../site-visits/sandbox-routes.js';
+import { CLIENT_COMPONENTS, OPERATOR_COMPONENTS } from './components.js';
+import { problemExample, validationProblemExample } from './examples.js';
 
 export const API_VERSION = '1.0.0';
 
@@ -215,7 +217,7 @@ const OPERATOR_TAGS = [
   },
 ];
 
-/** The Problem schema lists every problem type, with the address of its explanation. */
+/** The Problem schema lists every problem type, with the address of its explanation; both problem shapes get an example. */
 function problemAnnotations(config: Config) {
   const types = Object.entries(PROBLEM_TYPES).map(([slug, problem]) => ({
     slug,
@@ -228,7 +230,9 @@ function problemAnnotations(config: Config) {
     Problem: {
       description: `Problem details (RFC 9457). \`type\` is \`${config.problemBaseUrl}/<slug>\`; each address explains the problem and what to do. Slugs:\n\n${list}`,
       'x-problem-types': types,
+      examples: [problemExample(config.problemBaseUrl)],
     },
+    ValidationProblem: { examples: [validationProblemExample(config.problemBaseUrl)] },
   };
 }
 
@@ -252,6 +256,7 @@ export function openApiDefinitions(config: Config): OpenApiDefinitions {
           },
         },
       },
+      components: CLIENT_COMPONENTS,
       webhooks: eventWebhooks(),
       schemaAnnotations,
     },
@@ -264,6 +269,7 @@ export function openApiDefinitions(config: Config): OpenApiDefinitions {
         [ADMIN_SECURITY_SCHEME]: { type: 'http', scheme: 'bearer', description: 'The operator token (ADMIN_TOKEN).' },
       },
       security: [{ [ADMIN_SECURITY_SCHEME]: [] }],
+      components: OPERATOR_COMPONENTS,
       schemaAnnotations,
     },
   };
