@@ -43,9 +43,15 @@ export interface Config {
   readonly role: Role;
   readonly webConcurrency: number;
   readonly publicBaseUrl: string;
-  readonly productionBaseUrl: string;
-  readonly sandboxBaseUrl: string;
+  /**
+   * The base addresses of the two environments, as the OpenAPI documents list them (servers). The one
+   * this process runs as defaults to PUBLIC_BASE_URL; the other is known only when configured.
+   */
+  readonly productionBaseUrl: string | undefined;
+  readonly sandboxBaseUrl: string | undefined;
   readonly problemBaseUrl: string;
+  /** info.contact of both OpenAPI documents: whom integrators ask about the API. */
+  readonly apiContact: { readonly name: string; readonly url: string; readonly email: string | undefined };
   readonly adminToken: string | undefined;
   readonly tokenTtlSeconds: number;
   readonly rateLimitPerMinute: number;
@@ -119,6 +125,9 @@ export function loadConfig(env: Env = process.env): Config {
     }
   };
 
+  const optionalUrl = (name: string, fallback: string | undefined): string | undefined =>
+    read(name) === undefined && fallback === undefined ? undefined : url(name, fallback ?? '');
+
   const port = int('PORT', 3000, 0, 65535);
   const host = read('HOST') ?? '127.0.0.1';
   const environment = oneOf('ENVIRONMENT', ['sandbox', 'production'] as const, 'sandbox');
@@ -171,6 +180,11 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('WEBHOOK_ENCRYPTION_KEY must be 32 bytes, base64-encoded');
   }
 
+  const apiContactEmail = read('API_CONTACT_EMAIL');
+  if (apiContactEmail !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(apiContactEmail)) {
+    problems.push(`API_CONTACT_EMAIL must be an email address (got "${apiContactEmail}")`);
+  }
+
   const adminToken = read('ADMIN_TOKEN');
   if (adminToken !== undefined && adminToken.length < 16) problems.push('ADMIN_TOKEN must be at least 16 characters');
 
@@ -185,9 +199,14 @@ export function loadConfig(env: Env = process.env): Config {
     role: oneOf('ROLE', ['all', 'api', 'worker'] as const, 'all'),
     webConcurrency: int('WEB_CONCURRENCY', 1, 1, 256),
     publicBaseUrl,
-    productionBaseUrl: url('PRODUCTION_BASE_URL', publicBaseUrl),
-    sandboxBaseUrl: url('SANDBOX_BASE_URL', publicBaseUrl),
+    productionBaseUrl: optionalUrl('PRODUCTION_BASE_URL', environment === 'production' ? publicBaseUrl : undefined),
+    sandboxBaseUrl: optionalUrl('SANDBOX_BASE_URL', environment === 'sandbox' ? publicBaseUrl : undefined),
     problemBaseUrl: url('PROBLEM_BASE_URL', `${publicBaseUrl}/problems`),
+    apiContact: {
+      name: read('API_CONTACT_NAME') ?? 'Site Services API support',
+      url: url('API_CONTACT_URL', `${publicBaseUrl}/docs`),
+      email: apiContactEmail,
+    },
     adminToken,
     tokenTtlSeconds: int('TOKEN_TTL_SECONDS', 3600, 30, 86_400),
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 100, 1, 10_000_000),

@@ -37,9 +37,11 @@ describe('loadConfig defaults', () => {
       dataDir: path.resolve('./data'),
       environment: 'sandbox',
       publicBaseUrl: 'http://127.0.0.1:3000',
-      productionBaseUrl: 'http://127.0.0.1:3000',
+      // The sandbox's address is this process's; production's is not known unless configured.
+      productionBaseUrl: undefined,
       sandboxBaseUrl: 'http://127.0.0.1:3000',
       problemBaseUrl: 'http://127.0.0.1:3000/problems',
+      apiContact: { name: 'Site Services API support', url: 'http://127.0.0.1:3000/docs', email: undefined },
       adminToken: undefined,
       tokenTtlSeconds: 3600,
       rateLimitPerMinute: 100,
@@ -89,6 +91,28 @@ describe('loadConfig defaults', () => {
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
   });
 
+  it("knows the other environment's base address only when it is configured", () => {
+    const production = loadConfig({
+      ...productionKeys(),
+      ENVIRONMENT: 'production',
+      PUBLIC_BASE_URL: 'https://api.example.com',
+    });
+    expect(production).toMatchObject({ productionBaseUrl: 'https://api.example.com', sandboxBaseUrl: undefined });
+    expect(
+      loadConfig({ PUBLIC_BASE_URL: 'https://sandbox.example.com', PRODUCTION_BASE_URL: 'https://api.example.com/' }),
+    ).toMatchObject({ productionBaseUrl: 'https://api.example.com', sandboxBaseUrl: 'https://sandbox.example.com' });
+  });
+
+  it('reads the contact of the OpenAPI documents', () => {
+    expect(
+      loadConfig({
+        API_CONTACT_NAME: 'Integration desk',
+        API_CONTACT_URL: 'https://support.example.com/api',
+        API_CONTACT_EMAIL: 'api@example.com',
+      }).apiContact,
+    ).toEqual({ name: 'Integration desk', url: 'https://support.example.com/api', email: 'api@example.com' });
+  });
+
   it('treats empty and blank variables as unset', () => {
     expect(loadConfig({ PORT: '', ADMIN_TOKEN: '   ', DATABASE_URL: '' })).toMatchObject({
       port: 3000,
@@ -128,6 +152,8 @@ describe('loadConfig validation names the bad variable', () => {
     ['PROBLEM_BASE_URL', { PROBLEM_BASE_URL: '/problems' }],
     ['PRODUCTION_BASE_URL', { PRODUCTION_BASE_URL: 'example.com' }],
     ['SANDBOX_BASE_URL', { SANDBOX_BASE_URL: 'example.com' }],
+    ['API_CONTACT_URL', { API_CONTACT_URL: 'support@example.com' }],
+    ['API_CONTACT_EMAIL', { API_CONTACT_EMAIL: 'support at example.com' }],
     ['DATABASE_URL', { DATABASE_URL: 'mysql://localhost/db' }],
     ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: '0' }],
     ['DATABASE_STATEMENT_TIMEOUT_MS', { DATABASE_STATEMENT_TIMEOUT_MS: '0' }],

@@ -401,6 +401,25 @@ function pruneUnusedSchemas(document: JsonObject): void {
   for (const name of Object.keys(schemas)) if (!used.has(name)) delete schemas[name];
 }
 
+/** The base address of the environment this process runs as (its token endpoint is the one to use). */
+export function ownBaseUrl(config: Config): string {
+  return (
+    (config.environment === 'production' ? config.productionBaseUrl : config.sandboxBaseUrl) ?? config.publicBaseUrl
+  );
+}
+
+/**
+ * This environment's address first (generators take servers[0] as the default base address), then the
+ * other environment's, only when it is configured: an address that is not known is not guessed.
+ */
+export function documentServers(config: Config): JsonObject[] {
+  const production = config.environment === 'production';
+  const own = { url: ownBaseUrl(config), description: production ? 'Production' : 'Sandbox' };
+  const other = production ? config.sandboxBaseUrl : config.productionBaseUrl;
+  if (other === undefined || other === own.url) return [own];
+  return [own, { url: other, description: production ? 'Sandbox' : 'Production' }];
+}
+
 function swaggerOptions(config: Config, definition: DocumentDefinition, decorator: string) {
   const patches = new Map<string, OperationPatch>();
   const components = new ComponentIndex(definition.components);
@@ -409,10 +428,7 @@ function swaggerOptions(config: Config, definition: DocumentDefinition, decorato
     openapi: {
       openapi: '3.1.0',
       info: definition.info,
-      servers: [
-        { url: config.productionBaseUrl, description: 'Production' },
-        { url: config.sandboxBaseUrl, description: 'Sandbox' },
-      ],
+      servers: documentServers(config),
       components: { schemas: components.components(), securitySchemes: definition.securitySchemes },
     },
     // Paths keep their /api/v1 prefix; servers are the base addresses (DECISIONS: OpenAPI).

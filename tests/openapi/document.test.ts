@@ -46,14 +46,25 @@ function allOperations(document: any): [string, string, any][] {
 }
 
 describe('the client document', () => {
-  it('is OpenAPI 3.1.0, version 1.0.0, with production and sandbox servers', () => {
+  it("is OpenAPI 3.1.0, version 1.0.0, with a contact, this environment's server first and the other one", () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.0.0');
     expect(doc.info.title).toBeTruthy();
+    expect(doc.info.contact).toEqual({ name: 'Site Services API support', url: `${t.config.publicBaseUrl}/docs` });
+    // The test app runs as sandbox: generators take servers[0] as the default base address.
     expect(doc.servers).toEqual([
-      { url: PRODUCTION, description: 'Production' },
       { url: SANDBOX, description: 'Sandbox' },
+      { url: PRODUCTION, description: 'Production' },
     ]);
+  });
+
+  it('describes every operation, in both documents', async () => {
+    const admin = (await t.http.get('/admin/v1/openapi.json', { token: t.adminToken })).body;
+    for (const document of [doc, admin]) {
+      expect(document.info.contact.url).toBeTruthy();
+      for (const [method, path, op] of allOperations(document))
+        expect(op.description?.length ?? 0, `${method} ${path}`).toBeGreaterThan(20);
+    }
   });
 
   it('declares the OAuth client-credentials scheme with all six scopes and their descriptions', () => {

@@ -5,7 +5,7 @@
 import type { Config } from '../../config.js';
 import { ADMIN_SECURITY_SCHEME } from '../../http/admin-auth.js';
 import { SECURITY_SCHEME } from '../../http/auth.js';
-import type { OpenApiDefinitions } from '../../http/openapi.js';
+import { type OpenApiDefinitions, ownBaseUrl } from '../../http/openapi.js';
 import { PROBLEM_TYPES } from '../../http/problem.js';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../auth/scopes.js';
 import { EVENT_TYPES } from '../events/types.js';
@@ -15,11 +15,6 @@ import { CLIENT_COMPONENTS, OPERATOR_COMPONENTS } from './components.js';
 import { problemExample, validationProblemExample } from './examples.js';
 
 export const API_VERSION = '1.0.0';
-
-/** The base address of the environment this process serves (its token endpoint is the one to use). */
-function ownBaseUrl(config: Config): string {
-  return config.environment === 'production' ? config.productionBaseUrl : config.sandboxBaseUrl;
-}
 
 export function problemTypeTable(config: Config): string {
   const rows = Object.entries(PROBLEM_TYPES).map(
@@ -236,13 +231,24 @@ function problemAnnotations(config: Config) {
   };
 }
 
+/** info.contact (API_CONTACT_NAME, API_CONTACT_URL, API_CONTACT_EMAIL). No licence: see redocly.yaml. */
+function contactOf(config: Config) {
+  const { name, url, email } = config.apiContact;
+  return { name, url, ...(email === undefined ? {} : { email }) };
+}
+
 export function openApiDefinitions(config: Config): OpenApiDefinitions {
   const schemaAnnotations = problemAnnotations(config);
   return {
     client: {
       prefix: '/api/v1/',
       rateLimited: true,
-      info: { title: 'Site Services API', version: API_VERSION, description: clientDescription(config) },
+      info: {
+        title: 'Site Services API',
+        version: API_VERSION,
+        description: clientDescription(config),
+        contact: contactOf(config),
+      },
       tags: config.environment === 'sandbox' ? [...CLIENT_TAGS, SANDBOX_TAG_DEFINITION] : CLIENT_TAGS,
       securitySchemes: {
         [SECURITY_SCHEME]: {
@@ -263,7 +269,12 @@ export function openApiDefinitions(config: Config): OpenApiDefinitions {
     operator: {
       prefix: '/admin/v1/',
       rateLimited: false,
-      info: { title: 'Site Services operator API', version: API_VERSION, description: operatorDescription() },
+      info: {
+        title: 'Site Services operator API',
+        version: API_VERSION,
+        description: operatorDescription(),
+        contact: contactOf(config),
+      },
       tags: OPERATOR_TAGS,
       securitySchemes: {
         [ADMIN_SECURITY_SCHEME]: { type: 'http', scheme: 'bearer', description: 'The operator token (ADMIN_TOKEN).' },
