@@ -256,7 +256,10 @@ function describeRoute(
       const problem = status === '422' ? Type.Ref(VALIDATION_PROBLEM_ID) : body;
       shown = { description: text, content: { 'application/problem+json': { schema: problem } } };
     } else {
-      shown = { description: text, content: { 'application/json': { schema: components.reference(body) } } };
+      // A named schema may carry a description of its own, which the response's is taken from.
+      const named = components.reference(description === undefined ? body : { ...body, description });
+      const schema = named.$ref === undefined ? components.reference(body) : named;
+      shown = { description: text, content: { 'application/json': { schema } } };
     }
     if (Object.keys(headerSchemas).length > 0) shown.headers = headerSchemas;
     response[status] = shown;
@@ -446,6 +449,12 @@ function swaggerOptions(config: Config, definition: DocumentDefinition, decorato
   };
 }
 
+/** GET /api/v1/openapi.json's answer, named in the client document. */
+export const OpenApiDocumentSchema = Type.Object(
+  {},
+  { additionalProperties: true, description: 'The OpenAPI 3.1.0 document.' },
+);
+
 /**
  * Registers both documents. Call before any route is registered: the documents see the routes added
  * after this point (in any plugin).
@@ -473,7 +482,7 @@ export async function registerOpenApi(
           'The machine-readable contract of the client API (OpenAPI 3.1.0). No token needed; counted by the rate limit.',
         tags: ['Documentation'],
         security: [],
-        response: { 200: Type.Object({}, { additionalProperties: true, description: 'The OpenAPI 3.1.0 document.' }) },
+        response: { 200: OpenApiDocumentSchema },
       },
     },
     async (_request, reply) => {

@@ -5,6 +5,7 @@
  */
 import type { ComponentDefinitions } from '../../http/components.js';
 import { CappedListMeta, ListMeta, ResourceMeta } from '../../http/envelope.js';
+import { OpenApiDocumentSchema } from '../../http/openapi.js';
 import { TokenRequestBody, TokenResponseBody } from '../auth/routes.js';
 import { EVENT_ENVELOPE_SCHEMAS } from '../events/schemas.js';
 import { EVENT_TYPES } from '../events/types.js';
@@ -91,6 +92,7 @@ export const CLIENT_COMPONENTS: ComponentDefinitions = {
   ListMeta: { schema: ListMeta },
   CappedListMeta: { schema: CappedListMeta },
   ReferenceMeta: { schema: ReferenceMeta },
+  OpenApiDocument: { schema: OpenApiDocumentSchema },
   TokenRequest: { schema: TokenRequestBody },
   AccessToken: { schema: TokenResponseBody, example: examples.tokenExample },
   Site: { schema: SiteResource, example: examples.siteExample },

@@ -718,6 +718,10 @@ export interface components {
             /** @description The record id in the operator's upstream system, when known. */
             upstreamRecordId?: string;
         };
+        /** @description The OpenAPI 3.1.0 document. */
+        OpenApiDocument: {
+            [key: string]: unknown;
+        };
         /** @description Unrecognised parameters are ignored, as RFC 6749 §3.2 requires. */
         TokenRequest: {
             /** @constant */
@@ -1912,9 +1916,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["OpenApiDocument"];
                 };
             };
             /** @description Rate limit exceeded; wait Retry-After seconds. Problem types: rate-limit-exceeded. */
