@@ -306,18 +306,31 @@ describe('the named schemas', () => {
     expect(doc.components.schemas.FileObject.properties.versions.items).toEqual({ $ref: named('FileVersion') });
   });
 
-  it('show an example with every resource, request body and event, valid against its schema', () => {
-    const ajv = new Ajv2020({ strict: false, allErrors: true });
-    (addFormats as unknown as (ajv: Ajv2020) => void)(ajv);
-    ajv.addSchema({ $id: 'https://document.test/', components: doc.components });
+  it('show an example with every resource, request body and event, valid against its schema', async () => {
+    const admin = (await t.http.get('/admin/v1/openapi.json', { token: t.adminToken })).body;
     const events = EVENT_TYPES.map((type) =>
       doc.webhooks[type].post.requestBody.content['application/json'].schema.$ref.split('/').pop(),
     );
-    for (const name of [...RESOURCES, ...BODIES, ...events, 'Problem', 'ValidationProblem']) {
-      const { examples } = doc.components.schemas[name];
-      expect(examples, name).toHaveLength(1);
-      const validate = ajv.getSchema(`https://document.test/#/components/schemas/${name}`)!;
-      expect(validate(examples[0]), `${name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+    const operatorResources = ['Tenant', 'TenantCreate', 'Project', 'Item', 'SiteAsset', 'OperatorSiteVisit'];
+    for (const [document, names] of [
+      [doc, [...RESOURCES, ...BODIES, ...events, 'Problem', 'ValidationProblem']],
+      [admin, [...operatorResources, 'WebhookSubscriptionWithHealth', 'WebhookDelivery', 'SiteVisitCreate']],
+    ] as const) {
+      const ajv = new Ajv2020({ strict: false, allErrors: true });
+      (addFormats as unknown as (ajv: Ajv2020) => void)(ajv);
+      ajv.addSchema({ $id: 'https://document.test/', components: document.components });
+      for (const name of names) {
+        const { examples } = document.components.schemas[name];
+        expect(examples, name).toHaveLength(1);
+        const validate = ajv.getSchema(`https://document.test/#/components/schemas/${name}`)!;
+        expect(validate(examples[0]), `${name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      }
+      // Every example the document shows is valid, not only those of the names above.
+      for (const [name, schema] of Object.entries(document.components.schemas as Record<string, any>)) {
+        if (!schema.examples) continue;
+        const validate = ajv.getSchema(`https://document.test/#/components/schemas/${name}`)!;
+        expect(validate(schema.examples[0]), `${name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      }
     }
   });
 });

@@ -68,6 +68,7 @@ import {
   SubscriptionWithHealth,
 } from '../webhooks/schemas.js';
 import * as examples from './examples.js';
+import * as operator from './operator-examples.js';
 
 /** Shapes both documents share. */
 const SHARED: ComponentDefinitions = {
@@ -127,26 +128,29 @@ export const CLIENT_COMPONENTS: ComponentDefinitions = {
 
 export const OPERATOR_COMPONENTS: ComponentDefinitions = {
   ...SHARED,
-  Tenant: { schema: Tenant },
-  TenantWithCredentials: { schema: TenantWithCredentials },
-  TenantCreate: { schema: TenantCreateBody },
-  TenantPatch: { schema: TenantPatchBody },
-  CredentialPair: { schema: CredentialPair },
-  CredentialSummary: { schema: CredentialSummary },
-  Project: { schema: Project },
-  ProjectCreate: { schema: ProjectCreateBody },
-  ProjectPatch: { schema: ProjectPatchBody },
-  Item: { schema: Item },
-  ItemCreate: { schema: ItemCreateBody },
-  SiteAsset: { schema: SiteAsset },
-  SiteAssetCreate: { schema: SiteAssetCreateBody },
-  OperatorSiteVisit: { schema: OperatorSiteVisitResource },
+  Tenant: { schema: Tenant, example: operator.tenantExample },
+  TenantWithCredentials: { schema: TenantWithCredentials, example: operator.tenantWithCredentialsExample },
+  TenantCreate: { schema: TenantCreateBody, example: operator.tenantCreateExample },
+  TenantPatch: { schema: TenantPatchBody, example: { webhookAccess: false } },
+  CredentialPair: { schema: CredentialPair, example: operator.credentialPairExample },
+  CredentialSummary: { schema: CredentialSummary, example: operator.credentialSummaryExample },
+  Project: { schema: Project, example: operator.projectExample },
+  ProjectCreate: { schema: ProjectCreateBody, example: operator.projectCreateExample },
+  ProjectPatch: { schema: ProjectPatchBody, example: { status: 'Inactive' } },
+  Item: { schema: Item, example: operator.itemExample },
+  ItemCreate: { schema: ItemCreateBody, example: operator.itemCreateExample },
+  SiteAsset: { schema: SiteAsset, example: operator.siteAssetExample },
+  SiteAssetCreate: { schema: SiteAssetCreateBody, example: operator.siteAssetCreateExample },
+  OperatorSiteVisit: { schema: OperatorSiteVisitResource, example: operator.operatorSiteVisitExample },
   OperatorSiteVisitDocument: { schema: OperatorSiteVisitDocument },
   WebhookSubscription: { schema: Subscription, example: examples.subscriptionExample },
-  WebhookSubscriptionWithHealth: { schema: SubscriptionWithHealth },
-  LegacyWebhookSubscriptionCreate: { schema: AdminSubscriptionCreateBody },
-  WebhookDelivery: { schema: Delivery },
+  WebhookSubscriptionWithHealth: { schema: SubscriptionWithHealth, example: operator.subscriptionWithHealthExample },
+  LegacyWebhookSubscriptionCreate: {
+    schema: AdminSubscriptionCreateBody,
+    example: operator.legacySubscriptionCreateExample,
+  },
+  WebhookDelivery: { schema: Delivery, example: operator.deliveryExample },
   WebhookDeliveryAttempt: { schema: DeliveryAttemptSchema },
-  DeliveryRetryFilter: { schema: BulkRetryBody },
-  DeliveryRetryResult: { schema: BulkRetryResult },
+  DeliveryRetryFilter: { schema: BulkRetryBody, example: { eventType: 'job.scheduled', dryRun: true } },
+  DeliveryRetryResult: { schema: BulkRetryResult, example: { dryRun: true, matched: 3 } },
 };

@@ -5,12 +5,12 @@
  */
 import { EVENT_TYPES, type EventType, PAYLOAD_VERSION } from '../events/types.js';
 
-const CLIENT_ID = 'tnt_3d7f9k2m4q6s8v0x1z3b5c7e9g';
+export const CLIENT_ID = 'tnt_3d7f9k2m4q6s8v0x1z3b5c7e9g';
 const SITE_ID = 'site_5k2x8m4q7b1c9d3f6g0h2j4n6p';
 const VISIT_ID = 'visit_9p4t7w2y5a8c1e3g6j0k2m4q7s';
 const MESSAGE_ID = 'msg_2b5d8f1h4k7m0p3r6t9v2x5z8c';
 const BASE = 'https://api.example.com';
-const CREATED = '2026-11-02T09:15:00.000Z';
+export const CREATED = '2026-11-02T09:15:00.000Z';
 const UPDATED = '2026-11-03T14:40:12.345Z';
 
 const resourceMeta = (version: number) => ({ version, etag: `"${version}"` });
