@@ -59,12 +59,25 @@ export const variables = {
     description: 'The address clients use; download URLs are built on it',
   }),
   PRODUCTION_BASE_URL: url({
-    defaultText: '`PUBLIC_BASE_URL`',
-    description: 'The production server listed in the OpenAPI document',
+    defaultText: '`PUBLIC_BASE_URL` in production; otherwise unset',
+    description: 'The production server listed in the OpenAPI documents (`servers`); listed only when known',
   }),
   SANDBOX_BASE_URL: url({
-    defaultText: '`PUBLIC_BASE_URL`',
-    description: 'The sandbox server listed in the OpenAPI document',
+    defaultText: '`PUBLIC_BASE_URL` in the sandbox; otherwise unset',
+    description: 'The sandbox server listed in the OpenAPI documents (`servers`); listed only when known',
+  }),
+  API_CONTACT_NAME: text({
+    default: 'Site Services API support',
+    description: '`info.contact.name` of the OpenAPI documents: whom integrators ask about the API',
+  }),
+  API_CONTACT_URL: url({
+    defaultText: '`PUBLIC_BASE_URL/docs`',
+    description: '`info.contact.url` of the OpenAPI documents',
+  }),
+  API_CONTACT_EMAIL: text({
+    pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$',
+    accepts: 'an email address',
+    description: '`info.contact.email` of the OpenAPI documents (none when unset)',
   }),
   PROBLEM_BASE_URL: url({
     defaultText: '`PUBLIC_BASE_URL/problems`',
@@ -234,9 +247,19 @@ function toConfig(values: Values) {
     role: values.ROLE,
     webConcurrency: values.WEB_CONCURRENCY,
     publicBaseUrl,
-    productionBaseUrl: values.PRODUCTION_BASE_URL ?? publicBaseUrl,
-    sandboxBaseUrl: values.SANDBOX_BASE_URL ?? publicBaseUrl,
+    /**
+     * The base addresses of the two environments, as the OpenAPI documents list them (servers). The one
+     * this process runs as defaults to PUBLIC_BASE_URL; the other is known only when configured.
+     */
+    productionBaseUrl: values.PRODUCTION_BASE_URL ?? (values.ENVIRONMENT === 'production' ? publicBaseUrl : undefined),
+    sandboxBaseUrl: values.SANDBOX_BASE_URL ?? (values.ENVIRONMENT === 'sandbox' ? publicBaseUrl : undefined),
     problemBaseUrl: values.PROBLEM_BASE_URL ?? `${publicBaseUrl}/problems`,
+    /** info.contact of both OpenAPI documents: whom integrators ask about the API. */
+    apiContact: {
+      name: values.API_CONTACT_NAME,
+      url: values.API_CONTACT_URL ?? `${publicBaseUrl}/docs`,
+      email: values.API_CONTACT_EMAIL,
+    },
     adminToken: values.ADMIN_TOKEN,
     tokenTtlSeconds: values.TOKEN_TTL_SECONDS,
     rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,

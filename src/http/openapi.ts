@@ -21,6 +21,7 @@ import { type TSchema, Type } from 'typebox';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import type { Config } from '../config.js';
 import { ADMIN_SECURITY_SCHEME } from './admin-auth.js';
+import { ComponentIndex, type ComponentDefinitions } from './components.js';
 import { SECURITY_SCHEME } from './auth.js';
 import { RATE_LIMIT_HEADER_COMPONENTS } from './rate-limit.js';
 import { MULTIPART_FORM_DATA } from './media.js';
@@ -56,8 +57,13 @@ export interface DocumentDefinition {
   tags: { name: string; description?: string }[];
   /** Requirement applied to operations that declare none. */
   security?: JsonObject[];
-  /** Top-level `webhooks` map (OpenAPI 3.1) and the component schemas it refers to. */
-  webhooks?: { webhooks: JsonObject; schemas: JsonObject };
+  /**
+   * The resources and shared shapes named in components.schemas (components.ts); routes' bodies and
+   * responses refer to them. Unused ones are left out of the document.
+   */
+  components: ComponentDefinitions;
+  /** Top-level `webhooks` map (OpenAPI 3.1); its bodies refer to named components. */
+  webhooks?: JsonObject;
   /** Members merged into named component schemas (e.g. the Problem schema's list of types). */
   schemaAnnotations?: Record<string, JsonObject>;
   /** Counted by the client rate limit: every operation may answer 429. */
@@ -211,6 +217,7 @@ function impliedHeaders(status: string, schema: JsonObject): Record<string, { sc
 /** One route's schema as the document shows it (the route's own schema is not changed). */
 function describeRoute(
   definition: DocumentDefinition,
+  components: ComponentIndex,
   input: RouteTransformInput,
   patches: Map<string, OperationPatch>,
 ) {
@@ -261,7 +268,10 @@ function describeRoute(
       const problem = status === '422' ? unprocessableForm(body) : body;
       shown = { description: text, content: { 'application/problem+json': { schema: problem } } };
     } else {
-      shown = { description: text, content: { 'application/json': { schema: body } } };
+      // A named schema may carry a description of its own, which the response's is taken from.
+      const named = components.reference(description === undefined ? body : { ...body, description });
+      const schema = named.$ref === undefined ? components.reference(body) : named;
+      shown = { description: text, content: { 'application/json': { schema } } };
     }
     if (Object.keys(headerSchemas).length > 0) shown.headers = headerSchemas;
     response[status] = shown;
@@ -269,7 +279,7 @@ function describeRoute(
 
   const notes = operationNotes(schema);
   const text = [schema.description as string | undefined, ...notes].filter(Boolean).join('\n\n');
-  const body = documentedBody(schema.body as JsonObject | undefined);
+  const body = documentedBody(namedBody(components, schema.body as JsonObject | undefined));
   const encodings = multipartEncodings(schema.body as JsonObject | undefined);
   const path = formatParamUrl(url);
   for (const method of [route.method].flat()) {
@@ -286,6 +296,19 @@ function describeRoute(
     schema: { ...schema, ...(body ? { body } : {}), ...(text ? { description: text } : {}), response } as FastifySchema,
     url,
   };
+}
+
+/** A body with its named schemas referenced, per media type when it declares several (media.ts, the token endpoint). */
+function namedBody(components: ComponentIndex, body: JsonObject | undefined): JsonObject | undefined {
+  if (body === undefined) return undefined;
+  if (!body.content) return components.reference(body);
+  const content = Object.fromEntries(
+    Object.entries(body.content as Record<string, JsonObject>).map(([mediaType, media]) => [
+      mediaType,
+      { ...media, schema: components.reference(media.schema) },
+    ]),
+  );
+  return { ...body, content };
 }
 
 /**
@@ -354,10 +377,7 @@ function finishDocument(
   }
   patches.clear();
   if (definition.rateLimited) declareRateLimitHeaders(document);
-  if (definition.webhooks) {
-    document.webhooks = definition.webhooks.webhooks;
-    Object.assign(document.components.schemas, definition.webhooks.schemas);
-  }
+  if (definition.webhooks) document.webhooks = definition.webhooks;
   for (const [name, annotation] of Object.entries(definition.schemaAnnotations ?? {})) {
     if (document.components.schemas[name]) Object.assign(document.components.schemas[name], annotation);
   }
@@ -396,18 +416,35 @@ function pruneUnusedSchemas(document: JsonObject): void {
   for (const name of Object.keys(schemas)) if (!used.has(name)) delete schemas[name];
 }
 
+/** The base address of the environment this process runs as (its token endpoint is the one to use). */
+export function ownBaseUrl(config: Config): string {
+  return (
+    (config.environment === 'production' ? config.productionBaseUrl : config.sandboxBaseUrl) ?? config.publicBaseUrl
+  );
+}
+
+/**
+ * This environment's address first (generators take servers[0] as the default base address), then the
+ * other environment's, only when it is configured: an address that is not known is not guessed.
+ */
+export function documentServers(config: Config): JsonObject[] {
+  const production = config.environment === 'production';
+  const own = { url: ownBaseUrl(config), description: production ? 'Production' : 'Sandbox' };
+  const other = production ? config.sandboxBaseUrl : config.productionBaseUrl;
+  if (other === undefined || other === own.url) return [own];
+  return [own, { url: other, description: production ? 'Sandbox' : 'Production' }];
+}
+
 function swaggerOptions(config: Config, definition: DocumentDefinition, decorator: string) {
   const patches = new Map<string, OperationPatch>();
+  const components = new ComponentIndex(definition.components);
   return {
     decorator,
     openapi: {
       openapi: '3.1.0',
       info: definition.info,
-      servers: [
-        { url: config.productionBaseUrl, description: 'Production' },
-        { url: config.sandboxBaseUrl, description: 'Sandbox' },
-      ],
-      components: { securitySchemes: definition.securitySchemes },
+      servers: documentServers(config),
+      components: { schemas: components.components(), securitySchemes: definition.securitySchemes },
     },
     // Paths keep their /api/v1 prefix; servers are the base addresses (DECISIONS: OpenAPI).
     stripBasePath: false,
@@ -418,11 +455,17 @@ function swaggerOptions(config: Config, definition: DocumentDefinition, decorato
       buildLocalReference: (json: JsonObject, _baseUri: unknown, _fragment: unknown, index: number) =>
         typeof json.$id === 'string' ? json.$id.replace(/[^A-Za-z0-9._-]/g, '_') : `def-${index}`,
     },
-    transform: (input: RouteTransformInput) => describeRoute(definition, input, patches),
+    transform: (input: RouteTransformInput) => describeRoute(definition, components, input, patches),
     transformObject: ({ openapiObject }: { openapiObject: JsonObject }) =>
       finishDocument(definition, openapiObject, patches),
   };
 }
+
+/** GET /api/v1/openapi.json's answer, named in the client document. */
+export const OpenApiDocumentSchema = Type.Object(
+  {},
+  { additionalProperties: true, description: 'The OpenAPI 3.1.0 document.' },
+);
 
 /**
  * Registers both documents. Call before any route is registered: the documents see the routes added
@@ -451,7 +494,7 @@ export async function registerOpenApi(
           'The machine-readable contract of the client API (OpenAPI 3.1.0). No token needed; counted by the rate limit.',
         tags: ['Documentation'],
         security: [],
-        response: { 200: Type.Object({}, { additionalProperties: true, description: 'The OpenAPI 3.1.0 document.' }) },
+        response: { 200: OpenApiDocumentSchema },
       },
     },
     async (_request, reply) => {

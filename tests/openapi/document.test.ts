@@ -33,6 +33,12 @@ function operation(method: string, path: string): any {
   return (entry?.[1] as any)?.[method.toLowerCase()];
 }
 
+/** A schema, or the named schema it refers to (#/components/schemas/…), of the document given. */
+function deref(schema: any, document: any = doc): any {
+  const name = /^#\/components\/schemas\/(.+)$/.exec(schema?.$ref ?? '')?.[1];
+  return name === undefined ? schema : document.components.schemas[name];
+}
+
 function allOperations(document: any): [string, string, any][] {
   return Object.entries(document.paths).flatMap(([path, item]) =>
     Object.entries(item as object).map(([method, op]) => [method, path, op] as [string, string, any]),
@@ -40,14 +46,25 @@ function allOperations(document: any): [string, string, any][] {
 }
 
 describe('the client document', () => {
-  it('is OpenAPI 3.1.0, version 1.0.0, with production and sandbox servers', () => {
+  it("is OpenAPI 3.1.0, version 1.0.0, with a contact, this environment's server first and the other one", () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.0.0');
     expect(doc.info.title).toBeTruthy();
+    expect(doc.info.contact).toEqual({ name: 'Site Services API support', url: `${t.config.publicBaseUrl}/docs` });
+    // The test app runs as sandbox: generators take servers[0] as the default base address.
     expect(doc.servers).toEqual([
-      { url: PRODUCTION, description: 'Production' },
       { url: SANDBOX, description: 'Sandbox' },
+      { url: PRODUCTION, description: 'Production' },
     ]);
+  });
+
+  it('describes every operation, in both documents', async () => {
+    const admin = (await t.http.get('/admin/v1/openapi.json', { token: t.adminToken })).body;
+    for (const document of [doc, admin]) {
+      expect(document.info.contact.url).toBeTruthy();
+      for (const [method, path, op] of allOperations(document))
+        expect(op.description?.length ?? 0, `${method} ${path}`).toBeGreaterThan(20);
+    }
   });
 
   it('declares the OAuth client-credentials scheme with all six scopes and their descriptions', () => {
@@ -109,7 +126,8 @@ describe('the client document', () => {
         bodies += 1;
         const expected = op.operationId === 'createToken';
         // A body of several shapes (the simulator's actions) refuses unknown members in every shape.
-        const shapes = media.schema.oneOf ?? [media.schema];
+        const schema = deref(media.schema);
+        const shapes = schema.oneOf ?? [schema];
         for (const shape of shapes) expect(shape.additionalProperties, `${method} ${path} ${mediaType}`).toBe(expected);
       }
     }
@@ -237,6 +255,95 @@ describe("SPEC's endpoint table", () => {
         'application/json',
         'application/x-www-form-urlencoded',
       ]);
+    }
+  });
+});
+
+describe('the named schemas', () => {
+  const RESOURCES = ['Site', 'SiteVisit', 'Message', 'WebhookSubscription', 'Project', 'Item', 'FileObject'];
+  const BODIES = [
+    'SiteCreate',
+    'SitePatch',
+    'SiteVisitCreate',
+    'SiteVisitPatch',
+    'MessageCreate',
+    'MessagePatch',
+    'WebhookSubscriptionCreate',
+    'WebhookSubscriptionPatch',
+  ];
+  const LISTS = ['SiteList', 'SiteVisitList', 'MessageList', 'WebhookSubscriptionList', 'ProjectList', 'ItemList'];
+
+  it('name every resource, body, list envelope and shared shape once', () => {
+    const names = Object.keys(doc.components.schemas);
+    for (const name of [...RESOURCES, ...BODIES, ...LISTS, 'FileVersion', 'Problem', 'ValidationProblem'])
+      expect(names, name).toContain(name);
+    // No operation writes a resource inline: whatever carries `attributes` is a named schema.
+    const inline: string[] = [];
+    const visit = (value: unknown, at: string) => {
+      if (value === null || typeof value !== 'object') return;
+      if ((value as any).properties?.attributes) inline.push(at);
+      for (const [key, member] of Object.entries(value)) visit(member, `${at}/${key}`);
+    };
+    visit(doc.paths, '#/paths');
+    visit(doc.webhooks, '#/webhooks');
+    expect(inline).toEqual([]);
+  });
+
+  it('are what every operation of a resource refers to', () => {
+    const responseSchema = (method: string, path: string, status: string) =>
+      operation(method, path).responses[status].content['application/json'].schema.$ref;
+    const bodySchema = (method: string, path: string) =>
+      operation(method, path).requestBody.content['application/json'].schema.$ref;
+    const named = (name: string) => `#/components/schemas/${name}`;
+    for (const [collection, resource, document] of [
+      ['/api/v1/sites', 'Site', 'SiteDocument'],
+      ['/api/v1/site-visits', 'SiteVisit', 'SiteVisitDocument'],
+      ['/api/v1/messages', 'Message', 'MessageDocument'],
+    ] as const) {
+      expect(responseSchema('GET', collection, '200')).toBe(named(`${resource}List`));
+      expect(responseSchema('POST', collection, '201')).toBe(named(document));
+      expect(responseSchema('GET', `${collection}/{id}`, '200')).toBe(named(document));
+      expect(responseSchema('PATCH', `${collection}/{id}`, '200')).toBe(named(document));
+      expect(bodySchema('POST', collection)).toBe(named(`${resource}Create`));
+      expect(bodySchema('PATCH', `${collection}/{id}`)).toBe(named(`${resource}Patch`));
+      expect(doc.components.schemas[document].properties.data).toEqual({ $ref: named(resource) });
+      expect(doc.components.schemas[`${resource}List`].properties.data.items).toEqual({ $ref: named(resource) });
+    }
+    expect(responseSchema('GET', '/api/v1/webhook-subscriptions', '200')).toBe(named('WebhookSubscriptionList'));
+    expect(bodySchema('POST', '/api/v1/webhook-subscriptions')).toBe(named('WebhookSubscriptionCreate'));
+    expect(bodySchema('PATCH', '/api/v1/webhook-subscriptions/{id}')).toBe(named('WebhookSubscriptionPatch'));
+    expect(responseSchema('GET', '/api/v1/projects', '200')).toBe(named('ProjectList'));
+    expect(responseSchema('GET', '/api/v1/items', '200')).toBe(named('ItemList'));
+    const visit = doc.components.schemas.SiteVisit.properties.attributes.properties;
+    expect(visit.returnLabel.anyOf).toContainEqual({ $ref: named('FileObject') });
+    expect(doc.components.schemas.FileObject.properties.versions.items).toEqual({ $ref: named('FileVersion') });
+  });
+
+  it('show an example with every resource, request body and event, valid against its schema', async () => {
+    const admin = (await t.http.get('/admin/v1/openapi.json', { token: t.adminToken })).body;
+    const events = EVENT_TYPES.map((type) =>
+      doc.webhooks[type].post.requestBody.content['application/json'].schema.$ref.split('/').pop(),
+    );
+    const operatorResources = ['Tenant', 'TenantCreate', 'Project', 'Item', 'SiteAsset', 'OperatorSiteVisit'];
+    for (const [document, names] of [
+      [doc, [...RESOURCES, ...BODIES, ...events, 'Problem', 'ValidationProblem']],
+      [admin, [...operatorResources, 'WebhookSubscriptionWithHealth', 'WebhookDelivery', 'SiteVisitCreate']],
+    ] as const) {
+      const ajv = new Ajv2020({ strict: false, allErrors: true });
+      (addFormats as unknown as (ajv: Ajv2020) => void)(ajv);
+      ajv.addSchema({ $id: 'https://document.test/', components: document.components });
+      for (const name of names) {
+        const { examples } = document.components.schemas[name];
+        expect(examples, name).toHaveLength(1);
+        const validate = ajv.getSchema(`https://document.test/#/components/schemas/${name}`)!;
+        expect(validate(examples[0]), `${name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      }
+      // Every example the document shows is valid, not only those of the names above.
+      for (const [name, schema] of Object.entries(document.components.schemas as Record<string, any>)) {
+        if (!schema.examples) continue;
+        const validate = ajv.getSchema(`https://document.test/#/components/schemas/${name}`)!;
+        expect(validate(schema.examples[0]), `${name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      }
     }
   });
 });
@@ -400,7 +507,10 @@ describe('the operator document', () => {
       expect(branch.required).toContain('action');
     }
     expect(Object.keys(workflow.responses)).toEqual(expect.arrayContaining(['200', '401', '404', '409', '422']));
-    const visit = workflow.responses['200'].content['application/json'].schema.properties.data;
+    const visit = deref(
+      deref(workflow.responses['200'].content['application/json'].schema, admin).properties.data,
+      admin,
+    );
     expect(Object.keys(visit.properties.attributes.properties)).toEqual(
       expect.arrayContaining([
         'status',
@@ -414,8 +524,10 @@ describe('the operator document', () => {
     const create = admin.paths['/admin/v1/tenants/{tenantId}/site-visits'].post;
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '401', '404', '409', '422']));
     // The client's visit shows none of the workflow's fields.
-    const clientVisit = operation('GET', '/api/v1/site-visits/{id}').responses['200'].content['application/json'].schema
-      .properties.data;
+    const clientVisit = deref(
+      deref(operation('GET', '/api/v1/site-visits/{id}').responses['200'].content['application/json'].schema).properties
+        .data,
+    );
     expect(Object.keys(clientVisit.properties.attributes.properties)).not.toContain('fieldRepName');
   });
 });

@@ -1,8 +1,9 @@
 /**
- * Names for the generated types (src/generated/api.ts, from the service's OpenAPI document): request
- * bodies, resource objects and pages, derived by path so nothing is copied by hand.
+ * Names for the generated types (src/generated/api.ts, from the service's OpenAPI document): the
+ * document's named schemas, and per collection path its bodies, resource and page, so nothing is copied
+ * by hand.
  */
-import type { paths, webhooks } from './generated/api.js';
+import type { components, paths, webhooks } from './generated/api.js';
 
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
 type JsonBody<T> = T extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
@@ -16,27 +17,32 @@ export type ListQuery<P extends CollectionPath> = NonNullable<paths[P]['get']['p
 export type Page<P extends CollectionPath> = Json<paths[P]['get']['responses'][200]>;
 export type ResourceOf<P extends CollectionPath> = Json<paths[ItemPath<P>]['get']['responses'][200]>['data'];
 
-export type SiteCreate = CreateBody<'/api/v1/sites'>;
-export type SitePatch = PatchBody<'/api/v1/sites'>;
-export type Site = ResourceOf<'/api/v1/sites'>;
-export type SiteVisitCreate = CreateBody<'/api/v1/site-visits'>;
-export type SiteVisitPatch = PatchBody<'/api/v1/site-visits'>;
-export type SiteVisit = ResourceOf<'/api/v1/site-visits'>;
-export type MessageCreate = CreateBody<'/api/v1/messages'>;
-export type MessagePatch = PatchBody<'/api/v1/messages'>;
-export type Message = ResourceOf<'/api/v1/messages'>;
+/** A schema named in the document's components (one type per resource, body, list and event). */
+export type Schema<N extends keyof components['schemas']> = components['schemas'][N];
 
-export type Project = Json<paths['/api/v1/projects']['get']['responses'][200]>['data'][number];
-export type Item = Json<paths['/api/v1/items']['get']['responses'][200]>['data'][number];
+export type SiteCreate = Schema<'SiteCreate'>;
+export type SitePatch = Schema<'SitePatch'>;
+export type Site = Schema<'Site'>;
+export type SiteVisitCreate = Schema<'SiteVisitCreate'>;
+export type SiteVisitPatch = Schema<'SiteVisitPatch'>;
+export type SiteVisit = Schema<'SiteVisit'>;
+export type MessageCreate = Schema<'MessageCreate'>;
+export type MessagePatch = Schema<'MessagePatch'>;
+export type Message = Schema<'Message'>;
+export type FileObject = Schema<'FileObject'>;
+export type FileVersion = Schema<'FileVersion'>;
+export type Problem = Schema<'Problem'>;
+export type ValidationProblem = Schema<'ValidationProblem'>;
 
-export type WebhookSubscription = Json<paths['/api/v1/webhook-subscriptions']['get']['responses'][200]>['data'][number];
-export type WebhookSubscriptionCreate = JsonBody<paths['/api/v1/webhook-subscriptions']['post']>;
-export type WebhookSubscriptionPatch = JsonBody<paths['/api/v1/webhook-subscriptions/{id}']['patch']>;
+export type Project = Schema<'Project'>;
+export type Item = Schema<'Item'>;
 
-export type ReturnLabelUpload = Json<paths['/api/v1/site-visits/{id}/return-label']['post']['responses'][201]>['data'];
-export type FileAttachmentUpload = Json<
-  paths['/api/v1/messages/{id}/file-attachment']['post']['responses'][201]
->['data'];
+export type WebhookSubscription = Schema<'WebhookSubscription'>;
+export type WebhookSubscriptionCreate = Schema<'WebhookSubscriptionCreate'>;
+export type WebhookSubscriptionPatch = Schema<'WebhookSubscriptionPatch'>;
+
+export type ReturnLabelUpload = Schema<'ReturnLabelUpload'>['data'];
+export type FileAttachmentUpload = Schema<'FileAttachmentUpload'>['data'];
 
 /** The seven webhook event types, from the document's `webhooks` map. */
 export type WebhookEventType = keyof webhooks;

@@ -10,7 +10,7 @@ import type { Api } from '../../http/types.js';
 import { ALL_SCOPES } from './scopes.js';
 import { grantClientCredentials, oauthProblem, type TokenRequest } from './service.js';
 
-const TokenRequestBody = Type.Object(
+export const TokenRequestBody = Type.Object(
   {
     grant_type: Type.Literal('client_credentials'),
     client_id: Type.String(),
@@ -24,7 +24,7 @@ const TokenRequestBody = Type.Object(
   { additionalProperties: true, description: 'Unrecognised parameters are ignored, as RFC 6749 §3.2 requires.' },
 );
 
-const TokenResponseBody = Type.Object(
+export const TokenResponseBody = Type.Object(
   {
     access_token: Type.String({ description: 'A JWT; send it as Authorization: Bearer <access_token>.' }),
     token_type: Type.Literal('Bearer'),

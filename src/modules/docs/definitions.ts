@@ -5,19 +5,16 @@
 import type { Config } from '../../config.js';
 import { ADMIN_SECURITY_SCHEME } from '../../http/admin-auth.js';
 import { SECURITY_SCHEME } from '../../http/auth.js';
-import type { OpenApiDefinitions } from '../../http/openapi.js';
+import { type OpenApiDefinitions, ownBaseUrl } from '../../http/openapi.js';
 import { PROBLEM_TYPES } from '../../http/problem.js';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../auth/scopes.js';
 import { EVENT_TYPES } from '../events/types.js';
 import { eventWebhooks, WEBHOOK_TAG } from '../events/webhooks-openapi.js';
 import { SANDBOX_TAG } from '../site-visits/sandbox-routes.js';
+import { CLIENT_COMPONENTS, OPERATOR_COMPONENTS } from './components.js';
+import { problemExample, validationProblemExample } from './examples.js';
 
 export const API_VERSION = '1.0.0';
-
-/** The base address of the environment this process serves (its token endpoint is the one to use). */
-function ownBaseUrl(config: Config): string {
-  return config.environment === 'production' ? config.productionBaseUrl : config.sandboxBaseUrl;
-}
 
 export function problemTypeTable(config: Config): string {
   const rows = Object.entries(PROBLEM_TYPES).map(
@@ -225,7 +222,7 @@ const OPERATOR_TAGS = [
   },
 ];
 
-/** The Problem schema lists every problem type, with the address of its explanation. */
+/** The Problem schema lists every problem type, with the address of its explanation; both problem shapes get an example. */
 function problemAnnotations(config: Config) {
   const types = Object.entries(PROBLEM_TYPES).map(([slug, problem]) => ({
     slug,
@@ -238,8 +235,16 @@ function problemAnnotations(config: Config) {
     Problem: {
       description: `Problem details (RFC 9457). \`type\` is \`${config.problemBaseUrl}/<slug>\`; each address explains the problem and what to do. Slugs:\n\n${list}`,
       'x-problem-types': types,
+      examples: [problemExample(config.problemBaseUrl)],
     },
+    ValidationProblem: { examples: [validationProblemExample(config.problemBaseUrl)] },
   };
+}
+
+/** info.contact (API_CONTACT_NAME, API_CONTACT_URL, API_CONTACT_EMAIL). No licence: see redocly.yaml. */
+function contactOf(config: Config) {
+  const { name, url, email } = config.apiContact;
+  return { name, url, ...(email === undefined ? {} : { email }) };
 }
 
 export function openApiDefinitions(config: Config): OpenApiDefinitions {
@@ -248,7 +253,12 @@ export function openApiDefinitions(config: Config): OpenApiDefinitions {
     client: {
       prefix: '/api/v1/',
       rateLimited: true,
-      info: { title: 'Site Services API', version: API_VERSION, description: clientDescription(config) },
+      info: {
+        title: 'Site Services API',
+        version: API_VERSION,
+        description: clientDescription(config),
+        contact: contactOf(config),
+      },
       tags: config.environment === 'sandbox' ? [...CLIENT_TAGS, SANDBOX_TAG_DEFINITION] : CLIENT_TAGS,
       securitySchemes: {
         [SECURITY_SCHEME]: {
@@ -262,18 +272,25 @@ export function openApiDefinitions(config: Config): OpenApiDefinitions {
           },
         },
       },
+      components: CLIENT_COMPONENTS,
       webhooks: eventWebhooks(),
       schemaAnnotations,
     },
     operator: {
       prefix: '/admin/v1/',
       rateLimited: false,
-      info: { title: 'Site Services operator API', version: API_VERSION, description: operatorDescription() },
+      info: {
+        title: 'Site Services operator API',
+        version: API_VERSION,
+        description: operatorDescription(),
+        contact: contactOf(config),
+      },
       tags: OPERATOR_TAGS,
       securitySchemes: {
         [ADMIN_SECURITY_SCHEME]: { type: 'http', scheme: 'bearer', description: 'The operator token (ADMIN_TOKEN).' },
       },
       security: [{ [ADMIN_SECURITY_SCHEME]: [] }],
+      components: OPERATOR_COMPONENTS,
       schemaAnnotations,
     },
   };

@@ -18,6 +18,22 @@ import { API_VERSION } from './definitions.js';
 
 const REDOC_BUNDLE = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
 
+/**
+ * Redoc's sidebar footer shows Redocly's logo from their CDN, which the page's CSP blocks: a broken image
+ * and a console error. The bundle is served with a small mark of its own in its place (a data: address,
+ * which the CSP allows), so the page asks for nothing outside the service. tests/docs/reference-page.test.ts
+ * fails if a Redoc upgrade brings another outside address.
+ */
+const REDOC_CDN_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+const LOCAL_LOGO = `data:image/svg+xml,${encodeURIComponent(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect x="2" y="1" width="12" height="14" rx="2" fill="#8a94a6"/><path d="M5 5h6M5 8h6M5 11h4" stroke="#fff" stroke-width="1.5"/></svg>',
+)}`;
+
+async function servedRedocBundle(): Promise<Buffer> {
+  const source = await readFile(REDOC_BUNDLE, 'utf8');
+  return Buffer.from(source.replaceAll(REDOC_CDN_LOGO, LOCAL_LOGO));
+}
+
 /** Redoc styles with inline styles and runs its search in a worker made from a blob. */
 const DOCS_CSP = [
   "default-src 'none'",
@@ -138,7 +154,7 @@ export function registerDocsRoutes(app: Api, config: Config): void {
   );
 
   app.get('/docs/redoc.standalone.js', { schema: { hide: true } }, async (_request, reply) => {
-    bundle ??= await readFile(REDOC_BUNDLE);
+    bundle ??= await servedRedocBundle();
     return reply
       .type('application/javascript; charset=utf-8')
       .header('cache-control', 'public, max-age=86400')

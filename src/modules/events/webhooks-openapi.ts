@@ -5,7 +5,7 @@
  */
 import { Type } from 'typebox';
 import type { JsonObject } from '../../http/openapi.js';
-import { EVENT_DESCRIPTIONS, EVENT_ENVELOPE_SCHEMAS } from './schemas.js';
+import { EVENT_DESCRIPTIONS } from './schemas.js';
 import { EVENT_TYPES, type EventType } from './types.js';
 
 export const WEBHOOK_TAG = 'Webhook events';
@@ -126,13 +126,10 @@ function webhookOperation(type: EventType): JsonObject {
   };
 }
 
-/** The `webhooks` map and the envelope schemas it refers to, for the client document. */
-export function eventWebhooks(): { webhooks: JsonObject; schemas: JsonObject } {
-  const webhooks: JsonObject = {};
-  const schemas: JsonObject = {};
-  for (const type of EVENT_TYPES) {
-    webhooks[type] = webhookOperation(type);
-    schemas[eventSchemaName(type)] = plain(EVENT_ENVELOPE_SCHEMAS[type]);
-  }
-  return { webhooks, schemas };
+/**
+ * The `webhooks` map of the client document. Each body refers to the event's envelope schema
+ * (EVENT_ENVELOPE_SCHEMAS), named by eventSchemaName among the document's components.
+ */
+export function eventWebhooks(): JsonObject {
+  return Object.fromEntries(EVENT_TYPES.map((type) => [type, webhookOperation(type)]));
 }

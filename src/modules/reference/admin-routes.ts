@@ -20,6 +20,8 @@ export function registerReferenceAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'createProject',
         summary: 'Add a project to a tenant',
+        description:
+          'The project the client then names as projectId of its site visits; Active unless status says otherwise. A projectId the tenant already has is 409.',
         tags,
         params: TenantParams,
         body: ProjectCreateBody,
@@ -40,6 +42,7 @@ export function registerReferenceAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'listTenantProjects',
         summary: "List a tenant's projects, active or not",
+        description: 'Every project of the tenant, Inactive ones included (the client API lists only Active ones).',
         tags,
         params: TenantParams,
         response: { 200: DataOf(Type.Array(Project)), ...problemResponses([401, 404]) },
@@ -58,6 +61,8 @@ export function registerReferenceAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'updateProject',
         summary: 'Rename a project or change its status',
+        description:
+          'Only supplied members change. A site visit that names an Inactive project is refused with 409 invalid-project.',
         tags,
         params: ProjectParams,
         body: ProjectPatchBody,
@@ -81,6 +86,8 @@ export function registerReferenceAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'createItem',
         summary: 'Add an item to a tenant',
+        description:
+          'The item the client then names as itemName of its site visits. An itemName or itemId the tenant already has is 409.',
         tags,
         params: TenantParams,
         body: ItemCreateBody,
@@ -101,6 +108,7 @@ export function registerReferenceAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'listTenantItems',
         summary: "List a tenant's items",
+        description: 'Every item of the tenant.',
         tags,
         params: TenantParams,
         response: { 200: DataOf(Type.Array(Item)), ...problemResponses([401, 404]) },

@@ -64,7 +64,7 @@ export const ProjectParams = Type.Object(
 );
 
 /** Reference meta: the upstream record id when known (SPEC: Reference items), never a version. */
-const ReferenceMeta = Type.Object(
+export const ReferenceMeta = Type.Object(
   {
     upstreamRecordId: Type.Optional(
       Type.String({ description: "The record id in the operator's upstream system, when known." }),

@@ -40,6 +40,8 @@ export function registerSiteAssetAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'listSiteAssets',
         summary: 'List the site assets of one site',
+        description:
+          'The assets installed at the site with the given siteCode, which the client can assign to site visits by siteAssetId.',
         tags,
         params: TenantParams,
         querystring: Type.Object({ siteCode: Text(100) }, { additionalProperties: false }),

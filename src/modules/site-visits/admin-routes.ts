@@ -111,6 +111,8 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'getTenantSiteVisit',
         summary: 'Get a site visit with its workflow state',
+        description:
+          "The visit as the client sees it plus the workflow's own fields (field rep, schedule, dispatch, completion and deliverables times).",
         tags,
         params: VisitParams,
         response: { 200: visitResponse, ...problemResponses([401, 404]) },

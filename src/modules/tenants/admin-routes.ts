@@ -27,6 +27,8 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'createTenant',
         summary: 'Create a tenant with its first credential pair',
+        description:
+          "The client's credential pair (client_id and client_secret) is in the answer and shown only this once: only a hash of the secret is stored. Scopes default to all six, apiEnabled and webhookAccess to true.",
         tags,
         body: TenantCreateBody,
         response: { 201: data(TenantWithCredentials), ...problemResponses([401, 422]) },
@@ -41,6 +43,7 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'listTenants',
         summary: 'List tenants',
+        description: 'Every tenant with its scopes and flags, without credentials.',
         tags,
         response: { 200: data(Type.Array(Tenant)), ...problemResponses([401]) },
       },
@@ -54,6 +57,7 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'getTenant',
         summary: 'Get a tenant',
+        description: 'The tenant with its scopes and flags, without credentials.',
         tags,
         params: TenantParams,
         response: { 200: data(Tenant), ...problemResponses([401, 404]) },
@@ -89,6 +93,8 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'listCredentials',
         summary: "List a tenant's credential pairs (without secrets)",
+        description:
+          'Each pair by client_id, with when it was issued and, once revoked, when; secrets are never shown again.',
         tags,
         params: TenantParams,
         response: { 200: data(Type.Array(CredentialSummary)), ...problemResponses([401, 404]) },
@@ -103,6 +109,8 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'addCredentials',
         summary: 'Issue one more credential pair; earlier pairs keep working',
+        description:
+          'For rotating credentials: hand the new pair to the client, then revoke the old one. The secret is shown only in this answer.',
         tags,
         params: TenantParams,
         response: { 201: data(CredentialPair), ...problemResponses([401, 404]) },

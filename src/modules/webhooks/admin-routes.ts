@@ -52,6 +52,8 @@ export function registerWebhookAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'listTenantWebhookSubscriptions',
         summary: "List a tenant's webhook subscriptions with their delivery health",
+        description:
+          'Each subscription of the tenant, legacy and v1, with its delivery health: consecutive failures, last success and failure, and the outcome of its deliveries of the last 24 hours.',
         tags,
         params: TenantParams,
         response: { 200: data(Type.Array(SubscriptionWithHealth)), ...problemResponses([401, 404]) },
@@ -82,6 +84,8 @@ export function registerWebhookAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'getDelivery',
         summary: 'Get one webhook delivery with its attempt log',
+        description:
+          'The delivery of one event to one subscription, with its status, the log of every attempt (status code, error, duration) and when the next attempt is due.',
         tags,
         params: DeliveryParams,
         response: { 200: data(Delivery), ...problemResponses([401, 404]) },

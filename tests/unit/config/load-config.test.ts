@@ -31,9 +31,11 @@ describe('loadConfig defaults', () => {
       dataDir: path.resolve('./data'),
       environment: 'sandbox',
       publicBaseUrl: 'http://127.0.0.1:3000',
-      productionBaseUrl: 'http://127.0.0.1:3000',
+      // The sandbox's address is this process's; production's is not known unless configured.
+      productionBaseUrl: undefined,
       sandboxBaseUrl: 'http://127.0.0.1:3000',
       problemBaseUrl: 'http://127.0.0.1:3000/problems',
+      apiContact: { name: 'Site Services API support', url: 'http://127.0.0.1:3000/docs', email: undefined },
       adminToken: undefined,
       tokenTtlSeconds: 3600,
       rateLimitPerMinute: 100,
@@ -243,5 +245,31 @@ describe('a value the service cannot read stops it, naming the variable', () => 
   it('checks the rules between variables once every variable is valid on its own', () => {
     // ENVIRONMENT is unreadable, so whether the keys are required cannot be said yet: one problem, not four.
     expect(problemsOf({ ENVIRONMENT: 'prod' })).toEqual([expect.stringContaining('ENVIRONMENT')]);
+  });
+});
+
+describe("the OpenAPI documents' servers and contact", () => {
+  it("knows the other environment's base address only when it is configured", () => {
+    const production = loadConfig({
+      ...productionKeys(),
+      ENVIRONMENT: 'production',
+      PUBLIC_BASE_URL: 'https://api.example.com',
+    });
+    expect(production).toMatchObject({ productionBaseUrl: 'https://api.example.com', sandboxBaseUrl: undefined });
+    expect(
+      loadConfig({ PUBLIC_BASE_URL: 'https://sandbox.example.com', PRODUCTION_BASE_URL: 'https://api.example.com/' }),
+    ).toMatchObject({ productionBaseUrl: 'https://api.example.com', sandboxBaseUrl: 'https://sandbox.example.com' });
+  });
+
+  it('reads the contact, refusing an address that is not one', () => {
+    expect(
+      loadConfig({
+        API_CONTACT_NAME: 'Integration desk',
+        API_CONTACT_URL: 'https://support.example.com/api',
+        API_CONTACT_EMAIL: 'api@example.com',
+      }).apiContact,
+    ).toEqual({ name: 'Integration desk', url: 'https://support.example.com/api', email: 'api@example.com' });
+    expect(() => loadConfig({ API_CONTACT_EMAIL: 'support at example.com' })).toThrow(/API_CONTACT_EMAIL/);
+    expect(() => loadConfig({ API_CONTACT_URL: 'support@example.com' })).toThrow(/API_CONTACT_URL/);
   });
 });

@@ -574,6 +574,1202 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        ResourceMeta: {
+            /** @description Grows by exactly 1 with every change of the resource. */
+            version: number;
+            /**
+             * @description The quoted version, e.g. "3"; send it as If-Match.
+             * @example "1"
+             */
+            etag: string;
+        };
+        /**
+         * @example {
+         *       "version": 1,
+         *       "fileName": "return-label.pdf",
+         *       "contentType": "application/pdf",
+         *       "sizeBytes": 48213,
+         *       "uploadedAt": "2026-11-03T10:02:44.120Z"
+         *     }
+         */
+        FileVersion: {
+            /** @description 1 for the first upload, then 2, 3, … */
+            version: number;
+            /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
+            fileName: string;
+            /**
+             * @description The type detected from the file's content.
+             * @example application/pdf
+             */
+            contentType: string;
+            sizeBytes: number;
+            /** Format: date-time */
+            uploadedAt: string;
+        };
+        /**
+         * @example {
+         *       "url": "https://api.example.com/api/v1/site-visits/visit_9p4t7w2y5a8c1e3g6j0k2m4q7s/return-label",
+         *       "versions": [
+         *         {
+         *           "version": 1,
+         *           "fileName": "return-label.pdf",
+         *           "contentType": "application/pdf",
+         *           "sizeBytes": 48213,
+         *           "uploadedAt": "2026-11-03T10:02:44.120Z"
+         *         }
+         *       ]
+         *     }
+         */
+        FileObject: {
+            /**
+             * Format: uri
+             * @description Absolute address of the download endpoint; it serves the latest version.
+             */
+            url: string;
+            /** @description Every uploaded version, oldest first. */
+            versions: components["schemas"]["FileVersion"][];
+        };
+        /**
+         * @example {
+         *       "siteVisitAssetId": 1,
+         *       "siteAssetId": 184467213,
+         *       "uniqueId": "DEMO-ASSET-1",
+         *       "friendlyLocation": "Front entrance",
+         *       "assetStatus": "Installed",
+         *       "assetDisplay": "Kiosk A (front entrance)"
+         *     }
+         */
+        SiteVisitAsset: {
+            /** @description The assignment's own id; stable while the asset stays assigned. */
+            siteVisitAssetId: number;
+            siteAssetId: number;
+            uniqueId: string;
+            friendlyLocation: string;
+            assetStatus: string;
+            assetDisplay: string;
+        };
+        /**
+         * Site visit create body
+         * @description Optional members also accept null, meaning no value (except siteAssetIds: send [] for none).
+         * @example {
+         *       "clientSiteId": "STORE-0042",
+         *       "description": "Replace the card reader of kiosk A",
+         *       "clientTicketNumber": "TCK-2026-1187",
+         *       "serviceType": "Break / Fix",
+         *       "jobInstructions": "Ask for the store manager on arrival. Return the faulty reader with the enclosed label.",
+         *       "projectId": 12,
+         *       "itemName": "Card reader",
+         *       "startDate": "2026-11-05T08:00:00.000Z",
+         *       "dueDate": "2026-11-07T17:00:00.000Z",
+         *       "arePartsRequired": true,
+         *       "trackingNumber": null,
+         *       "partsReturnRequired": true,
+         *       "siteAssetIds": [
+         *         184467213
+         *       ],
+         *       "schedulingRule": "Date Range"
+         *     }
+         */
+        SiteVisitCreate: {
+            /** @description The siteCode of one of your sites. */
+            clientSiteId: string;
+            description: string;
+            /** @description Your own ticket reference; unique per client when supplied (case-sensitive). */
+            clientTicketNumber?: string | null;
+            /**
+             * @description One of the 23 service types.
+             * @enum {string}
+             */
+            serviceType: "Regular Service" | "Preventative Maintenance" | "Bonus" | "Break / Fix" | "Survey" | "Site Prep" | "Installation" | "Relocation" | "Removal" | "Swap" | "Audit" | "Storage" | "W/G Service" | "Transport" | "Machine Prep" | "Sign/Wrap" | "Inventory" | "Delivery Acceptance" | "Delivery/Inventory" | "Install Revisit" | "Secret Shopper" | "Recycling" | "Training";
+            jobInstructions: string;
+            /** @description One of your Active projects (GET /api/v1/projects); 12 and "12" name the same project. */
+            projectId: string | number;
+            /** @description One of your items (GET /api/v1/items). */
+            itemName: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time with a time zone. From 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z, compared in UTC.
+             */
+            startDate: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time with a time zone; not before startDate. From 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z, compared in UTC.
+             */
+            dueDate: string;
+            arePartsRequired: boolean;
+            trackingNumber?: string | null;
+            partsReturnRequired?: boolean | null;
+            /** @description Write-only. Site assets of the visit's site to assign; a duplicate counts once. On PATCH, omitted leaves the assignment unchanged and [] clears it. */
+            siteAssetIds?: number[];
+            /** @enum {string} */
+            schedulingRule: "Date/Time Specific" | "Date Specific" | "Date Range";
+        };
+        ListMeta: {
+            /** @description The page size applied: the requested page[size] or the default 25. */
+            pageSize: number;
+            /** @description Present only when more records exist; pass it as page[after] to get the next page. */
+            nextCursor?: string;
+        };
+        CappedListMeta: {
+            /** @description The page size applied: the requested page[size] or the default 25. */
+            pageSize: number;
+        };
+        ReferenceMeta: {
+            /** @description The record id in the operator's upstream system, when known. */
+            upstreamRecordId?: string;
+        };
+        /** @description The OpenAPI 3.1.0 document. */
+        OpenApiDocument: {
+            [key: string]: unknown;
+        };
+        /** @description Unrecognised parameters are ignored, as RFC 6749 §3.2 requires. */
+        TokenRequest: {
+            /** @constant */
+            grant_type: "client_credentials";
+            client_id: string;
+            client_secret: string;
+            /** @description Space-separated subset of the client's scopes (sites:read, sites:write, site-visits:read, site-visits:write, webhooks:read, webhooks:write); all allowed scopes when omitted. */
+            scope?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @example {
+         *       "access_token": "eyJhbGciOiJFZERTQSIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJjbGlfMDEifQ.c2lnbmF0dXJl",
+         *       "token_type": "Bearer",
+         *       "expires_in": 3600,
+         *       "scope": "sites:read sites:write site-visits:read site-visits:write webhooks:read webhooks:write"
+         *     }
+         */
+        AccessToken: {
+            /** @description A JWT; send it as Authorization: Bearer <access_token>. */
+            access_token: string;
+            /** @constant */
+            token_type: "Bearer";
+            /** @description Seconds until the token expires (TOKEN_TTL_SECONDS). */
+            expires_in: number;
+            /** @description The scopes granted, space-separated. */
+            scope: string;
+        };
+        /**
+         * Site
+         * @example {
+         *       "id": "site_5k2x8m4q7b1c9d3f6g0h2j4n6p",
+         *       "type": "sites",
+         *       "attributes": {
+         *         "clientId": "tnt_3d7f9k2m4q6s8v0x1z3b5c7e9g",
+         *         "status": "Active",
+         *         "createdAt": "2026-11-02T09:15:00.000Z",
+         *         "updatedAt": "2026-11-03T14:40:12.345Z",
+         *         "name": "Riverside Store",
+         *         "siteCode": "STORE-0042",
+         *         "addressLine1": "12 Harbour Road",
+         *         "addressLine2": "Unit 4",
+         *         "city": "Portsmouth",
+         *         "stateRegion": "Hampshire",
+         *         "postalCode": "PO1 3AX",
+         *         "country": "GB",
+         *         "uniqueID": "LEGACY-7781",
+         *         "friendlyLocationName": "Riverside",
+         *         "keyRequired": true,
+         *         "uniqueID2": null,
+         *         "friendlyLocationName2": null
+         *       },
+         *       "meta": {
+         *         "version": 2,
+         *         "etag": "\"2\""
+         *       }
+         *     }
+         */
+        Site: {
+            /** @description Opaque identifier with the site_ prefix. */
+            id: string;
+            /** @constant */
+            type: "sites";
+            attributes: {
+                /** @description The tenant (client) identifier. Read-only. */
+                clientId: string;
+                /**
+                 * @description Read-only. Active on create.
+                 * @example Active
+                 */
+                status: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** Format: date-time */
+                updatedAt: string;
+                name: string;
+                siteCode: string;
+                addressLine1: string;
+                addressLine2?: string | null;
+                city: string;
+                stateRegion: string;
+                postalCode: string;
+                country: string;
+                uniqueID?: string | null;
+                uniqueID2?: string | null;
+                friendlyLocationName?: string | null;
+                friendlyLocationName2?: string | null;
+                keyRequired?: boolean | null;
+            };
+            meta: components["schemas"]["ResourceMeta"];
+        };
+        /**
+         * Site create body
+         * @description Optional members also accept null, meaning no value.
+         * @example {
+         *       "name": "Riverside Store",
+         *       "siteCode": "STORE-0042",
+         *       "addressLine1": "12 Harbour Road",
+         *       "addressLine2": "Unit 4",
+         *       "city": "Portsmouth",
+         *       "stateRegion": "Hampshire",
+         *       "postalCode": "PO1 3AX",
+         *       "country": "GB",
+         *       "uniqueID": "LEGACY-7781",
+         *       "friendlyLocationName": "Riverside",
+         *       "keyRequired": true
+         *     }
+         */
+        SiteCreate: {
+            name: string;
+            /** @description The client's stable site identifier; unique per client (case-sensitive). */
+            siteCode: string;
+            addressLine1: string;
+            addressLine2?: string | null;
+            city: string;
+            stateRegion: string;
+            /** @description A string, not a number. */
+            postalCode: string;
+            country: string;
+            /** @description Legacy identifier; exact-match filter on list. */
+            uniqueID?: string | null;
+            /** @description Secondary legacy identifier; exact-match filter on list. */
+            uniqueID2?: string | null;
+            /** @description Legacy. */
+            friendlyLocationName?: string | null;
+            /** @description Legacy. */
+            friendlyLocationName2?: string | null;
+            keyRequired?: boolean | null;
+        };
+        /**
+         * Site patch body
+         * @description Only supplied members change. Optional members accept null to clear them.
+         * @example {
+         *       "name": "Riverside Superstore",
+         *       "addressLine2": null
+         *     }
+         */
+        SitePatch: {
+            name?: string;
+            /** @description The client's stable site identifier; unique per client (case-sensitive). */
+            siteCode?: string;
+            addressLine1?: string;
+            addressLine2?: string | null;
+            city?: string;
+            stateRegion?: string;
+            /** @description A string, not a number. */
+            postalCode?: string;
+            country?: string;
+            /** @description Legacy identifier; exact-match filter on list. */
+            uniqueID?: string | null;
+            /** @description Secondary legacy identifier; exact-match filter on list. */
+            uniqueID2?: string | null;
+            /** @description Legacy. */
+            friendlyLocationName?: string | null;
+            /** @description Legacy. */
+            friendlyLocationName2?: string | null;
+            keyRequired?: boolean | null;
+        };
+        SiteDocument: {
+            data: components["schemas"]["Site"];
+        };
+        SiteList: {
+            data: components["schemas"]["Site"][];
+            meta: components["schemas"]["ListMeta"];
+        };
+        /**
+         * Site visit
+         * @example {
+         *       "id": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
+         *       "type": "site-visits",
+         *       "attributes": {
+         *         "clientId": "tnt_3d7f9k2m4q6s8v0x1z3b5c7e9g",
+         *         "status": "Scheduled",
+         *         "createdAt": "2026-11-02T09:15:00.000Z",
+         *         "updatedAt": "2026-11-03T14:40:12.345Z",
+         *         "clientSiteId": "STORE-0042",
+         *         "description": "Replace the card reader of kiosk A",
+         *         "clientTicketNumber": "TCK-2026-1187",
+         *         "serviceType": "Break / Fix",
+         *         "jobInstructions": "Ask for the store manager on arrival. Return the faulty reader with the enclosed label.",
+         *         "projectId": 12,
+         *         "itemName": "Card reader",
+         *         "startDate": "2026-11-05T08:00:00.000Z",
+         *         "dueDate": "2026-11-07T17:00:00.000Z",
+         *         "arePartsRequired": true,
+         *         "trackingNumber": null,
+         *         "partsReturnRequired": true,
+         *         "schedulingRule": "Date Range",
+         *         "assetsToService": "Kiosk A (front entrance) [DEMO-ASSET-1]",
+         *         "siteVisitAssets": [
+         *           {
+         *             "siteVisitAssetId": 1,
+         *             "siteAssetId": 184467213,
+         *             "uniqueId": "DEMO-ASSET-1",
+         *             "friendlyLocation": "Front entrance",
+         *             "assetStatus": "Installed",
+         *             "assetDisplay": "Kiosk A (front entrance)"
+         *           }
+         *         ],
+         *         "returnLabel": {
+         *           "url": "https://api.example.com/api/v1/site-visits/visit_9p4t7w2y5a8c1e3g6j0k2m4q7s/return-label",
+         *           "versions": [
+         *             {
+         *               "version": 1,
+         *               "fileName": "return-label.pdf",
+         *               "contentType": "application/pdf",
+         *               "sizeBytes": 48213,
+         *               "uploadedAt": "2026-11-03T10:02:44.120Z"
+         *             }
+         *           ]
+         *         }
+         *       },
+         *       "meta": {
+         *         "version": 3,
+         *         "etag": "\"3\""
+         *       }
+         *     }
+         */
+        SiteVisit: {
+            /** @description Opaque identifier with the visit_ prefix. */
+            id: string;
+            /** @constant */
+            type: "site-visits";
+            attributes: {
+                /** @description The tenant (client) identifier. Read-only. */
+                clientId: string;
+                /**
+                 * @description Read-only. New on create; the operator moves it on (Scheduled, Dispatched, Completed).
+                 * @example New
+                 */
+                status: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** Format: date-time */
+                updatedAt: string;
+                /** @description The current siteCode of the visit's site. */
+                clientSiteId: string;
+                description: string;
+                clientTicketNumber: string | null;
+                serviceType: string;
+                jobInstructions: string;
+                /** @description In the form the project was created with. */
+                projectId: number | string;
+                itemName: string;
+                /** Format: date-time */
+                startDate: string;
+                /** Format: date-time */
+                dueDate: string;
+                arePartsRequired: boolean;
+                trackingNumber: string | null;
+                partsReturnRequired: boolean | null;
+                schedulingRule: string;
+                /**
+                 * @description Needs site-visits:read (absent otherwise). The assigned assets as "assetDisplay [uniqueId]" joined by "; ", in assignment order; "" when none.
+                 * @example Kiosk A (front entrance) [DEMO-ASSET-1]; Kiosk B (checkout) [DEMO-ASSET-2]
+                 */
+                assetsToService?: string;
+                /** @description Needs site-visits:read (absent otherwise). The assigned assets. */
+                siteVisitAssets?: components["schemas"]["SiteVisitAsset"][];
+                /** @description The return label; null before the first upload. */
+                returnLabel: components["schemas"]["FileObject"] | null;
+            };
+            meta: components["schemas"]["ResourceMeta"];
+        };
+        /**
+         * Site visit patch body
+         * @description Only supplied members change. Optional members accept null to clear them; siteAssetIds [] clears the assignment.
+         * @example {
+         *       "dueDate": "2026-11-10T17:00:00.000Z",
+         *       "trackingNumber": "1Z999AA10123456784"
+         *     }
+         */
+        SiteVisitPatch: {
+            /** @description The siteCode of one of your sites. */
+            clientSiteId?: string;
+            description?: string;
+            /** @description Your own ticket reference; unique per client when supplied (case-sensitive). */
+            clientTicketNumber?: string | null;
+            /**
+             * @description One of the 23 service types.
+             * @enum {string}
+             */
+            serviceType?: "Regular Service" | "Preventative Maintenance" | "Bonus" | "Break / Fix" | "Survey" | "Site Prep" | "Installation" | "Relocation" | "Removal" | "Swap" | "Audit" | "Storage" | "W/G Service" | "Transport" | "Machine Prep" | "Sign/Wrap" | "Inventory" | "Delivery Acceptance" | "Delivery/Inventory" | "Install Revisit" | "Secret Shopper" | "Recycling" | "Training";
+            jobInstructions?: string;
+            /** @description One of your Active projects (GET /api/v1/projects); 12 and "12" name the same project. */
+            projectId?: string | number;
+            /** @description One of your items (GET /api/v1/items). */
+            itemName?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time with a time zone. From 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z, compared in UTC.
+             */
+            startDate?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date-time with a time zone; not before startDate. From 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z, compared in UTC.
+             */
+            dueDate?: string;
+            arePartsRequired?: boolean;
+            trackingNumber?: string | null;
+            partsReturnRequired?: boolean | null;
+            /** @description Write-only. Site assets of the visit's site to assign; a duplicate counts once. On PATCH, omitted leaves the assignment unchanged and [] clears it. */
+            siteAssetIds?: number[];
+            /** @enum {string} */
+            schedulingRule?: "Date/Time Specific" | "Date Specific" | "Date Range";
+        };
+        SiteVisitDocument: {
+            data: components["schemas"]["SiteVisit"];
+        };
+        SiteVisitList: {
+            data: components["schemas"]["SiteVisit"][];
+            meta: components["schemas"]["ListMeta"];
+        };
+        ReturnLabelUpload: {
+            /** Return-label upload response */
+            data: {
+                /** @description The visit's id (visit_ prefix). */
+                siteVisitId: string;
+                returnLabel: components["schemas"]["FileObject"];
+            };
+        };
+        SimulatedEvent: {
+            /** @description The event id: the `id` of the webhook body your receiver gets. */
+            id: string;
+            /** @example job.scheduled */
+            type: string;
+            /** Format: date-time */
+            occurredAt: string;
+        };
+        SimulationResult: {
+            data: components["schemas"]["SiteVisit"];
+            meta: {
+                /** @description The events recorded, in order; empty when the action changed nothing. */
+                events: components["schemas"]["SimulatedEvent"][];
+            };
+        };
+        /**
+         * Project
+         * @example {
+         *       "id": "12",
+         *       "type": "projects",
+         *       "attributes": {
+         *         "projectId": 12,
+         *         "projectName": "Kiosk refresh 2026",
+         *         "status": "Active"
+         *       },
+         *       "meta": {
+         *         "upstreamRecordId": "a0B5g00000XyZ12"
+         *       }
+         *     }
+         */
+        Project: {
+            /** @description Identifier. */
+            id: string;
+            /** @constant */
+            type: "projects";
+            attributes: {
+                /** @description Send this as a site visit's projectId. */
+                projectId: number | string;
+                projectName: string;
+                /** @constant */
+                status: "Active";
+            };
+            meta: components["schemas"]["ReferenceMeta"];
+        };
+        ProjectList: {
+            data: components["schemas"]["Project"][];
+            meta: components["schemas"]["CappedListMeta"];
+        };
+        /**
+         * Item
+         * @example {
+         *       "id": "7",
+         *       "type": "items",
+         *       "attributes": {
+         *         "itemId": 7,
+         *         "itemName": "Card reader"
+         *       },
+         *       "meta": {}
+         *     }
+         */
+        Item: {
+            /** @description Identifier. */
+            id: string;
+            /** @constant */
+            type: "items";
+            attributes: {
+                itemId: number | string;
+                /** @description Send this as a site visit's itemName. */
+                itemName: string;
+            };
+            meta: components["schemas"]["ReferenceMeta"];
+        };
+        ItemList: {
+            data: components["schemas"]["Item"][];
+            meta: components["schemas"]["CappedListMeta"];
+        };
+        /**
+         * Message
+         * @example {
+         *       "id": "msg_2b5d8f1h4k7m0p3r6t9v2x5z8c",
+         *       "type": "messages",
+         *       "attributes": {
+         *         "clientId": "tnt_3d7f9k2m4q6s8v0x1z3b5c7e9g",
+         *         "status": "Open",
+         *         "createdAt": "2026-11-02T09:15:00.000Z",
+         *         "updatedAt": "2026-11-02T09:15:00.000Z",
+         *         "siteVisitId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
+         *         "type": "Change Appointment",
+         *         "recordOwner": "Client API",
+         *         "messageThread": "The store opens at 10:00 on Thursday; please arrive after that.",
+         *         "fileAttachment": {
+         *           "url": "https://api.example.com/api/v1/messages/msg_2b5d8f1h4k7m0p3r6t9v2x5z8c/file-attachment",
+         *           "versions": [
+         *             {
+         *               "version": 1,
+         *               "fileName": "floor-plan.png",
+         *               "contentType": "image/png",
+         *               "sizeBytes": 210344,
+         *               "uploadedAt": "2026-11-03T10:02:44.120Z"
+         *             }
+         *           ]
+         *         },
+         *         "urgency": "High – Needs attention soon",
+         *         "buyer": false,
+         *         "clientContacts": true,
+         *         "svcPm": true
+         *       },
+         *       "meta": {
+         *         "version": 1,
+         *         "etag": "\"1\""
+         *       }
+         *     }
+         */
+        Message: {
+            /** @description Opaque identifier with the msg_ prefix. */
+            id: string;
+            /** @constant */
+            type: "messages";
+            attributes: {
+                /** @description The tenant (client) identifier. Read-only. */
+                clientId: string;
+                /** @enum {string} */
+                status: "Open" | "Closed";
+                /** Format: date-time */
+                createdAt: string;
+                /** Format: date-time */
+                updatedAt: string;
+                /** @description The visit the message belongs to (visit_ prefix). */
+                siteVisitId: string;
+                /** @enum {string|null} */
+                type?: "Scope Update" | "Change Appointment" | "Cancellation" | "Job On-Hold" | "Tracking Update" | "Floor Plan" | "Other" | "Reminder" | "Due Date Change Request" | "Missed Appointment" | "Incomplete Scope" | "Site Prep Issue" | "MFG/Hardware Issues" | "Shipping Damage" | "Pricing Estimate" | "Warranty Request" | "Exception" | "Parts Missing" | "Schedule Please" | "Billing Dispute" | "Request Travel Pay" | "General" | "Schedule" | "Pay" | "Support" | "Request" | null;
+                /**
+                 * @description Read-only, returned as stored: who owns the record on the operator's side. "Client API" for messages created through this API.
+                 * @example Client API
+                 */
+                recordOwner?: string;
+                messageThread: string;
+                /** @description Read-only. The attachment (POST …/file-attachment); null before the first upload. */
+                fileAttachment?: components["schemas"]["FileObject"] | null;
+                /**
+                 * @description Always the full value, whatever form the request used.
+                 * @enum {string|null}
+                 */
+                urgency?: "Low – No immediate action required" | "Normal – Standard priority / routine handling" | "High – Needs attention soon" | "Critical – Immediate action required" | null;
+                buyer?: boolean | null;
+                clientContacts?: boolean | null;
+                /** @description Read-only; set by the service, true on create. */
+                svcPm?: boolean;
+            };
+            meta: components["schemas"]["ResourceMeta"];
+        };
+        /**
+         * Message create body
+         * @description Optional members other than status also accept null, meaning no value. svcPm, recordOwner, method and occurredAt are set by the service.
+         * @example {
+         *       "siteVisitId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
+         *       "type": "Change Appointment",
+         *       "messageThread": "The store opens at 10:00 on Thursday; please arrive after that.",
+         *       "urgency": "High",
+         *       "buyer": false,
+         *       "clientContacts": true
+         *     }
+         */
+        MessageCreate: {
+            /** @description The id of one of your site visits (visit_ prefix). Not found or not yours: 404. */
+            siteVisitId: string;
+            /**
+             * @description One of the 26 message types.
+             * @enum {string|null}
+             */
+            type?: "Scope Update" | "Change Appointment" | "Cancellation" | "Job On-Hold" | "Tracking Update" | "Floor Plan" | "Other" | "Reminder" | "Due Date Change Request" | "Missed Appointment" | "Incomplete Scope" | "Site Prep Issue" | "MFG/Hardware Issues" | "Shipping Damage" | "Pricing Estimate" | "Warranty Request" | "Exception" | "Parts Missing" | "Schedule Please" | "Billing Dispute" | "Request Travel Pay" | "General" | "Schedule" | "Pay" | "Support" | "Request" | null;
+            /** @description The message text. */
+            messageThread: string;
+            /**
+             * @description Open (the default on create) or Closed.
+             * @enum {string}
+             */
+            status?: "Open" | "Closed";
+            /**
+             * @description One of the four full values (each with an en dash, U+2013), or the short word Low, Normal, High or Critical, which is stored and returned as its full value.
+             * @enum {string|null}
+             */
+            urgency?: "Low – No immediate action required" | "Normal – Standard priority / routine handling" | "High – Needs attention soon" | "Critical – Immediate action required" | "Low" | "Normal" | "High" | "Critical" | null;
+            buyer?: boolean | null;
+            clientContacts?: boolean | null;
+        };
+        /**
+         * Message patch body
+         * @description Only supplied members change. type, urgency, buyer and clientContacts accept null to clear them. siteVisitId cannot be changed: a message stays on the visit it was created for.
+         * @example {
+         *       "status": "Closed"
+         *     }
+         */
+        MessagePatch: {
+            /**
+             * @description One of the 26 message types.
+             * @enum {string|null}
+             */
+            type?: "Scope Update" | "Change Appointment" | "Cancellation" | "Job On-Hold" | "Tracking Update" | "Floor Plan" | "Other" | "Reminder" | "Due Date Change Request" | "Missed Appointment" | "Incomplete Scope" | "Site Prep Issue" | "MFG/Hardware Issues" | "Shipping Damage" | "Pricing Estimate" | "Warranty Request" | "Exception" | "Parts Missing" | "Schedule Please" | "Billing Dispute" | "Request Travel Pay" | "General" | "Schedule" | "Pay" | "Support" | "Request" | null;
+            /** @description The message text. */
+            messageThread?: string;
+            /**
+             * @description Open (the default on create) or Closed.
+             * @enum {string}
+             */
+            status?: "Open" | "Closed";
+            /**
+             * @description One of the four full values (each with an en dash, U+2013), or the short word Low, Normal, High or Critical, which is stored and returned as its full value.
+             * @enum {string|null}
+             */
+            urgency?: "Low – No immediate action required" | "Normal – Standard priority / routine handling" | "High – Needs attention soon" | "Critical – Immediate action required" | "Low" | "Normal" | "High" | "Critical" | null;
+            buyer?: boolean | null;
+            clientContacts?: boolean | null;
+        };
+        MessageDocument: {
+            data: components["schemas"]["Message"];
+        };
+        MessageList: {
+            data: components["schemas"]["Message"][];
+            meta: components["schemas"]["ListMeta"];
+        };
+        FileAttachmentUpload: {
+            /** Message-attachment upload response */
+            data: {
+                /** @description The message's id (msg_ prefix). */
+                messageId: string;
+                fileAttachment: components["schemas"]["FileObject"];
+            };
+        };
+        /**
+         * Webhook subscription
+         * @description The secret is write-only and never returned.
+         * @example {
+         *       "id": "whsub_6h1k4n7q0s3v6y9b2e5g8j1m4p",
+         *       "tenantId": "tnt_3d7f9k2m4q6s8v0x1z3b5c7e9g",
+         *       "targetUrl": "https://hooks.example.com/site-services",
+         *       "description": "Ticketing system",
+         *       "eventTypes": [
+         *         "ticket.created",
+         *         "job.scheduled",
+         *         "job.completed"
+         *       ],
+         *       "isActive": true,
+         *       "signingVersion": "v1",
+         *       "createdAt": "2026-11-02T09:15:00.000Z",
+         *       "updatedAt": "2026-11-02T09:15:00.000Z"
+         *     }
+         */
+        WebhookSubscription: {
+            /** @description Opaque identifier with the whsub_ prefix. */
+            id: string;
+            tenantId: string;
+            /** @description As given at create or patch. */
+            targetUrl: string;
+            description: string | null;
+            eventTypes: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
+            isActive: boolean;
+            /** @enum {string} */
+            signingVersion: "legacy" | "v1";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
+         * Webhook subscription create body
+         * @example {
+         *       "targetUrl": "https://hooks.example.com/site-services",
+         *       "eventTypes": [
+         *         "ticket.created",
+         *         "job.scheduled",
+         *         "job.completed"
+         *       ],
+         *       "secret": "whsec-7a0f3c9e51b24d8aa6c2",
+         *       "description": "Ticketing system"
+         *     }
+         */
+        WebhookSubscriptionCreate: {
+            /**
+             * @description The receiver: https, port 443, no user credentials or fragment; every DNS address of the host must be public.
+             * @example https://hooks.example.com/site-services
+             */
+            targetUrl: string;
+            /** @description Non-empty, distinct event types (so at most the 7 there are). */
+            eventTypes: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
+            /** @description Write-only shared secret for v1 signatures, used exactly as given (at least 16 characters, counted as Unicode code points). */
+            secret: string;
+            description?: string | null;
+            /**
+             * @description Only v1 can be chosen; it is also the default.
+             * @constant
+             */
+            signingVersion?: "v1";
+        };
+        /**
+         * Webhook subscription patch body
+         * @description Only supplied members change. The destination is checked again on every patch.
+         * @example {
+         *       "eventTypes": [
+         *         "ticket.created",
+         *         "rep.assigned",
+         *         "job.scheduled",
+         *         "schedule.updated",
+         *         "job.dispatched",
+         *         "job.completed",
+         *         "deliverables.transmitted"
+         *       ],
+         *       "isActive": true
+         *     }
+         */
+        WebhookSubscriptionPatch: {
+            /**
+             * @description The receiver: https, port 443, no user credentials or fragment; every DNS address of the host must be public.
+             * @example https://hooks.example.com/site-services
+             */
+            targetUrl?: string;
+            description?: string | null;
+            /** @description Non-empty, distinct event types (so at most the 7 there are). */
+            eventTypes?: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
+            /** @description Write-only shared secret for v1 signatures, used exactly as given (at least 16 characters, counted as Unicode code points). */
+            secret?: string;
+            isActive?: boolean;
+            /**
+             * @description v1 upgrades a legacy subscription (a secret is then required); downgrading to legacy is refused.
+             * @enum {string}
+             */
+            signingVersion?: "legacy" | "v1";
+        };
+        WebhookSubscriptionDocument: {
+            data: components["schemas"]["WebhookSubscription"];
+        };
+        WebhookSubscriptionList: {
+            data: components["schemas"]["WebhookSubscription"][];
+        };
+        /**
+         * ticket.created event
+         * @description A site visit was created, through the API or by the operator outside the API (the visit is then given an API visit_ id before publishing; one created visit produces one delivery). Published whatever the client's webhook access and API-enabled settings.
+         * @example {
+         *       "id": "evt_8k2mq4x7b1c9d3f5g6h0j2n4p6",
+         *       "type": "ticket.created",
+         *       "occurredAt": "2026-11-06T10:41:07.512Z",
+         *       "resourceType": "site-visits",
+         *       "resourceId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
+         *       "payloadVersion": "2026-11-01",
+         *       "data": {
+         *         "clientTicketNumber": "TCK-2026-1187",
+         *         "clientSiteId": "STORE-0042",
+         *         "status": "New"
+         *       }
+         *     }
+         */
+        TicketCreatedEvent: {
+            /**
+             * @description The event id (evt_ prefix): the deduplication key. Retries keep it.
+             * @example evt_8k2mq4x7b1c9d3f5g6h0j2n4p6
+             */
+            id: string;
+            /** @constant */
+            type: "ticket.created";
+            /**
+             * Format: date-time
+             * @description When the event happened (not the delivery order).
+             */
+            occurredAt: string;
+            /** @constant */
+            resourceType: "site-visits";
+            /** @description The visit's API id (visit_ prefix). */
+            resourceId: string;
+            /**
+             * @description Date-form label of the body's shape.
+             * @example 2026-11-01
+             */
+            payloadVersion: string;
+            data: {
+                /** @description The client's own ticket reference of the visit; null when none was given. */
+                clientTicketNumber: string | null;
+                /** @description The siteCode of the visit's site at the time of the event. */
+                clientSiteId: string | null;
+                /**
+                 * @description The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator's workflow only).
+                 * @enum {string}
+                 */
+                status: "New";
+            };
+        };
+        /**
+         * rep.assigned event
+         * @description The field-rep assignment of the visit changed. data carries fieldRepName only, never contact details; when the rep is cleared, fieldRepName is "Awaiting reassignment".
+         * @example {
+         *       "id": "evt_8k2mq4x7b1c9d3f5g6h0j2n4p6",
+         *       "type": "rep.assigned",
+         *       "occurredAt": "2026-11-06T10:41:07.512Z",
+         *       "resourceType": "site-visits",
+         *       "resourceId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
+         *       "payloadVersion": "2026-11-01",
+         *       "data": {
+         *         "clientTicketNumber": "TCK-2026-1187",
+         *         "clientSiteId": "STORE-0042",
+         *         "status": "New",
+         *         "fieldRepName": "Jordan Lee"
+         *       }
+         *     }
+         */
+        RepAssignedEvent: {
+            /**
+             * @description The event id (evt_ prefix): the deduplication key. Retries keep it.
+             * @example evt_8k2mq4x7b1c9d3f5g6h0j2n4p6
+             */
+            id: string;
+            /** @constant */
+            type: "rep.assigned";
+            /**
+             * Format: date-time
+             * @description When the event happened (not the delivery order).
+             */
+            occurredAt: string;
+            /** @constant */
+            resourceType: "site-visits";
+            /** @description The visit's API id (visit_ prefix). */
+            resourceId: string;
+            /**
+             * @description Date-form label of the body's shape.
+             * @example 2026-11-01
+             */
+            payloadVersion: string;
+            data: {
+                /** @description The client's own ticket reference of the visit; null when none was given. */
+                clientTicketNumber: string | null;
+                /** @description The siteCode of the visit's site at the time of the event. */
+                clientSiteId: string | null;
+                /**
+                 * @description The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator's workflow only).
+                 * @enum {string}
+                 */
+                status: "New" | "Scheduled" | "Dispatched";
+                /**
+                 * @description The assigned field rep's name only (no contact details); "Awaiting reassignment" when the rep was cleared.
+                 * @example Jordan Lee
+                 */
+                fieldRepName: string;
+            };
+        };
+        /**
+         * job.scheduled event
+         * @description A schedule date and an optional ETA time were entered on the visit.
+         * @example {
+         *       "id": "evt_8k2mq4x7b1c9d3f5g6h0j2n4p6",
+         *       "type": "job.scheduled",
+         *       "occurredAt": "2026-11-06T10:41:07.512Z",
+         *       "resourceType": "site-visits",
+         *       "resourceId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
+         *       "payloadVersion": "2026-11-01",
+         *       "data": {
+         *         "clientTicketNumber": "TCK-2026-1187",
+         *         "clientSiteId": "STORE-0042",
+         *         "status": "Scheduled",
+         *         "scheduledDate": "2026-11-06",
+         *         "etaTime": "10:30"
+         *       }
+         *     }
+         */
+        JobScheduledEvent: {
+            /**
+             * @description The event id (evt_ prefix): the deduplication key. Retries keep it.
+             * @example evt_8k2mq4x7b1c9d3f5g6h0j2n4p6
+             */
+            id: string;
+            /** @constant */
+            type: "job.scheduled";
+            /**
+             * Format: date-time
+             * @description When the event happened (not the delivery order).
+             */
+            occurredAt: string;
+            /** @constant */
+            resourceType: "site-visits";
+            /** @description The visit's API id (visit_ prefix). */
+            resourceId: string;
+            /**
+             * @description Date-form label of the body's shape.
+             * @example 2026-11-01
+             */
+            payloadVersion: string;
+            data: {
+                /** @description The client's own ticket reference of the visit; null when none was given. */
+                clientTicketNumber: string | null;
+                /** @description The siteCode of the visit's site at the time of the event. */
+                clientSiteId: string | null;
+                /**
+                 * @description The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator's workflow only).
+                 * @enum {string}
+                 */
+                status: "Scheduled";
+                /**
+                 * Format: date
+                 * @description The scheduled date, YYYY-MM-DD.
+                 * @example 2026-11-24
+                 */
+                scheduledDate: string;
+                /**
+                 * @description Expected arrival time HH:MM (24-hour), or null when not given.
+                 * @example 09:30
+                 */
+                etaTime: string | null;
+            };
+        };
+        /**
+         * schedule.updated event
+         * @description An already entered schedule date or ETA time changed before dispatch. data carries the whole schedule as it now stands (etaTime null when the new schedule has none).
+         * @example {
+         *       "id": "evt_8k2mq4x7b1c9d3f5g6h0j2n4p6",
+         *       "type": "schedule.updated",
+         *       "occurredAt": "2026-11-06T10:41:07.512Z",
+         *       "resourceType": "site-visits",
+         *       "resourceId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
+         *       "payloadVersion": "2026-11-01",
+         *       "data": {
+         *         "clientTicketNumber": "TCK-2026-1187",
+         *         "clientSiteId": "STORE-0042",
+         *         "status": "Scheduled",
+         *         "scheduledDate": "2026-11-06",
+         *         "etaTime": "13:00"
+         *       }
+         *     }
+         */
+        ScheduleUpdatedEvent: {
+            /**
+             * @description The event id (evt_ prefix): the deduplication key. Retries keep it.
+             * @example evt_8k2mq4x7b1c9d3f5g6h0j2n4p6
+             */
+            id: string;
+            /** @constant */
+            type: "schedule.updated";
+            /**
+             * Format: date-time
+             * @description When the event happened (not the delivery order).
+             */
+            occurredAt: string;
+            /** @constant */
+            resourceType: "site-visits";
+            /** @description The visit's API id (visit_ prefix). */
+            resourceId: string;
+            /**
+             * @description Date-form label of the body's shape.
+             * @example 2026-11-01
+             */
+            payloadVersion: string;
+            data: {
+                /** @description The client's own ticket reference of the visit; null when none was given. */
+                clientTicketNumber: string | null;
+                /** @description The siteCode of the visit's site at the time of the event. */
+                clientSiteId: string | null;
+                /**
+                 * @description The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator's workflow only).
+                 * @enum {string}
+                 */
+                status: "Scheduled";
+                /**
+                 * Format: date
+                 * @description The scheduled date, YYYY-MM-DD.
+                 * @example 2026-11-24
+                 */
+                scheduledDate: string;
+                /**
+                 * @description Expected arrival time HH:MM (24-hour), or null when not given.
+                 * @example 09:30
+                 */
+                etaTime: string | null;
+            };
+        };
+        /**
+         * job.dispatched event
+         * @description The job is locked in and dispatched to the field rep.
+         * @example {
+         *       "id": "evt_8k2mq4x7b1c9d3f5g6h0j2n4p6",
+         *       "type": "job.dispatched",
+         *       "occurredAt": "2026-11-06T10:41:07.512Z",
+         *       "resourceType": "site-visits",
+         *       "resourceId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
+         *       "payloadVersion": "2026-11-01",
+         *       "data": {
+         *         "clientTicketNumber": "TCK-2026-1187",
+         *         "clientSiteId": "STORE-0042",
+         *         "status": "Dispatched"
+         *       }
+         *     }
+         */
+        JobDispatchedEvent: {
+            /**
+             * @description The event id (evt_ prefix): the deduplication key. Retries keep it.
+             * @example evt_8k2mq4x7b1c9d3f5g6h0j2n4p6
+             */
+            id: string;
+            /** @constant */
+            type: "job.dispatched";
+            /**
+             * Format: date-time
+             * @description When the event happened (not the delivery order).
+             */
+            occurredAt: string;
+            /** @constant */
+            resourceType: "site-visits";
+            /** @description The visit's API id (visit_ prefix). */
+            resourceId: string;
+            /**
+             * @description Date-form label of the body's shape.
+             * @example 2026-11-01
+             */
+            payloadVersion: string;
+            data: {
+                /** @description The client's own ticket reference of the visit; null when none was given. */
+                clientTicketNumber: string | null;
+                /** @description The siteCode of the visit's site at the time of the event. */
+                clientSiteId: string | null;
+                /**
+                 * @description The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator's workflow only).
+                 * @enum {string}
+                 */
+                status: "Dispatched";
+            };
+        };
+        /**
+         * job.completed event
+         * @description The visit status became Completed after quality review passed.
+         * @example {
+         *       "id": "evt_8k2mq4x7b1c9d3f5g6h0j2n4p6",
+         *       "type": "job.completed",
+         *       "occurredAt": "2026-11-06T10:41:07.512Z",
+         *       "resourceType": "site-visits",
+         *       "resourceId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
+         *       "payloadVersion": "2026-11-01",
+         *       "data": {
+         *         "clientTicketNumber": "TCK-2026-1187",
+         *         "clientSiteId": "STORE-0042",
+         *         "status": "Completed"
+         *       }
+         *     }
+         */
+        JobCompletedEvent: {
+            /**
+             * @description The event id (evt_ prefix): the deduplication key. Retries keep it.
+             * @example evt_8k2mq4x7b1c9d3f5g6h0j2n4p6
+             */
+            id: string;
+            /** @constant */
+            type: "job.completed";
+            /**
+             * Format: date-time
+             * @description When the event happened (not the delivery order).
+             */
+            occurredAt: string;
+            /** @constant */
+            resourceType: "site-visits";
+            /** @description The visit's API id (visit_ prefix). */
+            resourceId: string;
+            /**
+             * @description Date-form label of the body's shape.
+             * @example 2026-11-01
+             */
+            payloadVersion: string;
+            data: {
+                /** @description The client's own ticket reference of the visit; null when none was given. */
+                clientTicketNumber: string | null;
+                /** @description The siteCode of the visit's site at the time of the event. */
+                clientSiteId: string | null;
+                /**
+                 * @description The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator's workflow only).
+                 * @enum {string}
+                 */
+                status: "Completed";
+            };
+        };
+        /**
+         * deliverables.transmitted event
+         * @description Field-rep deliverables and notes were transmitted to the client. Happens after dispatch, possibly more than once (for example a first set of photos, then the completion report).
+         * @example {
+         *       "id": "evt_8k2mq4x7b1c9d3f5g6h0j2n4p6",
+         *       "type": "deliverables.transmitted",
+         *       "occurredAt": "2026-11-06T10:41:07.512Z",
+         *       "resourceType": "site-visits",
+         *       "resourceId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
+         *       "payloadVersion": "2026-11-01",
+         *       "data": {
+         *         "clientTicketNumber": "TCK-2026-1187",
+         *         "clientSiteId": "STORE-0042",
+         *         "status": "Completed",
+         *         "notes": "Reader replaced; photos of the kiosk attached."
+         *       }
+         *     }
+         */
+        DeliverablesTransmittedEvent: {
+            /**
+             * @description The event id (evt_ prefix): the deduplication key. Retries keep it.
+             * @example evt_8k2mq4x7b1c9d3f5g6h0j2n4p6
+             */
+            id: string;
+            /** @constant */
+            type: "deliverables.transmitted";
+            /**
+             * Format: date-time
+             * @description When the event happened (not the delivery order).
+             */
+            occurredAt: string;
+            /** @constant */
+            resourceType: "site-visits";
+            /** @description The visit's API id (visit_ prefix). */
+            resourceId: string;
+            /**
+             * @description Date-form label of the body's shape.
+             * @example 2026-11-01
+             */
+            payloadVersion: string;
+            data: {
+                /** @description The client's own ticket reference of the visit; null when none was given. */
+                clientTicketNumber: string | null;
+                /** @description The siteCode of the visit's site at the time of the event. */
+                clientSiteId: string | null;
+                /**
+                 * @description The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator's workflow only).
+                 * @enum {string}
+                 */
+                status: "Dispatched" | "Completed";
+                /** @description The field rep's notes transmitted with the deliverables, or null. */
+                notes: string | null;
+            };
+        };
         /**
          * Problem details (RFC 9457)
          * @description Problem details (RFC 9457). `type` is `http://127.0.0.1:3000/problems/<slug>`; each address explains the problem and what to do. Slugs:
@@ -601,6 +1797,12 @@ export interface components {
          *     - `rate-limit-exceeded` (429): Rate limit exceeded
          *     - `internal-error` (500): Internal error
          *     - `service-unavailable` (503): Service unavailable
+         * @example {
+         *       "type": "http://127.0.0.1:3000/problems/version-conflict",
+         *       "title": "Version conflict",
+         *       "status": 409,
+         *       "detail": "If-Match \"1\" does not match the current ETag \"2\". Read the resource again and reapply your change."
+         *     }
          */
         Problem: {
             /**
@@ -620,7 +1822,23 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** Validation problem (422) */
+        /**
+         * Validation problem (422)
+         * @example {
+         *       "type": "http://127.0.0.1:3000/problems/validation-error",
+         *       "title": "Validation failed",
+         *       "status": 422,
+         *       "detail": "The request has 2 invalid fields: siteCode, postalCode.",
+         *       "errors": {
+         *         "siteCode": [
+         *           "is required"
+         *         ],
+         *         "postalCode": [
+         *           "must be at most 20 characters"
+         *         ]
+         *       }
+         *     }
+         */
         ValidationProblem: {
             /**
              * Format: uri
@@ -690,301 +1908,6 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /**
-         * ticket.created event
-         * @description A site visit was created, through the API or by the operator outside the API (the visit is then given an API visit_ id before publishing; one created visit produces one delivery). Published whatever the client's webhook access and API-enabled settings.
-         */
-        TicketCreatedEvent: {
-            /**
-             * @description The event id (evt_ prefix): the deduplication key. Retries keep it.
-             * @example evt_8k2mq4x7b1c9d3f5g6h0j2n4p6
-             */
-            id: string;
-            /** @constant */
-            type: "ticket.created";
-            /**
-             * Format: date-time
-             * @description When the event happened (not the delivery order).
-             */
-            occurredAt: string;
-            /** @constant */
-            resourceType: "site-visits";
-            /** @description The visit's API id (visit_ prefix). */
-            resourceId: string;
-            /**
-             * @description Date-form label of the body's shape.
-             * @example 2026-11-01
-             */
-            payloadVersion: string;
-            data: {
-                /** @description The client's own ticket reference of the visit; null when none was given. */
-                clientTicketNumber: string | null;
-                /** @description The siteCode of the visit's site at the time of the event. */
-                clientSiteId: string | null;
-                /**
-                 * @description The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator's workflow only).
-                 * @enum {string}
-                 */
-                status: "New";
-            };
-        };
-        /**
-         * rep.assigned event
-         * @description The field-rep assignment of the visit changed. data carries fieldRepName only, never contact details; when the rep is cleared, fieldRepName is "Awaiting reassignment".
-         */
-        RepAssignedEvent: {
-            /**
-             * @description The event id (evt_ prefix): the deduplication key. Retries keep it.
-             * @example evt_8k2mq4x7b1c9d3f5g6h0j2n4p6
-             */
-            id: string;
-            /** @constant */
-            type: "rep.assigned";
-            /**
-             * Format: date-time
-             * @description When the event happened (not the delivery order).
-             */
-            occurredAt: string;
-            /** @constant */
-            resourceType: "site-visits";
-            /** @description The visit's API id (visit_ prefix). */
-            resourceId: string;
-            /**
-             * @description Date-form label of the body's shape.
-             * @example 2026-11-01
-             */
-            payloadVersion: string;
-            data: {
-                /** @description The client's own ticket reference of the visit; null when none was given. */
-                clientTicketNumber: string | null;
-                /** @description The siteCode of the visit's site at the time of the event. */
-                clientSiteId: string | null;
-                /**
-                 * @description The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator's workflow only).
-                 * @enum {string}
-                 */
-                status: "New" | "Scheduled" | "Dispatched";
-                /**
-                 * @description The assigned field rep's name only (no contact details); "Awaiting reassignment" when the rep was cleared.
-                 * @example Jordan Lee
-                 */
-                fieldRepName: string;
-            };
-        };
-        /**
-         * job.scheduled event
-         * @description A schedule date and an optional ETA time were entered on the visit.
-         */
-        JobScheduledEvent: {
-            /**
-             * @description The event id (evt_ prefix): the deduplication key. Retries keep it.
-             * @example evt_8k2mq4x7b1c9d3f5g6h0j2n4p6
-             */
-            id: string;
-            /** @constant */
-            type: "job.scheduled";
-            /**
-             * Format: date-time
-             * @description When the event happened (not the delivery order).
-             */
-            occurredAt: string;
-            /** @constant */
-            resourceType: "site-visits";
-            /** @description The visit's API id (visit_ prefix). */
-            resourceId: string;
-            /**
-             * @description Date-form label of the body's shape.
-             * @example 2026-11-01
-             */
-            payloadVersion: string;
-            data: {
-                /** @description The client's own ticket reference of the visit; null when none was given. */
-                clientTicketNumber: string | null;
-                /** @description The siteCode of the visit's site at the time of the event. */
-                clientSiteId: string | null;
-                /**
-                 * @description The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator's workflow only).
-                 * @enum {string}
-                 */
-                status: "Scheduled";
-                /**
-                 * Format: date
-                 * @description The scheduled date, YYYY-MM-DD.
-                 * @example 2026-11-24
-                 */
-                scheduledDate: string;
-                /**
-                 * @description Expected arrival time HH:MM (24-hour), or null when not given.
-                 * @example 09:30
-                 */
-                etaTime: string | null;
-            };
-        };
-        /**
-         * schedule.updated event
-         * @description An already entered schedule date or ETA time changed before dispatch. data carries the whole schedule as it now stands (etaTime null when the new schedule has none).
-         */
-        ScheduleUpdatedEvent: {
-            /**
-             * @description The event id (evt_ prefix): the deduplication key. Retries keep it.
-             * @example evt_8k2mq4x7b1c9d3f5g6h0j2n4p6
-             */
-            id: string;
-            /** @constant */
-            type: "schedule.updated";
-            /**
-             * Format: date-time
-             * @description When the event happened (not the delivery order).
-             */
-            occurredAt: string;
-            /** @constant */
-            resourceType: "site-visits";
-            /** @description The visit's API id (visit_ prefix). */
-            resourceId: string;
-            /**
-             * @description Date-form label of the body's shape.
-             * @example 2026-11-01
-             */
-            payloadVersion: string;
-            data: {
-                /** @description The client's own ticket reference of the visit; null when none was given. */
-                clientTicketNumber: string | null;
-                /** @description The siteCode of the visit's site at the time of the event. */
-                clientSiteId: string | null;
-                /**
-                 * @description The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator's workflow only).
-                 * @enum {string}
-                 */
-                status: "Scheduled";
-                /**
-                 * Format: date
-                 * @description The scheduled date, YYYY-MM-DD.
-                 * @example 2026-11-24
-                 */
-                scheduledDate: string;
-                /**
-                 * @description Expected arrival time HH:MM (24-hour), or null when not given.
-                 * @example 09:30
-                 */
-                etaTime: string | null;
-            };
-        };
-        /**
-         * job.dispatched event
-         * @description The job is locked in and dispatched to the field rep.
-         */
-        JobDispatchedEvent: {
-            /**
-             * @description The event id (evt_ prefix): the deduplication key. Retries keep it.
-             * @example evt_8k2mq4x7b1c9d3f5g6h0j2n4p6
-             */
-            id: string;
-            /** @constant */
-            type: "job.dispatched";
-            /**
-             * Format: date-time
-             * @description When the event happened (not the delivery order).
-             */
-            occurredAt: string;
-            /** @constant */
-            resourceType: "site-visits";
-            /** @description The visit's API id (visit_ prefix). */
-            resourceId: string;
-            /**
-             * @description Date-form label of the body's shape.
-             * @example 2026-11-01
-             */
-            payloadVersion: string;
-            data: {
-                /** @description The client's own ticket reference of the visit; null when none was given. */
-                clientTicketNumber: string | null;
-                /** @description The siteCode of the visit's site at the time of the event. */
-                clientSiteId: string | null;
-                /**
-                 * @description The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator's workflow only).
-                 * @enum {string}
-                 */
-                status: "Dispatched";
-            };
-        };
-        /**
-         * job.completed event
-         * @description The visit status became Completed after quality review passed.
-         */
-        JobCompletedEvent: {
-            /**
-             * @description The event id (evt_ prefix): the deduplication key. Retries keep it.
-             * @example evt_8k2mq4x7b1c9d3f5g6h0j2n4p6
-             */
-            id: string;
-            /** @constant */
-            type: "job.completed";
-            /**
-             * Format: date-time
-             * @description When the event happened (not the delivery order).
-             */
-            occurredAt: string;
-            /** @constant */
-            resourceType: "site-visits";
-            /** @description The visit's API id (visit_ prefix). */
-            resourceId: string;
-            /**
-             * @description Date-form label of the body's shape.
-             * @example 2026-11-01
-             */
-            payloadVersion: string;
-            data: {
-                /** @description The client's own ticket reference of the visit; null when none was given. */
-                clientTicketNumber: string | null;
-                /** @description The siteCode of the visit's site at the time of the event. */
-                clientSiteId: string | null;
-                /**
-                 * @description The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator's workflow only).
-                 * @enum {string}
-                 */
-                status: "Completed";
-            };
-        };
-        /**
-         * deliverables.transmitted event
-         * @description Field-rep deliverables and notes were transmitted to the client. Happens after dispatch, possibly more than once (for example a first set of photos, then the completion report).
-         */
-        DeliverablesTransmittedEvent: {
-            /**
-             * @description The event id (evt_ prefix): the deduplication key. Retries keep it.
-             * @example evt_8k2mq4x7b1c9d3f5g6h0j2n4p6
-             */
-            id: string;
-            /** @constant */
-            type: "deliverables.transmitted";
-            /**
-             * Format: date-time
-             * @description When the event happened (not the delivery order).
-             */
-            occurredAt: string;
-            /** @constant */
-            resourceType: "site-visits";
-            /** @description The visit's API id (visit_ prefix). */
-            resourceId: string;
-            /**
-             * @description Date-form label of the body's shape.
-             * @example 2026-11-01
-             */
-            payloadVersion: string;
-            data: {
-                /** @description The client's own ticket reference of the visit; null when none was given. */
-                clientTicketNumber: string | null;
-                /** @description The siteCode of the visit's site at the time of the event. */
-                clientSiteId: string | null;
-                /**
-                 * @description The visit status after the event (New → Scheduled → Dispatched → Completed, moved by the operator's workflow only).
-                 * @enum {string}
-                 */
-                status: "Dispatched" | "Completed";
-                /** @description The field rep's notes transmitted with the deliverables, or null. */
-                notes: string | null;
-            };
-        };
     };
     responses: never;
     parameters: never;
@@ -1019,9 +1942,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["OpenApiDocument"];
                 };
             };
             /** @description Rate limit exceeded; wait Retry-After seconds. Problem types: rate-limit-exceeded. */
@@ -1075,26 +1996,8 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/x-www-form-urlencoded": {
-                    /** @constant */
-                    grant_type: "client_credentials";
-                    client_id: string;
-                    client_secret: string;
-                    /** @description Space-separated subset of the client's scopes (sites:read, sites:write, site-visits:read, site-visits:write, webhooks:read, webhooks:write); all allowed scopes when omitted. */
-                    scope?: string;
-                } & {
-                    [key: string]: unknown;
-                };
-                "application/json": {
-                    /** @constant */
-                    grant_type: "client_credentials";
-                    client_id: string;
-                    client_secret: string;
-                    /** @description Space-separated subset of the client's scopes (sites:read, sites:write, site-visits:read, site-visits:write, webhooks:read, webhooks:write); all allowed scopes when omitted. */
-                    scope?: string;
-                } & {
-                    [key: string]: unknown;
-                };
+                "application/x-www-form-urlencoded": components["schemas"]["TokenRequest"];
+                "application/json": components["schemas"]["TokenRequest"];
             };
         };
         responses: {
@@ -1108,16 +2011,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description A JWT; send it as Authorization: Bearer <access_token>. */
-                        access_token: string;
-                        /** @constant */
-                        token_type: "Bearer";
-                        /** @description Seconds until the token expires (TOKEN_TTL_SECONDS). */
-                        expires_in: number;
-                        /** @description The scopes granted, space-separated. */
-                        scope: string;
-                    };
+                    "application/json": components["schemas"]["AccessToken"];
                 };
             };
             /** @description Malformed token request (invalid_request, unsupported_grant_type, invalid_scope). */
@@ -1239,55 +2133,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            /** @description Opaque identifier with the site_ prefix. */
-                            id: string;
-                            /** @constant */
-                            type: "sites";
-                            attributes: {
-                                /** @description The tenant (client) identifier. Read-only. */
-                                clientId: string;
-                                /**
-                                 * @description Read-only. Active on create.
-                                 * @example Active
-                                 */
-                                status: string;
-                                /** Format: date-time */
-                                createdAt: string;
-                                /** Format: date-time */
-                                updatedAt: string;
-                                name: string;
-                                siteCode: string;
-                                addressLine1: string;
-                                addressLine2?: string | null;
-                                city: string;
-                                stateRegion: string;
-                                postalCode: string;
-                                country: string;
-                                uniqueID?: string | null;
-                                uniqueID2?: string | null;
-                                friendlyLocationName?: string | null;
-                                friendlyLocationName2?: string | null;
-                                keyRequired?: boolean | null;
-                            };
-                            meta: {
-                                /** @description Grows by exactly 1 with every change of the resource. */
-                                version: number;
-                                /**
-                                 * @description The quoted version, e.g. "3"; send it as If-Match.
-                                 * @example "1"
-                                 */
-                                etag: string;
-                            };
-                        }[];
-                        meta: {
-                            /** @description The page size applied: the requested page[size] or the default 25. */
-                            pageSize: number;
-                            /** @description Present only when more records exist; pass it as page[after] to get the next page. */
-                            nextCursor?: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["SiteList"];
                 };
             };
             /** @description Missing, invalid or expired bearer token. Problem types: unauthorized. */
@@ -1382,30 +2228,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Optional members also accept null, meaning no value. */
         requestBody: {
             content: {
-                "application/json": {
-                    name: string;
-                    /** @description The client's stable site identifier; unique per client (case-sensitive). */
-                    siteCode: string;
-                    addressLine1: string;
-                    addressLine2?: string | null;
-                    city: string;
-                    stateRegion: string;
-                    /** @description A string, not a number. */
-                    postalCode: string;
-                    country: string;
-                    /** @description Legacy identifier; exact-match filter on list. */
-                    uniqueID?: string | null;
-                    /** @description Secondary legacy identifier; exact-match filter on list. */
-                    uniqueID2?: string | null;
-                    /** @description Legacy. */
-                    friendlyLocationName?: string | null;
-                    /** @description Legacy. */
-                    friendlyLocationName2?: string | null;
-                    keyRequired?: boolean | null;
-                };
+                "application/json": components["schemas"]["SiteCreate"];
             };
         };
         responses: {
@@ -1422,50 +2247,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Site */
-                        data: {
-                            /** @description Opaque identifier with the site_ prefix. */
-                            id: string;
-                            /** @constant */
-                            type: "sites";
-                            attributes: {
-                                /** @description The tenant (client) identifier. Read-only. */
-                                clientId: string;
-                                /**
-                                 * @description Read-only. Active on create.
-                                 * @example Active
-                                 */
-                                status: string;
-                                /** Format: date-time */
-                                createdAt: string;
-                                /** Format: date-time */
-                                updatedAt: string;
-                                name: string;
-                                siteCode: string;
-                                addressLine1: string;
-                                addressLine2?: string | null;
-                                city: string;
-                                stateRegion: string;
-                                postalCode: string;
-                                country: string;
-                                uniqueID?: string | null;
-                                uniqueID2?: string | null;
-                                friendlyLocationName?: string | null;
-                                friendlyLocationName2?: string | null;
-                                keyRequired?: boolean | null;
-                            };
-                            meta: {
-                                /** @description Grows by exactly 1 with every change of the resource. */
-                                version: number;
-                                /**
-                                 * @description The quoted version, e.g. "3"; send it as If-Match.
-                                 * @example "1"
-                                 */
-                                etag: string;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["SiteDocument"];
                 };
             };
             /** @description Malformed request (unparseable body). Problem types: malformed-request. */
@@ -1635,50 +2417,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Site */
-                        data: {
-                            /** @description Opaque identifier with the site_ prefix. */
-                            id: string;
-                            /** @constant */
-                            type: "sites";
-                            attributes: {
-                                /** @description The tenant (client) identifier. Read-only. */
-                                clientId: string;
-                                /**
-                                 * @description Read-only. Active on create.
-                                 * @example Active
-                                 */
-                                status: string;
-                                /** Format: date-time */
-                                createdAt: string;
-                                /** Format: date-time */
-                                updatedAt: string;
-                                name: string;
-                                siteCode: string;
-                                addressLine1: string;
-                                addressLine2?: string | null;
-                                city: string;
-                                stateRegion: string;
-                                postalCode: string;
-                                country: string;
-                                uniqueID?: string | null;
-                                uniqueID2?: string | null;
-                                friendlyLocationName?: string | null;
-                                friendlyLocationName2?: string | null;
-                                keyRequired?: boolean | null;
-                            };
-                            meta: {
-                                /** @description Grows by exactly 1 with every change of the resource. */
-                                version: number;
-                                /**
-                                 * @description The quoted version, e.g. "3"; send it as If-Match.
-                                 * @example "1"
-                                 */
-                                etag: string;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["SiteDocument"];
                 };
             };
             /** @description Malformed request (unparseable body). Problem types: malformed-request. */
@@ -1800,30 +2539,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Only supplied members change. Optional members accept null to clear them. */
         requestBody: {
             content: {
-                "application/json": {
-                    name?: string;
-                    /** @description The client's stable site identifier; unique per client (case-sensitive). */
-                    siteCode?: string;
-                    addressLine1?: string;
-                    addressLine2?: string | null;
-                    city?: string;
-                    stateRegion?: string;
-                    /** @description A string, not a number. */
-                    postalCode?: string;
-                    country?: string;
-                    /** @description Legacy identifier; exact-match filter on list. */
-                    uniqueID?: string | null;
-                    /** @description Secondary legacy identifier; exact-match filter on list. */
-                    uniqueID2?: string | null;
-                    /** @description Legacy. */
-                    friendlyLocationName?: string | null;
-                    /** @description Legacy. */
-                    friendlyLocationName2?: string | null;
-                    keyRequired?: boolean | null;
-                };
+                "application/json": components["schemas"]["SitePatch"];
             };
         };
         responses: {
@@ -1838,50 +2556,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Site */
-                        data: {
-                            /** @description Opaque identifier with the site_ prefix. */
-                            id: string;
-                            /** @constant */
-                            type: "sites";
-                            attributes: {
-                                /** @description The tenant (client) identifier. Read-only. */
-                                clientId: string;
-                                /**
-                                 * @description Read-only. Active on create.
-                                 * @example Active
-                                 */
-                                status: string;
-                                /** Format: date-time */
-                                createdAt: string;
-                                /** Format: date-time */
-                                updatedAt: string;
-                                name: string;
-                                siteCode: string;
-                                addressLine1: string;
-                                addressLine2?: string | null;
-                                city: string;
-                                stateRegion: string;
-                                postalCode: string;
-                                country: string;
-                                uniqueID?: string | null;
-                                uniqueID2?: string | null;
-                                friendlyLocationName?: string | null;
-                                friendlyLocationName2?: string | null;
-                                keyRequired?: boolean | null;
-                            };
-                            meta: {
-                                /** @description Grows by exactly 1 with every change of the resource. */
-                                version: number;
-                                /**
-                                 * @description The quoted version, e.g. "3"; send it as If-Match.
-                                 * @example "1"
-                                 */
-                                etag: string;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["SiteDocument"];
                 };
             };
             /** @description Malformed request (unparseable body). Problem types: malformed-request. */
@@ -2044,24 +2719,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            /** @description Opaque identifier with the whsub_ prefix. */
-                            id: string;
-                            tenantId: string;
-                            /** @description As given at create or patch. */
-                            targetUrl: string;
-                            description: string | null;
-                            eventTypes: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
-                            isActive: boolean;
-                            /** @enum {string} */
-                            signingVersion: "legacy" | "v1";
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** Format: date-time */
-                            updatedAt: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["WebhookSubscriptionList"];
                 };
             };
             /** @description Missing, invalid or expired bearer token. Problem types: unauthorized. */
@@ -2155,23 +2813,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description The receiver: https, port 443, no user credentials or fragment; every DNS address of the host must be public.
-                     * @example https://hooks.example.com/site-services
-                     */
-                    targetUrl: string;
-                    /** @description Non-empty, distinct event types (so at most the 7 there are). */
-                    eventTypes: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
-                    /** @description Write-only shared secret for v1 signatures, used exactly as given (at least 16 characters, counted as Unicode code points). */
-                    secret: string;
-                    description?: string | null;
-                    /**
-                     * @description Only v1 can be chosen; it is also the default.
-                     * @constant
-                     */
-                    signingVersion?: "v1";
-                };
+                "application/json": components["schemas"]["WebhookSubscriptionCreate"];
             };
         };
         responses: {
@@ -2184,28 +2826,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * Webhook subscription
-                         * @description The secret is write-only and never returned.
-                         */
-                        data: {
-                            /** @description Opaque identifier with the whsub_ prefix. */
-                            id: string;
-                            tenantId: string;
-                            /** @description As given at create or patch. */
-                            targetUrl: string;
-                            description: string | null;
-                            eventTypes: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
-                            isActive: boolean;
-                            /** @enum {string} */
-                            signingVersion: "legacy" | "v1";
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** Format: date-time */
-                            updatedAt: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["WebhookSubscriptionDocument"];
                 };
             };
             /** @description Malformed request (unparseable body). Problem types: malformed-request. */
@@ -2336,27 +2957,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Only supplied members change. The destination is checked again on every patch. */
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description The receiver: https, port 443, no user credentials or fragment; every DNS address of the host must be public.
-                     * @example https://hooks.example.com/site-services
-                     */
-                    targetUrl?: string;
-                    description?: string | null;
-                    /** @description Non-empty, distinct event types (so at most the 7 there are). */
-                    eventTypes?: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
-                    /** @description Write-only shared secret for v1 signatures, used exactly as given (at least 16 characters, counted as Unicode code points). */
-                    secret?: string;
-                    isActive?: boolean;
-                    /**
-                     * @description v1 upgrades a legacy subscription (a secret is then required); downgrading to legacy is refused.
-                     * @enum {string}
-                     */
-                    signingVersion?: "legacy" | "v1";
-                };
+                "application/json": components["schemas"]["WebhookSubscriptionPatch"];
             };
         };
         responses: {
@@ -2369,28 +2972,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * Webhook subscription
-                         * @description The secret is write-only and never returned.
-                         */
-                        data: {
-                            /** @description Opaque identifier with the whsub_ prefix. */
-                            id: string;
-                            tenantId: string;
-                            /** @description As given at create or patch. */
-                            targetUrl: string;
-                            description: string | null;
-                            eventTypes: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
-                            isActive: boolean;
-                            /** @enum {string} */
-                            signingVersion: "legacy" | "v1";
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** Format: date-time */
-                            updatedAt: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["WebhookSubscriptionDocument"];
                 };
             };
             /** @description Malformed request (unparseable body). Problem types: malformed-request. */
@@ -2556,29 +3138,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            /** @description Identifier. */
-                            id: string;
-                            /** @constant */
-                            type: "projects";
-                            attributes: {
-                                /** @description Send this as a site visit's projectId. */
-                                projectId: number | string;
-                                projectName: string;
-                                /** @constant */
-                                status: "Active";
-                            };
-                            meta: {
-                                /** @description The record id in the operator's upstream system, when known. */
-                                upstreamRecordId?: string;
-                            };
-                        }[];
-                        meta: {
-                            /** @description The page size applied: the requested page[size] or the default 25. */
-                            pageSize: number;
-                        };
-                    };
+                    "application/json": components["schemas"]["ProjectList"];
                 };
             };
             /** @description Missing, invalid or expired bearer token. Problem types: unauthorized. */
@@ -2684,27 +3244,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            /** @description Identifier. */
-                            id: string;
-                            /** @constant */
-                            type: "items";
-                            attributes: {
-                                itemId: number | string;
-                                /** @description Send this as a site visit's itemName. */
-                                itemName: string;
-                            };
-                            meta: {
-                                /** @description The record id in the operator's upstream system, when known. */
-                                upstreamRecordId?: string;
-                            };
-                        }[];
-                        meta: {
-                            /** @description The page size applied: the requested page[size] or the default 25. */
-                            pageSize: number;
-                        };
-                    };
+                    "application/json": components["schemas"]["ItemList"];
                 };
             };
             /** @description Missing, invalid or expired bearer token. Problem types: unauthorized. */
@@ -2814,97 +3354,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            /** @description Opaque identifier with the visit_ prefix. */
-                            id: string;
-                            /** @constant */
-                            type: "site-visits";
-                            attributes: {
-                                /** @description The tenant (client) identifier. Read-only. */
-                                clientId: string;
-                                /**
-                                 * @description Read-only. New on create; the operator moves it on (Scheduled, Dispatched, Completed).
-                                 * @example New
-                                 */
-                                status: string;
-                                /** Format: date-time */
-                                createdAt: string;
-                                /** Format: date-time */
-                                updatedAt: string;
-                                /** @description The current siteCode of the visit's site. */
-                                clientSiteId: string;
-                                description: string;
-                                clientTicketNumber: string | null;
-                                serviceType: string;
-                                jobInstructions: string;
-                                /** @description In the form the project was created with. */
-                                projectId: number | string;
-                                itemName: string;
-                                /** Format: date-time */
-                                startDate: string;
-                                /** Format: date-time */
-                                dueDate: string;
-                                arePartsRequired: boolean;
-                                trackingNumber: string | null;
-                                partsReturnRequired: boolean | null;
-                                schedulingRule: string;
-                                /**
-                                 * @description Needs site-visits:read (absent otherwise). The assigned assets as "assetDisplay [uniqueId]" joined by "; ", in assignment order; "" when none.
-                                 * @example Kiosk A (front entrance) [DEMO-ASSET-1]; Kiosk B (checkout) [DEMO-ASSET-2]
-                                 */
-                                assetsToService?: string;
-                                /** @description Needs site-visits:read (absent otherwise). The assigned assets. */
-                                siteVisitAssets?: {
-                                    /** @description The assignment's own id; stable while the asset stays assigned. */
-                                    siteVisitAssetId: number;
-                                    siteAssetId: number;
-                                    uniqueId: string;
-                                    friendlyLocation: string;
-                                    assetStatus: string;
-                                    assetDisplay: string;
-                                }[];
-                                /** @description The return label; null before the first upload. */
-                                returnLabel: {
-                                    /**
-                                     * Format: uri
-                                     * @description Absolute address of the download endpoint; it serves the latest version.
-                                     */
-                                    url: string;
-                                    /** @description Every uploaded version, oldest first. */
-                                    versions: {
-                                        /** @description 1 for the first upload, then 2, 3, … */
-                                        version: number;
-                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
-                                        fileName: string;
-                                        /**
-                                         * @description The type detected from the file's content.
-                                         * @example application/pdf
-                                         */
-                                        contentType: string;
-                                        sizeBytes: number;
-                                        /** Format: date-time */
-                                        uploadedAt: string;
-                                    }[];
-                                } | null;
-                            };
-                            meta: {
-                                /** @description Grows by exactly 1 with every change of the resource. */
-                                version: number;
-                                /**
-                                 * @description The quoted version, e.g. "3"; send it as If-Match.
-                                 * @example "1"
-                                 */
-                                etag: string;
-                            };
-                        }[];
-                        meta: {
-                            /** @description The page size applied: the requested page[size] or the default 25. */
-                            pageSize: number;
-                            /** @description Present only when more records exist; pass it as page[after] to get the next page. */
-                            nextCursor?: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["SiteVisitList"];
                 };
             };
             /** @description Missing, invalid or expired bearer token. Problem types: unauthorized. */
@@ -2999,43 +3449,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Optional members also accept null, meaning no value (except siteAssetIds: send [] for none). */
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description The siteCode of one of your sites. */
-                    clientSiteId: string;
-                    description: string;
-                    /** @description Your own ticket reference; unique per client when supplied (case-sensitive). */
-                    clientTicketNumber?: string | null;
-                    /**
-                     * @description One of the 23 service types.
-                     * @enum {string}
-                     */
-                    serviceType: "Regular Service" | "Preventative Maintenance" | "Bonus" | "Break / Fix" | "Survey" | "Site Prep" | "Installation" | "Relocation" | "Removal" | "Swap" | "Audit" | "Storage" | "W/G Service" | "Transport" | "Machine Prep" | "Sign/Wrap" | "Inventory" | "Delivery Acceptance" | "Delivery/Inventory" | "Install Revisit" | "Secret Shopper" | "Recycling" | "Training";
-                    jobInstructions: string;
-                    /** @description One of your Active projects (GET /api/v1/projects); 12 and "12" name the same project. */
-                    projectId: string | number;
-                    /** @description One of your items (GET /api/v1/items). */
-                    itemName: string;
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 date-time with a time zone. From 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z, compared in UTC.
-                     */
-                    startDate: string;
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 date-time with a time zone; not before startDate. From 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z, compared in UTC.
-                     */
-                    dueDate: string;
-                    arePartsRequired: boolean;
-                    trackingNumber?: string | null;
-                    partsReturnRequired?: boolean | null;
-                    /** @description Write-only. Site assets of the visit's site to assign; a duplicate counts once. On PATCH, omitted leaves the assignment unchanged and [] clears it. */
-                    siteAssetIds?: number[];
-                    /** @enum {string} */
-                    schedulingRule: "Date/Time Specific" | "Date Specific" | "Date Range";
-                };
+                "application/json": components["schemas"]["SiteVisitCreate"];
             };
         };
         responses: {
@@ -3052,92 +3468,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Site visit */
-                        data: {
-                            /** @description Opaque identifier with the visit_ prefix. */
-                            id: string;
-                            /** @constant */
-                            type: "site-visits";
-                            attributes: {
-                                /** @description The tenant (client) identifier. Read-only. */
-                                clientId: string;
-                                /**
-                                 * @description Read-only. New on create; the operator moves it on (Scheduled, Dispatched, Completed).
-                                 * @example New
-                                 */
-                                status: string;
-                                /** Format: date-time */
-                                createdAt: string;
-                                /** Format: date-time */
-                                updatedAt: string;
-                                /** @description The current siteCode of the visit's site. */
-                                clientSiteId: string;
-                                description: string;
-                                clientTicketNumber: string | null;
-                                serviceType: string;
-                                jobInstructions: string;
-                                /** @description In the form the project was created with. */
-                                projectId: number | string;
-                                itemName: string;
-                                /** Format: date-time */
-                                startDate: string;
-                                /** Format: date-time */
-                                dueDate: string;
-                                arePartsRequired: boolean;
-                                trackingNumber: string | null;
-                                partsReturnRequired: boolean | null;
-                                schedulingRule: string;
-                                /**
-                                 * @description Needs site-visits:read (absent otherwise). The assigned assets as "assetDisplay [uniqueId]" joined by "; ", in assignment order; "" when none.
-                                 * @example Kiosk A (front entrance) [DEMO-ASSET-1]; Kiosk B (checkout) [DEMO-ASSET-2]
-                                 */
-                                assetsToService?: string;
-                                /** @description Needs site-visits:read (absent otherwise). The assigned assets. */
-                                siteVisitAssets?: {
-                                    /** @description The assignment's own id; stable while the asset stays assigned. */
-                                    siteVisitAssetId: number;
-                                    siteAssetId: number;
-                                    uniqueId: string;
-                                    friendlyLocation: string;
-                                    assetStatus: string;
-                                    assetDisplay: string;
-                                }[];
-                                /** @description The return label; null before the first upload. */
-                                returnLabel: {
-                                    /**
-                                     * Format: uri
-                                     * @description Absolute address of the download endpoint; it serves the latest version.
-                                     */
-                                    url: string;
-                                    /** @description Every uploaded version, oldest first. */
-                                    versions: {
-                                        /** @description 1 for the first upload, then 2, 3, … */
-                                        version: number;
-                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
-                                        fileName: string;
-                                        /**
-                                         * @description The type detected from the file's content.
-                                         * @example application/pdf
-                                         */
-                                        contentType: string;
-                                        sizeBytes: number;
-                                        /** Format: date-time */
-                                        uploadedAt: string;
-                                    }[];
-                                } | null;
-                            };
-                            meta: {
-                                /** @description Grows by exactly 1 with every change of the resource. */
-                                version: number;
-                                /**
-                                 * @description The quoted version, e.g. "3"; send it as If-Match.
-                                 * @example "1"
-                                 */
-                                etag: string;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["SiteVisitDocument"];
                 };
             };
             /** @description Malformed request (unparseable body). Problem types: malformed-request. */
@@ -3307,92 +3638,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Site visit */
-                        data: {
-                            /** @description Opaque identifier with the visit_ prefix. */
-                            id: string;
-                            /** @constant */
-                            type: "site-visits";
-                            attributes: {
-                                /** @description The tenant (client) identifier. Read-only. */
-                                clientId: string;
-                                /**
-                                 * @description Read-only. New on create; the operator moves it on (Scheduled, Dispatched, Completed).
-                                 * @example New
-                                 */
-                                status: string;
-                                /** Format: date-time */
-                                createdAt: string;
-                                /** Format: date-time */
-                                updatedAt: string;
-                                /** @description The current siteCode of the visit's site. */
-                                clientSiteId: string;
-                                description: string;
-                                clientTicketNumber: string | null;
-                                serviceType: string;
-                                jobInstructions: string;
-                                /** @description In the form the project was created with. */
-                                projectId: number | string;
-                                itemName: string;
-                                /** Format: date-time */
-                                startDate: string;
-                                /** Format: date-time */
-                                dueDate: string;
-                                arePartsRequired: boolean;
-                                trackingNumber: string | null;
-                                partsReturnRequired: boolean | null;
-                                schedulingRule: string;
-                                /**
-                                 * @description Needs site-visits:read (absent otherwise). The assigned assets as "assetDisplay [uniqueId]" joined by "; ", in assignment order; "" when none.
-                                 * @example Kiosk A (front entrance) [DEMO-ASSET-1]; Kiosk B (checkout) [DEMO-ASSET-2]
-                                 */
-                                assetsToService?: string;
-                                /** @description Needs site-visits:read (absent otherwise). The assigned assets. */
-                                siteVisitAssets?: {
-                                    /** @description The assignment's own id; stable while the asset stays assigned. */
-                                    siteVisitAssetId: number;
-                                    siteAssetId: number;
-                                    uniqueId: string;
-                                    friendlyLocation: string;
-                                    assetStatus: string;
-                                    assetDisplay: string;
-                                }[];
-                                /** @description The return label; null before the first upload. */
-                                returnLabel: {
-                                    /**
-                                     * Format: uri
-                                     * @description Absolute address of the download endpoint; it serves the latest version.
-                                     */
-                                    url: string;
-                                    /** @description Every uploaded version, oldest first. */
-                                    versions: {
-                                        /** @description 1 for the first upload, then 2, 3, … */
-                                        version: number;
-                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
-                                        fileName: string;
-                                        /**
-                                         * @description The type detected from the file's content.
-                                         * @example application/pdf
-                                         */
-                                        contentType: string;
-                                        sizeBytes: number;
-                                        /** Format: date-time */
-                                        uploadedAt: string;
-                                    }[];
-                                } | null;
-                            };
-                            meta: {
-                                /** @description Grows by exactly 1 with every change of the resource. */
-                                version: number;
-                                /**
-                                 * @description The quoted version, e.g. "3"; send it as If-Match.
-                                 * @example "1"
-                                 */
-                                etag: string;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["SiteVisitDocument"];
                 };
             };
             /** @description Malformed request (unparseable body). Problem types: malformed-request. */
@@ -3514,43 +3760,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Only supplied members change. Optional members accept null to clear them; siteAssetIds [] clears the assignment. */
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description The siteCode of one of your sites. */
-                    clientSiteId?: string;
-                    description?: string;
-                    /** @description Your own ticket reference; unique per client when supplied (case-sensitive). */
-                    clientTicketNumber?: string | null;
-                    /**
-                     * @description One of the 23 service types.
-                     * @enum {string}
-                     */
-                    serviceType?: "Regular Service" | "Preventative Maintenance" | "Bonus" | "Break / Fix" | "Survey" | "Site Prep" | "Installation" | "Relocation" | "Removal" | "Swap" | "Audit" | "Storage" | "W/G Service" | "Transport" | "Machine Prep" | "Sign/Wrap" | "Inventory" | "Delivery Acceptance" | "Delivery/Inventory" | "Install Revisit" | "Secret Shopper" | "Recycling" | "Training";
-                    jobInstructions?: string;
-                    /** @description One of your Active projects (GET /api/v1/projects); 12 and "12" name the same project. */
-                    projectId?: string | number;
-                    /** @description One of your items (GET /api/v1/items). */
-                    itemName?: string;
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 date-time with a time zone. From 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z, compared in UTC.
-                     */
-                    startDate?: string;
-                    /**
-                     * Format: date-time
-                     * @description ISO 8601 date-time with a time zone; not before startDate. From 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z, compared in UTC.
-                     */
-                    dueDate?: string;
-                    arePartsRequired?: boolean;
-                    trackingNumber?: string | null;
-                    partsReturnRequired?: boolean | null;
-                    /** @description Write-only. Site assets of the visit's site to assign; a duplicate counts once. On PATCH, omitted leaves the assignment unchanged and [] clears it. */
-                    siteAssetIds?: number[];
-                    /** @enum {string} */
-                    schedulingRule?: "Date/Time Specific" | "Date Specific" | "Date Range";
-                };
+                "application/json": components["schemas"]["SiteVisitPatch"];
             };
         };
         responses: {
@@ -3565,92 +3777,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Site visit */
-                        data: {
-                            /** @description Opaque identifier with the visit_ prefix. */
-                            id: string;
-                            /** @constant */
-                            type: "site-visits";
-                            attributes: {
-                                /** @description The tenant (client) identifier. Read-only. */
-                                clientId: string;
-                                /**
-                                 * @description Read-only. New on create; the operator moves it on (Scheduled, Dispatched, Completed).
-                                 * @example New
-                                 */
-                                status: string;
-                                /** Format: date-time */
-                                createdAt: string;
-                                /** Format: date-time */
-                                updatedAt: string;
-                                /** @description The current siteCode of the visit's site. */
-                                clientSiteId: string;
-                                description: string;
-                                clientTicketNumber: string | null;
-                                serviceType: string;
-                                jobInstructions: string;
-                                /** @description In the form the project was created with. */
-                                projectId: number | string;
-                                itemName: string;
-                                /** Format: date-time */
-                                startDate: string;
-                                /** Format: date-time */
-                                dueDate: string;
-                                arePartsRequired: boolean;
-                                trackingNumber: string | null;
-                                partsReturnRequired: boolean | null;
-                                schedulingRule: string;
-                                /**
-                                 * @description Needs site-visits:read (absent otherwise). The assigned assets as "assetDisplay [uniqueId]" joined by "; ", in assignment order; "" when none.
-                                 * @example Kiosk A (front entrance) [DEMO-ASSET-1]; Kiosk B (checkout) [DEMO-ASSET-2]
-                                 */
-                                assetsToService?: string;
-                                /** @description Needs site-visits:read (absent otherwise). The assigned assets. */
-                                siteVisitAssets?: {
-                                    /** @description The assignment's own id; stable while the asset stays assigned. */
-                                    siteVisitAssetId: number;
-                                    siteAssetId: number;
-                                    uniqueId: string;
-                                    friendlyLocation: string;
-                                    assetStatus: string;
-                                    assetDisplay: string;
-                                }[];
-                                /** @description The return label; null before the first upload. */
-                                returnLabel: {
-                                    /**
-                                     * Format: uri
-                                     * @description Absolute address of the download endpoint; it serves the latest version.
-                                     */
-                                    url: string;
-                                    /** @description Every uploaded version, oldest first. */
-                                    versions: {
-                                        /** @description 1 for the first upload, then 2, 3, … */
-                                        version: number;
-                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
-                                        fileName: string;
-                                        /**
-                                         * @description The type detected from the file's content.
-                                         * @example application/pdf
-                                         */
-                                        contentType: string;
-                                        sizeBytes: number;
-                                        /** Format: date-time */
-                                        uploadedAt: string;
-                                    }[];
-                                } | null;
-                            };
-                            meta: {
-                                /** @description Grows by exactly 1 with every change of the resource. */
-                                version: number;
-                                /**
-                                 * @description The quoted version, e.g. "3"; send it as If-Match.
-                                 * @example "1"
-                                 */
-                                etag: string;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["SiteVisitDocument"];
                 };
             };
             /** @description Malformed request (unparseable body). Problem types: malformed-request. */
@@ -3861,103 +3988,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Site visit */
-                        data: {
-                            /** @description Opaque identifier with the visit_ prefix. */
-                            id: string;
-                            /** @constant */
-                            type: "site-visits";
-                            attributes: {
-                                /** @description The tenant (client) identifier. Read-only. */
-                                clientId: string;
-                                /**
-                                 * @description Read-only. New on create; the operator moves it on (Scheduled, Dispatched, Completed).
-                                 * @example New
-                                 */
-                                status: string;
-                                /** Format: date-time */
-                                createdAt: string;
-                                /** Format: date-time */
-                                updatedAt: string;
-                                /** @description The current siteCode of the visit's site. */
-                                clientSiteId: string;
-                                description: string;
-                                clientTicketNumber: string | null;
-                                serviceType: string;
-                                jobInstructions: string;
-                                /** @description In the form the project was created with. */
-                                projectId: number | string;
-                                itemName: string;
-                                /** Format: date-time */
-                                startDate: string;
-                                /** Format: date-time */
-                                dueDate: string;
-                                arePartsRequired: boolean;
-                                trackingNumber: string | null;
-                                partsReturnRequired: boolean | null;
-                                schedulingRule: string;
-                                /**
-                                 * @description Needs site-visits:read (absent otherwise). The assigned assets as "assetDisplay [uniqueId]" joined by "; ", in assignment order; "" when none.
-                                 * @example Kiosk A (front entrance) [DEMO-ASSET-1]; Kiosk B (checkout) [DEMO-ASSET-2]
-                                 */
-                                assetsToService?: string;
-                                /** @description Needs site-visits:read (absent otherwise). The assigned assets. */
-                                siteVisitAssets?: {
-                                    /** @description The assignment's own id; stable while the asset stays assigned. */
-                                    siteVisitAssetId: number;
-                                    siteAssetId: number;
-                                    uniqueId: string;
-                                    friendlyLocation: string;
-                                    assetStatus: string;
-                                    assetDisplay: string;
-                                }[];
-                                /** @description The return label; null before the first upload. */
-                                returnLabel: {
-                                    /**
-                                     * Format: uri
-                                     * @description Absolute address of the download endpoint; it serves the latest version.
-                                     */
-                                    url: string;
-                                    /** @description Every uploaded version, oldest first. */
-                                    versions: {
-                                        /** @description 1 for the first upload, then 2, 3, … */
-                                        version: number;
-                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
-                                        fileName: string;
-                                        /**
-                                         * @description The type detected from the file's content.
-                                         * @example application/pdf
-                                         */
-                                        contentType: string;
-                                        sizeBytes: number;
-                                        /** Format: date-time */
-                                        uploadedAt: string;
-                                    }[];
-                                } | null;
-                            };
-                            meta: {
-                                /** @description Grows by exactly 1 with every change of the resource. */
-                                version: number;
-                                /**
-                                 * @description The quoted version, e.g. "3"; send it as If-Match.
-                                 * @example "1"
-                                 */
-                                etag: string;
-                            };
-                        };
-                        meta: {
-                            /** @description The events recorded, in order; empty when the action changed nothing. */
-                            events: {
-                                /** @description The event id: the `id` of the webhook body your receiver gets. */
-                                id: string;
-                                /** @example job.scheduled */
-                                type: string;
-                                /** Format: date-time */
-                                occurredAt: string;
-                            }[];
-                        };
-                    };
+                    "application/json": components["schemas"]["SimulationResult"];
                 };
             };
             /** @description Malformed request (unparseable body). Problem types: malformed-request. */
@@ -4267,35 +4298,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Return-label upload response */
-                        data: {
-                            /** @description The visit's id (visit_ prefix). */
-                            siteVisitId: string;
-                            returnLabel: {
-                                /**
-                                 * Format: uri
-                                 * @description Absolute address of the download endpoint; it serves the latest version.
-                                 */
-                                url: string;
-                                /** @description Every uploaded version, oldest first. */
-                                versions: {
-                                    /** @description 1 for the first upload, then 2, 3, … */
-                                    version: number;
-                                    /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
-                                    fileName: string;
-                                    /**
-                                     * @description The type detected from the file's content.
-                                     * @example application/pdf
-                                     */
-                                    contentType: string;
-                                    sizeBytes: number;
-                                    /** Format: date-time */
-                                    uploadedAt: string;
-                                }[];
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["ReturnLabelUpload"];
                 };
             };
             /** @description Malformed request (unparseable body). Problem types: malformed-request. */
@@ -4451,81 +4454,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            /** @description Opaque identifier with the msg_ prefix. */
-                            id: string;
-                            /** @constant */
-                            type: "messages";
-                            attributes: {
-                                /** @description The tenant (client) identifier. Read-only. */
-                                clientId: string;
-                                /** @enum {string} */
-                                status: "Open" | "Closed";
-                                /** Format: date-time */
-                                createdAt: string;
-                                /** Format: date-time */
-                                updatedAt: string;
-                                /** @description The visit the message belongs to (visit_ prefix). */
-                                siteVisitId: string;
-                                /** @enum {string|null} */
-                                type?: "Scope Update" | "Change Appointment" | "Cancellation" | "Job On-Hold" | "Tracking Update" | "Floor Plan" | "Other" | "Reminder" | "Due Date Change Request" | "Missed Appointment" | "Incomplete Scope" | "Site Prep Issue" | "MFG/Hardware Issues" | "Shipping Damage" | "Pricing Estimate" | "Warranty Request" | "Exception" | "Parts Missing" | "Schedule Please" | "Billing Dispute" | "Request Travel Pay" | "General" | "Schedule" | "Pay" | "Support" | "Request" | null;
-                                /**
-                                 * @description Read-only, returned as stored: who owns the record on the operator's side. "Client API" for messages created through this API.
-                                 * @example Client API
-                                 */
-                                recordOwner?: string;
-                                messageThread: string;
-                                /** @description Read-only. The attachment (POST …/file-attachment); null before the first upload. */
-                                fileAttachment?: {
-                                    /**
-                                     * Format: uri
-                                     * @description Absolute address of the download endpoint; it serves the latest version.
-                                     */
-                                    url: string;
-                                    /** @description Every uploaded version, oldest first. */
-                                    versions: {
-                                        /** @description 1 for the first upload, then 2, 3, … */
-                                        version: number;
-                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
-                                        fileName: string;
-                                        /**
-                                         * @description The type detected from the file's content.
-                                         * @example application/pdf
-                                         */
-                                        contentType: string;
-                                        sizeBytes: number;
-                                        /** Format: date-time */
-                                        uploadedAt: string;
-                                    }[];
-                                } | null;
-                                /**
-                                 * @description Always the full value, whatever form the request used.
-                                 * @enum {string|null}
-                                 */
-                                urgency?: "Low – No immediate action required" | "Normal – Standard priority / routine handling" | "High – Needs attention soon" | "Critical – Immediate action required" | null;
-                                buyer?: boolean | null;
-                                clientContacts?: boolean | null;
-                                /** @description Read-only; set by the service, true on create. */
-                                svcPm?: boolean;
-                            };
-                            meta: {
-                                /** @description Grows by exactly 1 with every change of the resource. */
-                                version: number;
-                                /**
-                                 * @description The quoted version, e.g. "3"; send it as If-Match.
-                                 * @example "1"
-                                 */
-                                etag: string;
-                            };
-                        }[];
-                        meta: {
-                            /** @description The page size applied: the requested page[size] or the default 25. */
-                            pageSize: number;
-                            /** @description Present only when more records exist; pass it as page[after] to get the next page. */
-                            nextCursor?: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["MessageList"];
                 };
             };
             /** @description Missing, invalid or expired bearer token. Problem types: unauthorized. */
@@ -4620,32 +4549,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Optional members other than status also accept null, meaning no value. svcPm, recordOwner, method and occurredAt are set by the service. */
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description The id of one of your site visits (visit_ prefix). Not found or not yours: 404. */
-                    siteVisitId: string;
-                    /**
-                     * @description One of the 26 message types.
-                     * @enum {string|null}
-                     */
-                    type?: "Scope Update" | "Change Appointment" | "Cancellation" | "Job On-Hold" | "Tracking Update" | "Floor Plan" | "Other" | "Reminder" | "Due Date Change Request" | "Missed Appointment" | "Incomplete Scope" | "Site Prep Issue" | "MFG/Hardware Issues" | "Shipping Damage" | "Pricing Estimate" | "Warranty Request" | "Exception" | "Parts Missing" | "Schedule Please" | "Billing Dispute" | "Request Travel Pay" | "General" | "Schedule" | "Pay" | "Support" | "Request" | null;
-                    /** @description The message text. */
-                    messageThread: string;
-                    /**
-                     * @description Open (the default on create) or Closed.
-                     * @enum {string}
-                     */
-                    status?: "Open" | "Closed";
-                    /**
-                     * @description One of the four full values (each with an en dash, U+2013), or the short word Low, Normal, High or Critical, which is stored and returned as its full value.
-                     * @enum {string|null}
-                     */
-                    urgency?: "Low – No immediate action required" | "Normal – Standard priority / routine handling" | "High – Needs attention soon" | "Critical – Immediate action required" | "Low" | "Normal" | "High" | "Critical" | null;
-                    buyer?: boolean | null;
-                    clientContacts?: boolean | null;
-                };
+                "application/json": components["schemas"]["MessageCreate"];
             };
         };
         responses: {
@@ -4662,76 +4568,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Message */
-                        data: {
-                            /** @description Opaque identifier with the msg_ prefix. */
-                            id: string;
-                            /** @constant */
-                            type: "messages";
-                            attributes: {
-                                /** @description The tenant (client) identifier. Read-only. */
-                                clientId: string;
-                                /** @enum {string} */
-                                status: "Open" | "Closed";
-                                /** Format: date-time */
-                                createdAt: string;
-                                /** Format: date-time */
-                                updatedAt: string;
-                                /** @description The visit the message belongs to (visit_ prefix). */
-                                siteVisitId: string;
-                                /** @enum {string|null} */
-                                type?: "Scope Update" | "Change Appointment" | "Cancellation" | "Job On-Hold" | "Tracking Update" | "Floor Plan" | "Other" | "Reminder" | "Due Date Change Request" | "Missed Appointment" | "Incomplete Scope" | "Site Prep Issue" | "MFG/Hardware Issues" | "Shipping Damage" | "Pricing Estimate" | "Warranty Request" | "Exception" | "Parts Missing" | "Schedule Please" | "Billing Dispute" | "Request Travel Pay" | "General" | "Schedule" | "Pay" | "Support" | "Request" | null;
-                                /**
-                                 * @description Read-only, returned as stored: who owns the record on the operator's side. "Client API" for messages created through this API.
-                                 * @example Client API
-                                 */
-                                recordOwner?: string;
-                                messageThread: string;
-                                /** @description Read-only. The attachment (POST …/file-attachment); null before the first upload. */
-                                fileAttachment?: {
-                                    /**
-                                     * Format: uri
-                                     * @description Absolute address of the download endpoint; it serves the latest version.
-                                     */
-                                    url: string;
-                                    /** @description Every uploaded version, oldest first. */
-                                    versions: {
-                                        /** @description 1 for the first upload, then 2, 3, … */
-                                        version: number;
-                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
-                                        fileName: string;
-                                        /**
-                                         * @description The type detected from the file's content.
-                                         * @example application/pdf
-                                         */
-                                        contentType: string;
-                                        sizeBytes: number;
-                                        /** Format: date-time */
-                                        uploadedAt: string;
-                                    }[];
-                                } | null;
-                                /**
-                                 * @description Always the full value, whatever form the request used.
-                                 * @enum {string|null}
-                                 */
-                                urgency?: "Low – No immediate action required" | "Normal – Standard priority / routine handling" | "High – Needs attention soon" | "Critical – Immediate action required" | null;
-                                buyer?: boolean | null;
-                                clientContacts?: boolean | null;
-                                /** @description Read-only; set by the service, true on create. */
-                                svcPm?: boolean;
-                            };
-                            meta: {
-                                /** @description Grows by exactly 1 with every change of the resource. */
-                                version: number;
-                                /**
-                                 * @description The quoted version, e.g. "3"; send it as If-Match.
-                                 * @example "1"
-                                 */
-                                etag: string;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["MessageDocument"];
                 };
             };
             /** @description Malformed request (unparseable body). Problem types: malformed-request. */
@@ -4901,76 +4738,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Message */
-                        data: {
-                            /** @description Opaque identifier with the msg_ prefix. */
-                            id: string;
-                            /** @constant */
-                            type: "messages";
-                            attributes: {
-                                /** @description The tenant (client) identifier. Read-only. */
-                                clientId: string;
-                                /** @enum {string} */
-                                status: "Open" | "Closed";
-                                /** Format: date-time */
-                                createdAt: string;
-                                /** Format: date-time */
-                                updatedAt: string;
-                                /** @description The visit the message belongs to (visit_ prefix). */
-                                siteVisitId: string;
-                                /** @enum {string|null} */
-                                type?: "Scope Update" | "Change Appointment" | "Cancellation" | "Job On-Hold" | "Tracking Update" | "Floor Plan" | "Other" | "Reminder" | "Due Date Change Request" | "Missed Appointment" | "Incomplete Scope" | "Site Prep Issue" | "MFG/Hardware Issues" | "Shipping Damage" | "Pricing Estimate" | "Warranty Request" | "Exception" | "Parts Missing" | "Schedule Please" | "Billing Dispute" | "Request Travel Pay" | "General" | "Schedule" | "Pay" | "Support" | "Request" | null;
-                                /**
-                                 * @description Read-only, returned as stored: who owns the record on the operator's side. "Client API" for messages created through this API.
-                                 * @example Client API
-                                 */
-                                recordOwner?: string;
-                                messageThread: string;
-                                /** @description Read-only. The attachment (POST …/file-attachment); null before the first upload. */
-                                fileAttachment?: {
-                                    /**
-                                     * Format: uri
-                                     * @description Absolute address of the download endpoint; it serves the latest version.
-                                     */
-                                    url: string;
-                                    /** @description Every uploaded version, oldest first. */
-                                    versions: {
-                                        /** @description 1 for the first upload, then 2, 3, … */
-                                        version: number;
-                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
-                                        fileName: string;
-                                        /**
-                                         * @description The type detected from the file's content.
-                                         * @example application/pdf
-                                         */
-                                        contentType: string;
-                                        sizeBytes: number;
-                                        /** Format: date-time */
-                                        uploadedAt: string;
-                                    }[];
-                                } | null;
-                                /**
-                                 * @description Always the full value, whatever form the request used.
-                                 * @enum {string|null}
-                                 */
-                                urgency?: "Low – No immediate action required" | "Normal – Standard priority / routine handling" | "High – Needs attention soon" | "Critical – Immediate action required" | null;
-                                buyer?: boolean | null;
-                                clientContacts?: boolean | null;
-                                /** @description Read-only; set by the service, true on create. */
-                                svcPm?: boolean;
-                            };
-                            meta: {
-                                /** @description Grows by exactly 1 with every change of the resource. */
-                                version: number;
-                                /**
-                                 * @description The quoted version, e.g. "3"; send it as If-Match.
-                                 * @example "1"
-                                 */
-                                etag: string;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["MessageDocument"];
                 };
             };
             /** @description Malformed request (unparseable body). Problem types: malformed-request. */
@@ -5092,30 +4860,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Only supplied members change. type, urgency, buyer and clientContacts accept null to clear them. siteVisitId cannot be changed: a message stays on the visit it was created for. */
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description One of the 26 message types.
-                     * @enum {string|null}
-                     */
-                    type?: "Scope Update" | "Change Appointment" | "Cancellation" | "Job On-Hold" | "Tracking Update" | "Floor Plan" | "Other" | "Reminder" | "Due Date Change Request" | "Missed Appointment" | "Incomplete Scope" | "Site Prep Issue" | "MFG/Hardware Issues" | "Shipping Damage" | "Pricing Estimate" | "Warranty Request" | "Exception" | "Parts Missing" | "Schedule Please" | "Billing Dispute" | "Request Travel Pay" | "General" | "Schedule" | "Pay" | "Support" | "Request" | null;
-                    /** @description The message text. */
-                    messageThread?: string;
-                    /**
-                     * @description Open (the default on create) or Closed.
-                     * @enum {string}
-                     */
-                    status?: "Open" | "Closed";
-                    /**
-                     * @description One of the four full values (each with an en dash, U+2013), or the short word Low, Normal, High or Critical, which is stored and returned as its full value.
-                     * @enum {string|null}
-                     */
-                    urgency?: "Low – No immediate action required" | "Normal – Standard priority / routine handling" | "High – Needs attention soon" | "Critical – Immediate action required" | "Low" | "Normal" | "High" | "Critical" | null;
-                    buyer?: boolean | null;
-                    clientContacts?: boolean | null;
-                };
+                "application/json": components["schemas"]["MessagePatch"];
             };
         };
         responses: {
@@ -5130,76 +4877,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Message */
-                        data: {
-                            /** @description Opaque identifier with the msg_ prefix. */
-                            id: string;
-                            /** @constant */
-                            type: "messages";
-                            attributes: {
-                                /** @description The tenant (client) identifier. Read-only. */
-                                clientId: string;
-                                /** @enum {string} */
-                                status: "Open" | "Closed";
-                                /** Format: date-time */
-                                createdAt: string;
-                                /** Format: date-time */
-                                updatedAt: string;
-                                /** @description The visit the message belongs to (visit_ prefix). */
-                                siteVisitId: string;
-                                /** @enum {string|null} */
-                                type?: "Scope Update" | "Change Appointment" | "Cancellation" | "Job On-Hold" | "Tracking Update" | "Floor Plan" | "Other" | "Reminder" | "Due Date Change Request" | "Missed Appointment" | "Incomplete Scope" | "Site Prep Issue" | "MFG/Hardware Issues" | "Shipping Damage" | "Pricing Estimate" | "Warranty Request" | "Exception" | "Parts Missing" | "Schedule Please" | "Billing Dispute" | "Request Travel Pay" | "General" | "Schedule" | "Pay" | "Support" | "Request" | null;
-                                /**
-                                 * @description Read-only, returned as stored: who owns the record on the operator's side. "Client API" for messages created through this API.
-                                 * @example Client API
-                                 */
-                                recordOwner?: string;
-                                messageThread: string;
-                                /** @description Read-only. The attachment (POST …/file-attachment); null before the first upload. */
-                                fileAttachment?: {
-                                    /**
-                                     * Format: uri
-                                     * @description Absolute address of the download endpoint; it serves the latest version.
-                                     */
-                                    url: string;
-                                    /** @description Every uploaded version, oldest first. */
-                                    versions: {
-                                        /** @description 1 for the first upload, then 2, 3, … */
-                                        version: number;
-                                        /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
-                                        fileName: string;
-                                        /**
-                                         * @description The type detected from the file's content.
-                                         * @example application/pdf
-                                         */
-                                        contentType: string;
-                                        sizeBytes: number;
-                                        /** Format: date-time */
-                                        uploadedAt: string;
-                                    }[];
-                                } | null;
-                                /**
-                                 * @description Always the full value, whatever form the request used.
-                                 * @enum {string|null}
-                                 */
-                                urgency?: "Low – No immediate action required" | "Normal – Standard priority / routine handling" | "High – Needs attention soon" | "Critical – Immediate action required" | null;
-                                buyer?: boolean | null;
-                                clientContacts?: boolean | null;
-                                /** @description Read-only; set by the service, true on create. */
-                                svcPm?: boolean;
-                            };
-                            meta: {
-                                /** @description Grows by exactly 1 with every change of the resource. */
-                                version: number;
-                                /**
-                                 * @description The quoted version, e.g. "3"; send it as If-Match.
-                                 * @example "1"
-                                 */
-                                etag: string;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["MessageDocument"];
                 };
             };
             /** @description Malformed request (unparseable body). Problem types: malformed-request. */
@@ -5511,35 +5189,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Message-attachment upload response */
-                        data: {
-                            /** @description The message's id (msg_ prefix). */
-                            messageId: string;
-                            fileAttachment: {
-                                /**
-                                 * Format: uri
-                                 * @description Absolute address of the download endpoint; it serves the latest version.
-                                 */
-                                url: string;
-                                /** @description Every uploaded version, oldest first. */
-                                versions: {
-                                    /** @description 1 for the first upload, then 2, 3, … */
-                                    version: number;
-                                    /** @description The uploaded file name made safe: no path, no control or bidirectional characters, and ending in the extension of the detected type (`poly.html` uploaded as a PDF is `poly.pdf`). The download is served under this name. Versions uploaded before names were made so keep their name here; their download gets the detected type's extension. */
-                                    fileName: string;
-                                    /**
-                                     * @description The type detected from the file's content.
-                                     * @example application/pdf
-                                     */
-                                    contentType: string;
-                                    sizeBytes: number;
-                                    /** Format: date-time */
-                                    uploadedAt: string;
-                                }[];
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["FileAttachmentUpload"];
                 };
             };
             /** @description Malformed request (unparseable body). Problem types: malformed-request. */

@@ -1,0 +1,225 @@
+/**
+ * The examples the documents show with each named schema: one client's story (a site, a visit at it with
+ * a return label, a message with an attachment, a webhook subscription and the visit's events). Each is
+ * checked against its schema (tests/unit/openapi-examples.test.ts, and the linters' example rules).
+ */
+import { EVENT_TYPES, type EventType, PAYLOAD_VERSION } from '../events/types.js';
+
+export const CLIENT_ID = 'tnt_3d7f9k2m4q6s8v0x1z3b5c7e9g';
+const SITE_ID = 'site_5k2x8m4q7b1c9d3f6g0h2j4n6p';
+const VISIT_ID = 'visit_9p4t7w2y5a8c1e3g6j0k2m4q7s';
+const MESSAGE_ID = 'msg_2b5d8f1h4k7m0p3r6t9v2x5z8c';
+const BASE = 'https://api.example.com';
+export const CREATED = '2026-11-02T09:15:00.000Z';
+const UPDATED = '2026-11-03T14:40:12.345Z';
+
+const resourceMeta = (version: number) => ({ version, etag: `"${version}"` });
+
+export const siteCreateExample = {
+  name: 'Riverside Store',
+  siteCode: 'STORE-0042',
+  addressLine1: '12 Harbour Road',
+  addressLine2: 'Unit 4',
+  city: 'Portsmouth',
+  stateRegion: 'Hampshire',
+  postalCode: 'PO1 3AX',
+  country: 'GB',
+  uniqueID: 'LEGACY-7781',
+  friendlyLocationName: 'Riverside',
+  keyRequired: true,
+};
+
+export const sitePatchExample = { name: 'Riverside Superstore', addressLine2: null };
+
+export const siteExample = {
+  id: SITE_ID,
+  type: 'sites',
+  attributes: {
+    clientId: CLIENT_ID,
+    status: 'Active',
+    createdAt: CREATED,
+    updatedAt: UPDATED,
+    ...siteCreateExample,
+    uniqueID2: null,
+    friendlyLocationName2: null,
+  },
+  meta: resourceMeta(2),
+};
+
+export const fileVersionExample = {
+  version: 1,
+  fileName: 'return-label.pdf',
+  contentType: 'application/pdf',
+  sizeBytes: 48213,
+  uploadedAt: '2026-11-03T10:02:44.120Z',
+};
+
+export const returnLabelExample = {
+  url: `${BASE}/api/v1/site-visits/${VISIT_ID}/return-label`,
+  versions: [fileVersionExample],
+};
+
+export const siteVisitAssetExample = {
+  siteVisitAssetId: 1,
+  siteAssetId: 184467213,
+  uniqueId: 'DEMO-ASSET-1',
+  friendlyLocation: 'Front entrance',
+  assetStatus: 'Installed',
+  assetDisplay: 'Kiosk A (front entrance)',
+};
+
+export const siteVisitCreateExample = {
+  clientSiteId: 'STORE-0042',
+  description: 'Replace the card reader of kiosk A',
+  clientTicketNumber: 'TCK-2026-1187',
+  serviceType: 'Break / Fix',
+  jobInstructions: 'Ask for the store manager on arrival. Return the faulty reader with the enclosed label.',
+  projectId: 12,
+  itemName: 'Card reader',
+  startDate: '2026-11-05T08:00:00.000Z',
+  dueDate: '2026-11-07T17:00:00.000Z',
+  arePartsRequired: true,
+  trackingNumber: null,
+  partsReturnRequired: true,
+  siteAssetIds: [184467213],
+  schedulingRule: 'Date Range',
+};
+
+export const siteVisitPatchExample = { dueDate: '2026-11-10T17:00:00.000Z', trackingNumber: '1Z999AA10123456784' };
+
+const { siteAssetIds: _assigned, ...visitAttributes } = siteVisitCreateExample;
+
+export const siteVisitExample = {
+  id: VISIT_ID,
+  type: 'site-visits',
+  attributes: {
+    clientId: CLIENT_ID,
+    status: 'Scheduled',
+    createdAt: CREATED,
+    updatedAt: UPDATED,
+    ...visitAttributes,
+    assetsToService: 'Kiosk A (front entrance) [DEMO-ASSET-1]',
+    siteVisitAssets: [siteVisitAssetExample],
+    returnLabel: returnLabelExample,
+  },
+  meta: resourceMeta(3),
+};
+
+export const messageCreateExample = {
+  siteVisitId: VISIT_ID,
+  type: 'Change Appointment',
+  messageThread: 'The store opens at 10:00 on Thursday; please arrive after that.',
+  urgency: 'High',
+  buyer: false,
+  clientContacts: true,
+};
+
+export const messagePatchExample = { status: 'Closed' };
+
+export const messageExample = {
+  id: MESSAGE_ID,
+  type: 'messages',
+  attributes: {
+    clientId: CLIENT_ID,
+    status: 'Open',
+    createdAt: CREATED,
+    updatedAt: CREATED,
+    siteVisitId: VISIT_ID,
+    type: 'Change Appointment',
+    recordOwner: 'Client API',
+    messageThread: messageCreateExample.messageThread,
+    fileAttachment: {
+      url: `${BASE}/api/v1/messages/${MESSAGE_ID}/file-attachment`,
+      versions: [{ ...fileVersionExample, fileName: 'floor-plan.png', contentType: 'image/png', sizeBytes: 210344 }],
+    },
+    urgency: 'High \u2013 Needs attention soon',
+    buyer: false,
+    clientContacts: true,
+    svcPm: true,
+  },
+  meta: resourceMeta(1),
+};
+
+export const projectExample = {
+  id: '12',
+  type: 'projects',
+  attributes: { projectId: 12, projectName: 'Kiosk refresh 2026', status: 'Active' },
+  meta: { upstreamRecordId: 'a0B5g00000XyZ12' },
+};
+
+export const itemExample = {
+  id: '7',
+  type: 'items',
+  attributes: { itemId: 7, itemName: 'Card reader' },
+  meta: {},
+};
+
+export const subscriptionCreateExample = {
+  targetUrl: 'https://hooks.example.com/site-services',
+  eventTypes: ['ticket.created', 'job.scheduled', 'job.completed'],
+  secret: 'whsec-7a0f3c9e51b24d8aa6c2',
+  description: 'Ticketing system',
+};
+
+export const subscriptionPatchExample = { eventTypes: [...EVENT_TYPES], isActive: true };
+
+export const subscriptionExample = {
+  id: 'whsub_6h1k4n7q0s3v6y9b2e5g8j1m4p',
+  tenantId: CLIENT_ID,
+  targetUrl: subscriptionCreateExample.targetUrl,
+  description: subscriptionCreateExample.description,
+  eventTypes: subscriptionCreateExample.eventTypes,
+  isActive: true,
+  signingVersion: 'v1',
+  createdAt: CREATED,
+  updatedAt: CREATED,
+};
+
+export const tokenExample = {
+  access_token: 'eyJhbGciOiJFZERTQSIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJjbGlfMDEifQ.c2lnbmF0dXJl',
+  token_type: 'Bearer',
+  expires_in: 3600,
+  scope: 'sites:read sites:write site-visits:read site-visits:write webhooks:read webhooks:write',
+};
+
+export function problemExample(problemBaseUrl: string) {
+  return {
+    type: `${problemBaseUrl}/version-conflict`,
+    title: 'Version conflict',
+    status: 409,
+    detail: 'If-Match "1" does not match the current ETag "2". Read the resource again and reapply your change.',
+  };
+}
+
+export function validationProblemExample(problemBaseUrl: string) {
+  return {
+    type: `${problemBaseUrl}/validation-error`,
+    title: 'Validation failed',
+    status: 422,
+    detail: 'The request has 2 invalid fields: siteCode, postalCode.',
+    errors: { siteCode: ['is required'], postalCode: ['must be at most 20 characters'] },
+  };
+}
+
+/** Each event's own members of `data` in the example delivery. */
+const EVENT_DATA: Record<EventType, Record<string, unknown>> = {
+  'ticket.created': { status: 'New' },
+  'rep.assigned': { status: 'New', fieldRepName: 'Jordan Lee' },
+  'job.scheduled': { status: 'Scheduled', scheduledDate: '2026-11-06', etaTime: '10:30' },
+  'schedule.updated': { status: 'Scheduled', scheduledDate: '2026-11-06', etaTime: '13:00' },
+  'job.dispatched': { status: 'Dispatched' },
+  'job.completed': { status: 'Completed' },
+  'deliverables.transmitted': { status: 'Completed', notes: 'Reader replaced; photos of the kiosk attached.' },
+};
+
+export function eventExample(type: EventType) {
+  return {
+    id: 'evt_8k2mq4x7b1c9d3f5g6h0j2n4p6',
+    type,
+    occurredAt: '2026-11-06T10:41:07.512Z',
+    resourceType: 'site-visits',
+    resourceId: VISIT_ID,
+    payloadVersion: PAYLOAD_VERSION,
+    data: { clientTicketNumber: 'TCK-2026-1187', clientSiteId: 'STORE-0042', ...EVENT_DATA[type] },
+  };
+}
