@@ -205,7 +205,7 @@ describe('a value the service cannot read stops it, naming the variable', () => 
     expect(loadConfig({}).webhook.autoDisableAfterMs).toBe(0);
   });
 
-  const freeText = new Set(['HOST', 'DATA_DIR']);
+  const freeText = new Set(['API_CONTACT_NAME', 'HOST', 'DATA_DIR']);
   it.each(Object.keys(variables).filter((name) => !freeText.has(name)))('%s refuses "x y"', (name) => {
     expect(problemsOf({ [name]: 'x y' })).toEqual([expect.stringMatching(new RegExp(`^${name} must be `))]);
   });
