@@ -26,6 +26,8 @@ export interface WebhookConfig {
   readonly concurrency: number;
   /** Deactivate a subscription after this many milliseconds of uninterrupted failures; 0 = never. */
   readonly autoDisableAfterMs: number;
+  /** How long a sandbox webhook listener (`svc listen`) outlives its dropped stream, for the command to resume. */
+  readonly listenerGraceMs: number;
 }
 
 export interface Config {
@@ -147,6 +149,11 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('WEBHOOK_TEST_ALLOWED_DESTINATIONS must not be set in production');
   }
 
+  const listenerGraceMs = parseDuration(read('WEBHOOK_LISTENER_GRACE') ?? '60s');
+  if (listenerGraceMs === undefined || listenerGraceMs < 1_000 || listenerGraceMs > 86_400_000) {
+    problems.push('WEBHOOK_LISTENER_GRACE must be a duration from 1s to 24h, such as 60s or 5m');
+  }
+
   const keys = {
     tokenSigningKey: read('TOKEN_SIGNING_KEY')?.replace(/\\n/g, '\n'),
     appSecret: read('APP_SECRET'),
@@ -204,6 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
       pollIntervalMs: int('WEBHOOK_POLL_INTERVAL_MS', 1_000, 10, 600_000),
       concurrency: int('WEBHOOK_CONCURRENCY', 16, 1, 1_000),
       autoDisableAfterMs: parseDuration(read('WEBHOOK_AUTO_DISABLE_AFTER') ?? '0') ?? 0,
+      listenerGraceMs: listenerGraceMs ?? 60_000,
     },
     metricsPort: read('METRICS_PORT') === undefined ? undefined : int('METRICS_PORT', 9464, 1, 65535),
   };

@@ -99,6 +99,12 @@ export const PROBLEM_TYPES = {
     title: 'Validation failed',
     help: 'One or more fields are missing or invalid; the errors member names each field with its messages. Fix the data before retrying.',
   },
+  'listener-limit-reached': {
+    status: 422,
+    title: 'Webhook listener limit reached',
+    help: 'A client may have 5 sandbox webhook listeners open at once. Stop one (Ctrl-C in its svc listen, or DELETE /api/v1/sandbox/webhook-listeners/{id}) or wait for one to close, then open another.',
+    sandboxOnly: true,
+  },
   'rate-limit-exceeded': {
     status: 429,
     title: 'Rate limit exceeded',
@@ -114,9 +120,19 @@ export const PROBLEM_TYPES = {
     title: 'Service unavailable',
     help: 'The service or one of its dependencies (database, DNS) is temporarily unavailable. Retry with bounded backoff; honour Retry-After when present.',
   },
-} as const satisfies Record<string, { status: number; title: string; help: string }>;
+} as const satisfies Record<string, { status: number; title: string; help: string; sandboxOnly?: true }>;
 
 export type ProblemSlug = keyof typeof PROBLEM_TYPES;
+
+/**
+ * The problem types an environment can answer with: a sandbox-only feature's types (sandboxOnly) leave
+ * no trace in production's documents and pages. The routes that raise them name them themselves.
+ */
+export function problemTypesOf(environment: 'sandbox' | 'production') {
+  return Object.entries(PROBLEM_TYPES).filter(
+    ([, problem]) => environment === 'sandbox' || !('sandboxOnly' in problem),
+  ) as [ProblemSlug, (typeof PROBLEM_TYPES)[ProblemSlug]][];
+}
 
 /** Field name → messages, as in the problem's `errors` member. */
 export type FieldErrors = Record<string, string[]>;

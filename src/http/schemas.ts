@@ -1,6 +1,6 @@
 /** Schema pieces shared by every route: problem responses, nullable types, bounded strings, path ids. */
 import { type TNull, type TSchema, type TUnion, type TUnsafe, Type } from 'typebox';
-import { PROBLEM_TYPES } from './problem.js';
+import { problemTypesOf } from './problem.js';
 
 /**
  * `type: [T, "null"]`: a value of T or null, written as OpenAPI 3.1 (JSON Schema 2020-12) writes it
@@ -144,7 +144,8 @@ export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 
 export function problemResponses(statuses: ProblemStatus[], descriptions: Partial<Record<ProblemStatus, string>> = {}) {
   const responses: Record<number, TSchema> = {};
   for (const status of statuses) {
-    const slugs = Object.entries(PROBLEM_TYPES)
+    // A sandbox-only type is named by the route that raises it (in its description), not everywhere.
+    const slugs = problemTypesOf('production')
       .filter(([, problem]) => problem.status === status)
       .map(([slug]) => slug);
     responses[status] = Type.Ref(PROBLEM_ID, {

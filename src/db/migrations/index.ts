@@ -5,6 +5,7 @@ import * as m0003 from './0003_site_visits.js';
 import * as m0004 from './0004_messages.js';
 import * as m0005 from './0005_webhooks.js';
 import * as m0006 from './0006_visit_workflow.js';
+import * as m0008 from './0008_webhook_listeners.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scanning) so that the compiled
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0004_messages': m0004,
   '0005_webhooks': m0005,
   '0006_visit_workflow': m0006,
+  '0008_webhook_listeners': m0008,
 };

@@ -47,6 +47,12 @@ export async function insertSubscription(
   return tx.insertInto('webhook_subscriptions').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
+/**
+ * Subscriptions proper: a sandbox webhook listener's delivery target is a row of the same table (its id
+ * starts with whl_, listener-repository.ts), which is no subscription to the client nor to the operator.
+ */
+const SUBSCRIPTIONS_ONLY = sql<SqlBool>`webhook_subscriptions.id not like 'whl\\_%'`;
+
 export async function findSubscription(
   db: Executor,
   tenantId: string,
@@ -57,11 +63,18 @@ export async function findSubscription(
     .selectAll()
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
+    .where(SUBSCRIPTIONS_ONLY)
     .executeTakeFirst();
 }
 
 export async function listSubscriptions(db: Executor, tenantId: string): Promise<WebhookSubscriptionRow[]> {
-  return db.selectFrom('webhook_subscriptions').selectAll().where('tenant_id', '=', tenantId).orderBy('seq').execute();
+  return db
+    .selectFrom('webhook_subscriptions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where(SUBSCRIPTIONS_ONLY)
+    .orderBy('seq')
+    .execute();
 }
 
 /**
@@ -156,6 +169,8 @@ export async function recordSubscriptionFailure(
       updated_at: sql`case when ${disable} then ${now} else updated_at end`,
     }))
     .where('id', '=', id)
+    // A listener lives as long as its stream (and grace), never deactivated for failing.
+    .where(SUBSCRIPTIONS_ONLY)
     // True only for the update that deactivated it (updated_at moves only then).
     .returning(sql<boolean>`(not is_active and deactivated_reason is not null and updated_at = ${now})`.as('disabled'))
     .executeTakeFirst();
