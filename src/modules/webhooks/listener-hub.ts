@@ -10,8 +10,8 @@
  *   (one that did not answer the previous ping is cut), closes the streams another process took over,
  *   and closes every listener past its grace (any process does this, so a crashed holder's listeners
  *   close too);
- * - a dropped stream starts the grace; a stream that reconnects takes the listener over and makes its
- *   waiting deliveries due at once.
+ * - a dropped stream starts the grace; a stream that reconnects takes the listener over, and the
+ *   deliveries that waited only for a stream are due at once (on attaching and at every tick).
  *
  * Activated by the first listener created or stream opened in this process; idle otherwise.
  */
@@ -136,7 +136,7 @@ export class ListenerHub {
     if (dropped) return void this.track(this.detach(stream));
     const ready: ReadyMessage = { type: 'ready', listenerId, timeoutMs: this.timeoutMs, graceMs: this.graceMs };
     socket.send(JSON.stringify(ready));
-    await this.db.transaction().execute((tx) => listeners.resumeDeliveries(tx, listenerId, now));
+    await this.db.transaction().execute((tx) => listeners.resumeDeliveries(tx, [listenerId], now));
     this.deps.logger.info({ listenerId, streamId: stream.id }, 'webhook listener stream attached');
   }
 
@@ -165,7 +165,7 @@ export class ListenerHub {
         attempt: Number(attempt),
         statusCode: null,
         durationMs: 0,
-        error: 'the svc listen stream closed before reporting a result',
+        error: listeners.STREAM_CLOSED,
       });
     }
     await listeners.detachStream(this.db, stream.listenerId, stream.id, this.aliveUntil());
@@ -240,6 +240,8 @@ export class ListenerHub {
         this.aliveUntil(),
       ),
     );
+    const holding = streams.filter((stream) => held.has(stream.id)).map((stream) => stream.listenerId);
+    await this.db.transaction().execute((tx) => listeners.resumeDeliveries(tx, holding, now));
     for (const stream of streams) {
       if (!held.has(stream.id)) {
         this.streams.delete(stream.id);

@@ -36,9 +36,6 @@ export interface ListenerAttempt {
   subscription: { id: string };
 }
 
-const NOT_CONNECTED =
-  'listener not connected: no svc listen holds its stream (it may reconnect within the grace period)';
-
 const key = (deliveryId: string, attempt: number) => `${deliveryId}#${attempt}`;
 
 export class ListenerRelay {
@@ -58,7 +55,7 @@ export class ListenerRelay {
         await db.transaction().execute((tx) => listeners.closeListeners(tx, { expiredAt: now }, now));
       return { outcome: 'failed', statusCode: null, error: listeners.LISTENER_CLOSED };
     }
-    if (listener.stream_id === null) return { outcome: 'retry', statusCode: null, error: NOT_CONNECTED };
+    if (listener.stream_id === null) return { outcome: 'retry', statusCode: null, error: listeners.NOT_CONNECTED };
 
     await this.listen();
     const id = key(delivery.id, delivery.attempt);

@@ -20,6 +20,11 @@ export function isListenerId(id: string): boolean {
 /** The error of a delivery left pending when its listener closed. */
 export const LISTENER_CLOSED = 'listener closed';
 
+/** Attempts that failed because no stream held the listener: the receiver was never asked. */
+export const NOT_CONNECTED =
+  'listener not connected: no svc listen holds its stream (it may reconnect within the grace period)';
+export const STREAM_CLOSED = 'the svc listen stream closed before reporting a result';
+
 /** Serialises listener creation per tenant (the cap), without touching the tenants table. */
 export async function lockTenantListeners(tx: Transaction<Database>, tenantId: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtext(${`webhook-listeners:${tenantId}`}))`.execute(tx);
@@ -142,17 +147,22 @@ export async function detachStream(db: Executor, id: string, streamId: string, a
 }
 
 /**
- * A stream (re)connected: the listener's pending deliveries that wait for a retry are due now, so that
- * what was missed while it was away arrives at once rather than on the retry schedule.
+ * The listeners' deliveries that wait only because no stream held them (their last attempt failed
+ * NOT_CONNECTED or STREAM_CLOSED) are due now: what was missed while `svc listen` was away arrives as
+ * soon as a stream holds the listener, not on the retry schedule (which stays for the receiver's own
+ * failures). Run when a stream attaches and on every tick while it holds the listener, so that an attempt
+ * that was in flight during the reconnect is caught too.
  */
-export async function resumeDeliveries(tx: Transaction<Database>, id: string, now: Date): Promise<number> {
+export async function resumeDeliveries(tx: Transaction<Database>, ids: readonly string[], now: Date): Promise<number> {
+  if (ids.length === 0) return 0;
   const result = await tx
     .updateTable('webhook_deliveries')
     .set({ next_attempt_at: now, updated_at: now })
-    .where('subscription_id', '=', id)
+    .where('subscription_id', 'in', [...ids])
     .where('status', '=', 'pending')
     .where('leased_until', 'is', null)
     .where('next_attempt_at', '>', now)
+    .where('last_error', 'in', [NOT_CONNECTED, STREAM_CLOSED])
     .executeTakeFirst();
   const count = Number(result.numUpdatedRows);
   if (count > 0) await notifyWorkers(tx);
