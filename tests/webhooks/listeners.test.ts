@@ -157,7 +157,7 @@ describe('a sandbox webhook listener', () => {
     await stream.close();
     await dropped(listener.id);
     const event = await recordTestEvent(t, b.tenantId, 'ticket.created');
-    const waiting = await deliveryOf(event.id, (d) => d.attempts === 1 && d.status === 'pending');
+    const waiting = await deliveryOf(event.id, (d) => d.attemptLog.length === 1 && d.status === 'pending');
     expect(waiting.attemptLog[0].error).toMatch(/listener not connected/);
 
     const resumed = await openStream(t.baseUrl, listener.streamPath, b.token);
@@ -177,7 +177,7 @@ describe('a sandbox webhook listener', () => {
     await stream.close();
     await dropped(listener.id);
     const event = await recordTestEvent(t, b.tenantId, 'ticket.created');
-    await deliveryOf(event.id, (d) => d.attempts === 1 && d.status === 'pending');
+    await deliveryOf(event.id, (d) => d.attemptLog.length === 1 && d.status === 'pending');
 
     clock.advance(GRACE_MS + 1_000);
     const failed = await deliveryOf(event.id, (d) => d.status === 'failed');
