@@ -48,6 +48,7 @@ import { registerSiteRoutes } from './modules/sites/routes.js';
 import { registerTenantAdminRoutes } from './modules/tenants/admin-routes.js';
 import { registerWebhookAdminRoutes } from './modules/webhooks/admin-routes.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './modules/webhooks/destination-policy.js';
+import { registerListenerRoutes } from './modules/webhooks/listener-routes.js';
 import { registerWebhookRoutes } from './modules/webhooks/routes.js';
 import { Metrics } from './runtime/metrics.js';
 import type { ServerKeys } from './runtime/server-keys.js';
@@ -154,6 +155,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerReferenceRoutes(app, ctx);
   registerSiteVisitRoutes(app, ctx);
   registerSandboxRoutes(app, ctx);
+  await registerListenerRoutes(app, ctx);
   await registerReturnLabelRoutes(app, ctx);
   registerMessageRoutes(app, ctx);
   await registerFileAttachmentRoutes(app, ctx);

@@ -179,6 +179,13 @@ export const variables = {
     defaultText: '`0` (off)',
     description: 'Deactivate a subscription that has failed without a success for this long (e.g. `3d`); 0 = never',
   }),
+  WEBHOOK_LISTENER_GRACE: duration({
+    default: '60s',
+    minimum: 1_000,
+    maximum: 86_400_000,
+    description:
+      'How long a sandbox webhook listener (`svc listen`) outlives its dropped stream, for the command to reconnect and resume; then its pending deliveries fail ("listener closed")',
+  }),
   METRICS_PORT: integer({
     minimum: 1,
     maximum: 65535,
@@ -291,6 +298,8 @@ function toConfig(values: Values) {
       concurrency: values.WEBHOOK_CONCURRENCY,
       /** Deactivate a subscription after this many milliseconds of uninterrupted failures; 0 = never. */
       autoDisableAfterMs: values.WEBHOOK_AUTO_DISABLE_AFTER,
+      /** How long a sandbox webhook listener (`svc listen`) outlives its dropped stream, for the command to resume. */
+      listenerGraceMs: values.WEBHOOK_LISTENER_GRACE,
     },
     metricsPort: values.METRICS_PORT,
   };

@@ -109,8 +109,11 @@ export function url<O extends Unset>(options: O) {
 const DURATION_FORMS = 'a number and ms, s, m, h or d (a bare number is milliseconds)';
 
 /** Milliseconds, written as a duration (src/config/duration.ts). */
-export function duration<O extends WithDefault<string>>(options: O) {
-  const schema = Type.Integer({ minimum: 0, description: options.description });
+export function duration<O extends WithDefault<string>>(
+  options: O & { readonly minimum?: number; readonly maximum?: number },
+) {
+  const { minimum = 0, maximum, description } = options;
+  const schema = Type.Integer({ minimum, maximum, description });
   return variable(schema, options, `a duration such as 3d: ${DURATION_FORMS}`, parseDuration);
 }
 

@@ -4,7 +4,8 @@
  *
  * PostgreSQL: a dedicated connection outside the pool (a pooled one would be handed to other queries),
  * re-established with backoff after it is lost; `onNotify` is also called after every (re)connect, since
- * notifications sent while disconnected are gone. PGlite: its own listen(), delivered after commit.
+ * notifications sent while disconnected are gone (that call has no payload). PGlite: its own listen(),
+ * delivered after commit. `onNotify` gets the notification's payload ('' when it had none).
  */
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -20,12 +21,12 @@ const RECONNECT_MAX_MS = 10_000;
 export async function listenForNotifications(
   database: AppDatabase,
   channel: string,
-  onNotify: () => void,
+  onNotify: (payload?: string) => void,
   logger: Logger,
 ): Promise<NotificationListener> {
   if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
   if (database.pglite) {
-    const unlisten = await database.pglite.listen(channel, () => onNotify());
+    const unlisten = await database.pglite.listen(channel, (payload) => onNotify(payload));
     return { close: () => unlisten() };
   }
   if (!database.pool) throw new Error('the database has neither a pool nor PGlite');
@@ -43,7 +44,7 @@ class PostgresListener implements NotificationListener {
   constructor(
     private readonly options: pg.PoolConfig,
     private readonly channel: string,
-    private readonly onNotify: () => void,
+    private readonly onNotify: (payload?: string) => void,
     private readonly logger: Logger,
   ) {}
 
@@ -56,7 +57,7 @@ class PostgresListener implements NotificationListener {
       application_name: `site-services listener ${this.channel} ${process.pid}`,
     });
     client.on('notification', (message) => {
-      if (message.channel === this.channel) this.onNotify();
+      if (message.channel === this.channel) this.onNotify(message.payload ?? '');
     });
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client, undefined));

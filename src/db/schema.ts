@@ -145,6 +145,19 @@ export interface WebhookSubscriptionsTable {
   deactivated_reason: string | null;
 }
 
+/** A sandbox webhook listener's stream state (its delivery target is its webhook_subscriptions row). */
+export interface WebhookListenersTable {
+  id: string;
+  tenant_id: string;
+  state: 'open' | 'closed';
+  /** The stream that holds the listener now; null while none does (the grace period runs). */
+  stream_id: string | null;
+  /** The listener closes when this passes: renewed by its stream's heartbeat, then the grace after it drops. */
+  alive_until: RequiredTimestamp;
+  created_at: RequiredTimestamp;
+  closed_at: NullableTimestamp;
+}
+
 /** One entry of a delivery's attempt log (DECISIONS: Operator API). */
 export interface DeliveryAttempt {
   attempt: number;
@@ -285,6 +298,7 @@ export interface Database {
   events: EventsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_listeners: WebhookListenersTable;
   site_visits: SiteVisitsTable;
   site_visit_assets: SiteVisitAssetsTable;
   file_blobs: FileBlobsTable;
@@ -303,6 +317,7 @@ export type SiteAssetRow = Selectable<SiteAssetsTable>;
 export type EventRow = Selectable<EventsTable>;
 export type WebhookSubscriptionRow = Selectable<WebhookSubscriptionsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type WebhookListenerRow = Selectable<WebhookListenersTable>;
 export type SiteVisitRow = Selectable<SiteVisitsTable>;
 export type NewSiteVisit = Insertable<SiteVisitsTable>;
 export type SiteVisitUpdate = Updateable<SiteVisitsTable>;

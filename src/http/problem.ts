@@ -104,6 +104,12 @@ export const PROBLEM_TYPES = {
     title: 'Active subscription limit reached',
     help: "Your client already has as many active webhook subscriptions as it may have: 16 unless the operator set another limit (the problem's maxActiveSubscriptions member says how many). Deactivate one you no longer need (PATCH isActive false) before creating or activating another, or ask the operator to raise the limit. Subscriptions over the limit keep working.",
   },
+  'listener-limit-reached': {
+    status: 422,
+    title: 'Webhook listener limit reached',
+    help: 'A client may have 5 sandbox webhook listeners open at once. Stop one (Ctrl-C in its svc listen, or DELETE /api/v1/sandbox/webhook-listeners/{id}) or wait for one to close, then open another.',
+    sandboxOnly: true,
+  },
   'rate-limit-exceeded': {
     status: 429,
     title: 'Rate limit exceeded',
@@ -119,9 +125,19 @@ export const PROBLEM_TYPES = {
     title: 'Service unavailable',
     help: 'The service or one of its dependencies (database, DNS) is temporarily unavailable. Retry with bounded backoff; honour Retry-After when present.',
   },
-} as const satisfies Record<string, { status: number; title: string; help: string }>;
+} as const satisfies Record<string, { status: number; title: string; help: string; sandboxOnly?: true }>;
 
 export type ProblemSlug = keyof typeof PROBLEM_TYPES;
+
+/**
+ * The problem types an environment can answer with: a sandbox-only feature's types (sandboxOnly) leave
+ * no trace in production's documents and pages. The routes that raise them name them themselves.
+ */
+export function problemTypesOf(environment: 'sandbox' | 'production') {
+  return Object.entries(PROBLEM_TYPES).filter(
+    ([, problem]) => environment === 'sandbox' || !('sandboxOnly' in problem),
+  ) as [ProblemSlug, (typeof PROBLEM_TYPES)[ProblemSlug]][];
+}
 
 /** Field name → messages, as in the problem's `errors` member. */
 export type FieldErrors = Record<string, string[]>;

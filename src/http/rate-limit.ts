@@ -81,8 +81,19 @@ export function normalisedPath(target: string): string {
   return `/${segments.join('/')}`.toLowerCase();
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * false: the route's requests are not counted (a long-lived stream that is one connection, not
+     * requests: the sandbox's webhook listener stream, whose reports must never be starved into timeouts).
+     */
+    rateLimit?: false;
+  }
+}
+
 /** Whether a request is counted: by the route the router matched, else by its normalised target. */
 function isCounted(request: FastifyRequest): boolean {
+  if (request.routeOptions.config?.rateLimit === false) return false;
   // No url for the not-found handler and for a request the router refused (frameworkErrors).
   const route = request.routeOptions.url;
   return isClientApiPath(route ?? normalisedPath(request.url));

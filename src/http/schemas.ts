@@ -1,6 +1,6 @@
 /** Schema pieces shared by every route: problem responses, nullable types, bounded strings, path ids. */
 import { type TNull, type TSchema, type TUnion, type TUnsafe, Type } from 'typebox';
-import { MAX_FIELD_ERRORS, MAX_FIELD_NAME, PROBLEM_TYPES } from './problem.js';
+import { MAX_FIELD_ERRORS, MAX_FIELD_NAME, PROBLEM_TYPES, problemTypesOf } from './problem.js';
 import { DATE_TIME_MAX, DATE_TIME_MIN } from './request-values.js';
 
 /**
@@ -171,7 +171,8 @@ export function problemResponses(
 ) {
   const responses: Record<number, TSchema> = {};
   for (const status of statuses) {
-    const slugs = Object.entries(PROBLEM_TYPES)
+    // A sandbox-only type is named by the route that raises it (in its description), not everywhere.
+    const slugs = problemTypesOf('production')
       .filter(([, problem]) => problem.status === status)
       .map(([slug]) => slug);
     const description = `${descriptions[status] ?? STATUS_DESCRIPTIONS[status]} Problem types: ${slugs.join(', ')}.`;

@@ -36,7 +36,7 @@ function randomId16(): Buffer {
   return entropy.subarray(entropyOffset - 16, entropyOffset);
 }
 
-export type IdPrefix = 'tnt' | 'cli' | 'site' | 'visit' | 'msg' | 'whsub' | 'evt' | 'dlv' | 'file';
+export type IdPrefix = 'tnt' | 'cli' | 'site' | 'visit' | 'msg' | 'whsub' | 'whl' | 'evt' | 'dlv' | 'file';
 
 /** A prefixed opaque identifier with 128 random bits, e.g. `site_5k2x…`. Never a database serial. */
 export function newId(prefix: IdPrefix): string {

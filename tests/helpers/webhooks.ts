@@ -246,6 +246,7 @@ export function testWebhookConfig(receiverPort: number, overrides: Partial<Webho
     pollIntervalMs: 200,
     concurrency: 4,
     autoDisableAfterMs: 0,
+    listenerGraceMs: 60_000,
     ...overrides,
   };
 }

@@ -230,6 +230,8 @@ export interface SiteServicesClient {
   getRaw(path: string): Promise<{ status: number; headers: Headers; body: unknown }>;
   /** A fresh token response (does not replace the cached token). */
   requestToken(): Promise<TokenResponse>;
+  /** The cached access token (fetched when missing or about to expire): for a request the client does not make itself, such as a WebSocket upgrade. */
+  token(): Promise<string>;
 }
 
 export function createClient(options: ClientOptions): SiteServicesClient {
@@ -274,5 +276,6 @@ export function createClient(options: ClientOptions): SiteServicesClient {
       return { status: response.status, headers: response.headers, body };
     },
     requestToken: () => tokens.request(),
+    token: () => tokens.token(),
   };
 }

@@ -6,7 +6,7 @@ import type { Config } from '../../config.js';
 import { ADMIN_SECURITY_SCHEME } from '../../http/admin-auth.js';
 import { SECURITY_SCHEME } from '../../http/auth.js';
 import { type OpenApiDefinitions, ownBaseUrl } from '../../http/openapi.js';
-import { PROBLEM_TYPES } from '../../http/problem.js';
+import { problemTypesOf } from '../../http/problem.js';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../auth/scopes.js';
 import { EVENT_TYPES } from '../events/types.js';
 import { eventWebhooks, WEBHOOK_TAG } from '../events/webhooks-openapi.js';
@@ -17,7 +17,7 @@ import { problemExample, validationProblemExample } from './examples.js';
 export const API_VERSION = '1.0.0';
 
 export function problemTypeTable(config: Config): string {
-  const rows = Object.entries(PROBLEM_TYPES).map(
+  const rows = problemTypesOf(config.environment).map(
     ([slug, problem]) => `| ${problem.status} | [\`${slug}\`](${config.problemBaseUrl}/${slug}) | ${problem.title} |`,
   );
   return ['| Status | Type (slug) | Title |', '|---|---|---|', ...rows].join('\n');
@@ -224,7 +224,7 @@ const OPERATOR_TAGS = [
 
 /** The Problem schema lists every problem type, with the address of its explanation; both problem shapes get an example. */
 function problemAnnotations(config: Config) {
-  const types = Object.entries(PROBLEM_TYPES).map(([slug, problem]) => ({
+  const types = problemTypesOf(config.environment).map(([slug, problem]) => ({
     slug,
     status: problem.status,
     title: problem.title,

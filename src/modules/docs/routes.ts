@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
 import type { Config } from '../../config.js';
-import { PROBLEM_TYPES, type ProblemSlug, Problem } from '../../http/problem.js';
+import { PROBLEM_TYPES, type ProblemSlug, Problem, problemTypesOf } from '../../http/problem.js';
 import type { Api } from '../../http/types.js';
 import { API_VERSION } from './definitions.js';
 
@@ -121,8 +121,8 @@ function problemPage(reply: FastifyReply, config: Config, slug: ProblemSlug) {
   );
 }
 
-function problemIndex(reply: FastifyReply) {
-  const rows = Object.entries(PROBLEM_TYPES)
+function problemIndex(reply: FastifyReply, config: Config) {
+  const rows = problemTypesOf(config.environment)
     .map(
       ([slug, problem]) =>
         `<tr><td>${problem.status}</td><td><a href="/problems/${slug}"><code>${slug}</code></a></td><td>${escapeHtml(problem.title)}</td></tr>`,
@@ -161,14 +161,14 @@ export function registerDocsRoutes(app: Api, config: Config): void {
       .send(bundle);
   });
 
-  app.get('/problems', { schema: { hide: true } }, async (_request, reply) => problemIndex(reply));
-  app.get('/problems/', { schema: { hide: true } }, async (_request, reply) => problemIndex(reply));
+  app.get('/problems', { schema: { hide: true } }, async (_request, reply) => problemIndex(reply, config));
+  app.get('/problems/', { schema: { hide: true } }, async (_request, reply) => problemIndex(reply, config));
   app.get(
     '/problems/:slug',
     { schema: { hide: true, params: Type.Object({ slug: Type.String() }) } },
     async (request, reply) => {
       const { slug } = request.params;
-      if (!Object.hasOwn(PROBLEM_TYPES, slug))
+      if (!problemTypesOf(config.environment).some(([known]) => known === slug))
         throw new Problem('not-found', `There is no problem type ${JSON.stringify(slug)}. GET /problems/ lists them.`);
       return problemPage(reply, config, slug as ProblemSlug);
     },

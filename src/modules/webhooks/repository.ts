@@ -46,6 +46,12 @@ export async function insertSubscription(
   return tx.insertInto('webhook_subscriptions').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
+/**
+ * Subscriptions proper: a sandbox webhook listener's delivery target is a row of the same table (its id
+ * starts with whl_, listener-repository.ts), which is no subscription to the client nor to the operator.
+ */
+const SUBSCRIPTIONS_ONLY = sql<SqlBool>`webhook_subscriptions.id not like 'whl\\_%'`;
+
 export async function findSubscription(
   db: Executor,
   tenantId: string,
@@ -56,11 +62,18 @@ export async function findSubscription(
     .selectAll()
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
+    .where(SUBSCRIPTIONS_ONLY)
     .executeTakeFirst();
 }
 
 export async function listSubscriptions(db: Executor, tenantId: string): Promise<WebhookSubscriptionRow[]> {
-  return db.selectFrom('webhook_subscriptions').selectAll().where('tenant_id', '=', tenantId).orderBy('seq').execute();
+  return db
+    .selectFrom('webhook_subscriptions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where(SUBSCRIPTIONS_ONLY)
+    .orderBy('seq')
+    .execute();
 }
 
 /** How many of the tenant's subscriptions are active, leaving out `exceptId` (one about to be activated). */
@@ -69,7 +82,9 @@ export async function countActiveSubscriptions(db: Executor, tenantId: string, e
     .selectFrom('webhook_subscriptions')
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .where('tenant_id', '=', tenantId)
-    .where('is_active', '=', true);
+    .where('is_active', '=', true)
+    // A sandbox listener does not count toward the cap.
+    .where(SUBSCRIPTIONS_ONLY);
   if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
   return Number((await query.executeTakeFirstOrThrow()).count);
 }
@@ -166,6 +181,8 @@ export async function recordSubscriptionFailure(
       updated_at: sql`case when ${disable} then ${now} else updated_at end`,
     }))
     .where('id', '=', id)
+    // A listener lives as long as its stream (and grace), never deactivated for failing.
+    .where(SUBSCRIPTIONS_ONLY)
     // True only for the update that deactivated it (updated_at moves only then).
     .returning(sql<boolean>`(not is_active and deactivated_reason is not null and updated_at = ${now})`.as('disabled'))
     .executeTakeFirst();

@@ -9,7 +9,7 @@ export const WEBHOOK_LIMITS = { targetUrl: 2048, description: 500, secretMin: 16
 export const SIGNING_VERSIONS = ['legacy', 'v1'] as const;
 export type SigningVersion = (typeof SIGNING_VERSIONS)[number];
 
-const EventTypeSchema = StringEnum(EVENT_TYPES, { description: 'A site-visit lifecycle event type.' });
+export const EventTypeSchema = StringEnum(EVENT_TYPES, { description: 'A site-visit lifecycle event type.' });
 
 const fields = {
   targetUrl: Text(WEBHOOK_LIMITS.targetUrl, {
@@ -184,7 +184,13 @@ export const Delivery = Type.Object(
     deliveryId: Type.String({ description: 'Equals the x-svc-delivery-id header of every attempt.' }),
     eventId: Type.String(),
     eventType: Type.String(),
-    subscriptionId: Type.String(),
+    subscriptionId: Type.String({
+      description: 'The webhook subscription delivered to, or the sandbox webhook listener (targetKind listener).',
+    }),
+    targetKind: StringEnum(['subscription', 'listener'] as const, {
+      description:
+        "subscription: a webhook subscription's URL; listener: a sandbox webhook listener's stream (`svc listen`), whose id (whl_…) subscriptionId holds.",
+    }),
     tenantId: Type.String(),
     status: StringEnum(DELIVERY_STATUSES),
     attempts: Type.Integer({ minimum: 0, description: 'Claimed attempts, across operator retries.' }),

@@ -15,6 +15,7 @@ import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
 import { findTenant, lockTenant } from '../tenants/service.js';
 import type { DestinationPolicy } from './destination-policy.js';
+import { isListenerId } from './listener-repository.js';
 import * as repository from './repository.js';
 import type {
   AdminSubscriptionCreate,
@@ -87,7 +88,7 @@ export async function assertDestinationAllowed(destinations: DestinationPolicy, 
   }
 }
 
-async function assertWebhookAccess(db: Kysely<Database>, tenantId: string): Promise<void> {
+export async function assertWebhookAccess(db: Kysely<Database>, tenantId: string): Promise<void> {
   const tenant = await findTenant(db, tenantId);
   if (!tenant?.webhook_access) {
     throw new Problem('forbidden', 'Webhook access is not enabled for your client. Ask the operator to enable it.');
@@ -285,6 +286,7 @@ export function toDelivery(row: WebhookDeliveryRow): DeliveryValue {
     eventId: row.event_id,
     eventType: row.event_type,
     subscriptionId: row.subscription_id,
+    targetKind: isListenerId(row.subscription_id) ? 'listener' : 'subscription',
     tenantId: row.tenant_id,
     status: row.status,
     attempts: row.attempts,

@@ -23,9 +23,12 @@ import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../runtime/metrics.js';
 import { toEnvelope } from '../events/service.js';
+import { type Verdict, verdictForStatus } from './attempt-verdict.js';
 import { type ClaimedDelivery, claimDeliveries, findDueCandidates } from './claiming.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
 import { chooseFairly, destinationOf, expressSlots, type InFlight, type Slots } from './fair-claim.js';
+import { isListenerId } from './listener-repository.js';
+import { ListenerRelay } from './listener-relay.js';
 import * as queue from './repository.js';
 import { deliveryHeaders, unsealSecret } from './signing.js';
 import { describeTransportError, PinnedTransport, type WebhookTransport } from './transport.js';
@@ -48,12 +51,9 @@ export interface DeliveryWorkerDeps {
   tenantScope?: ReadonlySet<string>;
   /** Counts attempt outcomes (the process's metrics). */
   metrics?: Metrics;
+  /** Hands attempts to sandbox webhook listeners' streams (default: one of its own, started when first needed). */
+  listeners?: ListenerRelay;
 }
-
-type Verdict =
-  | { outcome: 'succeeded'; statusCode: number }
-  | { outcome: 'retry'; statusCode: number | null; error: string }
-  | { outcome: 'failed'; statusCode: number | null; error: string };
 
 const JITTER = 0.2;
 const INACTIVE = 'the subscription is inactive';
@@ -71,6 +71,7 @@ export class DeliveryWorker {
   private readonly transport: WebhookTransport;
   private readonly ownsTransport: boolean;
   private readonly random: () => number;
+  private readonly listeners: ListenerRelay;
   private readonly inflight = new Map<
     string,
     { promise: Promise<void>; abort: AbortController; tenantId: string; destination: string }
@@ -113,6 +114,8 @@ export class DeliveryWorker {
         ...(deps.extraCa ? { extraCa: deps.extraCa } : {}),
       });
     this.random = deps.random ?? Math.random;
+    this.listeners =
+      deps.listeners ?? new ListenerRelay({ database: deps.database, clock: deps.clock, logger: deps.logger });
   }
 
   /** How long one attempt may take: the configured timeout, kept well inside the lease. */
@@ -344,6 +347,8 @@ export class DeliveryWorker {
 
   private async attempt(delivery: ClaimedDelivery, signal: AbortSignal): Promise<Verdict> {
     const { subscription, event } = delivery;
+    // A sandbox listener is reached through its stream, never by a connection of the server's.
+    if (isListenerId(subscription.id)) return this.listeners.attempt(delivery, signal);
     if (!subscription.is_active) return { outcome: 'failed', statusCode: null, error: INACTIVE };
 
     const decision = await abortable(this.policy.check(subscription.target_url), signal);
@@ -383,10 +388,7 @@ export class DeliveryWorker {
       body,
       signal,
     });
-    if (statusCode >= 200 && statusCode < 300) return { outcome: 'succeeded', statusCode };
-    if (statusCode >= 300 && statusCode < 400)
-      return { outcome: 'failed', statusCode, error: `redirect (HTTP ${statusCode}) not followed` };
-    return { outcome: 'retry', statusCode, error: `HTTP ${statusCode}` };
+    return verdictForStatus(statusCode);
   }
 
   private async recordHealth(subscriptionId: string, success: boolean, error: string): Promise<void> {
@@ -446,6 +448,7 @@ export class DeliveryWorker {
     this.state = 'stopped';
     await this.listener?.close();
     this.listener = undefined;
+    await this.listeners.close();
     if (this.ownsTransport) await this.transport.close();
   }
 }

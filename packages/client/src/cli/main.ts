@@ -4,6 +4,8 @@
  *   svc import <sites|site-visits|messages> <file.csv|file.jsonl> [--rate <per-minute>] [--progress <path>] [--report <path>]
  *   svc token [--json]
  *   svc get <path>
+ *   svc listen --forward-to <url> [--events type,type]
+ *   svc trigger <visit-id> <action> [name=value ...]
  *
  * Exit codes: 0 success; 1 rows rejected (import) or an error status (get); 2 usage, configuration,
  * credentials or scope refused; 3 interrupted by temporary failures that outlasted the retries, or stopped
@@ -19,6 +21,8 @@ import { DEFAULT_RATE, MAX_RATE } from './import/pace.js';
 import { ProgressLogMismatch } from './import/progress-log.js';
 import { RESOURCES, type ImportResource } from './import/rows.js';
 import { defaultSidePath, describeRejection, type ImportReport, runImport } from './import/run.js';
+import { parseForwardTo, runListen } from './listen/listen.js';
+import { triggerCommand } from './trigger.js';
 
 const USAGE = `usage:
   svc import <sites|site-visits|messages> <file.csv|file.jsonl> [--rate <per-minute>] [--progress <path>] [--report <path>]
@@ -27,6 +31,11 @@ const USAGE = `usage:
       prints the bare access token, for "Authorization: Bearer $(svc token)"; --json: the whole token response
   svc get <path>
       GET /api/v1/<path> and print the answer
+  svc listen --forward-to <url> [--events type,type]
+      sandbox: receive your webhooks on this machine; forwards each delivery to <url> (http or https) until Ctrl-C
+  svc trigger <visit-id> <action> [name=value ...]
+      sandbox: run a simulator action on a visit (complete-lifecycle, assign-rep, schedule, dispatch, complete,
+      transmit-deliverables); name=value pairs go into the body, e.g. scheduledDate=2026-12-02 etaTime=09:30
 credentials from the environment: SVC_BASE_URL, SVC_CLIENT_ID, SVC_CLIENT_SECRET, or SVC_CREDENTIALS_FILE`;
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 3 } as const;
@@ -154,6 +163,45 @@ async function tokenCommand(positionals: string[], json: boolean, env: Env, opti
   return EXIT.ok;
 }
 
+async function listenCommand(
+  positionals: string[],
+  values: { 'forward-to'?: string; events?: string },
+  env: Env,
+  options: MainOptions,
+): Promise<number> {
+  if (positionals.length > 0) throw new UsageError(USAGE);
+  const forwardTo = parseForwardTo(values['forward-to']);
+  const eventTypes = values.events
+    ?.split(',')
+    .map((type) => type.trim())
+    .filter(Boolean);
+  const credentials = credentialsFromEnv(env);
+  const stop = new AbortController();
+  // The first signal closes the listener and exits; a second one exits at once.
+  const onSignal = () => {
+    if (stop.signal.aborted) process.exit(EXIT.interrupted);
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    return await runListen(
+      { forwardTo, ...(eventTypes?.length ? { eventTypes } : {}) },
+      {
+        client: clientFor(credentials, options),
+        baseUrl: credentials.baseUrl,
+        clientId: credentials.clientId,
+        out: (line) => process.stdout.write(`${line}\n`),
+        note: (line) => process.stderr.write(`${line}\n`),
+      },
+      stop.signal,
+    );
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
 export async function main(argv: string[], env: Env, options: MainOptions = {}): Promise<number> {
   try {
     const { positionals, values } = parseArgs({
@@ -164,6 +212,8 @@ export async function main(argv: string[], env: Env, options: MainOptions = {}):
         progress: { type: 'string' },
         report: { type: 'string' },
         json: { type: 'boolean' },
+        'forward-to': { type: 'string' },
+        events: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -175,6 +225,8 @@ export async function main(argv: string[], env: Env, options: MainOptions = {}):
     if (command !== 'import' && (values.rate || values.progress || values.report))
       throw new UsageError(`--rate, --progress and --report belong to svc import\n${USAGE}`);
     if (command !== 'token' && values.json) throw new UsageError(`--json belongs to svc token\n${USAGE}`);
+    if (command !== 'listen' && (values['forward-to'] || values.events))
+      throw new UsageError(`--forward-to and --events belong to svc listen\n${USAGE}`);
     switch (command) {
       case 'import':
         return await importCommand(rest, values, env, options);
@@ -182,6 +234,10 @@ export async function main(argv: string[], env: Env, options: MainOptions = {}):
         return await tokenCommand(rest, values.json === true, env, options);
       case 'get':
         return await getCommand(rest, env, options);
+      case 'listen':
+        return await listenCommand(rest, values, env, options);
+      case 'trigger':
+        return await triggerCommand(rest, clientFor(credentialsFromEnv(env), options), USAGE);
       default:
         throw new UsageError(USAGE);
     }

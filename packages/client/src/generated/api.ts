@@ -285,6 +285,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sandbox/webhook-listeners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open a webhook listener: receive your events on your own machine (sandbox only)
+         * @description Sandbox only: this path does not exist in production. What `svc listen --forward-to <url>` uses: the events of your client are delivered over a stream that your command holds, and it forwards them to any address on your machine. The server never connects anywhere for a listener.
+         *
+         *     The answer carries the listener's own signing `secret`, shown only here. At most 5 listeners are open per client (422 `listener-limit-reached`).
+         *
+         *     Then open its stream: `GET streamPath` as a WebSocket (wss:// on an https base address) with the same `Authorization: Bearer` header. The stream is not counted by the rate limit. Messages are JSON text frames:
+         *
+         *     - server → you, once connected: `{"type": "ready", "listenerId", "timeoutMs", "graceMs"}`;
+         *     - server → you, one per delivery attempt: `{"type": "attempt", "deliveryId", "attempt", "eventId", "eventType", "headers", "body"}`: `headers` and `body` are exactly those of a real delivery of that attempt (every `x-svc-*` header; signed with the listener's secret and a fresh timestamp);
+         *     - you → server, one per attempt: `{"type": "result", "deliveryId", "attempt", "statusCode", "durationMs"}` with your receiver's status, or `{"type": "result", "deliveryId", "attempt", "error", "durationMs"}` when it could not be reached. No result within `timeoutMs` is a timeout. Anything but 2xx is retried on the retry schedule, like any delivery.
+         *
+         *     A listener receives its client's events like a webhook subscription (same outbox, attempt numbering and retries; the operator sees its deliveries with `targetKind: listener`), but it is not one: it is not listed with the subscriptions and does not count toward their cap. It lives while its stream is open and for `graceSeconds` after the stream drops, in which a new stream resumes it (waiting deliveries are then sent at once); then it closes and its pending deliveries fail with "listener closed". Close codes: 4410 the listener closed, 4409 another stream took it over, 1001 the server is restarting (reconnect).
+         *
+         *     **Scope:** `webhooks:write`.
+         */
+        post: operations["createWebhookListener"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sandbox/webhook-listeners/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Close a webhook listener (sandbox only)
+         * @description Ends its stream (close code 4410) and fails its pending deliveries ("listener closed"). Closing a closed listener changes nothing (204).
+         *
+         *     **Scope:** `webhooks:write`.
+         */
+        delete: operations["closeWebhookListener"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/site-visits/{id}/return-label": {
         parameters: {
             query?: never;
@@ -1794,6 +1848,7 @@ export interface components {
          *     - `unsupported-media-type` (415): Unsupported media type
          *     - `validation-error` (422): Validation failed
          *     - `subscription-limit-reached` (422): Active subscription limit reached
+         *     - `listener-limit-reached` (422): Webhook listener limit reached
          *     - `rate-limit-exceeded` (429): Rate limit exceeded
          *     - `internal-error` (500): Internal error
          *     - `service-unavailable` (503): Service unavailable
@@ -4069,6 +4124,299 @@ export interface operations {
             };
             /** @description Unsupported media type. Problem types: unsupported-media-type. */
             415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait Retry-After seconds. Problem types: rate-limit-exceeded. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected failure; does not prove that a write failed. Problem types: internal-error. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Temporarily unavailable; retry with backoff. Problem types: service-unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhookListener: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Only these event types (non-empty, distinct); omitted: every event type. */
+                    eventTypes?: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Webhook listener */
+                        data: {
+                            /** @description Opaque identifier with the whl_ prefix. */
+                            id: string;
+                            /** @description The event types it receives. */
+                            eventTypes: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
+                            /** @description The listener's own v1 signing secret, made for it and shown only here: give it to your receiver to verify what arrives. */
+                            secret: string;
+                            /**
+                             * @description Where to open its stream (a WebSocket, with the same bearer token): GET this path with Upgrade.
+                             * @example /api/v1/sandbox/webhook-listeners/whl_0123/stream
+                             */
+                            streamPath: string;
+                            /** @description How long it lives without a stream (before the first one, and after one drops) before it closes (WEBHOOK_LISTENER_GRACE). */
+                            graceSeconds: number;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request (unparseable body). Problem types: malformed-request. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token. Problem types: unauthorized. */
+            401: {
+                headers: {
+                    /** @description The Bearer challenge (RFC 6750), naming the error and, on 403, the missing scope. */
+                    "WWW-Authenticate": string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks webhooks:write, or webhook access is not enabled for your client. Problem types: forbidden. */
+            403: {
+                headers: {
+                    /** @description The Bearer challenge (RFC 6750), naming the error and, on 403, the missing scope. */
+                    "WWW-Authenticate"?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than this endpoint accepts. Problem types: payload-too-large. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type. Problem types: unsupported-media-type. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed, or your client already has 5 open listeners (listener-limit-reached). Problem types: validation-error, subscription-limit-reached. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait Retry-After seconds. Problem types: rate-limit-exceeded. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected failure; does not prove that a write failed. Problem types: internal-error. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Temporarily unavailable; retry with backoff. Problem types: service-unavailable. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    closeWebhookListener: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The resource id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Closed. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (unparseable body). Problem types: malformed-request. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token. Problem types: unauthorized. */
+            401: {
+                headers: {
+                    /** @description The Bearer challenge (RFC 6750), naming the error and, on 403, the missing scope. */
+                    "WWW-Authenticate": string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the required scope. Problem types: forbidden. */
+            403: {
+                headers: {
+                    /** @description The Bearer challenge (RFC 6750), naming the error and, on 403, the missing scope. */
+                    "WWW-Authenticate"?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not owned by your client. Problem types: not-found. */
+            404: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];

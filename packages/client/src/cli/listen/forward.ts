@@ -1,0 +1,66 @@
+/**
+ * One attempt of `svc listen`: POST it to the developer's address exactly as the service would have
+ * (the same body bytes and every header, signature included), over http or https, without following
+ * redirects, and say what came back in one line.
+ */
+
+/** An attempt as the listener's stream sends it. */
+export interface StreamAttempt {
+  type: 'attempt';
+  deliveryId: string;
+  attempt: number;
+  eventId: string;
+  eventType: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** What is reported back on the stream for one attempt. */
+export interface AttemptResult {
+  type: 'result';
+  deliveryId: string;
+  attempt: number;
+  statusCode?: number;
+  error?: string;
+  durationMs: number;
+}
+
+export type ForwardFetch = (url: string, init: RequestInit) => Promise<Response>;
+
+/** Forwards one attempt; never throws (a failure is the result's `error`). */
+export async function forwardAttempt(
+  attempt: StreamAttempt,
+  forwardTo: string,
+  timeoutMs: number,
+  fetchImpl: ForwardFetch = fetch,
+): Promise<AttemptResult> {
+  const started = performance.now();
+  const result = { type: 'result' as const, deliveryId: attempt.deliveryId, attempt: attempt.attempt };
+  try {
+    const response = await fetchImpl(forwardTo, {
+      method: 'POST',
+      headers: attempt.headers,
+      body: Buffer.from(attempt.body, 'utf8'),
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await response.body?.cancel().catch(() => undefined);
+    return { ...result, statusCode: response.status, durationMs: Math.round(performance.now() - started) };
+  } catch (error) {
+    return { ...result, error: describe(error, timeoutMs), durationMs: Math.round(performance.now() - started) };
+  }
+}
+
+function describe(error: unknown, timeoutMs: number): string {
+  const e = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
+  const cause = e?.cause;
+  const text = cause?.code ? `${cause.code}: ${cause.message ?? ''}` : (cause?.message ?? e?.message ?? String(error));
+  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
+}
+
+/** The line printed for an attempt: time, event type, event id, attempt number, status (or error) and duration. */
+export function attemptLine(attempt: StreamAttempt, result: AttemptResult, at: Date): string {
+  const outcome = result.statusCode !== undefined ? `${result.statusCode}` : `error (${result.error})`;
+  return `${at.toISOString()}  ${attempt.eventType}  ${attempt.eventId}  attempt ${attempt.attempt}  ${outcome}  ${result.durationMs} ms`;
+}

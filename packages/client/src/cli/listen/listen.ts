@@ -1,0 +1,219 @@
+/**
+ * `svc listen --forward-to <url> [--events type,type]`: opens a sandbox webhook listener, holds its
+ * stream (a WebSocket, Node's own client) and forwards every attempt to the developer's address, then
+ * reports the answer back, so the service records it like any delivery (a non-2xx is retried on the
+ * schedule). Prints `Ready. Forwarding events to <url>. Signing secret: <secret>` once connected, then
+ * one line per attempt. A dropped stream is reconnected until the listener's grace period runs out;
+ * stopping (Ctrl-C) closes the listener. A command that was killed and started again with the same
+ * credentials and options within the grace period resumes the same listener (same secret): the listener
+ * is remembered in a state file (mode 0600) in the system's temporary directory until it is closed.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ApiError, toProblem } from '../../errors.js';
+import type { SiteServicesClient } from '../../client.js';
+import { UsageError } from '../credentials.js';
+import { type AttemptResult, attemptLine, type ForwardFetch, forwardAttempt, type StreamAttempt } from './forward.js';
+
+export interface ListenOptions {
+  forwardTo: string;
+  eventTypes?: string[];
+}
+
+export interface ListenDeps {
+  client: SiteServicesClient;
+  baseUrl: string;
+  clientId: string;
+  /** A line on stdout (the Ready line and one per attempt). */
+  out: (line: string) => void;
+  /** A line on stderr (connection notes). */
+  note: (line: string) => void;
+  fetch?: ForwardFetch;
+}
+
+/** The close codes the service ends a stream with (see its reference). */
+const CLOSED = 4410;
+const REPLACED = 4409;
+const MAX_BACKOFF_MS = 5_000;
+const PATH = '/api/v1/sandbox/webhook-listeners';
+
+interface Listener {
+  id: string;
+  secret: string;
+  streamPath: string;
+  graceSeconds: number;
+}
+
+type SessionEnd = { opened: boolean; code: number; reason: string };
+
+export function parseForwardTo(value: string | undefined): string {
+  if (!value)
+    throw new UsageError('svc listen needs --forward-to <url>, e.g. --forward-to http://localhost:8080/webhooks');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--forward-to is not an absolute URL: ${value}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`--forward-to must be an http:// or https:// URL, got ${value}`);
+  return value;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
+
+async function openListener(client: SiteServicesClient, eventTypes: string[] | undefined): Promise<Listener> {
+  const result = await client.api.POST(PATH, { body: eventTypes ? { eventTypes: eventTypes as never } : {} });
+  if (!result.response.ok) {
+    const problem = toProblem(result.response.status, result.error, result.response.statusText);
+    if (result.response.status === 404)
+      throw new UsageError('this service has no webhook listeners: svc listen works against a sandbox only');
+    throw new ApiError(problem, 'POST', PATH, result.response.headers);
+  }
+  return result.data!.data;
+}
+
+/** Where a listener of these credentials and options is remembered while it is open. */
+function statePath(deps: ListenDeps, options: ListenOptions): string {
+  const identity = JSON.stringify([deps.baseUrl, deps.clientId, options.forwardTo, options.eventTypes ?? []]);
+  const hash = createHash('sha256').update(identity).digest('hex').slice(0, 16);
+  return path.join(os.tmpdir(), `svc-listen-${hash}.json`);
+}
+
+function remembered(file: string): Listener | undefined {
+  try {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as Partial<Listener>;
+    if (typeof saved.id === 'string' && typeof saved.secret === 'string' && typeof saved.streamPath === 'string')
+      return { graceSeconds: 60, ...saved } as Listener;
+  } catch {
+    // none, or unreadable: a new listener
+  }
+  return undefined;
+}
+
+/** Runs until `stop` aborts (then closes the listener: exit 0) or the listener is lost (exit 1). */
+export async function runListen(options: ListenOptions, deps: ListenDeps, stop: AbortSignal): Promise<number> {
+  const { client, note } = deps;
+  const state = statePath(deps, options);
+  let listener = remembered(state);
+  const forget = () => rmSync(state, { force: true });
+  const open = async () => {
+    listener = await openListener(client, options.eventTypes);
+    writeFileSync(state, JSON.stringify(listener), { mode: 0o600 });
+    return listener;
+  };
+  let resuming = listener !== undefined;
+  if (!listener) await open();
+  else note(`svc listen: resuming listener ${listener.id}`);
+  let graceMs = listener!.graceSeconds * 1000;
+  let timeoutMs = 10_000;
+  let ready = false;
+  const streamUrl = () => {
+    const url = new URL(listener!.streamPath, `${deps.baseUrl.replace(/\/+$/, '')}/`);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    return url;
+  };
+
+  const session = async (): Promise<SessionEnd> => {
+    const token = await client.token();
+    // Node's WebSocket (undici) takes headers in its second argument; the DOM typing does not say so.
+    const socket = new WebSocket(streamUrl(), { headers: { authorization: `Bearer ${token}` } } as never);
+    let opened = false;
+    const onStop = () => socket.close(1000, 'svc listen stopped');
+    stop.addEventListener('abort', onStop, { once: true });
+    socket.addEventListener('open', () => {
+      opened = true;
+    });
+    socket.addEventListener('message', (event) => {
+      let message: { type?: string; timeoutMs?: number };
+      try {
+        message = JSON.parse(String(event.data));
+      } catch {
+        return;
+      }
+      if (message.type === 'ready') {
+        if (typeof message.timeoutMs === 'number') timeoutMs = message.timeoutMs;
+        if (!ready) deps.out(`Ready. Forwarding events to ${options.forwardTo}. Signing secret: ${listener!.secret}`);
+        else note('svc listen: reconnected; resuming');
+        ready = true;
+      } else if (message.type === 'attempt') {
+        const attempt = message as StreamAttempt;
+        void forwardAttempt(attempt, options.forwardTo, timeoutMs, deps.fetch).then((result: AttemptResult) => {
+          deps.out(attemptLine(attempt, result, new Date()));
+          if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(result));
+        });
+      }
+    });
+    return new Promise<SessionEnd>((resolve) => {
+      socket.addEventListener('close', (event) => {
+        stop.removeEventListener('abort', onStop);
+        resolve({ opened, code: event.code, reason: event.reason });
+      });
+    });
+  };
+
+  let deadline = Date.now() + graceMs;
+  let backoffMs = 250;
+  while (!stop.aborted) {
+    const end = await session().catch((error: unknown) => {
+      note(`svc listen: ${error instanceof Error ? error.message : String(error)}`);
+      return { opened: false, code: 0, reason: '' };
+    });
+    if (stop.aborted) break;
+    if (resuming && !end.opened) {
+      // The remembered listener is gone (closed, or its grace ran out): a new one, with a new secret.
+      resuming = false;
+      forget();
+      await open();
+      graceMs = listener!.graceSeconds * 1000;
+      deadline = Date.now() + graceMs;
+      continue;
+    }
+    resuming = false;
+    if (end.code === CLOSED || end.code === REPLACED) {
+      forget();
+      note(
+        end.code === CLOSED
+          ? 'svc listen: the listener closed; start svc listen again for a new one'
+          : 'svc listen: another svc listen took this listener over',
+      );
+      return 1;
+    }
+    if (end.opened) {
+      deadline = Date.now() + graceMs;
+      backoffMs = 250;
+      note(`svc listen: connection lost (${end.code}${end.reason ? ` ${end.reason}` : ''}); reconnecting`);
+    } else if (Date.now() > deadline) {
+      note('svc listen: could not reconnect within the grace period; the listener has closed');
+      forget();
+      return 1;
+    }
+    await sleep(backoffMs, stop);
+    backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
+  }
+  // Stopped: close the listener, so that nothing more is queued to it.
+  const closed = await client.api
+    .DELETE(`${PATH}/{id}`, { params: { path: { id: listener!.id } } })
+    .catch(() => undefined);
+  forget();
+  note(
+    closed?.response.ok
+      ? 'svc listen: listener closed'
+      : 'svc listen: could not close the listener; it closes after its grace period',
+  );
+  return 0;
+}

@@ -1,0 +1,273 @@
+/**
+ * The streams of sandbox webhook listeners held by this API process (issue 18). Any API process may hold
+ * any listener's stream; the delivery workers (in any process) reach it through the database:
+ *
+ * - a worker that claimed an attempt notifies STREAM_CHANNEL naming the stream; the process holding that
+ *   stream loads the delivery (only while the attempt is still current), signs it afresh with the
+ *   listener's secret, sends it, and relays the client's `result` on REPORT_CHANNEL, only for an attempt
+ *   it sent on that stream (a client cannot report on anything else);
+ * - every tick (at most a second) it renews its streams' lives (alive_until = now + grace), pings them
+ *   (one that did not answer the previous ping is cut), closes the streams another process took over,
+ *   and closes every listener past its grace (any process does this, so a crashed holder's listeners
+ *   close too);
+ * - a dropped stream starts the grace; a stream that reconnects takes the listener over, and the
+ *   deliveries that waited only for a stream are due at once (on attaching and at every tick).
+ *
+ * Activated by the first listener created or stream opened in this process; idle otherwise.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { WebSocket } from 'ws';
+import type { WebhookConfig } from '../../config.js';
+import type { AppDatabase } from '../../db/database.js';
+import { listenForNotifications, type NotificationListener } from '../../db/notifications.js';
+import type { Clock } from '../../lib/clock.js';
+import { toEnvelope } from '../events/service.js';
+import * as listeners from './listener-repository.js';
+import {
+  type AttemptMessage,
+  type AttemptReport,
+  CLOSE_CODES,
+  parseNotice,
+  parseResult,
+  type ReadyMessage,
+  REPORT_CHANNEL,
+  STREAM_CHANNEL,
+  type StreamNotice,
+} from './listener-protocol.js';
+import { deliveryHeaders, unsealSecret } from './signing.js';
+
+export interface ListenerHubDeps {
+  database: AppDatabase;
+  clock: Clock;
+  logger: Logger;
+  config: WebhookConfig;
+  keys: { webhookEncryptionKey: Buffer; legacyWebhookKey: Buffer };
+}
+
+interface Stream {
+  id: string;
+  listenerId: string;
+  socket: WebSocket;
+  /** Answered the last ping. */
+  alive: boolean;
+  /** Attempts sent on this stream and not yet reported (deliveryId#attempt). */
+  sent: Set<string>;
+}
+
+const key = (deliveryId: string, attempt: number) => `${deliveryId}#${attempt}`;
+
+export class ListenerHub {
+  private readonly streams = new Map<string, Stream>();
+  private notices: Promise<NotificationListener> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private readonly writes = new Set<Promise<unknown>>();
+  private stopped = false;
+
+  constructor(private readonly deps: ListenerHubDeps) {}
+
+  private get db() {
+    return this.deps.database.db;
+  }
+
+  private get graceMs(): number {
+    return this.deps.config.listenerGraceMs;
+  }
+
+  /** How long a worker waits for a result: the attempt timeout as the worker computes it. */
+  private get timeoutMs(): number {
+    const { timeoutMs, leaseMs } = this.deps.config;
+    return Math.max(1, Math.min(timeoutMs, Math.floor(leaseMs * 0.8)));
+  }
+
+  private aliveUntil(): Date {
+    return new Date(this.deps.clock.now().getTime() + this.graceMs);
+  }
+
+  /** Listens for attempts and starts the ticks (once). */
+  async activate(): Promise<void> {
+    if (this.stopped) return;
+    this.notices ??= listenForNotifications(
+      this.deps.database,
+      STREAM_CHANNEL,
+      (payload) => {
+        const notice = parseNotice(payload);
+        if (notice) this.track(this.onNotice(notice));
+      },
+      this.deps.logger,
+    );
+    await this.notices;
+    if (!this.timer && !this.stopped) {
+      const tickMs = Math.max(100, Math.min(1_000, Math.floor(this.graceMs / 4)));
+      this.timer = setInterval(() => {
+        this.ticking ??= this.tick().finally(() => {
+          this.ticking = undefined;
+        });
+      }, tickMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Takes a freshly upgraded socket as the listener's stream (the route checked tenant and state). */
+  async attach(socket: WebSocket, listenerId: string, tenantId: string): Promise<void> {
+    const stream: Stream = { id: randomUUID(), listenerId, socket, alive: true, sent: new Set() };
+    let attached = false;
+    let dropped = false;
+    socket.on('close', () => {
+      dropped = true;
+      if (attached) this.track(this.detach(stream));
+    });
+    socket.on('pong', () => {
+      stream.alive = true;
+    });
+    socket.on('message', (data, isBinary) => {
+      if (!isBinary) this.track(this.onResult(stream, data.toString()));
+    });
+    await this.activate();
+    const now = this.deps.clock.now();
+    if (!(await listeners.attachStream(this.db, tenantId, listenerId, stream.id, this.aliveUntil(), now))) {
+      socket.close(CLOSE_CODES.closed, 'listener closed');
+      return;
+    }
+    attached = true;
+    this.streams.set(stream.id, stream);
+    if (dropped) return void this.track(this.detach(stream));
+    const ready: ReadyMessage = { type: 'ready', listenerId, timeoutMs: this.timeoutMs, graceMs: this.graceMs };
+    socket.send(JSON.stringify(ready));
+    await this.db.transaction().execute((tx) => listeners.resumeDeliveries(tx, [listenerId], now));
+    this.deps.logger.info({ listenerId, streamId: stream.id }, 'webhook listener stream attached');
+  }
+
+  /** Tells every process that these listeners closed (their streams end with CLOSE_CODES.closed). */
+  async announceClosed(listenerIds: string[]): Promise<void> {
+    if (listenerIds.length === 0) return;
+    const notice: StreamNotice = { kind: 'closed', listenerIds };
+    await sql`select pg_notify(${STREAM_CHANNEL}, ${JSON.stringify(notice)})`.execute(this.db);
+  }
+
+  private track(work: Promise<unknown>): void {
+    const tracked = work
+      .catch((error) => this.deps.logger.warn({ err: error }, 'webhook listener bookkeeping failed'))
+      .finally(() => this.writes.delete(tracked));
+    this.writes.add(tracked);
+  }
+
+  private async detach(stream: Stream): Promise<void> {
+    if (this.streams.get(stream.id) !== stream) return;
+    this.streams.delete(stream.id);
+    // The worker waiting for these would otherwise wait for its timeout.
+    for (const sent of stream.sent) {
+      const [deliveryId, attempt] = sent.split('#');
+      await this.report({
+        deliveryId: deliveryId!,
+        attempt: Number(attempt),
+        statusCode: null,
+        durationMs: 0,
+        error: listeners.STREAM_CLOSED,
+      });
+    }
+    await listeners.detachStream(this.db, stream.listenerId, stream.id, this.aliveUntil());
+    this.deps.logger.info({ listenerId: stream.listenerId, streamId: stream.id }, 'webhook listener stream dropped');
+  }
+
+  private async onNotice(notice: StreamNotice): Promise<void> {
+    if (notice.kind === 'closed') {
+      for (const stream of this.streams.values())
+        if (notice.listenerIds.includes(stream.listenerId)) this.end(stream, CLOSE_CODES.closed, 'listener closed');
+      return;
+    }
+    const stream = this.streams.get(notice.streamId);
+    if (!stream) return;
+    const source = await listeners.loadAttempt(this.db, notice.deliveryId, notice.attempt);
+    if (!source || source.listenerId !== stream.listenerId) return;
+    const secret = unsealSecret(this.deps.keys.webhookEncryptionKey, source.listenerId, source.secretSealed);
+    if (secret === undefined) return;
+    // Exactly what a subscription's target would get for this attempt, with a fresh timestamp.
+    const text = JSON.stringify(toEnvelope(source.event));
+    const headers = deliveryHeaders({
+      eventId: source.event.id,
+      eventType: source.event.type,
+      deliveryId: notice.deliveryId,
+      attempt: notice.attempt,
+      body: Buffer.from(text, 'utf8'),
+      signingVersion: 'v1',
+      secret,
+      legacyKey: this.deps.keys.legacyWebhookKey,
+      now: this.deps.clock.now(),
+    });
+    const message: AttemptMessage = {
+      type: 'attempt',
+      deliveryId: notice.deliveryId,
+      attempt: notice.attempt,
+      eventId: source.event.id,
+      eventType: source.event.type,
+      headers,
+      body: text,
+    };
+    stream.sent.add(key(notice.deliveryId, notice.attempt));
+    stream.socket.send(JSON.stringify(message));
+  }
+
+  private async onResult(stream: Stream, text: string): Promise<void> {
+    const report = parseResult(text);
+    if (!report || !stream.sent.delete(key(report.deliveryId, report.attempt))) return;
+    await this.report(report);
+  }
+
+  private async report(report: AttemptReport): Promise<void> {
+    await sql`select pg_notify(${REPORT_CHANNEL}, ${JSON.stringify(report)})`.execute(this.db);
+  }
+
+  private end(stream: Stream, code: number, reason: string): void {
+    stream.socket.close(code, reason);
+  }
+
+  /** Renews, pings, ends taken-over streams, and closes listeners past their grace. Public for tests. */
+  async tick(): Promise<void> {
+    const now = this.deps.clock.now();
+    const expired = await this.db.transaction().execute((tx) => listeners.closeListeners(tx, { expiredAt: now }, now));
+    if (expired.length > 0) {
+      this.deps.logger.info({ listenerIds: expired }, 'webhook listeners closed: their grace period ran out');
+      await this.announceClosed(expired);
+    }
+    const streams = [...this.streams.values()];
+    const held = new Set(
+      await listeners.renewStreams(
+        this.db,
+        streams.map((stream) => stream.id),
+        this.aliveUntil(),
+      ),
+    );
+    const holding = streams.filter((stream) => held.has(stream.id)).map((stream) => stream.listenerId);
+    await this.db.transaction().execute((tx) => listeners.resumeDeliveries(tx, holding, now));
+    for (const stream of streams) {
+      if (!held.has(stream.id)) {
+        this.streams.delete(stream.id);
+        this.end(stream, CLOSE_CODES.replaced, 'another stream holds this listener now');
+      } else if (!stream.alive) {
+        stream.socket.terminate();
+      } else {
+        stream.alive = false;
+        stream.socket.ping();
+      }
+    }
+  }
+
+  /** Ends this process's streams (their listeners' grace starts) and stops listening. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.ticking;
+    for (const stream of [...this.streams.values()]) {
+      this.end(stream, CLOSE_CODES.goingAway, 'the server is shutting down; reconnect');
+      await this.detach(stream).catch(() => undefined);
+    }
+    while (this.writes.size > 0) await Promise.all([...this.writes]);
+    const notices = this.notices;
+    this.notices = undefined;
+    await (await notices?.catch(() => undefined))?.close();
+  }
+}

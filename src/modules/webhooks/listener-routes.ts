@@ -1,0 +1,115 @@
+/**
+ * The sandbox's webhook listeners (issue 18), registered only when ENVIRONMENT=sandbox (production answers
+ * the usual 404 and its document has no trace of them): open one, stream its deliveries over a WebSocket
+ * (@fastify/websocket, docs/decisions.md), close it. `svc listen` is their client.
+ */
+import websocket from '@fastify/websocket';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { AppContext } from '../../app-context.js';
+import { IdParams, problemResponses } from '../../http/schemas.js';
+import type { Api } from '../../http/types.js';
+import { ListenerHub } from './listener-hub.js';
+import { ListenerCreateBody, ListenerDocument } from './listener-schemas.js';
+import * as service from './listener-service.js';
+
+const tags = ['Sandbox'];
+
+const STREAM_PROTOCOL = [
+  'Then open its stream: `GET streamPath` as a WebSocket (wss:// on an https base address) with the same `Authorization: Bearer` header. The stream is not counted by the rate limit. Messages are JSON text frames:',
+  '',
+  '- server → you, once connected: `{"type": "ready", "listenerId", "timeoutMs", "graceMs"}`;',
+  '- server → you, one per delivery attempt: `{"type": "attempt", "deliveryId", "attempt", "eventId", "eventType", "headers", "body"}`: `headers` and `body` are exactly those of a real delivery of that attempt (every `x-svc-*` header; signed with the listener\'s secret and a fresh timestamp);',
+  '- you → server, one per attempt: `{"type": "result", "deliveryId", "attempt", "statusCode", "durationMs"}` with your receiver\'s status, or `{"type": "result", "deliveryId", "attempt", "error", "durationMs"}` when it could not be reached. No result within `timeoutMs` is a timeout. Anything but 2xx is retried on the retry schedule, like any delivery.',
+  '',
+  'A listener receives its client\'s events like a webhook subscription (same outbox, attempt numbering and retries; the operator sees its deliveries with `targetKind: listener`), but it is not one: it is not listed with the subscriptions and does not count toward their cap. It lives while its stream is open and for `graceSeconds` after the stream drops, in which a new stream resumes it (waiting deliveries are then sent at once); then it closes and its pending deliveries fail with "listener closed". Close codes: 4410 the listener closed, 4409 another stream took it over, 1001 the server is restarting (reconnect).',
+].join('\n');
+
+export async function registerListenerRoutes(app: Api, ctx: AppContext): Promise<void> {
+  if (ctx.config.environment !== 'sandbox') return;
+  const { db, clock } = ctx;
+  const deps: service.ListenerDeps = {
+    db,
+    encryptionKey: ctx.keys.webhookEncryptionKey,
+    graceMs: ctx.config.webhook.listenerGraceMs,
+  };
+  const hub = new ListenerHub({
+    database: ctx.database,
+    clock,
+    logger: (app as unknown as FastifyInstance).log as never,
+    config: ctx.config.webhook,
+    keys: ctx.keys,
+  });
+  app.addHook('onClose', () => hub.stop());
+
+  app.post(
+    '/api/v1/sandbox/webhook-listeners',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        operationId: 'createWebhookListener',
+        summary: 'Open a webhook listener: receive your events on your own machine (sandbox only)',
+        description: [
+          'Sandbox only: this path does not exist in production. What `svc listen --forward-to <url>` uses: the events of your client are delivered over a stream that your command holds, and it forwards them to any address on your machine. The server never connects anywhere for a listener.',
+          '',
+          "The answer carries the listener's own signing `secret`, shown only here. At most 5 listeners are open per client (422 `listener-limit-reached`).",
+          '',
+          STREAM_PROTOCOL,
+        ].join('\n'),
+        tags,
+        body: ListenerCreateBody,
+        response: {
+          201: ListenerDocument,
+          ...problemResponses([401, 403, 422, 429], {
+            403: 'The token lacks webhooks:write, or webhook access is not enabled for your client.',
+            422: 'Validation failed, or your client already has 5 open listeners (listener-limit-reached).',
+          }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const listener = await service.createListener(deps, request.auth.tenantId, request.body, clock.now());
+      // This process now sweeps listeners past their grace (any process holding a stream does too).
+      await hub.activate();
+      return reply.code(201).send({ data: listener });
+    },
+  );
+
+  app.delete(
+    '/api/v1/sandbox/webhook-listeners/:id',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        operationId: 'closeWebhookListener',
+        summary: 'Close a webhook listener (sandbox only)',
+        description:
+          'Ends its stream (close code 4410) and fails its pending deliveries ("listener closed"). Closing a closed listener changes nothing (204).',
+        tags,
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'Closed.' }), ...problemResponses([401, 403, 404, 429]) },
+      },
+    },
+    async (request, reply) => {
+      if (await service.closeListener(db, request.auth.tenantId, request.params.id, clock.now()))
+        await hub.announceClosed([request.params.id]);
+      return reply.code(204).send(null);
+    },
+  );
+
+  // The stream, in a context of its own: only its route is wrapped by the WebSocket plugin.
+  await app.register(async (streams) => {
+    await streams.register(websocket, { options: { maxPayload: 64 * 1024 } });
+    (streams as unknown as FastifyInstance).get<{ Params: { id: string } }>(
+      '/api/v1/sandbox/webhook-listeners/:id/stream',
+      {
+        websocket: true,
+        config: { scope: 'webhooks:write', rateLimit: false },
+        schema: { params: IdParams },
+        // Before the upgrade, so that a refusal is an HTTP answer (401, 403, 404).
+        preHandler: async (request) =>
+          service.assertStreamable(db, request.auth.tenantId, request.params.id, clock.now()),
+      },
+      (socket, request) => hub.attach(socket, request.params.id, request.auth.tenantId),
+    );
+  });
+}

@@ -1,0 +1,258 @@
+/**
+ * The sandbox's webhook listeners (issue 18), in process: a listener's stream receives its tenant's
+ * events exactly as a real v1 delivery of the attempt (verified with its own secret), each attempt's
+ * reported outcome is recorded like any delivery's (a 500 gets attempt 2), a dropped stream resumes
+ * within the grace and the listener closes after it (pending deliveries fail "listener closed"), another
+ * tenant's events never arrive, at most 5 are open per tenant, the stream is not rate-limited, and
+ * production has no trace of any of it. The grace runs on an injected clock.
+ * The same through real processes (svc listen, the example receiver): tests/client/listen.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/lib/clock.js';
+import type { DeliveryWorker } from '../../src/modules/webhooks/worker.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { createListener, openStream, type StreamMessage } from '../helpers/listener-stream.js';
+import { expectProblem } from '../helpers/problems.js';
+import { admin, tenantWithToken } from '../helpers/tenants.js';
+import {
+  localResolver,
+  recordTestEvent,
+  startTestWorker,
+  testWebhookConfig,
+  TestReceiver,
+  verifyV1,
+  waitForDeliveries,
+} from '../helpers/webhooks.js';
+
+const GRACE_MS = 600_000;
+const clock = new ManualClock();
+let receiver: TestReceiver;
+let t: TestApp;
+/** Retries at once (20 ms): the tenants in `fast`. */
+let fastWorker: DeliveryWorker;
+/** Retries after a minute: the tenants in `slow`, whose deliveries wait while a stream is away. */
+let slowWorker: DeliveryWorker;
+const fast = new Set<string>();
+const slow = new Set<string>();
+
+beforeAll(async () => {
+  receiver = await TestReceiver.start();
+  t = await startTestApp({
+    clock,
+    resolver: localResolver,
+    config: { webhook: testWebhookConfig(receiver.port, { listenerGraceMs: GRACE_MS }) },
+  });
+  fastWorker = await startTestWorker(t, receiver, fast);
+  slowWorker = await startTestWorker(t, receiver, slow, { config: { retryScheduleMs: [60_000] } });
+});
+afterAll(async () => {
+  await fastWorker?.stop();
+  await slowWorker?.stop();
+  await t?.close();
+  await receiver?.close();
+});
+
+async function tenant(set: Set<string>) {
+  const created = await tenantWithToken(t, { webhookAccess: true });
+  set.add(created.tenantId);
+  return created;
+}
+
+/** Until the server has seen the stream drop (the listener has no stream: its grace runs). */
+async function dropped(listenerId: string) {
+  for (;;) {
+    const row = await t.database.db
+      .selectFrom('webhook_listeners')
+      .select('stream_id')
+      .where('id', '=', listenerId)
+      .executeTakeFirstOrThrow();
+    if (row.stream_id === null) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function deliveryOf(eventId: string, done: (delivery: any) => boolean) {
+  const [delivery] = await waitForDeliveries(t, eventId, (all) => all.length === 1 && done(all[0]));
+  return delivery;
+}
+
+/** The next attempt on the stream, checked as a receiver would check a real delivery. */
+async function nextAttempt(stream: { next(): Promise<StreamMessage> }, secret: string) {
+  const attempt = await stream.next();
+  expect(attempt.type).toBe('attempt');
+  const body = Buffer.from(attempt.body, 'utf8');
+  const verification = verifyV1(attempt.headers, body, secret);
+  expect(verification, JSON.stringify(verification)).toMatchObject({ ok: true });
+  expect(attempt.headers).toMatchObject({
+    'content-type': 'application/json',
+    'x-svc-event-id': attempt.eventId,
+    'x-svc-event-type': attempt.eventType,
+    'x-svc-delivery-id': attempt.deliveryId,
+    'x-svc-attempt': String(attempt.attempt),
+  });
+  return attempt;
+}
+
+describe('a sandbox webhook listener', () => {
+  it("streams its tenant's events as real deliveries and records each reported outcome; a 500 gets attempt 2", async () => {
+    const a = await tenant(fast);
+    const listener = await createListener(t.http, a.token, ['ticket.created']);
+    expect(listener.id).toMatch(/^whl_/);
+    expect(listener.streamPath).toBe(`/api/v1/sandbox/webhook-listeners/${listener.id}/stream`);
+    const stream = await openStream(t.baseUrl, listener.streamPath, a.token);
+    expect(await stream.next()).toMatchObject({ type: 'ready', listenerId: listener.id, graceMs: GRACE_MS });
+
+    const event = await recordTestEvent(t, a.tenantId, 'ticket.created');
+    const first = await nextAttempt(stream, listener.secret);
+    expect(first).toMatchObject({ eventId: event.id, eventType: 'ticket.created', attempt: 1 });
+    expect(JSON.parse(first.body)).toMatchObject({ id: event.id, type: 'ticket.created' });
+    stream.report(first, 500, 7);
+    const second = await nextAttempt(stream, listener.secret);
+    expect(second).toMatchObject({ eventId: event.id, deliveryId: first.deliveryId, attempt: 2 });
+    expect(second.body).toBe(first.body);
+    stream.report(second, 204);
+
+    const delivery = await deliveryOf(event.id, (d) => d.status === 'succeeded');
+    expect(delivery).toMatchObject({ subscriptionId: listener.id, targetKind: 'listener', tenantId: a.tenantId });
+    expect(delivery.attemptLog.map((entry: any) => [entry.attempt, entry.statusCode, entry.error])).toEqual([
+      [1, 500, 'HTTP 500'],
+      [2, 204, null],
+    ]);
+
+    // Not a subscription: neither listed nor patchable.
+    const subscriptions = await t.http.get('/api/v1/webhook-subscriptions', { token: a.token });
+    expect(subscriptions.body.data).toEqual([]);
+    const patch = await t.http.patch(`/api/v1/webhook-subscriptions/${listener.id}`, {
+      token: a.token,
+      json: { isActive: false },
+    });
+    expectProblem(patch, 404, 'not-found');
+    await stream.close();
+  });
+
+  it("never sees another tenant's events, nor event types outside its filter", async () => {
+    const a = await tenant(fast);
+    const other = await tenant(fast);
+    const listener = await createListener(t.http, a.token, ['job.dispatched']);
+    const stream = await openStream(t.baseUrl, listener.streamPath, a.token);
+    await stream.next();
+    await recordTestEvent(t, other.tenantId, 'job.dispatched');
+    await recordTestEvent(t, a.tenantId, 'ticket.created');
+    const mine = await recordTestEvent(t, a.tenantId, 'job.dispatched');
+    const attempt = await nextAttempt(stream, listener.secret);
+    expect(attempt.eventId).toBe(mine.id);
+    stream.report(attempt, 200);
+    await deliveryOf(mine.id, (d) => d.status === 'succeeded');
+    expect(stream.pending()).toEqual([]);
+    // Nor may it open another tenant's listener.
+    await expect(openStream(t.baseUrl, listener.streamPath, other.token)).rejects.toThrow(/refused/);
+    await stream.close();
+  });
+
+  it('resumes within the grace: a delivery waiting for its retry is sent as soon as the stream is back', async () => {
+    const b = await tenant(slow);
+    const listener = await createListener(t.http, b.token);
+    const stream = await openStream(t.baseUrl, listener.streamPath, b.token);
+    await stream.next();
+    await stream.close();
+    await dropped(listener.id);
+    const event = await recordTestEvent(t, b.tenantId, 'ticket.created');
+    const waiting = await deliveryOf(event.id, (d) => d.attemptLog.length === 1 && d.status === 'pending');
+    expect(waiting.attemptLog[0].error).toMatch(/listener not connected/);
+
+    const resumed = await openStream(t.baseUrl, listener.streamPath, b.token);
+    expect((await resumed.next()).type).toBe('ready');
+    const attempt = await nextAttempt(resumed, listener.secret);
+    expect(attempt).toMatchObject({ eventId: event.id, attempt: 2 });
+    resumed.report(attempt, 200);
+    await deliveryOf(event.id, (d) => d.status === 'succeeded');
+    await resumed.close();
+  });
+
+  it('closes after the grace: its pending deliveries fail "listener closed" and its stream cannot reopen', async () => {
+    const b = await tenant(slow);
+    const listener = await createListener(t.http, b.token);
+    const stream = await openStream(t.baseUrl, listener.streamPath, b.token);
+    await stream.next();
+    await stream.close();
+    await dropped(listener.id);
+    const event = await recordTestEvent(t, b.tenantId, 'ticket.created');
+    await deliveryOf(event.id, (d) => d.attemptLog.length === 1 && d.status === 'pending');
+
+    clock.advance(GRACE_MS + 1_000);
+    const failed = await deliveryOf(event.id, (d) => d.status === 'failed');
+    expect(failed.lastError).toBe('listener closed');
+    await expect(openStream(t.baseUrl, listener.streamPath, b.token)).rejects.toThrow(/refused/);
+    // A closed listener receives nothing more.
+    const later = await recordTestEvent(t, b.tenantId, 'ticket.created');
+    const none = await admin(t, 'GET', `/admin/v1/deliveries?eventId=${later.id}`);
+    expect(none.body.data).toEqual([]);
+  });
+
+  it('ends its stream with 4410 when closed (DELETE), failing what was pending', async () => {
+    const a = await tenant(fast);
+    const listener = await createListener(t.http, a.token);
+    const stream = await openStream(t.baseUrl, listener.streamPath, a.token);
+    await stream.next();
+    const deleted = await t.http.delete(`/api/v1/sandbox/webhook-listeners/${listener.id}`, { token: a.token });
+    expect(deleted.status).toBe(204);
+    expect((await stream.closed).code).toBe(4410);
+    const again = await t.http.delete(`/api/v1/sandbox/webhook-listeners/${listener.id}`, { token: a.token });
+    expect(again.status).toBe(204);
+    const unknown = await t.http.delete('/api/v1/sandbox/webhook-listeners/whl_unknown', { token: a.token });
+    expectProblem(unknown, 404, 'not-found');
+  });
+
+  it('is capped at 5 open listeners per tenant, and needs webhook access and webhooks:write', async () => {
+    const a = await tenant(fast);
+    for (let index = 0; index < 5; index++) await createListener(t.http, a.token);
+    const sixth = await t.http.post('/api/v1/sandbox/webhook-listeners', { token: a.token, json: {} });
+    expectProblem(sixth, 422, 'listener-limit-reached');
+
+    const noAccess = await tenantWithToken(t, { webhookAccess: false });
+    const refused = await t.http.post('/api/v1/sandbox/webhook-listeners', { token: noAccess.token, json: {} });
+    expectProblem(refused, 403, 'forbidden');
+    const readOnly = await tenantWithToken(t, { webhookAccess: true, scope: 'webhooks:read' });
+    const scoped = await t.http.post('/api/v1/sandbox/webhook-listeners', { token: readOnly.token, json: {} });
+    expectProblem(scoped, 403, 'forbidden');
+  });
+});
+
+describe('the listener stream and the rate limit', () => {
+  it('opening the stream is not counted', async () => {
+    const limited = await startTestApp({ config: { rateLimitPerMinute: 3 } });
+    try {
+      const a = await tenantWithToken(limited, { webhookAccess: true });
+      const listener = await createListener(limited.http, a.token);
+      for (let index = 0; index < 4; index++) {
+        const stream = await openStream(limited.baseUrl, listener.streamPath, a.token);
+        await stream.close();
+      }
+      // The token and the create were two requests: one more is allowed, then 429.
+      expect((await limited.http.get('/api/v1/webhook-subscriptions', { token: a.token })).status).toBe(200);
+      expect((await limited.http.get('/api/v1/webhook-subscriptions', { token: a.token })).status).toBe(429);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('production', () => {
+  it('answers 404 and its document has no trace of listeners', async () => {
+    const production = await startTestApp({ config: { environment: 'production' } });
+    try {
+      const a = await tenantWithToken(production, { webhookAccess: true });
+      const created = await production.http.post('/api/v1/sandbox/webhook-listeners', { token: a.token, json: {} });
+      expectProblem(created, 404, 'not-found');
+      await expect(
+        openStream(production.baseUrl, '/api/v1/sandbox/webhook-listeners/whl_x/stream', a.token),
+      ).rejects.toThrow(/refused/);
+      const document = await production.http.get('/api/v1/openapi.json');
+      expect(document.text).not.toMatch(/listener/i);
+      const page = await production.http.get('/problems/listener-limit-reached');
+      expect(page.status).toBe(404);
+    } finally {
+      await production.close();
+    }
+  });
+});
