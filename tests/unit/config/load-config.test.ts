@@ -237,6 +237,7 @@ describe('a value the service cannot read stops it, naming the variable', () => 
       pollIntervalMs: 50,
       concurrency: 4,
       autoDisableAfterMs: 36 * 3_600_000,
+      listenerGraceMs: 60_000,
     });
     expect(config.metricsPort).toBe(9464);
     expect(config.role).toBe('worker');
