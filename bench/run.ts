@@ -5,15 +5,20 @@
  *
  *   npm run bench                 the full run (about 8 minutes on 2 cores)
  *   npm run bench -- --quick      short rounds and smaller data (about 3 minutes), for trying changes
+ *   npm run bench -- --wrk        the integrator's method alone (bench/integrator.ts: wrk, 16 connections,
+ *                                 2 threads, one ROLE=all process; about 3 minutes), same as --only=wrk
  *   options: --web-concurrency=N (API processes for the HTTP scenarios, default 1), --pool-size=N
  *            (DATABASE_POOL_SIZE of each service process, default 10), --keep-db,
- *            --only=get,list,create,uploads,visits,webhooks,scale (comma-separated), --save-as=NAME
- *            (also writes bench/results/runs/NAME.json), --note="text" (printed in the results),
+ *            --only=get,list,create,uploads,visits,webhooks,scale,wrk (comma-separated),
+ *            --wrk-rounds=N (the integrator's method: baseline and service alternate N times, default 1),
+ *            --save-as=NAME (the run's file name under bench/results/runs/), --note="text" (printed in the results),
  *            --profile (every service process writes a V8 CPU profile to bench/results/profiles/;
  *            `npx tsx bench/profile-summary.ts FILE` prints where the time went)
  *
  *   npm run bench -- startup      start-up times instead (bench/startup.ts): first start, restart and
  *                                 PostgreSQL start of the compiled service, to /ready; --rounds=N
+ * Every run is kept as bench/results/runs/<date>-<mode>.{json,md}; a run of every scenario also as
+ * bench/results/latest.{json,md}, one of some (--only, --wrk) as latest-<scenarios>.{json,md}.
  *
  * PostgreSQL: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); the bench creates
  * a database named ss_bench_<time> on that server and drops it at the end.
@@ -41,10 +46,16 @@ import {
   loadSites,
   provisionTenant,
   queueBacklog,
+  SITE_TEMPLATE,
   siteSeqRange,
+  subscribeReceiver,
   type Tenant,
+  visitBody,
 } from './lib/setup.js';
 import { percentile, summarise, type Summary } from './lib/stats.js';
+import { webhookEndToEnd } from './lib/webhook-e2e.js';
+import { wrkVersion } from './lib/wrk.js';
+import { integratorPhase, integratorTiming, WRK_CONNECTIONS, WRK_THREADS } from './integrator.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -53,7 +64,7 @@ const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(`--${name}`);
 const option = (name: string) => argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 const quick = flag('quick');
-const only = option('only')?.split(',');
+const only = flag('wrk') ? ['wrk'] : option('only')?.split(',');
 const wants = (id: string) => !only || only.includes(id);
 const webConcurrency = Number(option('web-concurrency') ?? 1);
 const poolSize = Number(option('pool-size') ?? 10);
@@ -213,15 +224,7 @@ async function phaseA(): Promise<void> {
 
   const siteDocument = await apiCall(api.baseUrl, 'GET', `/api/v1/sites/${ids[0]}`, token);
   const listDocument = await apiCall(api.baseUrl, 'GET', '/api/v1/sites?page[size]=100', token);
-  const siteTemplate = {
-    name: 'Store',
-    siteCode: 'NEW',
-    addressLine1: '1 Main Street',
-    city: 'Springfield',
-    stateRegion: 'IL',
-    postalCode: '62701',
-    country: 'US',
-  };
+  const siteTemplate = SITE_TEMPLATE;
   const createdDocument = await apiCall(api.baseUrl, 'POST', '/api/v1/sites', token, {
     ...siteTemplate,
     siteCode: 'CAPTURE-1',
@@ -384,22 +387,6 @@ async function uploadScenario(api: Service, tenant: Tenant, token: string): Prom
   });
 }
 
-function visitBody(tenant: Tenant, siteCode: string, ticket: string): Record<string, unknown> {
-  return {
-    clientSiteId: siteCode,
-    description: 'Replace the card reader',
-    clientTicketNumber: ticket,
-    serviceType: 'Break / Fix',
-    jobInstructions: 'Bring a spare reader. Call the store manager on arrival.',
-    projectId: tenant.projectId,
-    itemName: tenant.itemName,
-    startDate: '2026-12-01T09:00:00Z',
-    dueDate: '2026-12-03T17:00:00Z',
-    arePartsRequired: false,
-    schedulingRule: 'Date Range',
-  };
-}
-
 // ---------------------------------------------------------------------------------------------
 // Phase B: webhooks (sandbox environment: see the note)
 
@@ -422,14 +409,7 @@ async function phaseB(): Promise<void> {
   log(`webhook phase: receiver on ${destination}, API started (sandbox, pid ${api.pid})`);
 
   const adminToken = keys.ADMIN_TOKEN;
-  const subscribe = async (token: string, name: string) =>
-    (
-      await apiCall(api.baseUrl, 'POST', '/api/v1/webhook-subscriptions', token, {
-        targetUrl: `https://${destination}/hooks/${name}`,
-        eventTypes: ['ticket.created'],
-        secret: `bench secret for ${name} 0123456789`,
-      })
-    ).data.id as string;
+  const subscribe = (token: string, name: string) => subscribeReceiver(api.baseUrl, token, destination, name);
 
   if (wants('visits')) {
     const tenant = await provisionTenant(api.baseUrl, adminToken, 'Bench visits tenant');
@@ -519,56 +499,19 @@ async function phaseB(): Promise<void> {
     log(`delivery worker 1 started (pid ${workers[0]!.pid})`);
 
     // End to end at a fixed rate of creates.
-    await ask(receiver, { type: 'reset' });
     log(`webhook end to end: ${E2E_RATE} creates/s for ${PROFILE.e2eS} s`);
-    const [paced] = await httpLoad({
-      url: `${api.baseUrl}/api/v1/site-visits`,
-      method: 'POST',
-      connections: 4,
-      overallRate: E2E_RATE,
-      headers: { authorization: `Bearer ${token}` },
-      body: { template: visitBody(tenant, 'E-1', 'E2E'), unique: ['clientTicketNumber'] },
+    const { e2e: e2eFigures, failures } = await webhookEndToEnd({
+      loader,
+      receiver,
+      pool: database.pool,
+      apiBaseUrl: api.baseUrl,
+      token,
+      visit: visitBody(tenant, 'E-1', 'E2E'),
+      subscriptionId,
+      rate: E2E_RATE,
       durationS: PROFILE.e2eS,
-      warmupS: 0,
-      rounds: 1,
-      recordCreated: true,
     });
-    // Creates still in flight when the load ended count too: the database says how many were made.
-    await sleep(1_000);
-    const created = Number(
-      (
-        await database.pool.query('select count(*) from webhook_deliveries where subscription_id = $1', [
-          subscriptionId,
-        ])
-      ).rows[0].count,
-    );
-    if (paced!.non2xx + paced!.errors > 0)
-      notes.push(`Webhook end to end: ${paced!.non2xx + paced!.errors} creates failed.`);
-    const deadline = Date.now() + 30_000;
-    while ((await ask<number>(receiver, { type: 'count' })) < created && Date.now() < deadline) await sleep(50);
-    const e2e = await ask<ReceiverStats>(receiver, { type: 'stats' });
-    const latencies = [...e2e.latenciesMs].sort((a, b) => a - b);
-    // The commit lies between occurredAt (taken in the create, before its transaction commits) and the
-    // arrival of the create's response: the latency from commit lies between these two measures.
-    const fromResponse = Object.entries(paced!.createdAt ?? {})
-      .filter(([id]) => e2e.answeredAtByResource[id] !== undefined)
-      .map(([id, at]) => e2e.answeredAtByResource[id]! - at)
-      .sort((a, b) => a - b);
-    const e2eFigures = {
-      created,
-      received: e2e.count,
-      duplicates: e2e.count - e2e.distinctDeliveries,
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-      max: latencies.at(-1) ?? NaN,
-      fromResponse: {
-        p50: percentile(fromResponse, 50),
-        p99: percentile(fromResponse, 99),
-        max: fromResponse.at(-1) ?? NaN,
-        count: fromResponse.length,
-      },
-      createP50: paced!.p50,
-    };
+    if (failures > 0) notes.push(`Webhook end to end: ${failures} creates failed.`);
     scenarios.push({
       id: 'webhook-e2e',
       title: `Webhook end to end at ${E2E_RATE} events/s (1 worker)`,
@@ -580,7 +523,7 @@ async function phaseB(): Promise<void> {
       met:
         e2eFigures.fromResponse.p50 <= 50 &&
         e2eFigures.fromResponse.p99 <= 250 &&
-        e2eFigures.received === created &&
+        e2eFigures.received === e2eFigures.created &&
         e2eFigures.duplicates === 0,
     });
 
@@ -723,6 +666,7 @@ async function versions(): Promise<BenchResults['machine']> {
     postgres: rows[0].server_version,
     pgbench: await pgbenchVersion(),
     autocannon: (await import('autocannon/package.json', { with: { type: 'json' } })).default.version,
+    ...(wants('wrk') ? { wrk: await wrkVersion() } : {}),
     platform: `${os.type()} ${os.release()}`,
   };
 }
@@ -744,6 +688,22 @@ async function main(): Promise<void> {
     if (['get', 'list', 'create', 'uploads'].some(wants)) await phaseA();
     if (['visits', 'webhooks'].some(wants)) await phaseB();
     if (wants('scale')) await phaseC();
+    if (wants('wrk'))
+      await integratorPhase({
+        database,
+        keys,
+        loader,
+        bare,
+        bareUrl,
+        dataDir,
+        nodeArgs,
+        quick,
+        rounds: Number(option('wrk-rounds') ?? 1),
+        rateLimitPerMinute: RATE_LIMIT,
+        log,
+        scenarios,
+        notes,
+      });
   } finally {
     const loadAtEnd = os.loadavg();
     const results: BenchResults = {
@@ -761,6 +721,11 @@ async function main(): Promise<void> {
         rateLimitPerMinute: RATE_LIMIT,
         databasePoolSize: poolSize,
         pgbench: `-M prepared -c ${CONNECTIONS} -j 2`,
+        ...(wants('wrk')
+          ? {
+              integrator: `wrk -c ${WRK_CONNECTIONS} -t ${WRK_THREADS}, ${option('wrk-rounds') ?? 1} round(s) of ${integratorTiming(quick).durationS} s after a warm-up of ${integratorTiming(quick).warmupS} s, B1w pgbench -M prepared -c ${WRK_CONNECTIONS} -j ${WRK_THREADS}`,
+            }
+          : {}),
       },
       note: option('note'),
       notes,
@@ -770,12 +735,20 @@ async function main(): Promise<void> {
     const directory = path.join(ROOT, 'bench', 'results');
     mkdirSync(path.join(directory, 'runs'), { recursive: true });
     if (scenarios.length > 0) {
-      writeFileSync(path.join(directory, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-      writeFileSync(path.join(directory, 'latest.md'), renderMarkdown(results));
-      const saveAs = option('save-as');
-      if (saveAs)
-        writeFileSync(path.join(directory, 'runs', `${saveAs}.json`), `${JSON.stringify(results, null, 2)}\n`);
-      log('written: bench/results/latest.json, bench/results/latest.md');
+      const json = `${JSON.stringify(results, null, 2)}\n`;
+      const markdown = renderMarkdown(results);
+      const runName =
+        option('save-as') ??
+        `${startedAt.toISOString().replace(/[:.]/g, '-')}-${results.mode}${only ? `-${only.join('+')}` : ''}`;
+      const latest = only ? `latest-${only.join('+')}` : 'latest';
+      for (const [file, text] of [
+        [`runs/${runName}.json`, json],
+        [`runs/${runName}.md`, markdown],
+        [`${latest}.json`, json],
+        [`${latest}.md`, markdown],
+      ] as const)
+        writeFileSync(path.join(directory, file), text);
+      log(`written: bench/results/${latest}.{json,md} and bench/results/runs/${runName}.{json,md}`);
     }
   }
 }

@@ -9,6 +9,8 @@ interface Common {
   met: boolean;
   connections?: number;
   ratios?: Record<string, number>;
+  /** The 1-minute load average when the scenario started and when it ended. */
+  loadAverage?: [start: number, end: number];
 }
 
 export type ScenarioResult = Common &
@@ -38,7 +40,7 @@ export type ScenarioResult = Common &
           p99: number;
           max: number;
           /** From the arrival of the create's response (after its commit): a lower bound of commit → receipt. */
-          fromResponse?: { p50: number; p99: number; max: number; count: number };
+          fromResponse: { p50: number; p99: number; max: number; count: number };
           createP50?: number;
         };
       }
@@ -69,6 +71,7 @@ export interface BenchResults {
     postgres: string;
     pgbench: string;
     autocannon: string;
+    wrk?: string;
     platform: string;
   };
   loadAverage: { start: number[]; end: number[] };
@@ -80,82 +83,90 @@ export interface BenchResults {
 
 const latency = (summary: Summary) => `p50 ${ms(summary.p50)} / p99 ${ms(summary.p99)} / max ${ms(summary.max)} ms`;
 
-/** One row per scenario: what was measured, its baselines, the ratios, the target and the verdict. */
+/** One row per scenario, its figure followed by the machine's load while it was measured. */
 function rows(results: BenchResults): string[][] {
   return results.scenarios.map((scenario) => {
-    const ratios = Object.entries(scenario.ratios ?? {})
-      .map(([name, ratio]) => `${ratio.toFixed(2)} × ${name}`)
-      .join(', ');
-    const verdict = scenario.met ? 'met' : 'NOT met';
-    switch (scenario.kind) {
-      case 'http': {
-        const failures = scenario.figures.failures ? ` (${fmt(scenario.figures.failures)} failed)` : '';
-        const baselines = Object.entries(scenario.baselines)
-          .map(([name, baseline]) => `${name} ${fmt(baseline.rps)}/s (${latency(baseline)})`)
-          .join('; ');
-        const cpu = scenario.cpu
-          ? `; CPU per request: service ${fmt(scenario.cpu.serviceUs)} µs, PostgreSQL ${fmt(scenario.cpu.databaseUs)} µs`
-          : '';
-        return [
-          scenario.title,
-          `${fmt(scenario.figures.rps)} req/s${failures}, ${latency(scenario.figures)}${cpu}`,
-          baselines,
-          ratios,
-          scenario.target,
-          verdict,
-        ];
-      }
-      case 'uploads': {
-        const u = scenario.upload;
-        return [
-          scenario.title,
-          `${u.mbPerS.toFixed(1)} MiB/s, RSS +${u.growthMb.toFixed(1)} MB (${u.rssBeforeMb.toFixed(0)} → ${u.rssPeakMb.toFixed(0)} MB), upload p50 ${ms(u.p50Ms)} ms`,
-          `${scenario.baselineUpload.name} ${scenario.baselineUpload.mbPerS.toFixed(1)} MiB/s`,
-          ratios,
-          scenario.target,
-          verdict,
-        ];
-      }
-      case 'e2e': {
-        const e = scenario.e2e;
-        const lower = e.fromResponse
-          ? `; from the create's response: p50 ${ms(e.fromResponse.p50)} / p99 ${ms(e.fromResponse.p99)} / max ${ms(e.fromResponse.max)} ms (create p50 ${ms(e.createP50 ?? NaN)} ms)`
-          : '';
-        return [
-          scenario.title,
-          `from occurredAt: p50 ${ms(e.p50)} / p99 ${ms(e.p99)} / max ${ms(e.max)} ms${lower}; ${fmt(e.received)} of ${fmt(e.created)} received, ${e.duplicates} duplicates`,
-          '–',
-          '–',
-          scenario.target,
-          verdict,
-        ];
-      }
-      case 'deliveries': {
-        const d = scenario.deliveries;
-        return [
-          scenario.title,
-          `${fmt(d.perS)} /s (${fmt(d.count)} in ${d.seconds.toFixed(1)} s, ${d.duplicates} duplicates)`,
-          `${scenario.baselineDeliveries.name} ${fmt(scenario.baselineDeliveries.perS)} req/s`,
-          ratios,
-          scenario.target,
-          verdict,
-        ];
-      }
-      case 'growth': {
-        const g = scenario.growth;
-        return [
-          scenario.title,
-          `p50 ${ms(g.big.p50)} ms vs ${ms(g.small.p50)} ms (p99 ${ms(g.big.p99)} vs ${ms(g.small.p99)} ms)`,
-          `${fmt(g.smallCount)} sites`,
-          `${g.factor.toFixed(2)} ×`,
-          scenario.target,
-          verdict,
-        ];
-      }
-      default:
-        throw new Error(`unknown scenario kind: ${(scenario as { kind: string }).kind}`);
-    }
+    const row = scenarioRow(scenario);
+    if (scenario.loadAverage)
+      row[1] += `; load average ${scenario.loadAverage.map((value) => value.toFixed(1)).join(' → ')}`;
+    return row;
   });
+}
+
+/** What was measured, its baselines, the ratios, the target and the verdict. */
+function scenarioRow(scenario: ScenarioResult): string[] {
+  const ratios = Object.entries(scenario.ratios ?? {})
+    .map(([name, ratio]) => `${ratio.toFixed(2)} × ${name}`)
+    .join(', ');
+  const verdict = scenario.met ? 'met' : 'NOT met';
+  switch (scenario.kind) {
+    case 'http': {
+      const failures = scenario.figures.failures ? ` (${fmt(scenario.figures.failures)} failed)` : '';
+      const baselines = Object.entries(scenario.baselines)
+        .map(([name, baseline]) => `${name} ${fmt(baseline.rps)}/s (${latency(baseline)})`)
+        .join('; ');
+      const cpu = scenario.cpu
+        ? `; CPU per request: service ${fmt(scenario.cpu.serviceUs)} µs, PostgreSQL ${fmt(scenario.cpu.databaseUs)} µs`
+        : '';
+      return [
+        scenario.title,
+        `${fmt(scenario.figures.rps)} req/s${failures}, ${latency(scenario.figures)}${cpu}`,
+        baselines,
+        ratios,
+        scenario.target,
+        verdict,
+      ];
+    }
+    case 'uploads': {
+      const u = scenario.upload;
+      return [
+        scenario.title,
+        `${u.mbPerS.toFixed(1)} MiB/s, RSS +${u.growthMb.toFixed(1)} MB (${u.rssBeforeMb.toFixed(0)} → ${u.rssPeakMb.toFixed(0)} MB), upload p50 ${ms(u.p50Ms)} ms`,
+        `${scenario.baselineUpload.name} ${scenario.baselineUpload.mbPerS.toFixed(1)} MiB/s`,
+        ratios,
+        scenario.target,
+        verdict,
+      ];
+    }
+    case 'e2e': {
+      const e = scenario.e2e;
+      const lower = e.fromResponse
+        ? `; from the create's response: p50 ${ms(e.fromResponse.p50)} / p99 ${ms(e.fromResponse.p99)} / max ${ms(e.fromResponse.max)} ms (create p50 ${ms(e.createP50 ?? NaN)} ms)`
+        : '';
+      return [
+        scenario.title,
+        `from occurredAt: p50 ${ms(e.p50)} / p99 ${ms(e.p99)} / max ${ms(e.max)} ms${lower}; ${fmt(e.received)} of ${fmt(e.created)} received, ${e.duplicates} duplicates`,
+        '–',
+        '–',
+        scenario.target,
+        verdict,
+      ];
+    }
+    case 'deliveries': {
+      const d = scenario.deliveries;
+      return [
+        scenario.title,
+        `${fmt(d.perS)} /s (${fmt(d.count)} in ${d.seconds.toFixed(1)} s, ${d.duplicates} duplicates)`,
+        `${scenario.baselineDeliveries.name} ${fmt(scenario.baselineDeliveries.perS)} req/s`,
+        ratios,
+        scenario.target,
+        verdict,
+      ];
+    }
+    case 'growth': {
+      const g = scenario.growth;
+      return [
+        scenario.title,
+        `p50 ${ms(g.big.p50)} ms vs ${ms(g.small.p50)} ms (p99 ${ms(g.big.p99)} vs ${ms(g.small.p99)} ms)`,
+        `${fmt(g.smallCount)} sites`,
+        `${g.factor.toFixed(2)} ×`,
+        scenario.target,
+        verdict,
+      ];
+    }
+    default:
+      throw new Error(`unknown scenario kind: ${(scenario as { kind: string }).kind}`);
+  }
 }
 
 const HEADERS = ['Scenario', 'Figure', 'Baselines', 'Ratio', 'Target', 'Verdict'];
@@ -167,7 +178,7 @@ function header(results: BenchResults): string[] {
   return [
     `Date: ${results.date} (${results.mode} run, ${results.durationS} s)`,
     `Machine: ${m.cores} cores (${m.cpu}), ${m.memoryGb} GB, ${m.platform}`,
-    `Versions: Node ${m.node}, PostgreSQL ${m.postgres}, ${m.pgbench}, autocannon ${m.autocannon}`,
+    `Versions: Node ${m.node}, PostgreSQL ${m.postgres}, ${m.pgbench}, autocannon ${m.autocannon}${m.wrk ? `, wrk ${m.wrk}` : ''}`,
     `Load average at start: ${load(results.loadAverage.start)}${quiet ? ' (quiet machine)' : ' (NOISY: other work was running; figures are low and spread)'}; at end: ${load(results.loadAverage.end)}`,
     `Settings: ${Object.entries(results.settings)
       .map(([name, value]) => `${name} ${value}`)

@@ -208,3 +208,46 @@ export async function deliveryCounts(pool: pg.Pool, subscriptionId: string): Pro
   );
   return Object.fromEntries(rows.map((row) => [row.status, row.n]));
 }
+
+/** The body of the bench's site creates (siteCode made unique per request). */
+export const SITE_TEMPLATE = {
+  name: 'Store',
+  siteCode: 'NEW',
+  addressLine1: '1 Main Street',
+  city: 'Springfield',
+  stateRegion: 'IL',
+  postalCode: '62701',
+  country: 'US',
+};
+
+/** The body of the bench's visit creates at the tenant's site `siteCode`. */
+export function visitBody(tenant: Tenant, siteCode: string, ticket: string): Record<string, unknown> {
+  return {
+    clientSiteId: siteCode,
+    description: 'Replace the card reader',
+    clientTicketNumber: ticket,
+    serviceType: 'Break / Fix',
+    jobInstructions: 'Bring a spare reader. Call the store manager on arrival.',
+    projectId: tenant.projectId,
+    itemName: tenant.itemName,
+    startDate: '2026-12-01T09:00:00Z',
+    dueDate: '2026-12-03T17:00:00Z',
+    arePartsRequired: false,
+    schedulingRule: 'Date Range',
+  };
+}
+
+/** A webhook subscription of the tenant to the bench's receiver at `destination` (host:port), for ticket.created. */
+export async function subscribeReceiver(
+  baseUrl: string,
+  token: string,
+  destination: string,
+  name: string,
+): Promise<string> {
+  const created = await call(baseUrl, 'POST', '/api/v1/webhook-subscriptions', token, {
+    targetUrl: `https://${destination}/hooks/${name}`,
+    eventTypes: ['ticket.created'],
+    secret: `bench secret for ${name} 0123456789`,
+  });
+  return created.data.id as string;
+}
