@@ -46,6 +46,8 @@ export interface IntegratorContext {
   nodeArgs: string[];
   quick: boolean;
   rounds: number;
+  /** Whether to measure a scenario: get, list, create, visits, webhook. */
+  selected: (scenario: string) => boolean;
   rateLimitPerMinute: number;
   log: (text: string) => void;
   scenarios: ScenarioResult[];
@@ -193,30 +195,34 @@ export async function integratorPhase(ctx: IntegratorContext): Promise<void> {
     randomPath: { format: '/api/v1/sites/site_%026d', from: SITE_OFFSET + 1, to: SITE_OFFSET + SITES },
   };
   const b2Spec = { url: `${ctx.bareUrl}/bare/site`, method: 'GET' as const };
-  await warm(b2Spec);
-  await warm(getSpec);
-  await measure(
-    'wrk-get-site',
-    'GET /api/v1/sites/{id}',
-    '≥ 0.35 × B2',
-    load(getSpec),
-    { B2: load(b2Spec) },
-    (_figures, ratios) => ratios.B2! >= 0.35,
-  );
+  if (ctx.selected('get')) {
+    await warm(b2Spec);
+    await warm(getSpec);
+    await measure(
+      'wrk-get-site',
+      'GET /api/v1/sites/{id}',
+      '≥ 0.35 × B2',
+      load(getSpec),
+      { B2: load(b2Spec) },
+      (_figures, ratios) => ratios.B2! >= 0.35,
+    );
+  }
 
   // GET /api/v1/sites?page[size]=100
   const listSpec = { url: `${api.baseUrl}/api/v1/sites?page[size]=100`, method: 'GET' as const, headers: auth };
   const b2ListSpec = { url: `${ctx.bareUrl}/bare/sites`, method: 'GET' as const };
-  await warm(b2ListSpec);
-  await warm(listSpec);
-  await measure(
-    'wrk-list-sites',
-    'GET /api/v1/sites?page[size]=100',
-    '≥ 0.5 × B2-list',
-    load(listSpec),
-    { 'B2-list': load(b2ListSpec) },
-    (_figures, ratios) => ratios['B2-list']! >= 0.5,
-  );
+  if (ctx.selected('list')) {
+    await warm(b2ListSpec);
+    await warm(listSpec);
+    await measure(
+      'wrk-list-sites',
+      'GET /api/v1/sites?page[size]=100',
+      '≥ 0.5 × B2-list',
+      load(listSpec),
+      { 'B2-list': load(b2ListSpec) },
+      (_figures, ratios) => ratios['B2-list']! >= 0.5,
+    );
+  }
 
   // POST /api/v1/sites with Idempotency-Key
   const siteSpec = {
@@ -226,16 +232,21 @@ export async function integratorPhase(ctx: IntegratorContext): Promise<void> {
     idempotencyKey: true,
     body: { json: JSON.stringify({ ...SITE_TEMPLATE, siteCode: `WRK-${MARKER}` }), marker: MARKER },
   };
-  await pgbenchB1w(timing.warmupS);
-  await warm(siteSpec);
-  const siteCreates = await measure(
-    'wrk-create-site',
-    'POST /api/v1/sites with Idempotency-Key',
-    '≥ 0.5 × B1w',
-    load(siteSpec),
-    { B1w: () => pgbenchB1w(timing.durationS) },
-    (_figures, ratios) => ratios.B1w! >= 0.5,
-  );
+  let siteCreates: Summary | undefined;
+  if (ctx.selected('create')) {
+    await pgbenchB1w(timing.warmupS);
+    await warm(siteSpec);
+    siteCreates = (
+      await measure(
+        'wrk-create-site',
+        'POST /api/v1/sites with Idempotency-Key',
+        '≥ 0.5 × B1w',
+        load(siteSpec),
+        { B1w: () => pgbenchB1w(timing.durationS) },
+        (_figures, ratios) => ratios.B1w! >= 0.5,
+      )
+    ).figures;
+  }
 
   // POST /api/v1/site-visits, one active subscription: each create queues an event and a delivery, which
   // this same process delivers meanwhile.
@@ -248,16 +259,18 @@ export async function integratorPhase(ctx: IntegratorContext): Promise<void> {
     idempotencyKey: true,
     body: { json: JSON.stringify(visitBody(tenant, 'W-1', `WRK-${MARKER}`)), marker: MARKER },
   };
-  await warm(visitSpec);
-  await measure(
-    'wrk-create-visit',
-    'POST /api/v1/site-visits with Idempotency-Key, one active subscription',
-    '≥ 0.4 × site creates',
-    load(visitSpec),
-    // The site creates measured above are this scenario's baseline.
-    { 'site creates': siteCreates.figures },
-    (_figures, ratios) => ratios['site creates']! >= 0.4,
-  );
+  if (ctx.selected('visits')) {
+    await warm(visitSpec);
+    await measure(
+      'wrk-create-visit',
+      'POST /api/v1/site-visits with Idempotency-Key, one active subscription',
+      '≥ 0.4 × site creates',
+      load(visitSpec),
+      // The site creates measured above are this scenario's baseline.
+      siteCreates ? { 'site creates': siteCreates } : {},
+      (_figures, ratios) => (ratios['site creates'] ?? 0) >= 0.4,
+    );
+  }
   // What the creates queued is delivered before the latency is measured, then set aside.
   const drained = Date.now() + 120_000;
   const pending = async () =>
@@ -272,28 +285,30 @@ export async function integratorPhase(ctx: IntegratorContext): Promise<void> {
   while ((await pending()) > 0 && Date.now() < drained) await new Promise((resolve) => setTimeout(resolve, 200));
   await database.pool.query('delete from webhook_deliveries where subscription_id = $1', [subscriptionId]);
 
-  log(`[wrk] webhook: ${E2E_RATE} creates/s, from the create's response to receipt`);
-  const loadAverage = os.loadavg();
-  const { e2e, failures } = await webhookEndToEnd({
-    loader: ctx.loader,
-    receiver,
-    pool: database.pool,
-    apiBaseUrl: api.baseUrl,
-    token,
-    visit: visitBody(tenant, 'W-1', 'E2E'),
-    subscriptionId,
-    rate: E2E_RATE,
-    durationS: ctx.quick ? 6 : 20,
-  });
-  ctx.scenarios.push({
-    id: 'wrk-webhook-e2e',
-    title: `[wrk] Webhook at ${E2E_RATE} creates/s, create's response → receipt (ROLE=all)`,
-    kind: 'e2e',
-    target: 'p99 ≤ 25 ms from the response',
-    e2e,
-    loadAverage: [loadAverage[0]!, os.loadavg()[0]!],
-    met: failures === 0 && e2e.fromResponse.p99 <= 25 && e2e.received === e2e.created && e2e.duplicates === 0,
-  });
+  if (ctx.selected('webhook')) {
+    log(`[wrk] webhook: ${E2E_RATE} creates/s, from the create's response to receipt`);
+    const loadAverage = os.loadavg();
+    const { e2e, failures } = await webhookEndToEnd({
+      loader: ctx.loader,
+      receiver,
+      pool: database.pool,
+      apiBaseUrl: api.baseUrl,
+      token,
+      visit: visitBody(tenant, 'W-1', 'E2E'),
+      subscriptionId,
+      rate: E2E_RATE,
+      durationS: ctx.quick ? 6 : 20,
+    });
+    ctx.scenarios.push({
+      id: 'wrk-webhook-e2e',
+      title: `[wrk] Webhook at ${E2E_RATE} creates/s, create's response → receipt (ROLE=all)`,
+      kind: 'e2e',
+      target: 'p99 ≤ 25 ms from the response',
+      e2e,
+      loadAverage: [loadAverage[0]!, os.loadavg()[0]!],
+      met: failures === 0 && e2e.fromResponse.p99 <= 25 && e2e.received === e2e.created && e2e.duplicates === 0,
+    });
+  }
   await api.stop();
   receiver.kill('SIGTERM');
 }

@@ -5,7 +5,10 @@
  * database's backends are elsewhere, and light-my-request adds its own share). For comparing changes to
  * the request path more finely than the socket benchmark can on 2 shared cores.
  *
- *   npx tsx bench/micro.ts [get|create] [requests]     (BENCH_DATABASE_URL as for npm run bench)
+ *   npx tsx bench/micro.ts [get|list|create|visit] [requests]     (BENCH_DATABASE_URL as for npm run bench)
+ *
+ * list reads pages of 100 sites; visit creates site visits (with an Idempotency-Key) for a tenant with one
+ * active webhook subscription, so each also queues an event and a delivery (no worker runs here).
  *   node --import tsx --cpu-prof bench/micro.ts get    (and a V8 profile of it)
  */
 import type { FastifyInstance, InjectOptions } from 'fastify';
@@ -14,11 +17,13 @@ import { loadConfig } from '../src/config.js';
 import { openPostgres } from '../src/db/database.js';
 import { createLogger } from '../src/lib/logger.js';
 import { generateServerKeys } from '../src/runtime/server-keys.js';
-import { createBenchDatabase, generateKeys, loadedSiteId, loadSites } from './lib/setup.js';
+import { createBenchDatabase, generateKeys, loadedSiteId, loadSites, type Tenant, visitBody } from './lib/setup.js';
 
 const [scenario = 'get', countText = '60000'] = process.argv.slice(2);
 const total = Number(countText);
 const CONCURRENCY = 32;
+/** The visit scenario's subscription: never called (no worker runs here). */
+const RECEIVER = 'localhost:9';
 const SITES = 10_000;
 const siteTemplate = {
   name: 'Store',
@@ -58,25 +63,70 @@ async function provision(
     })
   ).json();
   await loadSites(database.pool, tenant.data.tenantId, SITES, 0, 'MICRO');
+  if (scenario === 'visit') {
+    const admin = { authorization: `Bearer ${adminToken}` };
+    const tenantUrl = `/admin/v1/tenants/${tenant.data.tenantId}`;
+    await expectStatus(app, 201, {
+      method: 'POST',
+      url: `${tenantUrl}/projects`,
+      headers: admin,
+      payload: { projectId: 1, projectName: 'Micro' },
+    });
+    await expectStatus(app, 201, {
+      method: 'POST',
+      url: `${tenantUrl}/items`,
+      headers: admin,
+      payload: { itemId: 1, itemName: 'Micro Kiosk' },
+    });
+    await expectStatus(app, 201, {
+      method: 'POST',
+      url: '/api/v1/webhook-subscriptions',
+      headers: { authorization: `Bearer ${token.access_token}` },
+      payload: {
+        targetUrl: `https://${RECEIVER}/hooks`,
+        eventTypes: ['ticket.created'],
+        secret: 'micro secret 0123456789',
+      },
+    });
+  }
   return token.access_token as string;
 }
 
 async function measure(app: FastifyInstance, token: string): Promise<void> {
   const authorization = `Bearer ${token}`;
   let creates = 0;
-  const one = (index: number) =>
-    scenario === 'create'
-      ? expectStatus(app, 201, {
+  const one = (index: number) => {
+    switch (scenario) {
+      case 'create':
+        return expectStatus(app, 201, {
           method: 'POST',
           url: '/api/v1/sites',
           headers: { authorization, 'idempotency-key': `micro-${creates}` },
           payload: { ...siteTemplate, siteCode: `M-${creates++}` },
-        })
-      : expectStatus(app, 200, {
+        });
+      case 'visit':
+        return expectStatus(app, 201, {
+          method: 'POST',
+          url: '/api/v1/site-visits',
+          headers: { authorization, 'idempotency-key': `micro-${creates}` },
+          payload: {
+            ...visitBody({ projectId: 1, itemName: 'Micro Kiosk' } as Tenant, 'MICRO-1', `V-${creates++}`),
+          },
+        });
+      case 'list':
+        return expectStatus(app, 200, {
+          method: 'GET',
+          url: '/api/v1/sites?page[size]=100',
+          headers: { authorization },
+        });
+      default:
+        return expectStatus(app, 200, {
           method: 'GET',
           url: `/api/v1/sites/${loadedSiteId(0, 1 + (index % SITES))}`,
           headers: { authorization },
         });
+    }
+  };
   const runFor = async (count: number) => {
     let sent = 0;
     await Promise.all(
@@ -103,7 +153,10 @@ const database = await createBenchDatabase(
 try {
   const config = loadConfig({
     ...generateKeys(),
-    ENVIRONMENT: 'production',
+    // Sandbox for the visit scenario's subscription (a destination on this machine); the rest is alike.
+    ...(scenario === 'visit'
+      ? { ENVIRONMENT: 'sandbox', WEBHOOK_TEST_ALLOWED_DESTINATIONS: RECEIVER }
+      : { ENVIRONMENT: 'production' }),
     DATABASE_URL: database.url,
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '10000000',

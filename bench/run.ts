@@ -11,6 +11,7 @@
  *            (DATABASE_POOL_SIZE of each service process, default 10), --keep-db,
  *            --only=get,list,create,uploads,visits,webhooks,scale,wrk (comma-separated),
  *            --wrk-rounds=N (the integrator's method: baseline and service alternate N times, default 1),
+ *            --wrk-only=get,list,create,visits,webhook (its scenarios; visits are compared with creates),
  *            --save-as=NAME (the run's file name under bench/results/runs/), --note="text" (printed in the results),
  *            --profile (every service process writes a V8 CPU profile to bench/results/profiles/;
  *            `npx tsx bench/profile-summary.ts FILE` prints where the time went)
@@ -699,6 +700,7 @@ async function main(): Promise<void> {
         nodeArgs,
         quick,
         rounds: Number(option('wrk-rounds') ?? 1),
+        selected: (scenario) => option('wrk-only')?.split(',').includes(scenario) ?? true,
         rateLimitPerMinute: RATE_LIMIT,
         log,
         scenarios,
