@@ -1,6 +1,6 @@
 /** Schema pieces shared by every route: problem responses, nullable types, bounded strings, path ids. */
 import { type TNull, type TSchema, type TUnion, type TUnsafe, Type } from 'typebox';
-import { MAX_FIELD_ERRORS, MAX_FIELD_NAME, PROBLEM_TYPES, problemTypesOf } from './problem.js';
+import { MAX_FIELD_ERRORS, MAX_FIELD_NAME, problemTypesOf } from './problem.js';
 import { DATE_TIME_MAX, DATE_TIME_MIN } from './request-values.js';
 
 /**
