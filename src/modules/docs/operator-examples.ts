@@ -12,6 +12,7 @@ export const tenantExample = {
   scopes: ['sites:read', 'sites:write', 'site-visits:read', 'site-visits:write', 'webhooks:read', 'webhooks:write'],
   apiEnabled: true,
   webhookAccess: true,
+  maxActiveSubscriptions: 16,
   createdAt: CREATED,
   updatedAt: CREATED,
 };
@@ -87,6 +88,7 @@ export const deliveryExample = {
   eventId: 'evt_8k2mq4x7b1c9d3f5g6h0j2n4p6',
   eventType: 'job.scheduled',
   subscriptionId: subscriptionExample.id,
+  targetKind: 'subscription',
   tenantId: CLIENT_ID,
   status: 'succeeded',
   attempts: 2,
