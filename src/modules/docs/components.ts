@@ -11,6 +11,7 @@ import { EVENT_ENVELOPE_SCHEMAS } from '../events/schemas.js';
 import { EVENT_TYPES } from '../events/types.js';
 import { eventSchemaName } from '../events/webhooks-openapi.js';
 import { FileObject, FileVersion } from '../files/schemas.js';
+import { Listener, ListenerCreateBody, ListenerDocument } from '../webhooks/listener-schemas.js';
 import {
   FileAttachmentUpload,
   MessageCreateBody,
@@ -153,4 +154,11 @@ export const OPERATOR_COMPONENTS: ComponentDefinitions = {
   WebhookDeliveryAttempt: { schema: DeliveryAttemptSchema },
   DeliveryRetryFilter: { schema: BulkRetryBody, example: { eventType: 'job.scheduled', dryRun: true } },
   DeliveryRetryResult: { schema: BulkRetryResult, example: { dryRun: true, matched: 3 } },
+};
+
+/** Named schemas of the sandbox's own routes, added to the client document in the sandbox only. */
+export const SANDBOX_COMPONENTS: ComponentDefinitions = {
+  WebhookListener: { schema: Listener },
+  WebhookListenerCreate: { schema: ListenerCreateBody },
+  WebhookListenerDocument: { schema: ListenerDocument },
 };

@@ -11,7 +11,7 @@ import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../auth/scopes.js';
 import { EVENT_TYPES } from '../events/types.js';
 import { eventWebhooks, WEBHOOK_TAG } from '../events/webhooks-openapi.js';
 import { SANDBOX_TAG } from '../site-visits/sandbox-routes.js';
-import { CLIENT_COMPONENTS, OPERATOR_COMPONENTS } from './components.js';
+import { CLIENT_COMPONENTS, OPERATOR_COMPONENTS, SANDBOX_COMPONENTS } from './components.js';
 import { problemExample, validationProblemExample } from './examples.js';
 
 export const API_VERSION = '1.0.0';
@@ -272,7 +272,9 @@ export function openApiDefinitions(config: Config): OpenApiDefinitions {
           },
         },
       },
-      components: CLIENT_COMPONENTS,
+      // The sandbox's own resources (webhook listeners) leave no trace in production's document.
+      components:
+        config.environment === 'sandbox' ? { ...CLIENT_COMPONENTS, ...SANDBOX_COMPONENTS } : CLIENT_COMPONENTS,
       webhooks: eventWebhooks(),
       schemaAnnotations,
     },

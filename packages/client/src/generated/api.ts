@@ -1824,6 +1824,32 @@ export interface components {
                 notes: string | null;
             };
         };
+        /** Webhook listener */
+        WebhookListener: {
+            /** @description Opaque identifier with the whl_ prefix. */
+            id: string;
+            /** @description The event types it receives. */
+            eventTypes: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
+            /** @description The listener's own v1 signing secret, made for it and shown only here: give it to your receiver to verify what arrives. */
+            secret: string;
+            /**
+             * @description Where to open its stream (a WebSocket, with the same bearer token): GET this path with Upgrade.
+             * @example /api/v1/sandbox/webhook-listeners/whl_0123/stream
+             */
+            streamPath: string;
+            /** @description How long it lives without a stream (before the first one, and after one drops) before it closes (WEBHOOK_LISTENER_GRACE). */
+            graceSeconds: number;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** Webhook listener create body */
+        WebhookListenerCreate: {
+            /** @description Only these event types (non-empty, distinct); omitted: every event type. */
+            eventTypes?: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
+        };
+        WebhookListenerDocument: {
+            data: components["schemas"]["WebhookListener"];
+        };
         /**
          * Problem details (RFC 9457)
          * @description Problem details (RFC 9457). `type` is `http://127.0.0.1:3000/problems/<slug>`; each address explains the problem and what to do. Slugs:
@@ -4197,10 +4223,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Only these event types (non-empty, distinct); omitted: every event type. */
-                    eventTypes?: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
-                };
+                "application/json": components["schemas"]["WebhookListenerCreate"];
             };
         };
         responses: {
@@ -4213,26 +4236,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Webhook listener */
-                        data: {
-                            /** @description Opaque identifier with the whl_ prefix. */
-                            id: string;
-                            /** @description The event types it receives. */
-                            eventTypes: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
-                            /** @description The listener's own v1 signing secret, made for it and shown only here: give it to your receiver to verify what arrives. */
-                            secret: string;
-                            /**
-                             * @description Where to open its stream (a WebSocket, with the same bearer token): GET this path with Upgrade.
-                             * @example /api/v1/sandbox/webhook-listeners/whl_0123/stream
-                             */
-                            streamPath: string;
-                            /** @description How long it lives without a stream (before the first one, and after one drops) before it closes (WEBHOOK_LISTENER_GRACE). */
-                            graceSeconds: number;
-                            /** Format: date-time */
-                            createdAt: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["WebhookListenerDocument"];
                 };
             };
             /** @description Malformed request (unparseable body). Problem types: malformed-request. */
