@@ -257,10 +257,22 @@ describe('GET /api/v1/messages', () => {
   });
 });
 
+/** The document with every `#/components/schemas/…` reference replaced by the schema it names. */
+function dereferenced(document: any): any {
+  const resolve = (value: any): any => {
+    if (Array.isArray(value)) return value.map(resolve);
+    if (value === null || typeof value !== 'object') return value;
+    if (typeof value.$ref === 'string' && value.$ref.startsWith('#/components/schemas/'))
+      return resolve(document.components.schemas[value.$ref.slice('#/components/schemas/'.length)]);
+    return Object.fromEntries(Object.entries(value).map(([name, member]) => [name, resolve(member)]));
+  };
+  return { ...document, paths: resolve(document.paths) };
+}
+
 describe('the OpenAPI document', () => {
   let doc: any;
   beforeAll(async () => {
-    doc = (await t.http.get('/api/v1/openapi.json')).body;
+    doc = dereferenced((await t.http.get('/api/v1/openapi.json')).body);
   });
   const attributesOf = (operation: any) =>
     operation.responses['200'].content['application/json'].schema.properties.data.properties.attributes;

@@ -1,6 +1,7 @@
 /** The sandbox's webhook listeners (issue 18): what `svc listen` opens and streams from. */
 import { type Static, Type } from 'typebox';
 import { DateTime } from '../../http/schemas.js';
+import { EVENT_TYPES } from '../events/types.js';
 import { EventTypeSchema } from './schemas.js';
 
 export const ListenerCreateBody = Type.Object(
@@ -8,6 +9,7 @@ export const ListenerCreateBody = Type.Object(
     eventTypes: Type.Optional(
       Type.Array(EventTypeSchema, {
         minItems: 1,
+        maxItems: EVENT_TYPES.length,
         uniqueItems: true,
         description: 'Only these event types (non-empty, distinct); omitted: every event type.',
       }),
