@@ -64,6 +64,19 @@ const acceptStreamedBody = () => true;
  * (U+0000, lone surrogates; the first one found is named, even beside other failures) and, for path, query
  * and headers, integers in plain digits only. Their errors name the field like any other validation error.
  */
+/**
+ * `unstorableTextError`, or for a value nested deeper than the stack allows (a hostile body of 250,000 nested
+ * arrays) a validation error instead of a 500.
+ */
+function textErrorOrTooDeep(data: unknown): ErrorObject | undefined {
+  try {
+    return unstorableTextError(data);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return { keyword: 'depth', instancePath: '', schemaPath: '#', params: {}, message: 'is nested too deeply' };
+  }
+}
+
 function guarded(validate: ValidateFunction, integerNames: readonly string[] = []): ValidateFunction {
   const check = ((data: unknown) => {
     // Coercion replaces the raw text of a parameter with its number, so the spelling is read first; a
@@ -72,7 +85,7 @@ function guarded(validate: ValidateFunction, integerNames: readonly string[] = [
     validate(data);
     const misspelt = new Set(spelling.map((error) => error.instancePath));
     const errors = [...(validate.errors ?? []).filter((error) => !misspelt.has(error.instancePath)), ...spelling];
-    const text = unstorableTextError(data);
+    const text = textErrorOrTooDeep(data);
     if (text && !errors.some((error) => error.instancePath === text.instancePath)) errors.push(text);
     check.errors = errors.length > 0 ? errors : null;
     return errors.length === 0;

@@ -86,7 +86,7 @@ export async function registerListenerRoutes(app: Api, ctx: AppContext): Promise
           'Ends its stream (close code 4410) and fails its pending deliveries ("listener closed"). Closing a closed listener changes nothing (204).',
         tags,
         params: IdParams,
-        response: { 204: Type.Null({ description: 'Closed.' }), ...problemResponses([401, 403, 404, 429]) },
+        response: { 204: Type.Null({ description: 'Closed.' }), ...problemResponses([401, 403, 404, 415, 429]) },
       },
     },
     async (request, reply) => {
