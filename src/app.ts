@@ -11,8 +11,10 @@ import type { AppContext } from './app-context.js';
 import type { Config } from './config.js';
 import type { AppDatabase } from './db/database.js';
 import { registerAdminAuth } from './http/admin-auth.js';
+import { registerSchemaBodyLimits, SERVICE_BODY_LIMIT } from './http/body-limit.js';
 import { registerClientAuth } from './http/auth.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
+import { registerJsonBodyParser } from './http/json-body.js';
 import { registerContentEncodingRefusal } from './http/media.js';
 import { registerOperationsRoutes } from './http/operations.js';
 import { registerOpenApi, registerOperatorOpenApiRoute } from './http/openapi.js';
@@ -108,7 +110,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     return503OnClosing: false,
     // Response serialisers are compiled on a route's first response, not while starting (lazy-compilers.ts).
     schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory } },
-    bodyLimit: 1024 * 1024,
+    bodyLimit: SERVICE_BODY_LIMIT,
     // A query component that is not UTF-8 is refused naming the parameter, not read as other text (query-string.ts).
     routerOptions: { maxParamLength: 200, querystringParser: parseQueryString },
     frameworkErrors: frameworkErrorHandler(config.problemBaseUrl, rateLimit) as FastifyServerOptions['frameworkErrors'],
@@ -122,14 +124,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       connectionsCheckingInterval: Math.min(1_000, config.requestTimeoutMs / 2),
     },
   });
-  // Bodies are JSON (and form-encoded on the token endpoint only); a text/plain body is 415, not a string.
-  fastify.removeContentTypeParser('text/plain');
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
 
   app.setValidatorCompiler(validatorCompiler);
   // Only JSON (and, on the token endpoint, form) bodies are read: anything else is 415 (DECISIONS),
   // including text/plain, which Fastify would otherwise accept as a string.
   app.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(app);
   app.addSchema(ProblemSchema);
   // On the raw response, which Node merges into whatever Fastify writes (errors included), so no onSend
   // hook has to run for every response.
@@ -144,6 +145,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerContentEncodingRefusal(app);
   registerRequestMetrics(app, metrics);
   registerClientAuth(app, { tokens: ctx.tokens, credentialStatus: ctx.credentialStatus, scopes: ALL_SCOPES });
+  // Before the routes, which it applies to: a JSON route accepts no body longer than its schema admits.
+  registerSchemaBodyLimits(app);
   // Before the routes: the documents are built from the routes registered after this point.
   await registerOpenApi(app, config, openApiDefinitions(config));
 

@@ -214,6 +214,12 @@ function impliedHeaders(status: string, schema: JsonObject): Record<string, { sc
   return headers;
 }
 
+/** The 413 of a route, naming its body limit (body-limit.ts) when the route has one of its own. */
+function bodyLimitText(limit: number | undefined): string {
+  const text = 'The request body is larger than this endpoint accepts';
+  return limit === undefined ? `${text}.` : `${text}: at most ${limit} bytes.`;
+}
+
 /** One route's schema as the document shows it (the route's own schema is not changed). */
 function describeRoute(
   definition: DocumentDefinition,
@@ -231,7 +237,7 @@ function describeRoute(
   const added: Record<string, JsonObject> = oauthErrors
     ? Object.fromEntries(implied.map((status) => [String(status), { description: STATUS_CODES[status] }]))
     : (problemResponses(implied, {
-        413: 'The request body is larger than this endpoint accepts.',
+        413: bodyLimitText(route.bodyLimit),
         404: 'Not found, or not owned by your client; on a replay of an Idempotency-Key, the resource it created is no longer accessible.',
       }) as Record<string, JsonObject>);
 

@@ -1,0 +1,64 @@
+/** What a route's body limit is derived from (body-limit.ts) and the structural check before parsing (json-body.ts). */
+import { describe, expect, it } from 'vitest';
+import { jsonBodyLimit, longestBody } from '../../../src/http/body-limit.js';
+import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS, structureRefusal } from '../../../src/http/json-body.js';
+
+const closed = (properties: Record<string, unknown>) => ({ type: 'object', properties, additionalProperties: false });
+
+describe('longestBody: the longest minified JSON a schema admits, every character escaped', () => {
+  it('a string: quotes and twelve bytes per code point (a surrogate pair, escaped)', () => {
+    expect(longestBody({ type: 'string', maxLength: 10 })).toBe(122);
+    expect(longestBody({ type: 'string', format: 'uuid' })).toBe(2 + 12 * 36);
+    expect(longestBody({ type: 'string' })).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('a list, an object, unions and nullable types', () => {
+    expect(longestBody({ type: 'array', maxItems: 3, items: { type: 'boolean' } })).toBe(2 + 3 * 6);
+    expect(longestBody({ type: 'array', items: { type: 'boolean' } })).toBe(Number.POSITIVE_INFINITY);
+    expect(longestBody(closed({ a: { type: 'null' } }))).toBe(2 + 8 + 1 + 4 + 1);
+    expect(longestBody({ type: 'object', properties: { a: { type: 'null' } } })).toBe(Number.POSITIVE_INFINITY);
+    expect(longestBody({ anyOf: [{ type: 'null' }, { type: 'boolean' }] })).toBe(5);
+    expect(longestBody({ type: ['integer', 'null'] })).toBe(32);
+    expect(longestBody({ enum: ['ab', 'c'] })).toBe(14);
+  });
+});
+
+describe('jsonBodyLimit', () => {
+  it('twice the longest body, at least 16 KiB, at most the service limit', () => {
+    expect(jsonBodyLimit(closed({ a: { type: 'boolean' } }), 1_000_000)).toBe(16 * 1024);
+    expect(jsonBodyLimit({ type: 'string', maxLength: 10_000 }, 1_000_000)).toBe(2 * (2 + 120_000));
+    expect(jsonBodyLimit({ type: 'string' }, 1_000_000)).toBe(1_000_000);
+  });
+
+  it('none for a multipart body, which reads its own limits', () => {
+    expect(jsonBodyLimit({ content: { 'multipart/form-data': { schema: {} } } }, 1_000_000)).toBeUndefined();
+    expect(jsonBodyLimit(undefined, 1_000_000)).toBeUndefined();
+  });
+});
+
+describe('structureRefusal', () => {
+  const members = (count: number) => `{${Array.from({ length: count }, (_, i) => `"m${i}":[1,2]`).join(',')}}`;
+
+  it(`an object of up to ${MAX_JSON_MEMBERS} members passes; one more is refused`, () => {
+    expect(structureRefusal(members(MAX_JSON_MEMBERS))).toBeUndefined();
+    expect(structureRefusal(members(MAX_JSON_MEMBERS + 1))).toMatch(/more than 1000 members/);
+    // A list's items are bounded by the schema's maxItems check after parsing, which is cheap for lists.
+    expect(structureRefusal(`[${Array(5_000).fill(0).join(',')}]`)).toBeUndefined();
+  });
+
+  it(`nesting up to ${MAX_JSON_DEPTH} passes; deeper is refused`, () => {
+    expect(structureRefusal(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`)).toBeUndefined();
+    expect(structureRefusal(`${'{"a":'.repeat(MAX_JSON_DEPTH + 1)}1${'}'.repeat(MAX_JSON_DEPTH + 1)}`)).toMatch(
+      /nested more than 64/,
+    );
+  });
+
+  it('brackets and commas inside strings, escaped quotes included, are not structure', () => {
+    expect(structureRefusal(JSON.stringify({ a: `\\"${'[{,'.repeat(5_000)}` }))).toBeUndefined();
+  });
+
+  it('a malformed text is left to the parser', () => {
+    expect(structureRefusal('{"a": ]]]]')).toBeUndefined();
+    expect(structureRefusal('"unterminated')).toBeUndefined();
+  });
+});
