@@ -94,6 +94,9 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
 - Unknown query parameters are 422. PATCH changes only the members supplied; a PATCH that changes nothing
   answers 200 with the current representation and version.
 - Unparseable JSON is 400 \`malformed-request\`; a body of another media type is 415.
+- A JSON body is read only as far as its operation can use it: each operation's 413 names its limit, which is
+  twice the longest body its schema admits (every character escaped), at least 16 KiB. An object of more than
+  1,000 members or nesting deeper than 64 levels is 422 on \`body\` without being parsed.
 
 ## Decisions on points the specification leaves open
 
