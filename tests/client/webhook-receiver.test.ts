@@ -22,7 +22,7 @@ import { inject } from 'vitest';
 import { createReceiverHandler } from '../../examples/webhook-receiver/receiver.js';
 import { type EventStore, openEventStore } from '../../examples/webhook-receiver/store.js';
 import type { DeliveryWorker } from '../../src/modules/webhooks/worker.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { openEmptyDatabase, startTestApp, type TestApp } from '../helpers/app.js';
 import { clientFor } from '../helpers/client.js';
 import { visitBody, visitTenant } from '../helpers/visits.js';
 import {
@@ -42,6 +42,7 @@ interface Captured {
 let t: TestApp;
 let worker: DeliveryWorker;
 let store: EventStore;
+let storeDatabase: Awaited<ReturnType<typeof openEmptyDatabase>> | undefined;
 let server: https.Server;
 let port: number;
 const tenants = new Set<string>();
@@ -51,8 +52,9 @@ const secrets = { current: 'receiver secrét ✓ 0123456789' };
 let failNextSave = false;
 
 beforeAll(async () => {
-  // The example's store on PostgreSQL when the suite runs there, else PGlite in memory.
-  store = await openEventStore(inject('databaseUrl'));
+  // The example's store on PostgreSQL (a database of its own) when the suite runs there, else PGlite in memory.
+  if (inject('databaseUrl')) storeDatabase = await openEmptyDatabase('ss_receiver_store');
+  store = await openEventStore(storeDatabase?.url);
   const failing: EventStore = {
     ...store,
     save: async (event) => {
@@ -85,6 +87,7 @@ afterAll(async () => {
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
   await store?.close();
+  await storeDatabase?.drop();
 });
 
 async function subscribedVisitTenant(subscriptions = 1) {

@@ -23,8 +23,8 @@ import type { Resolver } from '../../src/modules/webhooks/destination-policy.js'
 import { DeliveryWorker, type DeliveryWorkerDeps } from '../../src/modules/webhooks/worker.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { expect, inject } from 'vitest';
-import { startTestApp, type TestApp, type TestAppOptions } from './app.js';
+import { expect } from 'vitest';
+import { databaseUrlOf, startTestApp, type TestApp, type TestAppOptions } from './app.js';
 import { createTestCertificates, type TestCertificates } from './certificates.js';
 import { visitTenant, type VisitTenant } from './visits.js';
 
@@ -303,7 +303,7 @@ export async function startTestWorker(
 
 /** A second handle on the test database, as a second process would have (PGlite: the same instance). */
 export function secondDatabaseHandle(t: TestApp): { database: AppDatabase; close(): Promise<void> } {
-  const url = inject('databaseUrl');
+  const url = databaseUrlOf(t.database);
   if (!url) return { database: t.database, close: async () => undefined };
   const database = openPostgres(url, 5);
   return { database, close: () => database.close() };
