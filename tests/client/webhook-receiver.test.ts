@@ -45,7 +45,6 @@ let store: EventStore;
 let storeDatabase: Awaited<ReturnType<typeof openEmptyDatabase>> | undefined;
 let server: https.Server;
 let port: number;
-const tenants = new Set<string>();
 const captured: Captured[] = [];
 const secrets = { current: 'receiver secrét ✓ 0123456789' };
 /** Set to make the store fail once (the receiver must not answer 2xx then). */
@@ -79,7 +78,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
   t = await startTestApp({ config: { webhook: testWebhookConfig(port, { maxAttempts: 4 }) }, resolver: localResolver });
-  worker = await startTestWorker(t, { caPem: certificates.caPem }, tenants);
+  worker = await startTestWorker(t, { caPem: certificates.caPem });
 });
 afterAll(async () => {
   await worker?.stop();
@@ -92,7 +91,6 @@ afterAll(async () => {
 
 async function subscribedVisitTenant(subscriptions = 1) {
   const v = await visitTenant(t, { assets: 0 });
-  tenants.add(v.tenantId);
   const client = clientFor(t, v);
   for (let index = 0; index < subscriptions; index++) {
     await client.webhookSubscriptions.create({

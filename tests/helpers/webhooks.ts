@@ -266,13 +266,12 @@ export interface TestWorkerOptions {
 
 /**
  * A worker on the test app's database, not started: the test drives it with `processAll()`, which claims and
- * delivers until nothing is due. It serves only the tenants in `tenants` (test files share the PostgreSQL
- * test database, and each file's worker must leave the other files' deliveries alone).
+ * delivers until nothing is due. It serves every delivery in that database (the file's own), so a test that
+ * starts a worker leaves nothing due and no worker running for the next test.
  */
 export function createTestWorker(
   t: TestApp,
   receiver: Pick<TestReceiver, 'caPem'>,
-  tenants: Set<string>,
   options: TestWorkerOptions = {},
 ): DeliveryWorker {
   return new DeliveryWorker({
@@ -284,7 +283,6 @@ export function createTestWorker(
     clock: systemClock,
     resolver: localResolver,
     extraCa: [receiver.caPem],
-    tenantScope: tenants,
     ...options.deps,
   });
 }
@@ -293,10 +291,9 @@ export function createTestWorker(
 export async function startTestWorker(
   t: TestApp,
   receiver: Pick<TestReceiver, 'caPem'>,
-  tenants: Set<string>,
   options: TestWorkerOptions = {},
 ): Promise<DeliveryWorker> {
-  const worker = createTestWorker(t, receiver, tenants, options);
+  const worker = createTestWorker(t, receiver, options);
   await worker.start();
   return worker;
 }
@@ -348,12 +345,11 @@ export async function deliveredNow(t: TestApp, worker: DeliveryWorker, eventId: 
   return deliveries;
 }
 
-/** A test app delivering to a local HTTPS receiver through its own worker, serving the tenants in `tenants`. */
+/** A test app delivering to a local HTTPS receiver through its own worker. */
 export interface DeliveryHarness {
   receiver: TestReceiver;
   t: TestApp;
   worker: DeliveryWorker;
-  tenants: Set<string>;
   /** A tenant with a site, project and item (helpers/visits.ts) whose events this harness's worker delivers. */
   visitTenant(options?: Parameters<typeof visitTenant>[1]): Promise<VisitTenant>;
   close(): Promise<void>;
@@ -373,19 +369,13 @@ export async function startDeliveryHarness(
     config: { webhook: testWebhookConfig(receiver.port), ...options.config },
     resolver: localResolver,
   });
-  const tenants = new Set<string>();
-  const worker = createTestWorker(t, receiver, tenants);
+  const worker = createTestWorker(t, receiver);
   if (started) await worker.start();
   return {
     receiver,
     t,
     worker,
-    tenants,
-    async visitTenant(options) {
-      const v = await visitTenant(t, options);
-      tenants.add(v.tenantId);
-      return v;
-    },
+    visitTenant: (options) => visitTenant(t, options),
     async close() {
       await worker.stop();
       await t.close();
