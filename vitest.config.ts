@@ -14,8 +14,8 @@ export default defineConfig({
     // start, a PGlite template, scrypt) may take several times its idle duration under load and still pass.
     testTimeout: 120_000,
     hookTimeout: 240_000,
-    // Each test file boots its own app on its own database (PGlite) or on the shared test database
-    // (PostgreSQL, isolated by tenant), so files run in parallel without ordering.
+    // Each test file boots its own app on a database of its own (a copy of the migrated template, on PGlite
+    // or PostgreSQL: tests/setup/global.ts), so files run in parallel without ordering.
     fileParallelism: true,
     // Vitest's default is one worker per core minus one: a single worker on the 2-core CI machine. The
     // files spend much of their time waiting (scrypt in the thread pool, HTTP round trips), so at least

@@ -22,7 +22,7 @@ import { inject } from 'vitest';
 import { createReceiverHandler } from '../../examples/webhook-receiver/receiver.js';
 import { type EventStore, openEventStore } from '../../examples/webhook-receiver/store.js';
 import type { DeliveryWorker } from '../../src/modules/webhooks/worker.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { openEmptyDatabase, startTestApp, type TestApp } from '../helpers/app.js';
 import { clientFor } from '../helpers/client.js';
 import { visitBody, visitTenant } from '../helpers/visits.js';
 import {
@@ -42,17 +42,18 @@ interface Captured {
 let t: TestApp;
 let worker: DeliveryWorker;
 let store: EventStore;
+let storeDatabase: Awaited<ReturnType<typeof openEmptyDatabase>> | undefined;
 let server: https.Server;
 let port: number;
-const tenants = new Set<string>();
 const captured: Captured[] = [];
 const secrets = { current: 'receiver secrét ✓ 0123456789' };
 /** Set to make the store fail once (the receiver must not answer 2xx then). */
 let failNextSave = false;
 
 beforeAll(async () => {
-  // The example's store on PostgreSQL when the suite runs there, else PGlite in memory.
-  store = await openEventStore(inject('databaseUrl'));
+  // The example's store on PostgreSQL (a database of its own) when the suite runs there, else PGlite in memory.
+  if (inject('databaseUrl')) storeDatabase = await openEmptyDatabase('ss_receiver_store');
+  store = await openEventStore(storeDatabase?.url);
   const failing: EventStore = {
     ...store,
     save: async (event) => {
@@ -77,7 +78,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
   t = await startTestApp({ config: { webhook: testWebhookConfig(port, { maxAttempts: 4 }) }, resolver: localResolver });
-  worker = await startTestWorker(t, { caPem: certificates.caPem }, tenants);
+  worker = await startTestWorker(t, { caPem: certificates.caPem });
 });
 afterAll(async () => {
   await worker?.stop();
@@ -85,11 +86,11 @@ afterAll(async () => {
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
   await store?.close();
+  await storeDatabase?.drop();
 });
 
 async function subscribedVisitTenant(subscriptions = 1) {
   const v = await visitTenant(t, { assets: 0 });
-  tenants.add(v.tenantId);
   const client = clientFor(t, v);
   for (let index = 0; index < subscriptions; index++) {
     await client.webhookSubscriptions.create({

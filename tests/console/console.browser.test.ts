@@ -83,7 +83,6 @@ describe.skipIf(!runnable)('the operator console', () => {
     await page.getByRole('link', { name }).first().click();
     await page.getByRole('heading', { name }).waitFor(WAIT);
     const tenantId = decodeURIComponent(page.url().split('#/tenants/')[1]!);
-    harness.tenants.add(tenantId);
 
     // Its settings: the limit on active subscriptions (16 by default) changed and kept.
     const limit = page.getByLabel('maxActiveSubscriptions');

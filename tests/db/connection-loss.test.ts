@@ -5,17 +5,23 @@
  * Found by the database-outage reliability suite: the API process died with an unhandled 'error' event.
  */
 import { sql } from 'kysely';
-import { afterAll, describe, expect, inject, it } from 'vitest';
-import { openPostgres } from '../../src/db/database.js';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type AppDatabase, openPostgres } from '../../src/db/database.js';
+import { openEmptyDatabase } from '../helpers/app.js';
 
-const url = inject('databaseUrl');
-
-describe.skipIf(!url)('a connection lost while checked out', () => {
-  const database = url ? openPostgres(url, 2) : undefined;
-  const killer = url ? openPostgres(url, 1) : undefined;
+describe.skipIf(!inject('databaseUrl'))('a connection lost while checked out', () => {
+  let own: Awaited<ReturnType<typeof openEmptyDatabase>>;
+  let database: AppDatabase;
+  let killer: AppDatabase;
+  beforeAll(async () => {
+    own = await openEmptyDatabase('ss_connection_loss');
+    database = openPostgres(own.url!, 2);
+    killer = openPostgres(own.url!, 1);
+  });
   afterAll(async () => {
     await database?.close();
     await killer?.close();
+    await own?.drop();
   });
 
   it('breaks that connection only; the process and the pool carry on', async () => {

@@ -9,17 +9,19 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { clientQueryTimeoutMs, openPostgres } from '../../src/db/database.js';
+import { openEmptyDatabase } from '../helpers/app.js';
 import { TcpProxy } from '../reliability/lib/tcp-proxy.js';
 
-const url = inject('databaseUrl');
 const STATEMENT_TIMEOUT_MS = 200;
 const CLIENT_TIMEOUT_MS = clientQueryTimeoutMs(STATEMENT_TIMEOUT_MS);
 
-describe.skipIf(!url)('a database that never answers a query', () => {
+describe.skipIf(!inject('databaseUrl'))('a database that never answers a query', () => {
+  let own: Awaited<ReturnType<typeof openEmptyDatabase>>;
   let proxy: TcpProxy;
   let throughProxy: string;
   beforeAll(async () => {
-    const target = new URL(url!);
+    own = await openEmptyDatabase('ss_query_timeout');
+    const target = new URL(own.url!);
     proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
     target.hostname = '127.0.0.1';
     target.port = String(proxy.port);
@@ -27,6 +29,7 @@ describe.skipIf(!url)('a database that never answers a query', () => {
   });
   afterAll(async () => {
     await proxy?.close();
+    await own?.drop();
   });
 
   it('pg-pool lends a connection whose query timed out again unless it is released with an error', async () => {

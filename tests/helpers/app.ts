@@ -1,18 +1,15 @@
 /**
- * Boots the real application for a test file: its own database (PGlite from the migrated template) or
- * the shared PostgreSQL test database, fresh in-memory keys, listening on an ephemeral port.
+ * Boots the real application for a test file: its own database (a copy of the migrated template, on
+ * PGlite or PostgreSQL), fresh in-memory keys, listening on an ephemeral port.
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
 import type { Logger } from 'pino';
 import { inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { type Config, configWith } from '../../src/config.js';
 import { type AppDatabase, openPglite, openPostgres } from '../../src/db/database.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
 import { clientOpenApiDocument } from '../../src/http/openapi.js';
 import type { Api } from '../../src/http/types.js';
 import type { Clock } from '../../src/lib/clock.js';
@@ -21,6 +18,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 import { generateServerKeys, type ServerKeys } from '../../src/runtime/server-keys.js';
 import { ContractChecker } from './contract.js';
+import { copyDatabase } from './database-copies.js';
 import { HttpClient } from './http.js';
 
 export interface TestApp {
@@ -53,10 +51,23 @@ export interface TestAppOptions {
   logger?: Logger;
 }
 
-/** A database for one test file: a PGlite copy of the migrated template, or a pool on the test database. */
-export async function openTestDatabase(): Promise<AppDatabase> {
+/**
+ * A database of its own for a test file (or a test app that owns its database), with the schema and no
+ * rows: a PGlite copy of the migrated template, or on PostgreSQL a database created from the template
+ * (helpers/database-copies.ts) and dropped when closed.
+ */
+export async function openTestDatabase(prefix = 'ss_file'): Promise<AppDatabase> {
   const url = inject('databaseUrl');
-  if (url) return openPostgres(url, 5);
+  if (url) {
+    const copy = await copyDatabase(url, prefix, inject('databaseRun'));
+    const database = openPostgres(copy.url, 5);
+    let closed: Promise<void> | undefined;
+    const close = async () => {
+      await database.close();
+      await copy.drop();
+    };
+    return { ...database, close: () => (closed ??= close()) };
+  }
   const template = inject('pgliteTemplate');
   if (!template) throw new Error('global setup did not provide a database');
   const pglite = new PGlite({ loadDataDir: new Blob([readFileSync(template)]) });
@@ -64,46 +75,20 @@ export async function openTestDatabase(): Promise<AppDatabase> {
   return openPglite(pglite);
 }
 
+/** The connection string of a database on PostgreSQL (for a second pool or a client of its own). */
+export function databaseUrlOf(database: AppDatabase): string | undefined {
+  return database.pool?.options.connectionString;
+}
+
 /**
- * A database of its own with the schema and no rows, for tests that need an empty database (sandbox
- * provisioning): a PGlite copy of the template, or on PostgreSQL a temporary database dropped afterwards.
+ * A database of its own with the schema and no rows, for tests that need its URL (a process of their
+ * own, sandbox provisioning): openTestDatabase's, with its connection string on PostgreSQL.
  */
 export async function openEmptyDatabase(
   prefix = 'ss_empty',
 ): Promise<{ database: AppDatabase; url: string | undefined; drop(): Promise<void> }> {
-  const url = inject('databaseUrl');
-  if (!url) {
-    const database = await openTestDatabase();
-    return { database, url: undefined, drop: () => database.close() };
-  }
-  const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-  const server = new URL(url);
-  server.pathname = '/postgres';
-  const maintenance = new pg.Client({ connectionString: server.toString() });
-  await maintenance.connect();
-  try {
-    await maintenance.query(`create database ${name}`);
-  } finally {
-    await maintenance.end();
-  }
-  const target = new URL(url);
-  target.pathname = `/${name}`;
-  const database = openPostgres(target.toString(), 5);
-  await migrateToLatest(database.db);
-  return {
-    database,
-    url: target.toString(),
-    async drop() {
-      await database.close();
-      const client = new pg.Client({ connectionString: server.toString() });
-      await client.connect();
-      try {
-        await client.query(`drop database if exists ${name} with (force)`);
-      } finally {
-        await client.end();
-      }
-    },
-  };
+  const database = await openTestDatabase(prefix);
+  return { database, url: databaseUrlOf(database), drop: () => database.close() };
 }
 
 export function testConfig(overrides: Partial<Config> = {}): Config {

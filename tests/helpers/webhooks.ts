@@ -23,8 +23,8 @@ import type { Resolver } from '../../src/modules/webhooks/destination-policy.js'
 import { DeliveryWorker, type DeliveryWorkerDeps } from '../../src/modules/webhooks/worker.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { expect, inject } from 'vitest';
-import { startTestApp, type TestApp, type TestAppOptions } from './app.js';
+import { expect } from 'vitest';
+import { databaseUrlOf, startTestApp, type TestApp, type TestAppOptions } from './app.js';
 import { createTestCertificates, type TestCertificates } from './certificates.js';
 import { visitTenant, type VisitTenant } from './visits.js';
 
@@ -266,13 +266,12 @@ export interface TestWorkerOptions {
 
 /**
  * A worker on the test app's database, not started: the test drives it with `processAll()`, which claims and
- * delivers until nothing is due. It serves only the tenants in `tenants` (test files share the PostgreSQL
- * test database, and each file's worker must leave the other files' deliveries alone).
+ * delivers until nothing is due. It serves every delivery in that database (the file's own), so a test that
+ * starts a worker leaves nothing due and no worker running for the next test.
  */
 export function createTestWorker(
   t: TestApp,
   receiver: Pick<TestReceiver, 'caPem'>,
-  tenants: Set<string>,
   options: TestWorkerOptions = {},
 ): DeliveryWorker {
   return new DeliveryWorker({
@@ -284,7 +283,6 @@ export function createTestWorker(
     clock: systemClock,
     resolver: localResolver,
     extraCa: [receiver.caPem],
-    tenantScope: tenants,
     ...options.deps,
   });
 }
@@ -293,17 +291,16 @@ export function createTestWorker(
 export async function startTestWorker(
   t: TestApp,
   receiver: Pick<TestReceiver, 'caPem'>,
-  tenants: Set<string>,
   options: TestWorkerOptions = {},
 ): Promise<DeliveryWorker> {
-  const worker = createTestWorker(t, receiver, tenants, options);
+  const worker = createTestWorker(t, receiver, options);
   await worker.start();
   return worker;
 }
 
 /** A second handle on the test database, as a second process would have (PGlite: the same instance). */
 export function secondDatabaseHandle(t: TestApp): { database: AppDatabase; close(): Promise<void> } {
-  const url = inject('databaseUrl');
+  const url = databaseUrlOf(t.database);
   if (!url) return { database: t.database, close: async () => undefined };
   const database = openPostgres(url, 5);
   return { database, close: () => database.close() };
@@ -348,12 +345,11 @@ export async function deliveredNow(t: TestApp, worker: DeliveryWorker, eventId: 
   return deliveries;
 }
 
-/** A test app delivering to a local HTTPS receiver through its own worker, serving the tenants in `tenants`. */
+/** A test app delivering to a local HTTPS receiver through its own worker. */
 export interface DeliveryHarness {
   receiver: TestReceiver;
   t: TestApp;
   worker: DeliveryWorker;
-  tenants: Set<string>;
   /** A tenant with a site, project and item (helpers/visits.ts) whose events this harness's worker delivers. */
   visitTenant(options?: Parameters<typeof visitTenant>[1]): Promise<VisitTenant>;
   close(): Promise<void>;
@@ -373,19 +369,13 @@ export async function startDeliveryHarness(
     config: { webhook: testWebhookConfig(receiver.port), ...options.config },
     resolver: localResolver,
   });
-  const tenants = new Set<string>();
-  const worker = createTestWorker(t, receiver, tenants);
+  const worker = createTestWorker(t, receiver);
   if (started) await worker.start();
   return {
     receiver,
     t,
     worker,
-    tenants,
-    async visitTenant(options) {
-      const v = await visitTenant(t, options);
-      tenants.add(v.tenantId);
-      return v;
-    },
+    visitTenant: (options) => visitTenant(t, options),
     async close() {
       await worker.stop();
       await t.close();

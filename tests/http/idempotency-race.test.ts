@@ -15,7 +15,7 @@ import { siteCreation } from '../../src/modules/sites/service.js';
 import { createTenant } from '../../src/modules/tenants/service.js';
 import { Problem } from '../../src/http/problem.js';
 import { systemClock } from '../../src/lib/clock.js';
-import { openTestDatabase } from '../helpers/app.js';
+import { databaseUrlOf, openTestDatabase } from '../helpers/app.js';
 
 const databaseUrl = inject('databaseUrl');
 
@@ -131,7 +131,7 @@ describe.skipIf(!databaseUrl)(
 
     beforeAll(async () => {
       database = await openTestDatabase();
-      racer = new pg.Client({ connectionString: databaseUrl });
+      racer = new pg.Client({ connectionString: databaseUrlOf(database) });
       await racer.connect();
     });
 

@@ -12,13 +12,7 @@ import type { TestApp } from '../helpers/app.js';
 import { expectProblem } from '../helpers/problems.js';
 import { siteBody, tenantWithToken } from '../helpers/tenants.js';
 import { createVisit, visitBody, visitTenant, type VisitTenant } from '../helpers/visits.js';
-import {
-  type DeliveryHarness,
-  type Endpoint,
-  settled,
-  startDeliveryHarness,
-  waitForDeliveries,
-} from '../helpers/webhooks.js';
+import { type DeliveryHarness, deliveredNow, type Endpoint, startDeliveryHarness } from '../helpers/webhooks.js';
 
 /** Every line the app and its worker log, parsed. */
 const lines: Record<string, any>[] = [];
@@ -33,7 +27,8 @@ let harness: DeliveryHarness;
 let t: TestApp;
 
 beforeAll(async () => {
-  harness = await startDeliveryHarness({ logger: pino({ level: 'info' }, sink) });
+  // Driven by processAll (deliveredNow): a delivery stays due until a test drains the queue.
+  harness = await startDeliveryHarness({ logger: pino({ level: 'info' }, sink) }, { started: false });
   t = harness.t;
 });
 afterAll(() => harness?.close());
@@ -116,7 +111,7 @@ describe('GET /metrics', () => {
     const [delivery] = await t.http
       .get('/admin/v1/deliveries', { token: t.adminToken, query: { tenantId: v.tenantId } })
       .then((response) => response.body.data as { eventId: string }[]);
-    await waitForDeliveries(t, delivery!.eventId, settled);
+    await deliveredNow(t, harness.worker, delivery!.eventId);
     const after = await scrape();
     const delta = (outcome: string) =>
       sample(after, 'webhook_delivery_attempts_total', `{outcome="${outcome}"}`)! -
@@ -126,7 +121,7 @@ describe('GET /metrics', () => {
     expect(delta('failed')).toBe(0);
     expect(visit.id).toMatch(/^visit_/);
 
-    // A tenant no worker serves: its delivery stays due, and is counted.
+    // A delivery not drained yet stays due, and is counted.
     const idle = await visitTenant(t);
     await subscribe(idle, harness.receiver.endpoint());
     await createVisit(t, idle);
@@ -137,12 +132,6 @@ describe('GET /metrics', () => {
       expect(sample(waiting, 'db_pool_connections', '{state="total"}')).toBeGreaterThanOrEqual(1);
       expect(sample(waiting, 'db_pool_max_connections')).toBeGreaterThanOrEqual(1);
     }
-    // Leave nothing due behind in a shared test database.
-    await t.database.db
-      .updateTable('webhook_deliveries')
-      .set({ status: 'failed' })
-      .where('tenant_id', '=', idle.tenantId)
-      .execute();
   });
 
   it('is served without a token on a listener of its own (METRICS_PORT)', async () => {
@@ -182,7 +171,7 @@ describe('log correlation', () => {
       deliveries: 1,
     });
     const eventId: string = recorded!.eventId;
-    const [delivery] = await waitForDeliveries(t, eventId, settled);
+    const [delivery] = await deliveredNow(t, harness.worker, eventId);
     expect(delivery.status).toBe('succeeded');
     const completed = lines.find((line) => line.requestId === requestId && line.msg === 'request completed');
     expect(completed).toMatchObject({ tenantId: v.tenantId, res: { statusCode: 201 } });

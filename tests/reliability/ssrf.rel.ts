@@ -149,7 +149,7 @@ it('refuses every hostile destination at subscription and at delivery; accepts p
   );
   for (const endpoint of redirecting) expect((await subscribe(tenant.token, endpoint.url)).status).toBe(201);
 
-  const worker = await startTestWorker(t, receiver, new Set([tenant.tenantId]), {
+  const worker = await startTestWorker(t, receiver, {
     config: { maxAttempts: 2 },
     deps: { transport, resolver },
   });

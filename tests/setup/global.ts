@@ -1,32 +1,56 @@
 /**
- * Runs once per test run. On PostgreSQL (TEST_DATABASE_URL) it migrates the test database. On PGlite
- * it migrates a fresh embedded database once and saves it as a template: each test file then loads the
- * template (half a second) instead of creating and migrating a database of its own (several seconds).
+ * Runs once per test run and prepares a migrated template with no rows, which each test file copies into
+ * a database of its own (tests/helpers/app.ts openTestDatabase), so that no file sees another's rows.
+ * On PostgreSQL (TEST_DATABASE_URL) the template is the test database itself: migrated, emptied of what
+ * runs before databases per file left in it, and then left alone (CREATE DATABASE … TEMPLATE refuses
+ * while any session is connected to it); each file creates a copy (a few hundred ms) and drops it at
+ * the end, and the teardown drops what a killed file left. On PGlite it migrates a fresh embedded
+ * database once and saves it to a file: each test file then loads it (half a second) instead of
+ * creating and migrating a database of its own (several seconds).
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { type Kysely, sql } from 'kysely';
 import type { TestProject } from 'vitest/node';
 import { openPglite, openPostgres } from '../../src/db/database.js';
+import type { Database } from '../../src/db/schema.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { dropDatabase, onServer } from '../helpers/database-copies.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     pgliteTemplate: string | undefined;
     databaseUrl: string | undefined;
+    /** Part of the name of every database copied in this run (PostgreSQL), for the teardown to find. */
+    databaseRun: string | undefined;
   }
 }
 
-export default async function setup(project: TestProject): Promise<void> {
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
   const databaseUrl = process.env.TEST_DATABASE_URL;
   if (databaseUrl) {
     const database = openPostgres(databaseUrl, 2);
-    await migrateToLatest(database.db);
-    await database.close();
+    try {
+      await migrateToLatest(database.db);
+      await emptyTables(database.db);
+    } finally {
+      // Closed before any file copies it.
+      await database.close();
+    }
+    const run = `r${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
     project.provide('databaseUrl', databaseUrl);
+    project.provide('databaseRun', run);
     project.provide('pgliteTemplate', undefined);
-    return;
+    return async () => {
+      const left = await onServer<{ datname: string }>(
+        databaseUrl,
+        `select datname from pg_database where datname like '%\\_${run}\\_%'`,
+      );
+      for (const { datname } of left) await dropDatabase(databaseUrl, datname);
+    };
   }
   const database = openPglite(new PGlite());
   await migrateToLatest(database.db);
@@ -36,4 +60,14 @@ export default async function setup(project: TestProject): Promise<void> {
   writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
   project.provide('pgliteTemplate', file);
   project.provide('databaseUrl', undefined);
+  project.provide('databaseRun', undefined);
+  return undefined;
+}
+
+/** Every table but the migrations' own, emptied (a no-op on a template that no run before wrote to). */
+async function emptyTables(db: Kysely<Database>): Promise<void> {
+  const { rows } = await sql<{ name: string }>`
+    select quote_ident(tablename) as name from pg_tables
+    where schemaname = 'public' and tablename not like 'kysely\\_migration%'`.execute(db);
+  if (rows.length > 0) await sql.raw(`truncate ${rows.map((row) => row.name).join(', ')} restart identity`).execute(db);
 }

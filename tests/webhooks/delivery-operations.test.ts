@@ -50,7 +50,6 @@ describe('operator delivery tools', () => {
     const healthy = harness.receiver.endpoint(() => 204);
     const a = await tenantWithToken(t);
     const b = await tenantWithToken(t);
-    harness.tenants.add(a.tenantId).add(b.tenantId);
     const broken = await subscribe(a.token, failing, ['ticket.created', 'job.dispatched']);
     const fine = await subscribe(a.token, healthy, ['ticket.created', 'job.dispatched']);
     await subscribe(b.token, failing, ['ticket.created']);

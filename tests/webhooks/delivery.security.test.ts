@@ -46,7 +46,6 @@ function unusedPort(): Promise<number> {
   });
 }
 let worker: DeliveryWorker;
-const tenants = new Set<string>();
 
 beforeAll(async () => {
   receiver = await TestReceiver.start(await createTestCertificates(['localhost', 'hooks.test', 'gone.test']));
@@ -62,7 +61,7 @@ beforeAll(async () => {
     },
     resolver,
   });
-  worker = createTestWorker(t, receiver, tenants, { deps: { resolver } });
+  worker = createTestWorker(t, receiver, { deps: { resolver } });
 });
 afterAll(async () => {
   await worker?.stop();
@@ -72,7 +71,6 @@ afterAll(async () => {
 
 async function subscribe(targetUrl: string) {
   const tenant = await tenantWithToken(t);
-  tenants.add(tenant.tenantId);
   const created = await t.http.post('/api/v1/webhook-subscriptions', {
     token: tenant.token,
     json: { targetUrl, eventTypes: ['ticket.created'], secret: 'a shared secret, 16+' },
@@ -102,9 +100,7 @@ describe('webhook destinations at delivery', () => {
       },
       close: async () => undefined,
     };
-    const scope = new Set<string>();
     const tenant = await tenantWithToken(t);
-    scope.add(tenant.tenantId);
     const created = await t.http.post('/api/v1/webhook-subscriptions', {
       token: tenant.token,
       json: {
@@ -114,7 +110,7 @@ describe('webhook destinations at delivery', () => {
       },
     });
     expect(created.status).toBe(201);
-    const strict = createTestWorker(t, receiver, scope, { deps: { resolver, transport: spy } });
+    const strict = createTestWorker(t, receiver, { deps: { resolver, transport: spy } });
     try {
       answers.set('rebinding.example', ['93.184.216.34', '10.0.0.5']);
       const mixed = await recordTestEvent(t, tenant.tenantId);

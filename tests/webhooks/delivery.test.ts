@@ -24,14 +24,13 @@ import {
 let receiver: TestReceiver;
 let t: TestApp;
 let worker: DeliveryWorker;
-const tenants = new Set<string>();
 const extraWorkers: DeliveryWorker[] = [];
 
 beforeAll(async () => {
   receiver = await TestReceiver.start();
   t = await startTestApp({ config: { webhook: testWebhookConfig(receiver.port) }, resolver: localResolver });
   // Driven by processAll (helpers/webhooks.ts deliveredNow): each test drains the queue, then reads the outcome.
-  worker = createTestWorker(t, receiver, tenants);
+  worker = createTestWorker(t, receiver);
 });
 afterAll(async () => {
   await Promise.all([worker?.stop(), ...extraWorkers.map((extra) => extra.stop())]);
@@ -49,10 +48,9 @@ const ALL_TYPES = [
   'deliverables.transmitted',
 ];
 
-/** A tenant (served by `scope`) with one v1 subscription to the endpoint. */
-async function subscribed(endpoint: Endpoint, scope: Set<string> = tenants, eventTypes: string[] = ALL_TYPES) {
+/** A tenant with one v1 subscription to the endpoint. */
+async function subscribed(endpoint: Endpoint, eventTypes: string[] = ALL_TYPES) {
   const tenant = await tenantWithToken(t);
-  scope.add(tenant.tenantId);
   const secret = `whsec ${randomUUID()} ✓`;
   const created = await t.http.post('/api/v1/webhook-subscriptions', {
     token: tenant.token,
@@ -130,7 +128,7 @@ describe('webhook delivery', () => {
 
   it('queues one delivery per matching active subscription, and none for types it does not want', async () => {
     const wanted = receiver.endpoint();
-    const { tenant } = await subscribed(wanted, tenants, ['job.dispatched']);
+    const { tenant } = await subscribed(wanted, ['job.dispatched']);
     const second = receiver.endpoint();
     const again = await t.http.post('/api/v1/webhook-subscriptions', {
       token: tenant.token,
@@ -178,16 +176,15 @@ describe('webhook delivery', () => {
 
   it('retries non-2xx answers (Retry-After ignored) with a growing x-svc-attempt, a fresh timestamp and the same event and body', async () => {
     // A worker of its own whose clock moves 2 s per attempt, so fresh timestamps are visible.
-    const scope = new Set<string>();
     let offsetMs = 0;
     const clock: Clock = { now: () => new Date(Date.now() + offsetMs) };
     const endpoint = receiver.endpoint((_request, index) => {
       offsetMs += 2_000;
       return [{ status: 500 }, { status: 429, headers: { 'retry-after': '3600' } }, { status: 204 }][index] ?? 200;
     });
-    const own = createTestWorker(t, receiver, scope, { config: { maxAttempts: 5 }, deps: { clock } });
+    const own = createTestWorker(t, receiver, { config: { maxAttempts: 5 }, deps: { clock } });
     extraWorkers.push(own);
-    const { tenant, secret } = await subscribed(endpoint, scope);
+    const { tenant, secret } = await subscribed(endpoint);
     const event = await recordTestEvent(t, tenant.tenantId);
 
     const [delivery] = await deliveredNow(t, own, event.id);
@@ -242,12 +239,11 @@ describe('webhook delivery', () => {
   });
 
   it('times out a receiver that does not answer and retries', async () => {
-    const scope = new Set<string>();
     // A short timeout, and a budget that leaves room for a slow machine to time out more than once.
-    const own = createTestWorker(t, receiver, scope, { config: { timeoutMs: 300, maxAttempts: 6 } });
+    const own = createTestWorker(t, receiver, { config: { timeoutMs: 300, maxAttempts: 6 } });
     extraWorkers.push(own);
     const endpoint = receiver.endpoint((_request, index) => (index === 0 ? 'hang' : 200));
-    const { tenant } = await subscribed(endpoint, scope);
+    const { tenant } = await subscribed(endpoint);
     const event = await recordTestEvent(t, tenant.tenantId);
     const [delivery] = await deliveredNow(t, own, event.id);
     expect(delivery.status).toBe('succeeded');
@@ -276,15 +272,14 @@ describe('webhook delivery', () => {
   });
 
   it('fails a queued delivery terminally when it is claimed after its subscription was deactivated', async () => {
-    const paused = new Set<string>();
     const endpoint = receiver.endpoint();
-    const { tenant, subscription } = await subscribed(endpoint, paused);
+    const { tenant, subscription } = await subscribed(endpoint);
     const event = await recordTestEvent(t, tenant.tenantId);
     await t.http.patch(`/api/v1/webhook-subscriptions/${subscription.id}`, {
       token: tenant.token,
       json: { isActive: false },
     });
-    const own = createTestWorker(t, receiver, paused);
+    const own = createTestWorker(t, receiver);
     extraWorkers.push(own);
     const [delivery] = await deliveredNow(t, own, event.id);
     expect(delivery).toMatchObject({
@@ -298,7 +293,6 @@ describe('webhook delivery', () => {
   it('signs legacy subscriptions with the server key, and after an upgrade and a rotation with the current secret only', async () => {
     const endpoint = receiver.endpoint();
     const tenant = await tenantWithToken(t);
-    tenants.add(tenant.tenantId);
     const legacy = await admin(t, 'POST', `/admin/v1/tenants/${tenant.tenantId}/webhook-subscriptions`, {
       targetUrl: endpoint.url,
       eventTypes: ['ticket.created'],
@@ -358,17 +352,16 @@ describe('webhook delivery', () => {
     });
     expect((await healthOf(ok.tenant.tenantId)).health.lastSuccessAt).not.toBeNull();
 
-    const scope = new Set<string>();
     // The worker's clock moves 1 s per attempt received, so attempt 2 certainly outlasts the 1 ms setting.
     let offsetMs = 0;
     const clock: Clock = { now: () => new Date(Date.now() + offsetMs) };
-    const own = createTestWorker(t, receiver, scope, { config: { autoDisableAfterMs: 1 }, deps: { clock } });
+    const own = createTestWorker(t, receiver, { config: { autoDisableAfterMs: 1 }, deps: { clock } });
     extraWorkers.push(own);
     const failing = receiver.endpoint(() => {
       offsetMs += 1_000;
       return 500;
     });
-    const { tenant } = await subscribed(failing, scope);
+    const { tenant } = await subscribed(failing);
     const event = await recordTestEvent(t, tenant.tenantId);
     const [delivery] = await deliveredNow(t, own, event.id);
     // Attempt 1 starts the failure streak, attempt 2 outlasts the setting and deactivates, attempt 3 finds it inactive.

@@ -5,7 +5,7 @@
  * workers wake on commit (LISTEN/NOTIFY), also after losing the listening connection.
  */
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryWorker } from '../../src/modules/webhooks/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { tenantWithToken } from '../helpers/tenants.js';
@@ -31,30 +31,33 @@ beforeAll(async () => {
   receiver = await TestReceiver.start();
   t = await startTestApp({ config: { webhook: testWebhookConfig(receiver.port) }, resolver: localResolver });
 });
+// Every worker serves the whole database: each test's workers stop with it, and each test leaves every
+// delivery settled, so the next test's workers find only the next test's deliveries.
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((worker) => worker.stop()));
+});
 afterAll(async () => {
-  await Promise.all(workers.map((worker) => worker.stop()));
   for (const close of closers) await close();
   await t?.close();
   await receiver?.close();
 });
 
-async function worker(scope: Set<string>, options: Parameters<typeof startTestWorker>[3] = {}) {
-  const started = await startTestWorker(t, receiver, scope, options);
+async function worker(options: Parameters<typeof startTestWorker>[2] = {}) {
+  const started = await startTestWorker(t, receiver, options);
   workers.push(started);
   return started;
 }
 
 /** A worker driven by processAll, whose clock runs `aheadMs` early: leases taken now have run out for it. */
-function drainedWorker(scope: Set<string>, options: Parameters<typeof createTestWorker>[3] = {}, aheadMs = 0) {
+function drainedWorker(options: Parameters<typeof createTestWorker>[2] = {}, aheadMs = 0) {
   const clock = { now: () => new Date(Date.now() + aheadMs) };
-  const created = createTestWorker(t, receiver, scope, { ...options, deps: { clock, ...options.deps } });
+  const created = createTestWorker(t, receiver, { ...options, deps: { clock, ...options.deps } });
   workers.push(created);
   return created;
 }
 
-async function subscribed(endpoint: Endpoint, scope: Set<string>) {
+async function subscribed(endpoint: Endpoint) {
   const tenant = await tenantWithToken(t);
-  scope.add(tenant.tenantId);
   const created = await t.http.post('/api/v1/webhook-subscriptions', {
     token: tenant.token,
     json: { targetUrl: endpoint.url, eventTypes: ['ticket.created'], secret: 'a shared secret, 16+' },
@@ -65,15 +68,14 @@ async function subscribed(endpoint: Endpoint, scope: Set<string>) {
 
 describe('delivery workers', () => {
   it('two workers on one database deliver every event exactly once', async () => {
-    const scope = new Set<string>();
     const second = secondDatabaseHandle(t);
     closers.push(second.close);
     // Generous time limits: a timed-out attempt is retried (at least once), and this test is about claims.
     const patient = { timeoutMs: 20_000, leaseMs: 30_000 };
-    const one = drainedWorker(scope, { config: patient });
-    const other = drainedWorker(scope, { database: second.database, config: patient });
+    const one = drainedWorker({ config: patient });
+    const other = drainedWorker({ database: second.database, config: patient });
     const endpoint = receiver.endpoint();
-    const tenant = await subscribed(endpoint, scope);
+    const tenant = await subscribed(endpoint);
 
     const events = [];
     for (let index = 0; index < 40; index++) events.push(await recordTestEvent(t, tenant.tenantId));
@@ -91,16 +93,15 @@ describe('delivery workers', () => {
   });
 
   it('loses nothing when a worker dies mid-delivery: the lease runs out and another worker delivers', async () => {
-    const scope = new Set<string>();
     const lease = { leaseMs: 1_000 };
-    const doomed = await startTestWorker(t, receiver, scope, { config: lease });
+    const doomed = await worker({ config: lease });
     const endpoint = receiver.endpoint((_request, index) => (index === 0 ? 'hang' : 200));
-    const tenant = await subscribed(endpoint, scope);
+    const tenant = await subscribed(endpoint);
     const event = await recordTestEvent(t, tenant.tenantId);
 
     await endpoint.waitFor(1);
     await doomed.abandon();
-    const rescuer = drainedWorker(scope, {}, 2 * lease.leaseMs);
+    const rescuer = drainedWorker({}, 2 * lease.leaseMs);
 
     const [delivery] = await deliveredNow(t, rescuer, event.id);
     expect(delivery).toMatchObject({
@@ -120,16 +121,15 @@ describe('delivery workers', () => {
   });
 
   it('never exceeds the budget when the worker dies during the last attempt', async () => {
-    const scope = new Set<string>();
     const settings = { leaseMs: 1_000, maxAttempts: 1 };
-    const doomed = await startTestWorker(t, receiver, scope, { config: settings });
+    const doomed = await worker({ config: settings });
     const endpoint = receiver.endpoint(() => 'hang');
-    const tenant = await subscribed(endpoint, scope);
+    const tenant = await subscribed(endpoint);
     const event = await recordTestEvent(t, tenant.tenantId);
 
     await endpoint.waitFor(1);
     await doomed.abandon();
-    const rescuer = drainedWorker(scope, { config: { maxAttempts: 1 } }, 2 * settings.leaseMs);
+    const rescuer = drainedWorker({ config: { maxAttempts: 1 } }, 2 * settings.leaseMs);
 
     const [delivery] = await deliveredNow(t, rescuer, event.id);
     expect(delivery).toMatchObject({
@@ -142,13 +142,12 @@ describe('delivery workers', () => {
   });
 
   it('finishes and records in-flight attempts when stopped', async () => {
-    const scope = new Set<string>();
-    const stopping = await startTestWorker(t, receiver, scope);
+    const stopping = await worker();
     const endpoint = receiver.endpoint(async () => {
       await new Promise((resolve) => setTimeout(resolve, 150));
       return 200;
     });
-    const tenant = await subscribed(endpoint, scope);
+    const tenant = await subscribed(endpoint);
     const event = await recordTestEvent(t, tenant.tenantId);
     await endpoint.waitFor(1);
     await stopping.stop();
@@ -157,10 +156,9 @@ describe('delivery workers', () => {
   });
 
   it('wakes on commit: deliveries arrive long before the poll interval comes round', async () => {
-    const scope = new Set<string>();
-    await worker(scope, { config: { pollIntervalMs: 60_000 } });
+    await worker({ config: { pollIntervalMs: 60_000 } });
     const endpoint = receiver.endpoint();
-    const tenant = await subscribed(endpoint, scope);
+    const tenant = await subscribed(endpoint);
     // Let the worker's first pass (at start) finish, so only notifications can wake it.
     await new Promise((resolve) => setTimeout(resolve, 50));
 
@@ -180,10 +178,9 @@ describe('delivery workers', () => {
 
   it('keeps waking on commit after the listening connection is lost (PostgreSQL)', async ({ skip }) => {
     if (t.database.kind !== 'postgres') skip();
-    const scope = new Set<string>();
-    await worker(scope, { config: { pollIntervalMs: 60_000 } });
+    await worker({ config: { pollIntervalMs: 60_000 } });
     const endpoint = receiver.endpoint();
-    const tenant = await subscribed(endpoint, scope);
+    const tenant = await subscribed(endpoint);
 
     const terminated = await sql<{ count: number }>`
       select count(pg_terminate_backend(pid))::int as count from pg_stat_activity

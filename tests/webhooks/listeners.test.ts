@@ -7,7 +7,7 @@
  * production has no trace of any of it. The grace runs on an injected clock.
  * The same through real processes (svc listen, the example receiver): tests/client/listen.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
 import type { DeliveryWorker } from '../../src/modules/webhooks/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -28,12 +28,8 @@ const GRACE_MS = 600_000;
 const clock = new ManualClock();
 let receiver: TestReceiver;
 let t: TestApp;
-/** Retries at once (20 ms): the tenants in `fast`. */
-let fastWorker: DeliveryWorker;
-/** Retries after a minute: the tenants in `slow`, whose deliveries wait while a stream is away. */
-let slowWorker: DeliveryWorker;
-const fast = new Set<string>();
-const slow = new Set<string>();
+/** The test's worker: it serves the whole database, so each test starts one and it stops with the test. */
+let worker: DeliveryWorker | undefined;
 
 beforeAll(async () => {
   receiver = await TestReceiver.start();
@@ -42,20 +38,23 @@ beforeAll(async () => {
     resolver: localResolver,
     config: { webhook: testWebhookConfig(receiver.port, { listenerGraceMs: GRACE_MS }) },
   });
-  fastWorker = await startTestWorker(t, receiver, fast);
-  slowWorker = await startTestWorker(t, receiver, slow, { config: { retryScheduleMs: [60_000] } });
+});
+afterEach(async () => {
+  await worker?.stop();
+  worker = undefined;
 });
 afterAll(async () => {
-  await fastWorker?.stop();
-  await slowWorker?.stop();
   await t?.close();
   await receiver?.close();
 });
 
-async function tenant(set: Set<string>) {
-  const created = await tenantWithToken(t, { webhookAccess: true });
-  set.add(created.tenantId);
-  return created;
+/**
+ * A tenant with webhook access, served by a worker that retries at once (20 ms) or, `slow`, after a minute
+ * (its deliveries wait while a stream is away).
+ */
+async function tenant(retries: 'fast' | 'slow' = 'fast') {
+  worker ??= await startTestWorker(t, receiver, retries === 'slow' ? { config: { retryScheduleMs: [60_000] } } : {});
+  return tenantWithToken(t, { webhookAccess: true });
 }
 
 /** Until the server has seen the stream drop (the listener has no stream: its grace runs). */
@@ -95,7 +94,7 @@ async function nextAttempt(stream: { next(): Promise<StreamMessage> }, secret: s
 
 describe('a sandbox webhook listener', () => {
   it("streams its tenant's events as real deliveries and records each reported outcome; a 500 gets attempt 2", async () => {
-    const a = await tenant(fast);
+    const a = await tenant();
     const listener = await createListener(t.http, a.token, ['ticket.created']);
     expect(listener.id).toMatch(/^whl_/);
     expect(listener.streamPath).toBe(`/api/v1/sandbox/webhook-listeners/${listener.id}/stream`);
@@ -131,8 +130,8 @@ describe('a sandbox webhook listener', () => {
   });
 
   it("never sees another tenant's events, nor event types outside its filter", async () => {
-    const a = await tenant(fast);
-    const other = await tenant(fast);
+    const a = await tenant();
+    const other = await tenant();
     const listener = await createListener(t.http, a.token, ['job.dispatched']);
     const stream = await openStream(t.baseUrl, listener.streamPath, a.token);
     await stream.next();
@@ -150,7 +149,7 @@ describe('a sandbox webhook listener', () => {
   });
 
   it('resumes within the grace: a delivery waiting for its retry is sent as soon as the stream is back', async () => {
-    const b = await tenant(slow);
+    const b = await tenant('slow');
     const listener = await createListener(t.http, b.token);
     const stream = await openStream(t.baseUrl, listener.streamPath, b.token);
     await stream.next();
@@ -170,7 +169,7 @@ describe('a sandbox webhook listener', () => {
   });
 
   it('closes after the grace: its pending deliveries fail "listener closed" and its stream cannot reopen', async () => {
-    const b = await tenant(slow);
+    const b = await tenant('slow');
     const listener = await createListener(t.http, b.token);
     const stream = await openStream(t.baseUrl, listener.streamPath, b.token);
     await stream.next();
@@ -190,7 +189,7 @@ describe('a sandbox webhook listener', () => {
   });
 
   it('ends its stream with 4410 when closed (DELETE), failing what was pending', async () => {
-    const a = await tenant(fast);
+    const a = await tenant();
     const listener = await createListener(t.http, a.token);
     const stream = await openStream(t.baseUrl, listener.streamPath, a.token);
     await stream.next();
@@ -204,7 +203,7 @@ describe('a sandbox webhook listener', () => {
   });
 
   it('is capped at 5 open listeners per tenant, and needs webhook access and webhooks:write', async () => {
-    const a = await tenant(fast);
+    const a = await tenant();
     for (let index = 0; index < 5; index++) await createListener(t.http, a.token);
     const sixth = await t.http.post('/api/v1/sandbox/webhook-listeners', { token: a.token, json: {} });
     expectProblem(sixth, 422, 'listener-limit-reached');

@@ -18,9 +18,7 @@ afterAll(async () => h?.close());
 
 /** A tenant with a token and the given cap (the default 16 when not given). */
 async function tenant(maxActiveSubscriptions?: number) {
-  const created = await tenantWithToken(h.t, maxActiveSubscriptions === undefined ? {} : { maxActiveSubscriptions });
-  h.tenants.add(created.tenantId);
-  return created;
+  return tenantWithToken(h.t, maxActiveSubscriptions === undefined ? {} : { maxActiveSubscriptions });
 }
 
 const create = (token: string, path = h.receiver.endpoint().path) =>

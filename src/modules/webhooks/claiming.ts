@@ -8,7 +8,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, EventRow, WebhookSubscriptionRow } from '../../db/schema.js';
 import { type ClaimCandidate, destinationOf } from './fair-claim.js';
-import { inScope, lostAttemptEntry, type TenantScope } from './repository.js';
+import { lostAttemptEntry } from './repository.js';
 
 /** A claimed delivery with what its attempt needs: the event and the subscription as they are now. */
 export interface ClaimedDelivery {
@@ -52,7 +52,6 @@ export async function findDueCandidates(
   now: Date,
   slots: number,
   maxAttempts: number,
-  scope: TenantScope,
 ): Promise<DueCandidates> {
   const result = await sql<{
     id: string | null;
@@ -78,7 +77,6 @@ export async function findDueCandidates(
       cross join lateral (
         select d.id, d.tenant_id, d.next_attempt_at from webhook_deliveries d
         where d.subscription_id = p.subscription_id and ${isDue(now, maxAttempts)}
-          and ${inScope(sql.ref('d.tenant_id'), scope)}
         order by d.next_attempt_at
         limit ${slots}
       ) c
@@ -97,7 +95,7 @@ export async function findDueCandidates(
     ),
     upcoming as (
       select min(next_attempt_at) as next_due_at from webhook_deliveries
-      where status = 'pending' and next_attempt_at > ${now} and ${inScope(sql.ref('tenant_id'), scope)}
+      where status = 'pending' and next_attempt_at > ${now}
     )
     select candidates.id, candidates.tenant_id, candidates.target_url, upcoming.next_due_at
     from upcoming left join candidates on true

@@ -239,16 +239,6 @@ export async function notifyWorkers(tx: Executor): Promise<void> {
   await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(tx);
 }
 
-/**
- * Which tenants' deliveries a worker serves: all of them (undefined), or only those listed, read at every
- * claim. Deployments leave it unset; tests that share one database with other test files set it.
- */
-export type TenantScope = ReadonlySet<string> | undefined;
-
-export function inScope(column: ReturnType<typeof sql.ref>, scope: TenantScope) {
-  return scope === undefined ? sql<boolean>`true` : sql<boolean>`${column} = any(${[...scope]}::text[])`;
-}
-
 const LOST_ATTEMPT_ERROR = "no outcome recorded: the worker's lease expired";
 
 /** The attempt-log entry of an attempt whose worker never reported back, built from the row in SQL. */
@@ -261,12 +251,7 @@ export const lostAttemptEntry = sql`jsonb_build_array(jsonb_build_object(
  * Fails, terminally, deliveries whose worker died during the last attempt of their budget: the lease ran
  * out and no attempt is left. Returns their subscription ids (for the health record).
  */
-export async function failExhaustedLeases(
-  db: Kysely<Database>,
-  now: Date,
-  maxAttempts: number,
-  scope: TenantScope,
-): Promise<string[]> {
+export async function failExhaustedLeases(db: Kysely<Database>, now: Date, maxAttempts: number): Promise<string[]> {
   const result = await sql<{ subscription_id: string }>`
     update webhook_deliveries d set
       status = 'failed',
@@ -277,7 +262,6 @@ export async function failExhaustedLeases(
       updated_at = ${now}
     where d.status = 'pending' and d.next_attempt_at <= ${now} and d.leased_until is not null
       and d.attempts - d.round_start >= ${maxAttempts}
-      and ${inScope(sql.ref('d.tenant_id'), scope)}
     returning d.subscription_id
   `.execute(db);
   return result.rows.map((row) => row.subscription_id);

@@ -47,8 +47,6 @@ export interface DeliveryWorkerDeps {
   extraCa?: readonly string[];
   /** Uniform in [0, 1), for the jitter of retry waits. */
   random?: () => number;
-  /** Serve only these tenants' deliveries (tests sharing one database); default: every tenant. */
-  tenantScope?: ReadonlySet<string>;
   /** Counts attempt outcomes (the process's metrics). */
   metrics?: Metrics;
   /** Hands attempts to sandbox webhook listeners' streams (default: one of its own, started when first needed). */
@@ -189,19 +187,13 @@ export class DeliveryWorker {
         const now = clock.now();
         if (now.getTime() - this.lastSweep >= config.pollIntervalMs) {
           this.lastSweep = now.getTime();
-          const exhausted = await queue.failExhaustedLeases(this.db, now, config.maxAttempts, this.deps.tenantScope);
+          const exhausted = await queue.failExhaustedLeases(this.db, now, config.maxAttempts);
           for (const subscriptionId of exhausted)
             await this.recordHealth(subscriptionId, false, "no outcome recorded: the worker's lease expired");
         }
         const room = this.slots.shared + this.slots.express - this.inflight.size;
         if (room <= 0) return;
-        const { candidates, nextDueAt } = await findDueCandidates(
-          this.db,
-          now,
-          room,
-          config.maxAttempts,
-          this.deps.tenantScope,
-        );
+        const { candidates, nextDueAt } = await findDueCandidates(this.db, now, room, config.maxAttempts);
         const chosen = chooseFairly(candidates, this.inFlightCounts(), this.slots);
         const claimed = await claimDeliveries(
           this.db,
