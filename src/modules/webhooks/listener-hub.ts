@@ -23,7 +23,7 @@ import type { WebhookConfig } from '../../config.js';
 import type { AppDatabase } from '../../db/database.js';
 import { listenForNotifications, type NotificationListener } from '../../db/notifications.js';
 import type { Clock } from '../../lib/clock.js';
-import { toEnvelope } from '../events/service.js';
+import { toEnvelope } from '../outbox/service.js';
 import * as listeners from './listener-repository.js';
 import {
   type AttemptMessage,

@@ -9,7 +9,7 @@ import type { Database } from '../../db/schema.js';
 import { isoTime } from '../../http/envelope.js';
 import { notFound, Problem } from '../../http/problem.js';
 import { newId, newSecret } from '../../lib/ids.js';
-import { EVENT_TYPES } from '../events/types.js';
+import { EVENT_TYPES } from '../outbox/types.js';
 import * as listeners from './listener-repository.js';
 import type { ListenerCreate, ListenerValue } from './listener-schemas.js';
 import { assertWebhookAccess } from './service.js';

@@ -1,7 +1,7 @@
 /** Webhook subscriptions (SPEC: Webhook subscription) and delivery records (operator API). */
 import { type Static, Type } from 'typebox';
 import { DateTime, DateTimeInput, Nullable, StringEnum, Text } from '../../http/schemas.js';
-import { EVENT_TYPES } from '../events/types.js';
+import { EVENT_TYPES } from '../outbox/types.js';
 
 /** Maximum lengths (SPEC leaves them open; docs/decisions.md records them). */
 export const WEBHOOK_LIMITS = { targetUrl: 2048, description: 500, secretMin: 16, secretMax: 512 } as const;

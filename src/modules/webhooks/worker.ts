@@ -22,7 +22,7 @@ import type { DeliveryAttempt } from '../../db/schema.js';
 import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../runtime/metrics.js';
-import { toEnvelope } from '../events/service.js';
+import { toEnvelope } from '../outbox/service.js';
 import { type Verdict, verdictForStatus } from './attempt-verdict.js';
 import { type ClaimedDelivery, claimDeliveries, findDueCandidates } from './claiming.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Database, EventRow } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import { enqueueDeliveries } from '../webhooks/service.js';
-import * as repository from './repository.js';
+import * as repository from './repository/events.js';
 import { type EventDataBase, type EventEnvelope, type EventType, PAYLOAD_VERSION } from './types.js';
 
 export interface NewEvent {
