@@ -23,9 +23,8 @@ import type {
 } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import type { Executor } from '../../db/executor.js';
-
-/** The channel on which committed work wakes the delivery workers (LISTEN/NOTIFY). */
-export const DELIVERY_CHANNEL = 'webhook_deliveries';
+import { SUBSCRIPTIONS_ONLY } from '../outbox/targets.js';
+import { notifyWorkers } from '../outbox/wake-workers.js';
 
 // ---------------------------------------------------------------------------------------------
 // Subscriptions
@@ -45,12 +44,6 @@ export async function insertSubscription(
 ): Promise<WebhookSubscriptionRow> {
   return tx.insertInto('webhook_subscriptions').values(row).returningAll().executeTakeFirstOrThrow();
 }
-
-/**
- * Subscriptions proper: a sandbox webhook listener's delivery target is a row of the same table (its id
- * starts with whl_, listener-repository.ts), which is no subscription to the client nor to the operator.
- */
-const SUBSCRIPTIONS_ONLY = sql<SqlBool>`webhook_subscriptions.id not like 'whl\\_%'`;
 
 export async function findSubscription(
   db: Executor,
@@ -232,11 +225,6 @@ export async function enqueueDeliveries(
     .execute();
   await notifyWorkers(tx);
   return subscriptions.length;
-}
-
-/** Wakes every listening worker when the surrounding transaction commits. */
-export async function notifyWorkers(tx: Executor): Promise<void> {
-  await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(tx);
 }
 
 /**

@@ -15,7 +15,7 @@ import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
 import { findTenant, lockTenant } from '../tenants/service.js';
 import type { DestinationPolicy } from './destination-policy.js';
-import { isListenerId } from './listener-repository.js';
+import { isListenerId } from '../outbox/targets.js';
 import * as repository from './repository.js';
 import type {
   AdminSubscriptionCreate,

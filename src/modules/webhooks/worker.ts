@@ -27,9 +27,10 @@ import { type Verdict, verdictForStatus } from './attempt-verdict.js';
 import { type ClaimedDelivery, claimDeliveries, findDueCandidates } from './claiming.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
 import { chooseFairly, destinationOf, expressSlots, type InFlight, type Slots } from './fair-claim.js';
-import { isListenerId } from './listener-repository.js';
+import { isListenerId } from '../outbox/targets.js';
 import { ListenerRelay } from './listener-relay.js';
 import * as queue from './repository.js';
+import { DELIVERY_CHANNEL } from '../outbox/wake-workers.js';
 import { deliveryHeaders, unsealSecret } from './signing.js';
 import { describeTransportError, PinnedTransport, type WebhookTransport } from './transport.js';
 
@@ -129,7 +130,7 @@ export class DeliveryWorker {
     this.state = 'running';
     this.listener = await listenForNotifications(
       this.deps.database,
-      queue.DELIVERY_CHANNEL,
+      DELIVERY_CHANNEL,
       () => this.wake(),
       this.deps.logger,
     );
