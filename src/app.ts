@@ -48,7 +48,7 @@ import { registerSiteRoutes } from './modules/sites/routes.js';
 import { registerTenantAdminRoutes } from './modules/tenants/admin-routes.js';
 import { registerWebhookAdminRoutes } from './modules/webhooks/admin-routes.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './modules/webhooks/destination-policy.js';
-import { registerListenerRoutes } from './modules/webhooks/listener-routes.js';
+import { registerListenerRoutes } from './modules/webhook-listeners/routes.js';
 import { registerWebhookRoutes } from './modules/webhooks/routes.js';
 import { Metrics } from './runtime/metrics.js';
 import type { ServerKeys } from './runtime/server-keys.js';

@@ -19,6 +19,7 @@ import { newId } from '../../src/lib/ids.js';
 import { EVENT_ENVELOPE_SCHEMAS } from '../../src/modules/outbox/event-schemas.js';
 import { recordEvent } from '../../src/modules/outbox/service.js';
 import type { EventType } from '../../src/modules/outbox/types.js';
+import { ListenerRelay } from '../../src/modules/webhook-listeners/relay.js';
 import type { Resolver } from '../../src/modules/webhooks/destination-policy.js';
 import { DeliveryWorker, type DeliveryWorkerDeps } from '../../src/modules/webhooks/worker.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -275,7 +276,7 @@ export function createTestWorker(
   tenants: Set<string>,
   options: TestWorkerOptions = {},
 ): DeliveryWorker {
-  return new DeliveryWorker({
+  const deps = {
     database: options.database ?? t.database,
     config: { ...t.config.webhook, ...options.config },
     keys: t.keys,
@@ -286,7 +287,8 @@ export function createTestWorker(
     extraCa: [receiver.caPem],
     tenantScope: tenants,
     ...options.deps,
-  });
+  };
+  return new DeliveryWorker({ ...deps, listeners: deps.listeners ?? new ListenerRelay(deps) });
 }
 
 /** A started worker (woken on commit and by its timers), for tests of the worker's own waking. */

@@ -11,7 +11,7 @@ import { EVENT_ENVELOPE_SCHEMAS } from '../outbox/event-schemas.js';
 import { EVENT_TYPES } from '../outbox/types.js';
 import { eventSchemaName } from '../outbox/webhooks-openapi.js';
 import { FileObject, FileVersion } from '../files/schemas.js';
-import { Listener, ListenerCreateBody, ListenerDocument } from '../webhooks/listener-schemas.js';
+import { Listener, ListenerCreateBody, ListenerDocument } from '../webhook-listeners/schemas.js';
 import {
   FileAttachmentUpload,
   MessageCreateBody,

@@ -28,7 +28,6 @@ import { type ClaimedDelivery, claimDeliveries, findDueCandidates } from './clai
 import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
 import { chooseFairly, destinationOf, expressSlots, type InFlight, type Slots } from './fair-claim.js';
 import { isListenerId } from '../outbox/targets.js';
-import { ListenerRelay } from './listener-relay.js';
 import * as queue from './repository.js';
 import { DELIVERY_CHANNEL } from '../outbox/wake-workers.js';
 import { deliveryHeaders, unsealSecret } from './signing.js';
@@ -52,8 +51,17 @@ export interface DeliveryWorkerDeps {
   tenantScope?: ReadonlySet<string>;
   /** Counts attempt outcomes (the process's metrics). */
   metrics?: Metrics;
-  /** Hands attempts to sandbox webhook listeners' streams (default: one of its own, started when first needed). */
-  listeners?: ListenerRelay;
+  /** Hands attempts to sandbox webhook listeners' streams (webhook-listeners' ListenerRelay). */
+  listeners: ListenerAttempts;
+}
+
+/**
+ * Where the attempts of a sandbox listener's target go: to whichever process holds its stream. The
+ * composition root hands the worker webhook-listeners' ListenerRelay; the worker closes it when it stops.
+ */
+export interface ListenerAttempts {
+  attempt(delivery: ClaimedDelivery, signal: AbortSignal): Promise<Verdict>;
+  close(): Promise<void>;
 }
 
 const JITTER = 0.2;
@@ -72,7 +80,7 @@ export class DeliveryWorker {
   private readonly transport: WebhookTransport;
   private readonly ownsTransport: boolean;
   private readonly random: () => number;
-  private readonly listeners: ListenerRelay;
+  private readonly listeners: ListenerAttempts;
   private readonly inflight = new Map<
     string,
     { promise: Promise<void>; abort: AbortController; tenantId: string; destination: string }
@@ -115,8 +123,7 @@ export class DeliveryWorker {
         ...(deps.extraCa ? { extraCa: deps.extraCa } : {}),
       });
     this.random = deps.random ?? Math.random;
-    this.listeners =
-      deps.listeners ?? new ListenerRelay({ database: deps.database, clock: deps.clock, logger: deps.logger });
+    this.listeners = deps.listeners;
   }
 
   /** How long one attempt may take: the configured timeout, kept well inside the lease. */

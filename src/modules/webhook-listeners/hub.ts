@@ -24,7 +24,7 @@ import type { AppDatabase } from '../../db/database.js';
 import { listenForNotifications, type NotificationListener } from '../../db/notifications.js';
 import type { Clock } from '../../lib/clock.js';
 import { toEnvelope } from '../outbox/service.js';
-import * as listeners from './listener-repository.js';
+import * as listeners from './repository.js';
 import {
   type AttemptMessage,
   type AttemptReport,
@@ -35,8 +35,8 @@ import {
   REPORT_CHANNEL,
   STREAM_CHANNEL,
   type StreamNotice,
-} from './listener-protocol.js';
-import { deliveryHeaders, unsealSecret } from './signing.js';
+} from './protocol.js';
+import { deliveryHeaders, unsealSecret } from '../webhooks/signing.js';
 
 export interface ListenerHubDeps {
   database: AppDatabase;

@@ -10,10 +10,10 @@ import { isoTime } from '../../http/envelope.js';
 import { notFound, Problem } from '../../http/problem.js';
 import { newId, newSecret } from '../../lib/ids.js';
 import { EVENT_TYPES } from '../outbox/types.js';
-import * as listeners from './listener-repository.js';
-import type { ListenerCreate, ListenerValue } from './listener-schemas.js';
-import { assertWebhookAccess } from './service.js';
-import { sealSecret } from './signing.js';
+import * as listeners from './repository.js';
+import type { ListenerCreate, ListenerValue } from './schemas.js';
+import { assertWebhookAccess } from '../webhooks/service.js';
+import { sealSecret } from '../webhooks/signing.js';
 
 /** Open listeners per tenant (a developer's few terminals, not a delivery channel). */
 export const LISTENER_CAP = 5;
