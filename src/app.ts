@@ -47,7 +47,8 @@ import { registerSiteVisitRoutes } from './modules/site-visits/routes.js';
 import { registerSiteRoutes } from './modules/sites/routes.js';
 import { registerTenantAdminRoutes } from './modules/tenants/admin-routes.js';
 import { registerWebhookAdminRoutes } from './modules/webhooks/admin-routes.js';
-import { DestinationPolicy, type Resolver, systemResolver } from './modules/webhooks/destination-policy.js';
+import { registerDeliveryAdminRoutes } from './modules/outbox/admin-routes.js';
+import { DestinationPolicy, type Resolver, systemResolver } from './modules/outbox/destination-policy.js';
 import { registerListenerRoutes } from './modules/webhook-listeners/routes.js';
 import { registerWebhookRoutes } from './modules/webhooks/routes.js';
 import { Metrics } from './runtime/metrics.js';
@@ -173,6 +174,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerSiteAssetAdminRoutes(api, ctx);
       registerSiteVisitAdminRoutes(api, ctx);
       registerWebhookAdminRoutes(api, ctx);
+      registerDeliveryAdminRoutes(api, ctx);
     });
   }
 

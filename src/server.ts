@@ -19,7 +19,7 @@ import { migrateToLatest, migrationState } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger } from './lib/logger.js';
 import { ListenerRelay } from './modules/webhook-listeners/relay.js';
-import { DeliveryWorker } from './modules/webhooks/worker.js';
+import { DeliveryWorker } from './modules/outbox/worker.js';
 import { Maintenance } from './runtime/maintenance.js';
 import { clusterSource, Metrics, registrySource, startMetricsServer } from './runtime/metrics.js';
 import { resolveServerKeys, type ServerKeys } from './runtime/server-keys.js';

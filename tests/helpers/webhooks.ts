@@ -20,8 +20,8 @@ import { EVENT_ENVELOPE_SCHEMAS } from '../../src/modules/outbox/event-schemas.j
 import { recordEvent } from '../../src/modules/outbox/service.js';
 import type { EventType } from '../../src/modules/outbox/types.js';
 import { ListenerRelay } from '../../src/modules/webhook-listeners/relay.js';
-import type { Resolver } from '../../src/modules/webhooks/destination-policy.js';
-import { DeliveryWorker, type DeliveryWorkerDeps } from '../../src/modules/webhooks/worker.js';
+import type { Resolver } from '../../src/modules/outbox/destination-policy.js';
+import { DeliveryWorker, type DeliveryWorkerDeps } from '../../src/modules/outbox/worker.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { expect, inject } from 'vitest';

@@ -55,12 +55,9 @@ import {
   TenantPatchBody,
   TenantWithCredentials,
 } from '../tenants/schemas.js';
+import { BulkRetryBody, BulkRetryResult, Delivery, DeliveryAttemptSchema } from '../outbox/delivery-schemas.js';
 import {
   AdminSubscriptionCreateBody,
-  BulkRetryBody,
-  BulkRetryResult,
-  Delivery,
-  DeliveryAttemptSchema,
   Subscription,
   SubscriptionCreateBody,
   SubscriptionDocument,

@@ -6,7 +6,7 @@ import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database, EventRow } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
-import { enqueueDeliveries } from '../webhooks/service.js';
+import { enqueueDeliveries } from './repository/queue.js';
 import * as repository from './repository/events.js';
 import { type EventDataBase, type EventEnvelope, type EventType, PAYLOAD_VERSION } from './types.js';
 

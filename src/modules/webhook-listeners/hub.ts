@@ -36,7 +36,7 @@ import {
   STREAM_CHANNEL,
   type StreamNotice,
 } from './protocol.js';
-import { deliveryHeaders, unsealSecret } from '../webhooks/signing.js';
+import { deliveryHeaders, unsealSecret } from '../outbox/signing.js';
 
 export interface ListenerHubDeps {
   database: AppDatabase;

@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { AppDatabase } from '../../db/database.js';
 import { listenForNotifications, type NotificationListener } from '../../db/notifications.js';
 import type { Clock } from '../../lib/clock.js';
-import { type Verdict, verdictForStatus } from '../webhooks/attempt-verdict.js';
+import { type Verdict, verdictForStatus } from '../outbox/attempt-verdict.js';
 import * as listeners from './repository.js';
 import { type AttemptReport, parseReport, REPORT_CHANNEL, STREAM_CHANNEL, type StreamNotice } from './protocol.js';
 

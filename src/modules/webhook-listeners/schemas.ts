@@ -2,7 +2,7 @@
 import { type Static, Type } from 'typebox';
 import { DateTime } from '../../http/schemas.js';
 import { EVENT_TYPES } from '../outbox/types.js';
-import { EventTypeSchema } from '../webhooks/schemas.js';
+import { EventTypeSchema } from '../outbox/event-schemas.js';
 
 export const ListenerCreateBody = Type.Object(
   {

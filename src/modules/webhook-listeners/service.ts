@@ -13,7 +13,7 @@ import { EVENT_TYPES } from '../outbox/types.js';
 import * as listeners from './repository.js';
 import type { ListenerCreate, ListenerValue } from './schemas.js';
 import { assertWebhookAccess } from '../webhooks/service.js';
-import { sealSecret } from '../webhooks/signing.js';
+import { sealSecret } from '../outbox/signing.js';
 
 /** Open listeners per tenant (a developer's few terminals, not a delivery channel). */
 export const LISTENER_CAP = 5;

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseNotice, parseReport, parseResult } from '../../../src/modules/webhook-listeners/protocol.js';
-import { verdictForStatus } from '../../../src/modules/webhooks/attempt-verdict.js';
+import { verdictForStatus } from '../../../src/modules/outbox/attempt-verdict.js';
 
 const result = (fields: Record<string, unknown>) =>
   JSON.stringify({ type: 'result', deliveryId: 'dlv_1', attempt: 2, durationMs: 12.4, ...fields });

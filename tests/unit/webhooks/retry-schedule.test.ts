@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
-import { retryDelayMs } from '../../../src/modules/webhooks/worker.js';
+import { retryDelayMs } from '../../../src/modules/outbox/worker.js';
 
 const SCHEDULE = [5_000, 300_000, 1_800_000];
 const lowest = () => 0;

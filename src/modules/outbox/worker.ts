@@ -22,14 +22,15 @@ import type { DeliveryAttempt } from '../../db/schema.js';
 import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../runtime/metrics.js';
-import { toEnvelope } from '../outbox/service.js';
+import { toEnvelope } from './service.js';
 import { type Verdict, verdictForStatus } from './attempt-verdict.js';
 import { type ClaimedDelivery, claimDeliveries, findDueCandidates } from './claiming.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
 import { chooseFairly, destinationOf, expressSlots, type InFlight, type Slots } from './fair-claim.js';
-import { isListenerId } from '../outbox/targets.js';
-import * as queue from './repository.js';
-import { DELIVERY_CHANNEL } from '../outbox/wake-workers.js';
+import { isListenerId } from './targets.js';
+import * as attempts from './repository/attempts.js';
+import { failExhaustedLeases } from './repository/queue.js';
+import { DELIVERY_CHANNEL } from './wake-workers.js';
 import { deliveryHeaders, unsealSecret } from './signing.js';
 import { describeTransportError, PinnedTransport, type WebhookTransport } from './transport.js';
 
@@ -100,8 +101,8 @@ export class DeliveryWorker {
   /** When this process last recorded a success per subscription: a healthy subscription is written at most once a second. */
   private readonly healthyWrittenAt = new Map<string, number>();
   /** Outcomes finishing together are written in one statement (while one is written, the next ones gather). */
-  private readonly outcomes = new Batcher<queue.AttemptRecord, boolean>((records) =>
-    queue.recordAttempts(this.db, records),
+  private readonly outcomes = new Batcher<attempts.AttemptRecord, boolean>((records) =>
+    attempts.recordAttempts(this.db, records),
   );
 
   constructor(private readonly deps: DeliveryWorkerDeps) {
@@ -197,7 +198,7 @@ export class DeliveryWorker {
         const now = clock.now();
         if (now.getTime() - this.lastSweep >= config.pollIntervalMs) {
           this.lastSweep = now.getTime();
-          const exhausted = await queue.failExhaustedLeases(this.db, now, config.maxAttempts, this.deps.tenantScope);
+          const exhausted = await failExhaustedLeases(this.db, now, config.maxAttempts, this.deps.tenantScope);
           for (const subscriptionId of exhausted)
             await this.recordHealth(subscriptionId, false, "no outcome recorded: the worker's lease expired");
         }
@@ -320,7 +321,7 @@ export class DeliveryWorker {
       durationMs: Math.round(performance.now() - started),
     };
     const attemptInRound = delivery.attempt - delivery.round_start;
-    let outcome: queue.AttemptOutcome;
+    let outcome: attempts.AttemptOutcome;
     if (verdict.outcome === 'succeeded') outcome = { status: 'succeeded' };
     else if (verdict.outcome === 'failed' || attemptInRound >= config.maxAttempts) outcome = { status: 'failed' };
     else
@@ -410,9 +411,15 @@ export class DeliveryWorker {
       this.healthyWrittenAt.delete(subscriptionId);
     }
     try {
-      if (success) await queue.recordSubscriptionSuccess(this.db, subscriptionId, now);
+      if (success) await attempts.recordSubscriptionSuccess(this.db, subscriptionId, now);
       else if (
-        await queue.recordSubscriptionFailure(this.db, subscriptionId, now, error, this.deps.config.autoDisableAfterMs)
+        await attempts.recordSubscriptionFailure(
+          this.db,
+          subscriptionId,
+          now,
+          error,
+          this.deps.config.autoDisableAfterMs,
+        )
       ) {
         this.deps.logger.warn(
           { subscriptionId },
