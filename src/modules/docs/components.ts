@@ -64,7 +64,7 @@ import {
   SubscriptionList,
   SubscriptionPatchBody,
   SubscriptionWithHealth,
-} from '../webhooks/schemas.js';
+} from '../webhook-subscriptions/schemas.js';
 import * as examples from './examples.js';
 import * as operator from './operator-examples.js';
 

@@ -12,7 +12,7 @@ import { newId, newSecret } from '../../lib/ids.js';
 import { EVENT_TYPES } from '../outbox/types.js';
 import * as listeners from './repository.js';
 import type { ListenerCreate, ListenerValue } from './schemas.js';
-import { assertWebhookAccess } from '../webhooks/service.js';
+import { assertWebhookAccess } from '../webhook-subscriptions/service.js';
 import { sealSecret } from '../outbox/signing.js';
 
 /** Open listeners per tenant (a developer's few terminals, not a delivery channel). */
