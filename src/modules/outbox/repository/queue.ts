@@ -7,37 +7,56 @@ import type { Database, EventRow } from '../../../db/schema.js';
 import { newId } from '../../../lib/ids.js';
 import { notifyWorkers } from '../wake-workers.js';
 
+/** A target the event could go to, with the tenant's settings that decide whether it is published. */
+export interface Recipient {
+  subscriptionId: string;
+  tenant: { webhookAccess: boolean; apiEnabled: boolean };
+}
+
 /**
- * Queues one delivery per active subscription of the tenant whose eventTypes contain the event's type,
- * in the caller's transaction, and wakes the workers when it commits. Lifecycle events other than
- * ticket.created are queued only while the tenant has both webhookAccess and apiEnabled on.
+ * The tenant's active targets whose eventTypes contain the type, in creation order, each with the tenant's
+ * webhookAccess and apiEnabled read in the same statement (the caller applies the publishing rule).
  */
-export async function enqueueDeliveries(
+export async function findRecipients(
+  tx: Transaction<Database>,
+  tenantId: string,
+  eventType: string,
+): Promise<Recipient[]> {
+  const rows = await tx
+    .selectFrom('webhook_subscriptions as s')
+    .innerJoin('tenants as t', 't.id', 's.tenant_id')
+    .select(['s.id', 't.webhook_access', 't.api_enabled'])
+    .where('s.tenant_id', '=', tenantId)
+    .where('s.is_active', '=', true)
+    .where(sql<boolean>`${eventType} = any(s.event_types)`)
+    .orderBy('s.seq')
+    .execute();
+  return rows.map((row) => ({
+    subscriptionId: row.id,
+    tenant: { webhookAccess: row.webhook_access, apiEnabled: row.api_enabled },
+  }));
+}
+
+/**
+ * Queues one delivery of the event per target, due now, in the caller's transaction, and wakes the
+ * workers when it commits.
+ */
+export async function insertDeliveries(
   tx: Transaction<Database>,
   tenantId: string,
   event: EventRow,
+  subscriptionIds: readonly string[],
   now: Date,
-): Promise<number> {
-  let query = tx
-    .selectFrom('webhook_subscriptions as s')
-    .innerJoin('tenants as t', 't.id', 's.tenant_id')
-    .select('s.id')
-    .where('s.tenant_id', '=', tenantId)
-    .where('s.is_active', '=', true)
-    .where(sql<boolean>`${event.type} = any(s.event_types)`);
-  if (event.type !== 'ticket.created')
-    query = query.where('t.webhook_access', '=', true).where('t.api_enabled', '=', true);
-  const subscriptions = await query.orderBy('s.seq').execute();
-  if (subscriptions.length === 0) return 0;
+): Promise<void> {
   await tx
     .insertInto('webhook_deliveries')
     .values(
-      subscriptions.map((subscription) => ({
+      subscriptionIds.map((subscriptionId) => ({
         id: newId('dlv'),
         tenant_id: tenantId,
         event_id: event.id,
         event_type: event.type,
-        subscription_id: subscription.id,
+        subscription_id: subscriptionId,
         status: 'pending' as const,
         next_attempt_at: now,
         created_at: now,
@@ -46,7 +65,6 @@ export async function enqueueDeliveries(
     )
     .execute();
   await notifyWorkers(tx);
-  return subscriptions.length;
 }
 
 /**
