@@ -30,6 +30,22 @@ module.exports = {
       to: { path: '^src/modules/([^/]+)/repository', pathNot: '^src/modules/$1/' },
     },
     {
+      name: 'outbox-knows-no-target-api',
+      severity: 'error',
+      comment:
+        'The outbox (events, the delivery queue, the worker) sits below the APIs that configure its targets: webhook-subscriptions and webhook-listeners import the outbox, never the reverse (a listener relay reaches the worker through the composition root).',
+      from: { path: '^src/modules/outbox/' },
+      to: { path: '^src/modules/(webhook-subscriptions|webhook-listeners)/' },
+    },
+    {
+      name: 'subscriptions-know-no-listeners',
+      severity: 'error',
+      comment:
+        'webhook-listeners uses webhook-subscriptions (the webhook-access check); webhook-subscriptions never imports webhook-listeners.',
+      from: { path: '^src/modules/webhook-subscriptions/' },
+      to: { path: '^src/modules/webhook-listeners/' },
+    },
+    {
       name: 'runtime-only-from-the-composition-root',
       severity: 'error',
       comment:

@@ -11,7 +11,7 @@ import type { CursorCodec } from './http/pagination.js';
 import type { Clock } from './lib/clock.js';
 import type { CredentialStatus } from './modules/auth/credential-status.js';
 import type { TokenService } from './modules/auth/tokens.js';
-import type { DestinationPolicy } from './modules/webhooks/destination-policy.js';
+import type { DestinationPolicy } from './modules/outbox/destination-policy.js';
 import type { FileStore } from './modules/files/store.js';
 import type { ServerKeys } from './runtime/server-keys.js';
 

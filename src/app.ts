@@ -48,10 +48,11 @@ import { registerReturnLabelRoutes } from './modules/site-visits/return-label-ro
 import { registerSiteVisitRoutes } from './modules/site-visits/routes.js';
 import { registerSiteRoutes } from './modules/sites/routes.js';
 import { registerTenantAdminRoutes } from './modules/tenants/admin-routes.js';
-import { registerWebhookAdminRoutes } from './modules/webhooks/admin-routes.js';
-import { DestinationPolicy, type Resolver, systemResolver } from './modules/webhooks/destination-policy.js';
-import { registerListenerRoutes } from './modules/webhooks/listener-routes.js';
-import { registerWebhookRoutes } from './modules/webhooks/routes.js';
+import { registerWebhookAdminRoutes } from './modules/webhook-subscriptions/admin-routes.js';
+import { registerDeliveryAdminRoutes } from './modules/outbox/admin-routes.js';
+import { DestinationPolicy, type Resolver, systemResolver } from './modules/outbox/destination-policy.js';
+import { registerListenerRoutes } from './modules/webhook-listeners/routes.js';
+import { registerWebhookRoutes } from './modules/webhook-subscriptions/routes.js';
 import { Metrics } from './runtime/metrics.js';
 import type { ServerKeys } from './runtime/server-keys.js';
 
@@ -176,6 +177,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerSiteAssetAdminRoutes(api, ctx);
       registerSiteVisitAdminRoutes(api, ctx);
       registerWebhookAdminRoutes(api, ctx);
+      registerDeliveryAdminRoutes(api, ctx);
     });
   }
 

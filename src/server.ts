@@ -18,7 +18,8 @@ import { type AppDatabase, openDatabase } from './db/database.js';
 import { migrateToLatest, migrationState } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger } from './lib/logger.js';
-import { DeliveryWorker } from './modules/webhooks/worker.js';
+import { ListenerRelay } from './modules/webhook-listeners/relay.js';
+import { DeliveryWorker } from './modules/outbox/worker.js';
 import { Maintenance } from './runtime/maintenance.js';
 import { clusterSource, Metrics, registrySource, startMetricsServer } from './runtime/metrics.js';
 import { resolveServerKeys, type ServerKeys } from './runtime/server-keys.js';
@@ -123,15 +124,17 @@ async function runProcess(config: Config, logger: Logger, progress: Progress): P
   const serveApi = config.role !== 'worker';
   const app = serveApi ? await buildApp(config, { database, keys, logger, metrics }) : undefined;
   if (app) await app.listen({ port: config.port, host: config.host });
+  const workerLogger = logger.child({ component: 'webhook-worker' });
   const worker =
     config.role !== 'api'
       ? new DeliveryWorker({
           database,
           config: config.webhook,
           keys,
-          logger: logger.child({ component: 'webhook-worker' }),
+          logger: workerLogger,
           clock: systemClock,
           metrics,
+          listeners: new ListenerRelay({ database, clock: systemClock, logger: workerLogger }),
         })
       : undefined;
   await worker?.start();

@@ -5,7 +5,7 @@
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { PAYLOAD_VERSION } from '../../src/modules/events/types.js';
+import { PAYLOAD_VERSION } from '../../src/modules/outbox/types.js';
 import { run, ROOT } from './processes.js';
 
 export interface BenchDatabase {

@@ -85,3 +85,7 @@ export function sendResource<A>(reply: FastifyReply, status: number, resource: R
 export function isoTime(value: Date): string {
   return value.toISOString();
 }
+
+export function isoTimeOrNull(value: Date | null): string | null {
+  return value ? isoTime(value) : null;
+}

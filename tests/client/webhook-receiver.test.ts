@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { createReceiverHandler } from '../../examples/webhook-receiver/receiver.js';
 import { type EventStore, openEventStore } from '../../examples/webhook-receiver/store.js';
-import type { DeliveryWorker } from '../../src/modules/webhooks/worker.js';
+import type { DeliveryWorker } from '../../src/modules/outbox/worker.js';
 import { openEmptyDatabase, startTestApp, type TestApp } from '../helpers/app.js';
 import { clientFor } from '../helpers/client.js';
 import { visitBody, visitTenant } from '../helpers/visits.js';

@@ -16,11 +16,12 @@ import type { AppDatabase } from '../../src/db/database.js';
 import { openPostgres } from '../../src/db/database.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
-import { EVENT_ENVELOPE_SCHEMAS } from '../../src/modules/events/schemas.js';
-import { recordEvent } from '../../src/modules/events/service.js';
-import type { EventType } from '../../src/modules/events/types.js';
-import type { Resolver } from '../../src/modules/webhooks/destination-policy.js';
-import { DeliveryWorker, type DeliveryWorkerDeps } from '../../src/modules/webhooks/worker.js';
+import { EVENT_ENVELOPE_SCHEMAS } from '../../src/modules/outbox/event-schemas.js';
+import { recordEvent } from '../../src/modules/outbox/service.js';
+import type { EventType } from '../../src/modules/outbox/types.js';
+import { ListenerRelay } from '../../src/modules/webhook-listeners/relay.js';
+import type { Resolver } from '../../src/modules/outbox/destination-policy.js';
+import { DeliveryWorker, type DeliveryWorkerDeps } from '../../src/modules/outbox/worker.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { expect } from 'vitest';
@@ -274,7 +275,7 @@ export function createTestWorker(
   receiver: Pick<TestReceiver, 'caPem'>,
   options: TestWorkerOptions = {},
 ): DeliveryWorker {
-  return new DeliveryWorker({
+  const deps = {
     database: options.database ?? t.database,
     config: { ...t.config.webhook, ...options.config },
     keys: t.keys,
@@ -284,7 +285,8 @@ export function createTestWorker(
     resolver: localResolver,
     extraCa: [receiver.caPem],
     ...options.deps,
-  });
+  };
+  return new DeliveryWorker({ ...deps, listeners: deps.listeners ?? new ListenerRelay(deps) });
 }
 
 /** A started worker (woken on commit and by its timers), for tests of the worker's own waking. */

@@ -3,8 +3,8 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEM_TYPES } from '../../src/http/problem.js';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../../src/modules/auth/scopes.js';
-import { EVENT_TYPES } from '../../src/modules/events/types.js';
-import { DELIVERY_HEADERS } from '../../src/modules/events/webhooks-openapi.js';
+import { EVENT_TYPES } from '../../src/modules/outbox/types.js';
+import { DELIVERY_HEADERS } from '../../src/modules/outbox/webhooks-openapi.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { SPEC_ENDPOINTS } from './spec-endpoints.js';
 

@@ -9,7 +9,7 @@
  * nothing leaves 127.0.0.1).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type TransportRequest, PinnedTransport, type WebhookTransport } from '../../src/modules/webhooks/transport.js';
+import { type TransportRequest, PinnedTransport, type WebhookTransport } from '../../src/modules/outbox/transport.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { type DnsAnswer, HOSTILE_DNS_ALLOWED, REFUSED, tableResolver } from '../helpers/hostile-destinations.js';
 import { tenantWithToken } from '../helpers/tenants.js';

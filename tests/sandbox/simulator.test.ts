@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientOpenApiDocument } from '../../src/http/openapi.js';
-import { EVENT_TYPES } from '../../src/modules/events/types.js';
+import { EVENT_TYPES } from '../../src/modules/outbox/types.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { expectProblem } from '../helpers/problems.js';
 import { tokenFor } from '../helpers/tenants.js';

@@ -4,7 +4,7 @@
  * action changes nothing and records no event.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listEventsOfResource } from '../../src/modules/events/repository.js';
+import { listEventsOfResource } from '../../src/modules/outbox/repository/events.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { expectInvalid, expectProblem } from '../helpers/problems.js';
 import { admin } from '../helpers/tenants.js';

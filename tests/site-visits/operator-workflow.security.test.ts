@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Problem } from '../../src/http/problem.js';
-import { listEventsOfResource } from '../../src/modules/events/repository.js';
+import { listEventsOfResource } from '../../src/modules/outbox/repository/events.js';
 import { performWorkflowAction } from '../../src/modules/site-visits/workflow.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { expectInvalid, expectProblem } from '../helpers/problems.js';

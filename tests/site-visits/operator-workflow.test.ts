@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRow } from '../../src/db/schema.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { listEventsOfResource } from '../../src/modules/events/repository.js';
-import { toEnvelope } from '../../src/modules/events/service.js';
+import { listEventsOfResource } from '../../src/modules/outbox/repository/events.js';
+import { toEnvelope } from '../../src/modules/outbox/service.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { admin } from '../helpers/tenants.js';
 import { createVisit, operatorCreateVisit, visitBody, visitTenant, workflowAction } from '../helpers/visits.js';

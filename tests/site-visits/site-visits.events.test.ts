@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listEventsOfResource } from '../../src/modules/events/repository.js';
+import { listEventsOfResource } from '../../src/modules/outbox/repository/events.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { visitBody, visitTenant } from '../helpers/visits.js';
 

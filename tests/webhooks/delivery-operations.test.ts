@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventType } from '../../src/modules/events/types.js';
+import type { EventType } from '../../src/modules/outbox/types.js';
 import type { TestApp } from '../helpers/app.js';
 import { expectInvalid, expectProblem } from '../helpers/problems.js';
 import { admin, tenantWithToken } from '../helpers/tenants.js';

@@ -5,9 +5,9 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DnsFailure, type Resolver } from '../../src/modules/webhooks/destination-policy.js';
-import type { WebhookTransport } from '../../src/modules/webhooks/transport.js';
-import type { DeliveryWorker } from '../../src/modules/webhooks/worker.js';
+import { DnsFailure, type Resolver } from '../../src/modules/outbox/destination-policy.js';
+import type { WebhookTransport } from '../../src/modules/outbox/transport.js';
+import type { DeliveryWorker } from '../../src/modules/outbox/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { tenantWithToken } from '../helpers/tenants.js';
 import {

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/lib/clock.js';
-import type { DeliveryWorker } from '../../src/modules/webhooks/worker.js';
+import type { DeliveryWorker } from '../../src/modules/outbox/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { admin, tenantWithToken } from '../helpers/tenants.js';
 import {

@@ -9,7 +9,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
-import type { DeliveryWorker } from '../../src/modules/webhooks/worker.js';
+import type { DeliveryWorker } from '../../src/modules/outbox/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createListener, openStream, type StreamMessage } from '../helpers/listener-stream.js';
 import { expectProblem } from '../helpers/problems.js';

@@ -7,9 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listEventsOfResource } from '../../src/modules/events/repository.js';
-import { toEnvelope } from '../../src/modules/events/service.js';
-import { EVENT_TYPES, type EventType } from '../../src/modules/events/types.js';
+import { listEventsOfResource } from '../../src/modules/outbox/repository/events.js';
+import { toEnvelope } from '../../src/modules/outbox/service.js';
+import { EVENT_TYPES, type EventType } from '../../src/modules/outbox/types.js';
 import type { TestApp } from '../helpers/app.js';
 import { admin } from '../helpers/tenants.js';
 import { createVisit, operatorCreateVisit, visitBody, type VisitTenant, workflowAction } from '../helpers/visits.js';

@@ -7,11 +7,11 @@ import type { ComponentDefinitions } from '../../http/components.js';
 import { CappedListMeta, ListMeta, ResourceMeta } from '../../http/envelope.js';
 import { OpenApiDocumentSchema } from '../../http/openapi.js';
 import { TokenRequestBody, TokenResponseBody } from '../auth/routes.js';
-import { EVENT_ENVELOPE_SCHEMAS } from '../events/schemas.js';
-import { EVENT_TYPES } from '../events/types.js';
-import { eventSchemaName } from '../events/webhooks-openapi.js';
+import { EVENT_ENVELOPE_SCHEMAS } from '../outbox/event-schemas.js';
+import { EVENT_TYPES } from '../outbox/types.js';
+import { eventSchemaName } from '../outbox/webhooks-openapi.js';
 import { FileObject, FileVersion } from '../files/schemas.js';
-import { Listener, ListenerCreateBody, ListenerDocument } from '../webhooks/listener-schemas.js';
+import { Listener, ListenerCreateBody, ListenerDocument } from '../webhook-listeners/schemas.js';
 import {
   FileAttachmentUpload,
   MessageCreateBody,
@@ -55,19 +55,16 @@ import {
   TenantPatchBody,
   TenantWithCredentials,
 } from '../tenants/schemas.js';
+import { BulkRetryBody, BulkRetryResult, Delivery, DeliveryAttemptSchema } from '../outbox/delivery-schemas.js';
 import {
   AdminSubscriptionCreateBody,
-  BulkRetryBody,
-  BulkRetryResult,
-  Delivery,
-  DeliveryAttemptSchema,
   Subscription,
   SubscriptionCreateBody,
   SubscriptionDocument,
   SubscriptionList,
   SubscriptionPatchBody,
   SubscriptionWithHealth,
-} from '../webhooks/schemas.js';
+} from '../webhook-subscriptions/schemas.js';
 import * as examples from './examples.js';
 import * as operator from './operator-examples.js';
 

@@ -3,7 +3,7 @@
  * a return label, a message with an attachment, a webhook subscription and the visit's events). Each is
  * checked against its schema (tests/unit/openapi-examples.test.ts, and the linters' example rules).
  */
-import { EVENT_TYPES, type EventType, PAYLOAD_VERSION } from '../events/types.js';
+import { EVENT_TYPES, type EventType, PAYLOAD_VERSION } from '../outbox/types.js';
 
 export const CLIENT_ID = 'tnt_3d7f9k2m4q6s8v0x1z3b5c7e9g';
 const SITE_ID = 'site_5k2x8m4q7b1c9d3f6g0h2j4n6p';

@@ -10,7 +10,7 @@ import { assertIfMatch } from '../../http/concurrency.js';
 import { type CursorCodec, type Page, readPage } from '../../http/pagination.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
-import { type EventLog, recordEvent } from '../events/service.js';
+import { type EventLog, recordEvent } from '../outbox/service.js';
 import { resolveItem, resolveProject } from '../reference/service.js';
 import { resolveSiteAssets } from '../site-assets/service.js';
 import { getSite, getSiteByCode } from '../sites/service.js';

@@ -10,7 +10,7 @@ import { Problem } from '../../http/problem.js';
 import type { VisitRecord } from './repository.js';
 import * as repository from './repository.js';
 import type { SimulatedAction, WorkflowAction } from './schemas.js';
-import type { EventLog } from '../events/service.js';
+import type { EventLog } from '../outbox/service.js';
 import { performWorkflowAction } from './workflow.js';
 
 export const SIMULATED_REP = 'Sandbox Rep';

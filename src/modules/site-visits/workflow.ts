@@ -9,8 +9,8 @@
 import type { Transaction } from 'kysely';
 import type { Database, EventRow, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
-import { type EventLog, recordEvent } from '../events/service.js';
-import type { EventType } from '../events/types.js';
+import { type EventLog, recordEvent } from '../outbox/service.js';
+import type { EventType } from '../outbox/types.js';
 import * as repository from './repository.js';
 import type { VisitRecord } from './repository.js';
 import { AWAITING_REASSIGNMENT, type WorkflowAction, type WorkflowActionName } from './schemas.js';

@@ -8,7 +8,7 @@ import {
   DestinationPolicy,
   DnsFailure,
   type Resolver,
-} from '../../../src/modules/webhooks/destination-policy.js';
+} from '../../../src/modules/outbox/destination-policy.js';
 
 describe('address classification', () => {
   it.each([

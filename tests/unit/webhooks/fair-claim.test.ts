@@ -5,7 +5,7 @@ import {
   destinationOf,
   expressSlots,
   type InFlight,
-} from '../../../src/modules/webhooks/fair-claim.js';
+} from '../../../src/modules/outbox/fair-claim.js';
 
 const SLOTS = { shared: 16, express: 2 };
 const idle: InFlight = { tenants: new Map(), destinations: new Map(), total: 0 };

@@ -3,8 +3,8 @@
  * results, reports and notices; a result is a status (100-599) or an error, never neither.
  */
 import { describe, expect, it } from 'vitest';
-import { parseNotice, parseReport, parseResult } from '../../../src/modules/webhooks/listener-protocol.js';
-import { verdictForStatus } from '../../../src/modules/webhooks/attempt-verdict.js';
+import { parseNotice, parseReport, parseResult } from '../../../src/modules/webhook-listeners/protocol.js';
+import { verdictForStatus } from '../../../src/modules/outbox/attempt-verdict.js';
 
 const result = (fields: Record<string, unknown>) =>
   JSON.stringify({ type: 'result', deliveryId: 'dlv_1', attempt: 2, durationMs: 12.4, ...fields });

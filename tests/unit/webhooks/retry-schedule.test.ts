@@ -1,10 +1,10 @@
 /**
- * The wait before each retry (worker.ts retryDelayMs): the schedule's entry for the attempt within the round,
+ * The wait before each retry (retry-schedule.ts retryDelayMs): the schedule's entry for the attempt within the round,
  * the last entry repeating, each within ±20% jitter; with the configured default schedule of SPEC's 8 attempts.
  */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
-import { retryDelayMs } from '../../../src/modules/webhooks/worker.js';
+import { retryDelayMs } from '../../../src/modules/outbox/retry-schedule.js';
 
 const SCHEDULE = [5_000, 300_000, 1_800_000];
 const lowest = () => 0;

@@ -4,13 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  deliveryHeaders,
-  sealSecret,
-  signLegacy,
-  signV1,
-  unsealSecret,
-} from '../../../src/modules/webhooks/signing.js';
+import { deliveryHeaders, sealSecret, signLegacy, signV1, unsealSecret } from '../../../src/modules/outbox/signing.js';
 
 const BODY = Buffer.from('{"id":"evt_1"}', 'utf8');
 const SECRET = 'whsec test ✓ secret';

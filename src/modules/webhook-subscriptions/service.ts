@@ -1,34 +1,25 @@
 /**
  * Subscription rules (SPEC: Webhook subscriptions endpoint rules, States and transitions): creation,
  * partial update with rotation, upgrade and the signing-version race, the destination check on every write,
- * and the operator's views of subscriptions and deliveries.
+ * the tenant's cap on active subscriptions, and the operator's view of subscriptions with their health.
  */
 import type { Kysely, Transaction, Updateable } from 'kysely';
-import type {
-  Database,
-  WebhookDeliveryRow,
-  WebhookSubscriptionRow,
-  WebhookSubscriptionsTable,
-} from '../../db/schema.js';
-import { isoTime } from '../../http/envelope.js';
+import type { Database, WebhookSubscriptionRow, WebhookSubscriptionsTable } from '../../db/schema.js';
+import { isoTime, isoTimeOrNull } from '../../http/envelope.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
 import { findTenant, lockTenant } from '../tenants/service.js';
-import type { DestinationPolicy } from './destination-policy.js';
-import { isListenerId } from './listener-repository.js';
+import type { DestinationPolicy } from '../outbox/destination-policy.js';
+import { type DeliveryCounts, deliveryCountsBySubscription } from '../outbox/operator-deliveries.js';
+import { sealSecret } from '../outbox/signing.js';
 import * as repository from './repository.js';
 import type {
   AdminSubscriptionCreate,
-  BulkRetryBodyValue,
-  BulkRetryResultValue,
-  DeliveryListQueryValue,
-  DeliveryValue,
   SubscriptionCreate,
   SubscriptionPatch,
   SubscriptionValue,
   SubscriptionWithHealthValue,
 } from './schemas.js';
-import { sealSecret } from './signing.js';
 
 export interface SubscriptionDeps {
   db: Kysely<Database>;
@@ -51,20 +42,18 @@ export function toSubscription(row: WebhookSubscriptionRow): SubscriptionValue {
   };
 }
 
-const isoOrNull = (value: Date | null) => (value ? isoTime(value) : null);
-
 export function toSubscriptionWithHealth(
   row: WebhookSubscriptionRow,
-  recent: repository.DeliveryCounts = { succeeded: 0, failed: 0, pending: 0 },
+  recent: DeliveryCounts = { succeeded: 0, failed: 0, pending: 0 },
 ): SubscriptionWithHealthValue {
   const settled = recent.succeeded + recent.failed;
   return {
     ...toSubscription(row),
     health: {
       consecutiveFailures: row.consecutive_failures,
-      failingSince: isoOrNull(row.failing_since),
-      lastSuccessAt: isoOrNull(row.last_success_at),
-      lastFailureAt: isoOrNull(row.last_failure_at),
+      failingSince: isoTimeOrNull(row.failing_since),
+      lastSuccessAt: isoTimeOrNull(row.last_success_at),
+      lastFailureAt: isoTimeOrNull(row.last_failure_at),
       lastError: row.last_error,
       deactivatedReason: row.deactivated_reason,
       last24Hours: { ...recent, successRate: settled === 0 ? null : recent.succeeded / settled },
@@ -272,70 +261,7 @@ export async function listSubscriptionsWithHealth(
   if (!(await findTenant(db, tenantId))) throw notFound('Tenant');
   const [rows, recent] = await Promise.all([
     repository.listSubscriptions(db, tenantId),
-    repository.countDeliveriesBySubscription(db, tenantId, new Date(now.getTime() - DAY_MS)),
+    deliveryCountsBySubscription(db, tenantId, new Date(now.getTime() - DAY_MS)),
   ]);
   return rows.map((row) => toSubscriptionWithHealth(row, recent.get(row.id)));
 }
-
-// ---------------------------------------------------------------------------------------------
-// Deliveries (operator)
-
-export function toDelivery(row: WebhookDeliveryRow): DeliveryValue {
-  return {
-    deliveryId: row.id,
-    eventId: row.event_id,
-    eventType: row.event_type,
-    subscriptionId: row.subscription_id,
-    targetKind: isListenerId(row.subscription_id) ? 'listener' : 'subscription',
-    tenantId: row.tenant_id,
-    status: row.status,
-    attempts: row.attempts,
-    attemptLog: row.attempt_log,
-    nextAttemptAt: row.status === 'pending' ? isoTime(row.next_attempt_at) : null,
-    lastError: row.last_error,
-    createdAt: isoTime(row.created_at),
-    updatedAt: isoTime(row.updated_at),
-    completedAt: isoOrNull(row.completed_at),
-  };
-}
-
-export async function listDeliveries(db: Kysely<Database>, query: DeliveryListQueryValue): Promise<DeliveryValue[]> {
-  const rows = await repository.listDeliveries(db, query, query.limit ?? 1000, query.order ?? 'asc');
-  return rows.map(toDelivery);
-}
-
-export async function getDelivery(db: Kysely<Database>, deliveryId: string): Promise<DeliveryValue> {
-  const row = await repository.findDelivery(db, deliveryId);
-  if (!row) throw notFound('Delivery');
-  return toDelivery(row);
-}
-
-/**
- * Every terminally failed delivery matching the filter gets a new round of attempts (one statement), or,
- * with dryRun, is only counted: the operator sees how many a retry would reopen before reopening them.
- */
-export async function retryFailedDeliveries(
-  db: Kysely<Database>,
-  body: BulkRetryBodyValue,
-  now: Date,
-): Promise<BulkRetryResultValue> {
-  const { dryRun = false, ...filter } = body;
-  if (dryRun) return { dryRun, matched: await repository.countFailedDeliveries(db, filter) };
-  const matched = await db.transaction().execute((tx) => repository.reopenFailedDeliveries(tx, filter, now));
-  return { dryRun, matched };
-}
-
-/** A new round of WEBHOOK_MAX_ATTEMPTS attempts for a terminally failed delivery; the event id stays. */
-export async function retryDelivery(db: Kysely<Database>, deliveryId: string, now: Date): Promise<DeliveryValue> {
-  const row = await db.transaction().execute((tx) => repository.reopenFailedDelivery(tx, deliveryId, now));
-  if (row) return toDelivery(row);
-  const existing = await repository.findDelivery(db, deliveryId);
-  if (!existing) throw notFound('Delivery');
-  throw new Problem(
-    'invalid-state',
-    `Only a terminally failed delivery can be retried; this one is ${existing.status}.`,
-  );
-}
-
-/** The outbox's fan-out: one delivery per matching subscription of the event's tenant, in the event's transaction. */
-export { enqueueDeliveries } from './repository.js';

@@ -8,7 +8,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, EventRow, WebhookSubscriptionRow } from '../../db/schema.js';
 import { type ClaimCandidate, destinationOf } from './fair-claim.js';
-import { lostAttemptEntry } from './repository.js';
+import { lostAttemptEntry } from './repository/queue.js';
 
 /** A claimed delivery with what its attempt needs: the event and the subscription as they are now. */
 export interface ClaimedDelivery {

@@ -9,9 +9,9 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
-import { ListenerHub } from './listener-hub.js';
-import { ListenerCreateBody, ListenerDocument } from './listener-schemas.js';
-import * as service from './listener-service.js';
+import { ListenerHub } from './hub.js';
+import { ListenerCreateBody, ListenerDocument } from './schemas.js';
+import * as service from './service.js';
 
 const tags = ['Sandbox'];
 

@@ -5,7 +5,7 @@
  */
 import { Type } from 'typebox';
 import type { JsonObject } from '../../http/openapi.js';
-import { EVENT_DESCRIPTIONS } from './schemas.js';
+import { EVENT_DESCRIPTIONS } from './event-schemas.js';
 import { EVENT_TYPES, type EventType } from './types.js';
 
 export const WEBHOOK_TAG = 'Webhook events';

@@ -1,66 +1,15 @@
-/** Operator API: legacy subscriptions, subscription health, and the delivery records with their retry. */
+/** Operator API: the delivery records with their attempt logs, and their retry. */
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
 import { DataOf as data, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
-import { TenantParams } from '../tenants/schemas.js';
-import {
-  AdminSubscriptionCreateBody,
-  BulkRetryBody,
-  BulkRetryResult,
-  Delivery,
-  DeliveryListQuery,
-  DeliveryParams,
-  Subscription,
-  SubscriptionWithHealth,
-} from './schemas.js';
-import * as webhooks from './service.js';
+import { BulkRetryBody, BulkRetryResult, Delivery, DeliveryListQuery, DeliveryParams } from './delivery-schemas.js';
+import * as deliveries from './operator-deliveries.js';
 
 const tags = ['Webhooks'];
 
-export function registerWebhookAdminRoutes(app: Api, ctx: AppContext): void {
+export function registerDeliveryAdminRoutes(app: Api, ctx: AppContext): void {
   const { db, clock } = ctx;
-
-  app.post(
-    '/admin/v1/tenants/:tenantId/webhook-subscriptions',
-    {
-      schema: {
-        operationId: 'createLegacyWebhookSubscription',
-        summary: 'Create a legacy webhook subscription',
-        description:
-          'For subscriptions carried over from before v1: signed with the server-held legacy key until the client upgrades it. The destination rules apply.',
-        tags,
-        params: TenantParams,
-        body: AdminSubscriptionCreateBody,
-        response: { 201: data(Subscription), ...problemResponses([401, 404, 422, 503]) },
-      },
-    },
-    async (request, reply) =>
-      reply.code(201).send({
-        data: await webhooks.createLegacySubscription(
-          { db, destinations: ctx.destinations },
-          request.params.tenantId,
-          request.body,
-          clock.now(),
-        ),
-      }),
-  );
-
-  app.get(
-    '/admin/v1/tenants/:tenantId/webhook-subscriptions',
-    {
-      schema: {
-        operationId: 'listTenantWebhookSubscriptions',
-        summary: "List a tenant's webhook subscriptions with their delivery health",
-        description:
-          'Each subscription of the tenant, legacy and v1, with its delivery health: consecutive failures, last success and failure, and the outcome of its deliveries of the last 24 hours.',
-        tags,
-        params: TenantParams,
-        response: { 200: data(Type.Array(SubscriptionWithHealth)), ...problemResponses([401, 404]) },
-      },
-    },
-    async (request) => ({ data: await webhooks.listSubscriptionsWithHealth(db, request.params.tenantId, clock.now()) }),
-  );
 
   app.get(
     '/admin/v1/deliveries',
@@ -75,7 +24,7 @@ export function registerWebhookAdminRoutes(app: Api, ctx: AppContext): void {
         response: { 200: data(Type.Array(Delivery)), ...problemResponses([401, 422]) },
       },
     },
-    async (request) => ({ data: await webhooks.listDeliveries(db, request.query) }),
+    async (request) => ({ data: await deliveries.listDeliveries(db, request.query) }),
   );
 
   app.get(
@@ -91,7 +40,7 @@ export function registerWebhookAdminRoutes(app: Api, ctx: AppContext): void {
         response: { 200: data(Delivery), ...problemResponses([401, 404]) },
       },
     },
-    async (request) => ({ data: await webhooks.getDelivery(db, request.params.deliveryId) }),
+    async (request) => ({ data: await deliveries.getDelivery(db, request.params.deliveryId) }),
   );
 
   app.post(
@@ -108,7 +57,7 @@ export function registerWebhookAdminRoutes(app: Api, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const result = await webhooks.retryFailedDeliveries(db, request.body, clock.now());
+      const result = await deliveries.retryFailedDeliveries(db, request.body, clock.now());
       return reply.code(result.dryRun ? 200 : 202).send({ data: result });
     },
   );
@@ -130,6 +79,6 @@ export function registerWebhookAdminRoutes(app: Api, ctx: AppContext): void {
       },
     },
     async (request, reply) =>
-      reply.code(202).send({ data: await webhooks.retryDelivery(db, request.params.deliveryId, clock.now()) }),
+      reply.code(202).send({ data: await deliveries.retryDelivery(db, request.params.deliveryId, clock.now()) }),
   );
 }

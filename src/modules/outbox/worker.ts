@@ -13,25 +13,24 @@
  * Its slots are shared out fairly (fair-claim.ts, claiming.ts): round-robin by tenant and by destination
  * rather than in due order, and a tenant with nothing in flight may take one of a few express slots when
  * all are busy, so that one tenant's backlog to a slow receiver cannot starve another tenant's events.
+ *
+ * This file is the loop (claim, launch, wake, stop); one attempt is sent by attempt.ts and recorded by
+ * attempt-recorder.ts (the wait before a retry: retry-schedule.ts; the target's health: subscription-health.ts).
  */
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../../config.js';
 import type { AppDatabase } from '../../db/database.js';
 import { listenForNotifications, type NotificationListener } from '../../db/notifications.js';
-import type { DeliveryAttempt } from '../../db/schema.js';
-import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../runtime/metrics.js';
-import { toEnvelope } from '../events/service.js';
-import { type Verdict, verdictForStatus } from './attempt-verdict.js';
+import { AttemptSender, type ListenerAttempts } from './attempt.js';
+import { AttemptRecorder } from './attempt-recorder.js';
 import { type ClaimedDelivery, claimDeliveries, findDueCandidates } from './claiming.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
 import { chooseFairly, destinationOf, expressSlots, type InFlight, type Slots } from './fair-claim.js';
-import { isListenerId } from './listener-repository.js';
-import { ListenerRelay } from './listener-relay.js';
-import * as queue from './repository.js';
-import { deliveryHeaders, unsealSecret } from './signing.js';
-import { describeTransportError, PinnedTransport, type WebhookTransport } from './transport.js';
+import { failExhaustedLeases } from './repository/queue.js';
+import { PinnedTransport, type WebhookTransport } from './transport.js';
+import { DELIVERY_CHANNEL } from './wake-workers.js';
 
 export interface DeliveryWorkerDeps {
   database: AppDatabase;
@@ -49,27 +48,14 @@ export interface DeliveryWorkerDeps {
   random?: () => number;
   /** Counts attempt outcomes (the process's metrics). */
   metrics?: Metrics;
-  /** Hands attempts to sandbox webhook listeners' streams (default: one of its own, started when first needed). */
-  listeners?: ListenerRelay;
-}
-
-const JITTER = 0.2;
-const INACTIVE = 'the subscription is inactive';
-
-/** The wait before the next attempt of a round, ±20%: the schedule's entry for this attempt, the last one repeating. */
-export function retryDelayMs(schedule: readonly number[], attemptInRound: number, random: () => number): number {
-  if (schedule.length === 0) return 0;
-  const base = schedule[Math.min(attemptInRound - 1, schedule.length - 1)]!;
-  return Math.max(0, Math.round(base * (1 - JITTER + 2 * JITTER * random())));
+  /** Hands attempts to sandbox webhook listeners' streams (webhook-listeners' ListenerRelay). */
+  listeners: ListenerAttempts;
 }
 
 export class DeliveryWorker {
   private readonly db;
-  private readonly policy: DestinationPolicy;
   private readonly transport: WebhookTransport;
   private readonly ownsTransport: boolean;
-  private readonly random: () => number;
-  private readonly listeners: ListenerRelay;
   private readonly inflight = new Map<
     string,
     { promise: Promise<void>; abort: AbortController; tenantId: string; destination: string }
@@ -86,21 +72,13 @@ export class DeliveryWorker {
   private abandoned = false;
   /** Attempts launched so far: processAll stops once a claim launches none. */
   private launched = 0;
-  /** When this process last recorded a success per subscription: a healthy subscription is written at most once a second. */
-  private readonly healthyWrittenAt = new Map<string, number>();
-  /** Outcomes finishing together are written in one statement (while one is written, the next ones gather). */
-  private readonly outcomes = new Batcher<queue.AttemptRecord, boolean>((records) =>
-    queue.recordAttempts(this.db, records),
-  );
+  /** Sends each attempt (to the receiver, or a listener's stream). */
+  private readonly sender: AttemptSender;
+  /** Records each attempt's outcome, metrics, log line and the target's health. */
+  private readonly recorder: AttemptRecorder;
 
   constructor(private readonly deps: DeliveryWorkerDeps) {
     this.db = deps.database.db;
-    this.policy =
-      deps.policy ??
-      new DestinationPolicy({
-        resolver: deps.resolver ?? systemResolver(),
-        testAllowedDestinations: deps.config.testAllowedDestinations,
-      });
     this.slots = { shared: deps.config.concurrency, express: expressSlots(deps.config.concurrency) };
     this.ownsTransport = deps.transport === undefined;
     this.transport =
@@ -111,15 +89,15 @@ export class DeliveryWorker {
         connections: this.slots.shared + this.slots.express,
         ...(deps.extraCa ? { extraCa: deps.extraCa } : {}),
       });
-    this.random = deps.random ?? Math.random;
-    this.listeners =
-      deps.listeners ?? new ListenerRelay({ database: deps.database, clock: deps.clock, logger: deps.logger });
-  }
-
-  /** How long one attempt may take: the configured timeout, kept well inside the lease. */
-  private get attemptTimeoutMs(): number {
-    const { timeoutMs, leaseMs } = this.deps.config;
-    return Math.max(1, Math.min(timeoutMs, Math.floor(leaseMs * 0.8)));
+    const policy =
+      deps.policy ??
+      new DestinationPolicy({
+        resolver: deps.resolver ?? systemResolver(),
+        testAllowedDestinations: deps.config.testAllowedDestinations,
+      });
+    const random = deps.random ?? Math.random;
+    this.sender = new AttemptSender({ ...deps, policy, transport: this.transport });
+    this.recorder = new AttemptRecorder({ ...deps, db: this.db, random });
   }
 
   async start(): Promise<void> {
@@ -127,7 +105,7 @@ export class DeliveryWorker {
     this.state = 'running';
     this.listener = await listenForNotifications(
       this.deps.database,
-      queue.DELIVERY_CHANNEL,
+      DELIVERY_CHANNEL,
       () => this.wake(),
       this.deps.logger,
     );
@@ -187,9 +165,9 @@ export class DeliveryWorker {
         const now = clock.now();
         if (now.getTime() - this.lastSweep >= config.pollIntervalMs) {
           this.lastSweep = now.getTime();
-          const exhausted = await queue.failExhaustedLeases(this.db, now, config.maxAttempts);
+          const exhausted = await failExhaustedLeases(this.db, now, config.maxAttempts);
           for (const subscriptionId of exhausted)
-            await this.recordHealth(subscriptionId, false, "no outcome recorded: the worker's lease expired");
+            await this.recorder.health.record(subscriptionId, false, "no outcome recorded: the worker's lease expired");
         }
         const room = this.slots.shared + this.slots.express - this.inflight.size;
         if (room <= 0) return;
@@ -270,142 +248,11 @@ export class DeliveryWorker {
 
   /** One attempt of one delivery, from the policy check to the recorded outcome. */
   private async deliver(delivery: ClaimedDelivery, stopSignal: AbortSignal): Promise<void> {
-    const { clock, config, logger } = this.deps;
-    const startedAt = clock.now();
-    const started = performance.now();
-    // Every line of an attempt names the tenant, event, delivery and attempt: an event can be followed from
-    // the request that recorded it (its "event recorded" line) to its last attempt.
-    const log = logger.child({
-      tenantId: delivery.tenant_id,
-      eventId: delivery.event.id,
-      eventType: delivery.event.type,
-      deliveryId: delivery.id,
-      subscriptionId: delivery.subscription.id,
-      attempt: delivery.attempt,
-    });
-    const timeout = AbortSignal.timeout(this.attemptTimeoutMs);
-    const signal = AbortSignal.any([timeout, stopSignal]);
-
-    let verdict: Verdict;
-    try {
-      verdict = await this.attempt(delivery, signal);
-    } catch (error) {
-      const reason = timeout.aborted ? `timed out after ${this.attemptTimeoutMs} ms` : describeTransportError(error);
-      verdict = { outcome: 'retry', statusCode: null, error: reason };
-    }
+    const attempt = await this.sender.attempt(delivery, stopSignal);
     if (this.abandoned) return;
-
-    const now = clock.now();
-    const entry: DeliveryAttempt = {
-      attempt: delivery.attempt,
-      at: startedAt.toISOString(),
-      statusCode: verdict.statusCode,
-      error: verdict.outcome === 'succeeded' ? null : verdict.error,
-      durationMs: Math.round(performance.now() - started),
-    };
-    const attemptInRound = delivery.attempt - delivery.round_start;
-    let outcome: queue.AttemptOutcome;
-    if (verdict.outcome === 'succeeded') outcome = { status: 'succeeded' };
-    else if (verdict.outcome === 'failed' || attemptInRound >= config.maxAttempts) outcome = { status: 'failed' };
-    else
-      outcome = {
-        status: 'pending',
-        nextAttemptAt: new Date(now.getTime() + retryDelayMs(config.retryScheduleMs, attemptInRound, this.random)),
-      };
-
-    const recorded = await this.outcomes.add({ deliveryId: delivery.id, entry, outcome, now });
-    if (!recorded) {
-      log.warn('webhook attempt outcome dropped: the delivery was claimed again after its lease ran out');
-      return;
-    }
-    const counted = outcome.status === 'pending' ? 'retry_scheduled' : outcome.status;
-    this.deps.metrics?.deliveries.inc({ outcome: counted });
-    this.deps.metrics?.deliveryDuration.observe({ outcome: counted }, (entry.durationMs ?? 0) / 1000);
-    if (verdict.outcome === 'succeeded') {
-      log.info({ statusCode: verdict.statusCode, durationMs: entry.durationMs }, 'webhook delivered');
-    } else {
-      const next = outcome.status === 'pending' ? outcome.nextAttemptAt.toISOString() : 'none (failed terminally)';
-      log.info(
-        { statusCode: verdict.statusCode, error: verdict.error, durationMs: entry.durationMs, next },
-        'webhook attempt failed',
-      );
-    }
-    // A claim of an inactive subscription sends nothing, so it says nothing about the receiver's health.
-    if (verdict.outcome === 'succeeded' || verdict.error !== INACTIVE)
-      await this.recordHealth(delivery.subscription.id, verdict.outcome === 'succeeded', entry.error ?? '');
+    const nextAttemptAt = await this.recorder.record(delivery, attempt);
     // Only now: the next attempt sees this one's health (an automatic deactivation) even with a short wait.
-    if (outcome.status === 'pending') this.wakeBy(outcome.nextAttemptAt);
-  }
-
-  private async attempt(delivery: ClaimedDelivery, signal: AbortSignal): Promise<Verdict> {
-    const { subscription, event } = delivery;
-    // A sandbox listener is reached through its stream, never by a connection of the server's.
-    if (isListenerId(subscription.id)) return this.listeners.attempt(delivery, signal);
-    if (!subscription.is_active) return { outcome: 'failed', statusCode: null, error: INACTIVE };
-
-    const decision = await abortable(this.policy.check(subscription.target_url), signal);
-    if (decision.kind === 'violation')
-      return { outcome: 'failed', statusCode: null, error: `destination refused: ${decision.message}` };
-    if (decision.kind === 'unavailable') return { outcome: 'retry', statusCode: null, error: decision.message };
-
-    let secret: string | undefined;
-    if (subscription.signing_version === 'v1') {
-      secret = subscription.secret_sealed
-        ? unsealSecret(this.deps.keys.webhookEncryptionKey, subscription.id, subscription.secret_sealed)
-        : undefined;
-      if (secret === undefined)
-        return {
-          outcome: 'retry',
-          statusCode: null,
-          error: 'the subscription secret could not be decrypted (WEBHOOK_ENCRYPTION_KEY changed?)',
-        };
-    }
-    const body = Buffer.from(JSON.stringify(toEnvelope(event)), 'utf8');
-    const headers = deliveryHeaders({
-      eventId: event.id,
-      eventType: event.type,
-      deliveryId: delivery.id,
-      attempt: delivery.attempt,
-      body,
-      signingVersion: subscription.signing_version,
-      secret,
-      legacyKey: this.deps.keys.legacyWebhookKey,
-      now: this.deps.clock.now(),
-    });
-    const { statusCode } = await this.transport.send({
-      url: decision.url,
-      hostname: decision.hostname,
-      addresses: decision.addresses,
-      headers,
-      body,
-      signal,
-    });
-    return verdictForStatus(statusCode);
-  }
-
-  private async recordHealth(subscriptionId: string, success: boolean, error: string): Promise<void> {
-    const now = this.deps.clock.now();
-    if (success) {
-      const written = this.healthyWrittenAt.get(subscriptionId);
-      if (written !== undefined && now.getTime() - written < 1_000) return;
-      this.healthyWrittenAt.set(subscriptionId, now.getTime());
-      if (this.healthyWrittenAt.size > 10_000) this.healthyWrittenAt.clear();
-    } else {
-      this.healthyWrittenAt.delete(subscriptionId);
-    }
-    try {
-      if (success) await queue.recordSubscriptionSuccess(this.db, subscriptionId, now);
-      else if (
-        await queue.recordSubscriptionFailure(this.db, subscriptionId, now, error, this.deps.config.autoDisableAfterMs)
-      ) {
-        this.deps.logger.warn(
-          { subscriptionId },
-          'webhook subscription deactivated after failing for WEBHOOK_AUTO_DISABLE_AFTER',
-        );
-      }
-    } catch (failure) {
-      this.deps.logger.warn({ err: failure, subscriptionId }, 'webhook subscription health not recorded');
-    }
+    if (nextAttemptAt) this.wakeBy(nextAttemptAt);
   }
 
   /**
@@ -440,26 +287,7 @@ export class DeliveryWorker {
     this.state = 'stopped';
     await this.listener?.close();
     this.listener = undefined;
-    await this.listeners.close();
+    await this.deps.listeners.close();
     if (this.ownsTransport) await this.transport.close();
   }
-}
-
-/** Rejects as soon as the signal aborts, even if the work itself cannot be cancelled (a DNS lookup). */
-function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }

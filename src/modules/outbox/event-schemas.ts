@@ -9,6 +9,8 @@ import { CalendarDate, DateTime, Nullable, StringEnum, TimeOfDay } from '../../h
 import type { VisitStatus } from '../site-visits/statuses.js';
 import { EVENT_TYPES, type EventType, PAYLOAD_VERSION } from './types.js';
 
+export const EventTypeSchema = StringEnum(EVENT_TYPES, { description: 'A site-visit lifecycle event type.' });
+
 /** When each event is emitted (SPEC: Event types). */
 export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'ticket.created':

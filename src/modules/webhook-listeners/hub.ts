@@ -23,8 +23,8 @@ import type { WebhookConfig } from '../../config.js';
 import type { AppDatabase } from '../../db/database.js';
 import { listenForNotifications, type NotificationListener } from '../../db/notifications.js';
 import type { Clock } from '../../lib/clock.js';
-import { toEnvelope } from '../events/service.js';
-import * as listeners from './listener-repository.js';
+import { toEnvelope } from '../outbox/service.js';
+import * as listeners from './repository.js';
 import {
   type AttemptMessage,
   type AttemptReport,
@@ -35,8 +35,8 @@ import {
   REPORT_CHANNEL,
   STREAM_CHANNEL,
   type StreamNotice,
-} from './listener-protocol.js';
-import { deliveryHeaders, unsealSecret } from './signing.js';
+} from './protocol.js';
+import { deliveryHeaders, unsealSecret } from '../outbox/signing.js';
 
 export interface ListenerHubDeps {
   database: AppDatabase;

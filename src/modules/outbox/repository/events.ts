@@ -1,6 +1,6 @@
-import { jsonb } from '../../db/json.js';
-import type { EventRow } from '../../db/schema.js';
-import type { Executor } from '../../db/executor.js';
+import { jsonb } from '../../../db/json.js';
+import type { EventRow } from '../../../db/schema.js';
+import type { Executor } from '../../../db/executor.js';
 
 export async function insertEvent(
   tx: Executor,

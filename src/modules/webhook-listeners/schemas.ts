@@ -1,8 +1,8 @@
 /** The sandbox's webhook listeners (issue 18): what `svc listen` opens and streams from. */
 import { type Static, Type } from 'typebox';
 import { DateTime } from '../../http/schemas.js';
-import { EVENT_TYPES } from '../events/types.js';
-import { EventTypeSchema } from './schemas.js';
+import { EVENT_TYPES } from '../outbox/types.js';
+import { EventTypeSchema } from '../outbox/event-schemas.js';
 
 export const ListenerCreateBody = Type.Object(
   {

@@ -13,15 +13,9 @@ import type { Logger } from 'pino';
 import type { AppDatabase } from '../../db/database.js';
 import { listenForNotifications, type NotificationListener } from '../../db/notifications.js';
 import type { Clock } from '../../lib/clock.js';
-import { type Verdict, verdictForStatus } from './attempt-verdict.js';
-import * as listeners from './listener-repository.js';
-import {
-  type AttemptReport,
-  parseReport,
-  REPORT_CHANNEL,
-  STREAM_CHANNEL,
-  type StreamNotice,
-} from './listener-protocol.js';
+import { type Verdict, verdictForStatus } from '../outbox/attempt-verdict.js';
+import * as listeners from './repository.js';
+import { type AttemptReport, parseReport, REPORT_CHANNEL, STREAM_CHANNEL, type StreamNotice } from './protocol.js';
 
 export interface ListenerRelayDeps {
   database: AppDatabase;

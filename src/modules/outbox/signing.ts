@@ -7,7 +7,10 @@
  */
 import { createHmac } from 'node:crypto';
 import { seal, unseal } from '../../lib/secrets.js';
-import type { SigningVersion } from './schemas.js';
+
+/** How a target's deliveries are signed: v1 with its own secret, legacy with the server-held key. */
+export const SIGNING_VERSIONS = ['legacy', 'v1'] as const;
+export type SigningVersion = (typeof SIGNING_VERSIONS)[number];
 
 /** The associated data that binds a sealed secret to its subscription: a copied ciphertext does not open elsewhere. */
 function secretContext(subscriptionId: string): string {

@@ -6,16 +6,10 @@
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database, EventRow, WebhookListenerRow } from '../../db/schema.js';
-import { notifyWorkers } from './repository.js';
+import { isListenerId } from '../outbox/targets.js';
+import { notifyWorkers } from '../outbox/wake-workers.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
-
-/** Every listener id starts so (checked by the table); a subscription id never does. */
-export const LISTENER_ID_PREFIX = 'whl_';
-
-export function isListenerId(id: string): boolean {
-  return id.startsWith(LISTENER_ID_PREFIX);
-}
 
 /** The error of a delivery left pending when its listener closed. */
 export const LISTENER_CLOSED = 'listener closed';

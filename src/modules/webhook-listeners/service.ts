@@ -9,11 +9,11 @@ import type { Database } from '../../db/schema.js';
 import { isoTime } from '../../http/envelope.js';
 import { notFound, Problem } from '../../http/problem.js';
 import { newId, newSecret } from '../../lib/ids.js';
-import { EVENT_TYPES } from '../events/types.js';
-import * as listeners from './listener-repository.js';
-import type { ListenerCreate, ListenerValue } from './listener-schemas.js';
-import { assertWebhookAccess } from './service.js';
-import { sealSecret } from './signing.js';
+import { EVENT_TYPES } from '../outbox/types.js';
+import * as listeners from './repository.js';
+import type { ListenerCreate, ListenerValue } from './schemas.js';
+import { assertWebhookAccess } from '../webhook-subscriptions/service.js';
+import { sealSecret } from '../outbox/signing.js';
 
 /** Open listeners per tenant (a developer's few terminals, not a delivery channel). */
 export const LISTENER_CAP = 5;
