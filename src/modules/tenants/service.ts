@@ -1,5 +1,6 @@
 /** Provisioning tenants and their credential pairs (operator API). */
 import type { Kysely, Transaction } from 'kysely';
+import { suppliedColumns } from '../../db/column-changes.js';
 import type { Database } from '../../db/schema.js';
 import { isoTime } from '../../http/envelope.js';
 import { notFound } from '../../http/problem.js';
@@ -14,6 +15,14 @@ export interface CredentialPairValue {
   client_id: string;
   client_secret: string;
 }
+
+/** API field → column, for the writable fields stored as given (scopes are stored in canonical order). */
+const TENANT_COLUMNS = {
+  name: 'name',
+  apiEnabled: 'api_enabled',
+  webhookAccess: 'webhook_access',
+  maxActiveSubscriptions: 'max_active_subscriptions',
+} as const;
 
 export function toTenant(row: repository.TenantRow): TenantValue {
   return {
@@ -80,11 +89,8 @@ export async function patchTenant(
   now: Date,
 ): Promise<TenantValue> {
   const row = await repository.updateTenant(db, tenantId, {
-    ...(patch.name !== undefined ? { name: patch.name } : {}),
+    ...suppliedColumns<TenantPatch, repository.TenantRow>(TENANT_COLUMNS, patch),
     ...(patch.scopes !== undefined ? { scopes: canonicalScopes(patch.scopes) } : {}),
-    ...(patch.apiEnabled !== undefined ? { api_enabled: patch.apiEnabled } : {}),
-    ...(patch.webhookAccess !== undefined ? { webhook_access: patch.webhookAccess } : {}),
-    ...(patch.maxActiveSubscriptions !== undefined ? { max_active_subscriptions: patch.maxActiveSubscriptions } : {}),
     updated_at: now,
   });
   if (!row) throw notFound('Tenant');
