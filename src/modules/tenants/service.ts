@@ -1,6 +1,7 @@
 /** Provisioning tenants and their credential pairs (operator API). */
 import type { Kysely, Transaction } from 'kysely';
 import { suppliedColumns } from '../../db/column-changes.js';
+import type { Executor } from '../../db/executor.js';
 import type { Database } from '../../db/schema.js';
 import { isoTime } from '../../http/envelope.js';
 import { notFound } from '../../http/problem.js';
@@ -125,5 +126,15 @@ export async function listCredentialPairs(db: Kysely<Database>, tenantId: string
   }));
 }
 
-/** The tenant's row as other modules read it (the lock serialises writes bounded by the tenant, e.g. a cap). */
-export { findTenant, lockTenant } from './repository.js';
+/** The tenant's row as other modules read it, or undefined. */
+export function findTenant(db: Executor, tenantId: string): Promise<repository.TenantRow | undefined> {
+  return repository.findTenant(db, tenantId);
+}
+
+/**
+ * The tenant's row, locked until the transaction ends: writes bounded by the tenant (a cap on its active
+ * subscriptions) take this lock first, and so run one at a time.
+ */
+export function lockTenant(tx: Transaction<Database>, tenantId: string): Promise<repository.TenantRow | undefined> {
+  return repository.lockTenant(tx, tenantId);
+}
