@@ -4,8 +4,7 @@
  * so everything above this file is written once.
  */
 import { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect } from 'kysely';
-import { PGliteDialect } from 'kysely-pglite-dialect';
+import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { EMBEDDED_START_PARAMS, prepareDataDirectory } from './embedded.js';
@@ -86,7 +85,7 @@ export function openPostgres(connectionString: string, max: number, statementTim
 }
 
 export function openPglite(pglite: PGlite): AppDatabase {
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
   return { db, kind: 'pglite', pool: undefined, pglite, close: () => db.destroy() };
 }
 

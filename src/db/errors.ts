@@ -13,6 +13,23 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return constraint === undefined || e.constraint === constraint || (e.message ?? '').includes(`"${constraint}"`);
 }
 
+/**
+ * Runs a write whose unique violation (of `constraint`, when named) is a duplicate the caller names: it
+ * throws the error `duplicate` makes (the resource's 409 problem) instead of the database's.
+ */
+export async function refusingDuplicate<T>(
+  write: () => Promise<T>,
+  duplicate: () => Error,
+  constraint?: string,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error, constraint)) throw duplicate();
+    throw error;
+  }
+}
+
 /** A data exception (SQLSTATE class 22): the statement was refused for a value it was given. */
 export function isDataException(error: unknown): boolean {
   const code = (error as DatabaseError | undefined)?.code;

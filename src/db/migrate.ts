@@ -1,4 +1,5 @@
-import { type Kysely, Migrator, type MigrationProvider, type MigrationResultSet, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely/migration';
 import { migrations } from './migrations/index.js';
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

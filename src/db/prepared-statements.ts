@@ -64,5 +64,6 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
     };
     return wrapped as unknown as PostgresPoolClient;
   };
-  return { connect: async () => wrap(await pool.connect()), end: () => pool.end() };
+  // The pool's options let Kysely open a control connection to cancel a query (an aborted signal).
+  return { connect: async () => wrap(await pool.connect()), end: () => pool.end(), options: pool.options };
 }

@@ -34,5 +34,6 @@ export function discardingTimedOutConnections(pool: PostgresPool): PostgresPool 
   return {
     connect: async () => wrap((await pool.connect()) as ReleasableClient),
     end: () => pool.end(),
+    options: pool.options,
   };
 }

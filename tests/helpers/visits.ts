@@ -3,6 +3,7 @@
  * assets (provisioned through the client and operator APIs), and a valid visit body for it.
  */
 import { randomInt, randomUUID } from 'node:crypto';
+import { startTestApp, type TestApp } from './app.js';
 import { admin, createTenant, type Operator, siteBody, tokenFor, type TestTenant } from './tenants.js';
 
 export interface VisitTenant extends TestTenant {
@@ -102,8 +103,19 @@ export function visitBody(
   };
 }
 
+/** A test file's app and a visit tenant of it, for its beforeAll (the file closes the app in its afterAll). */
+export async function startVisitApp(): Promise<{ t: TestApp; v: VisitTenant }> {
+  const t = await startTestApp();
+  return { t, v: await visitTenant(t) };
+}
+
+/** POSTs the create of a visit (the valid body with `overrides`) and answers the response, whatever it is. */
+export function postVisit(t: Operator, v: VisitTenant, overrides: Record<string, unknown> = {}) {
+  return t.http.post('/api/v1/site-visits', { token: v.fullToken, json: visitBody(v, overrides) });
+}
+
 export async function createVisit(t: Operator, v: VisitTenant, overrides: Record<string, unknown> = {}) {
-  const response = await t.http.post('/api/v1/site-visits', { token: v.fullToken, json: visitBody(v, overrides) });
+  const response = await postVisit(t, v, overrides);
   if (response.status !== 201) throw new Error(`visit create failed: ${response.status} ${response.text}`);
   return response.body.data as { id: string; attributes: Record<string, any>; meta: { version: number; etag: string } };
 }

@@ -8,21 +8,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientOpenApiDocument } from '../../src/http/openapi.js';
 import { DATE_TIME_MESSAGE, DIGITS_MESSAGE, ILL_FORMED_MESSAGE } from '../../src/http/request-values.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { expectInvalid, expectOAuthError, expectProblem } from '../helpers/problems.js';
 import { admin, siteBody } from '../helpers/tenants.js';
-import { createVisit, operatorCreateVisit, type VisitTenant, visitBody, visitTenant } from '../helpers/visits.js';
+import { createVisit, operatorCreateVisit, postVisit, startVisitApp, type VisitTenant } from '../helpers/visits.js';
 
 let t: TestApp;
 let v: VisitTenant;
-beforeAll(async () => {
-  t = await startTestApp();
-  v = await visitTenant(t);
-});
+beforeAll(async () => ({ t, v } = await startVisitApp()));
 afterAll(async () => t?.close());
-
-const createVisitWith = (overrides: Record<string, unknown>) =>
-  t.http.post('/api/v1/site-visits', { token: v.fullToken, json: visitBody(v, overrides) });
 
 describe('date-times: 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z, compared in UTC', () => {
   const OUTSIDE = [
@@ -36,11 +30,11 @@ describe('date-times: 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z, compare
   ];
 
   it.each(OUTSIDE)('%s as startDate or dueDate is 422 naming the field, on create and patch', async (value) => {
-    const start = expectInvalid(await createVisitWith({ startDate: value, dueDate: '9999-12-31T23:59:59Z' }), [
+    const start = expectInvalid(await postVisit(t, v, { startDate: value, dueDate: '9999-12-31T23:59:59Z' }), [
       'startDate',
     ]);
     expect(start.startDate).toEqual([DATE_TIME_MESSAGE]);
-    expectInvalid(await createVisitWith({ startDate: '1900-01-01T00:00:00Z', dueDate: value }), ['dueDate']);
+    expectInvalid(await postVisit(t, v, { startDate: '1900-01-01T00:00:00Z', dueDate: value }), ['dueDate']);
     expectInvalid(await operatorCreateVisit(t, v, { startDate: value }), ['startDate']);
     const visit = await createVisit(t, v);
     expectInvalid(
@@ -50,7 +44,7 @@ describe('date-times: 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z, compare
   });
 
   it('the edges are stored and answered as the same instants in UTC', async () => {
-    const created = await createVisitWith({
+    const created = await postVisit(t, v, {
       startDate: '1899-12-31T23:00:00-01:00',
       dueDate: '9999-12-31T22:59:59-01:00',
     });
@@ -84,7 +78,7 @@ describe('text: lone surrogates and bytes that are not UTF-8', () => {
       'name',
     ]);
     expect(name.name).toEqual([ILL_FORMED_MESSAGE]);
-    expectInvalid(await createVisitWith({ description: 'x\udfff' }), ['description']);
+    expectInvalid(await postVisit(t, v, { description: 'x\udfff' }), ['description']);
     expectInvalid(await t.http.patch(`/api/v1/sites/${v.siteId}`, { token, json: { city: '\udbff' } }), ['city']);
     expectInvalid(await t.http.post('/api/v1/sites', { token, json: { ...siteBody(), '\udc00': 'x' } }), ['\udc00']);
     const subscription = {

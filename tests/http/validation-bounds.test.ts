@@ -7,11 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from '../../src/http/json-body.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import type { TestResponse } from '../helpers/http.js';
 import { expectInvalid } from '../helpers/problems.js';
 import { admin } from '../helpers/tenants.js';
-import { createVisit, visitBody, visitTenant, type VisitTenant } from '../helpers/visits.js';
+import { createVisit, postVisit, startVisitApp, visitBody, type VisitTenant } from '../helpers/visits.js';
 
 const BODY_LIMIT = 1024 * 1024;
 const MAX_PROBLEM_BYTES = 64 * 1024;
@@ -19,10 +19,7 @@ const CAP = 50;
 
 let t: TestApp;
 let v: VisitTenant;
-beforeAll(async () => {
-  t = await startTestApp();
-  v = await visitTenant(t);
-});
+beforeAll(async () => ({ t, v } = await startVisitApp()));
 afterAll(async () => t?.close());
 
 /** Sends a body as given (JSON text), checking it is within the body limit. */
@@ -92,20 +89,14 @@ describe('a list over its bound is refused by its bound alone', () => {
   });
 
   it('a list within its bound is still checked item by item, with the rest of the body', async () => {
-    const response = await t.http.post('/api/v1/site-visits', {
-      token: v.token,
-      json: visitBody(v, { siteAssetIds: ['x', 2, 'y'], serviceType: 'Nope' }),
-    });
+    const response = await postVisit(t, v, { siteAssetIds: ['x', 2, 'y'], serviceType: 'Nope' });
     expectInvalid(response, ['siteAssetIds[0]', 'siteAssetIds[2]', 'serviceType']);
   });
 });
 
 describe('a problem names at most 50 fields and counts the others', () => {
   it('200 wrong siteAssetIds (within the bound): 50 named, errorsOmitted the rest, detail not all', async () => {
-    const response = await t.http.post('/api/v1/site-visits', {
-      token: v.token,
-      json: visitBody(v, { siteAssetIds: Array(200).fill('x'), description: '' }),
-    });
+    const response = await postVisit(t, v, { siteAssetIds: Array(200).fill('x'), description: '' });
     const errors = expectBoundedProblem(response);
     expect(Object.keys(errors)).toHaveLength(CAP);
     expect(errors.description).toEqual(['must not be empty']);
@@ -116,10 +107,7 @@ describe('a problem names at most 50 fields and counts the others', () => {
   });
 
   it('fewer than 50 failing fields: each named in errors, none omitted', async () => {
-    const response = await t.http.post('/api/v1/site-visits', {
-      token: v.token,
-      json: visitBody(v, { siteAssetIds: Array(30).fill('x') }),
-    });
+    const response = await postVisit(t, v, { siteAssetIds: Array(30).fill('x') });
     expect(Object.keys(expectBoundedProblem(response))).toHaveLength(30);
     expect(response.body.errorsOmitted).toBeUndefined();
     expect(response.body.detail).toContain('30 invalid fields');

@@ -8,10 +8,9 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { fileForm, MULTIPART_CONTENT_TYPE, pdfBytes } from '../helpers/multipart.js';
-import { localResolver, testWebhookConfig } from '../helpers/webhooks.js';
-import { type ClientFixture, clientFixture, ownId, tenantState, validBody } from './lib/client-fixture.js';
+import { type ClientFixture, ownId, startClientFixture, tenantState, validBody } from './lib/client-fixture.js';
 import { reportFigure, scaled } from './lib/figures.js';
 import { type ClientOperation, clientOperations, fillPath } from './lib/operations.js';
 
@@ -19,11 +18,7 @@ const RUNS_PER_OPERATION = scaled(12, 150);
 
 let t: TestApp;
 let m: ClientFixture;
-
-beforeAll(async () => {
-  t = await startTestApp({ config: { webhook: testWebhookConfig(8443) }, resolver: localResolver });
-  m = await clientFixture(t);
-});
+beforeAll(async () => ({ t, m } = await startClientFixture()));
 afterAll(async () => t?.close());
 
 const headerValue = fc.stringMatching(/^[\x20-\x7e]{0,60}$/).map((value) => value.trim());

@@ -9,11 +9,10 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { clientOpenApiDocument, operatorOpenApiDocument } from '../../src/http/openapi.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import type { TestResponse } from '../helpers/http.js';
 import { visitBody } from '../helpers/visits.js';
-import { localResolver, testWebhookConfig } from '../helpers/webhooks.js';
-import { type ClientFixture, clientFixture, ownId, tenantState, validBody } from './lib/client-fixture.js';
+import { type ClientFixture, ownId, startClientFixture, tenantState, validBody } from './lib/client-fixture.js';
 import { reportFigure } from './lib/figures.js';
 import { type ClientOperation, documentOperations } from './lib/operations.js';
 
@@ -49,10 +48,7 @@ let serverErrors = 0;
 
 let t: TestApp;
 let m: ClientFixture;
-beforeAll(async () => {
-  t = await startTestApp({ config: { webhook: testWebhookConfig(8443) }, resolver: localResolver });
-  m = await clientFixture(t);
-});
+beforeAll(async () => ({ t, m } = await startClientFixture()));
 afterAll(async () => t?.close());
 
 type Schema = Record<string, any>;

@@ -92,6 +92,22 @@ async function nextAttempt(stream: { next(): Promise<StreamMessage> }, secret: s
   return attempt;
 }
 
+/**
+ * A listener of a `slow` tenant whose stream connected once and dropped, and an event recorded since:
+ * its delivery's first attempt failed (no stream) and waits for its retry, a minute away.
+ */
+async function eventWhileStreamAway() {
+  const b = await tenant('slow');
+  const listener = await createListener(t.http, b.token);
+  const stream = await openStream(t.baseUrl, listener.streamPath, b.token);
+  await stream.next();
+  await stream.close();
+  await dropped(listener.id);
+  const event = await recordTestEvent(t, b.tenantId, 'ticket.created');
+  const waiting = await deliveryOf(event.id, (d) => d.attemptLog.length === 1 && d.status === 'pending');
+  return { b, listener, event, waiting };
+}
+
 describe('a sandbox webhook listener', () => {
   it("streams its tenant's events as real deliveries and records each reported outcome; a 500 gets attempt 2", async () => {
     const a = await tenant();
@@ -149,14 +165,7 @@ describe('a sandbox webhook listener', () => {
   });
 
   it('resumes within the grace: a delivery waiting for its retry is sent as soon as the stream is back', async () => {
-    const b = await tenant('slow');
-    const listener = await createListener(t.http, b.token);
-    const stream = await openStream(t.baseUrl, listener.streamPath, b.token);
-    await stream.next();
-    await stream.close();
-    await dropped(listener.id);
-    const event = await recordTestEvent(t, b.tenantId, 'ticket.created');
-    const waiting = await deliveryOf(event.id, (d) => d.attemptLog.length === 1 && d.status === 'pending');
+    const { b, listener, event, waiting } = await eventWhileStreamAway();
     expect(waiting.attemptLog[0].error).toMatch(/listener not connected/);
 
     const resumed = await openStream(t.baseUrl, listener.streamPath, b.token);
@@ -169,14 +178,7 @@ describe('a sandbox webhook listener', () => {
   });
 
   it('closes after the grace: its pending deliveries fail "listener closed" and its stream cannot reopen', async () => {
-    const b = await tenant('slow');
-    const listener = await createListener(t.http, b.token);
-    const stream = await openStream(t.baseUrl, listener.streamPath, b.token);
-    await stream.next();
-    await stream.close();
-    await dropped(listener.id);
-    const event = await recordTestEvent(t, b.tenantId, 'ticket.created');
-    await deliveryOf(event.id, (d) => d.attemptLog.length === 1 && d.status === 'pending');
+    const { b, listener, event } = await eventWhileStreamAway();
 
     clock.advance(GRACE_MS + 1_000);
     const failed = await deliveryOf(event.id, (d) => d.status === 'failed');

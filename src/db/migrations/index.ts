@@ -1,4 +1,4 @@
-import type { Migration } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_events.js';
 import * as m0003 from './0003_site_visits.js';

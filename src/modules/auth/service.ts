@@ -1,9 +1,10 @@
 /** The client-credentials grant (SPEC: Authentication, Token). */
 import type { Kysely } from 'kysely';
+import type { Executor } from '../../db/executor.js';
 import type { Database } from '../../db/schema.js';
 import { verifySecret } from '../../lib/secrets.js';
 import { Problem, type ProblemSlug } from '../../http/problem.js';
-import { findActiveCredential } from './repository.js';
+import * as repository from './repository.js';
 import { isScope } from './scopes.js';
 import type { TokenService } from './tokens.js';
 
@@ -57,7 +58,7 @@ export async function grantClientCredentials(
     throw oauthProblem('malformed-request', 'invalid_scope', `Unknown scope: ${unknown.join(', ')}.`);
   }
 
-  const credential = await findActiveCredential(db, request.clientId);
+  const credential = await repository.findActiveCredential(db, request.clientId);
   // verifySecret spends the same time on an unknown client as on a wrong secret.
   const valid = await verifySecret(request.clientSecret, credential?.secretHash);
   if (!credential || !valid) {
@@ -89,5 +90,19 @@ export async function grantClientCredentials(
   return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: scopes.join(' ') };
 }
 
-/** A tenant's credential pairs, as the operator manages them through the tenants module. */
-export { insertCredential, listCredentials, revokeCredential } from './repository.js';
+// A tenant's credential pairs, as the operator manages them through the tenants module.
+
+/** Stores a new pair (its secret as the hash the grant verifies). */
+export function insertCredential(tx: Executor, tenantId: string, clientId: string, secretHash: string, now: Date) {
+  return repository.insertCredential(tx, tenantId, clientId, secretHash, now);
+}
+
+/** The tenant's pairs, oldest first, revoked ones included. */
+export function listCredentials(db: Executor, tenantId: string) {
+  return repository.listCredentials(db, tenantId);
+}
+
+/** Revokes a pair; false when the tenant has no such active pair. */
+export function revokeCredential(tx: Executor, tenantId: string, clientId: string, now: Date): Promise<boolean> {
+  return repository.revokeCredential(tx, tenantId, clientId, now);
+}

@@ -3,6 +3,7 @@
  * update, listing, and the resource as served with its attachment.
  */
 import type { Kysely, Transaction } from 'kysely';
+import { changedColumns, type ColumnsOf, suppliedColumns } from '../../db/column-changes.js';
 import type { Database, FileVersionRow, MessageRow, MessageUpdate } from '../../db/schema.js';
 import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
@@ -122,18 +123,20 @@ export async function getMessage(db: Kysely<Database>, tenantId: string, id: str
   return message;
 }
 
+/** API field → column, for the writable fields stored as given (urgency is stored in its full form). */
+const COLUMNS = {
+  type: 'type',
+  messageThread: 'message_thread',
+  status: 'status',
+  buyer: 'buyer',
+  clientContacts: 'client_contacts',
+} as const satisfies ColumnsOf<MessagePatch, MessageRow>;
+
 /** The stored form of each writable field of a patch that was supplied. */
-function storedValues(
-  patch: MessagePatch,
-): Partial<Pick<MessageRow, 'type' | 'message_thread' | 'status' | 'urgency' | 'buyer' | 'client_contacts'>> {
-  return {
-    ...(patch.type !== undefined ? { type: patch.type } : {}),
-    ...(patch.messageThread !== undefined ? { message_thread: patch.messageThread } : {}),
-    ...(patch.status !== undefined ? { status: patch.status } : {}),
-    ...(patch.urgency !== undefined ? { urgency: patch.urgency === null ? null : fullUrgency(patch.urgency) } : {}),
-    ...(patch.buyer !== undefined ? { buyer: patch.buyer } : {}),
-    ...(patch.clientContacts !== undefined ? { client_contacts: patch.clientContacts } : {}),
-  };
+function storedValues(patch: MessagePatch): Partial<MessageRow> {
+  const values = suppliedColumns<MessagePatch, MessageRow>(COLUMNS, patch);
+  if (patch.urgency !== undefined) values.urgency = patch.urgency === null ? null : fullUrgency(patch.urgency);
+  return values;
 }
 
 /**
@@ -152,10 +155,7 @@ export async function patchMessage(
   if (!message) throw notFound('Message');
   assertIfMatch(ifMatch, message.version);
 
-  const changes: MessageUpdate = {};
-  for (const [column, value] of Object.entries(storedValues(patch)) as [keyof MessageRow, unknown][]) {
-    if (value !== message[column]) (changes as Record<string, unknown>)[column] = value;
-  }
+  const changes: MessageUpdate = changedColumns(message, storedValues(patch));
   if (Object.keys(changes).length === 0) return message;
   return (await repository.updateMessage(tx, tenantId, id, { ...changes, updated_at: now }))!;
 }

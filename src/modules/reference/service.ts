@@ -1,7 +1,8 @@
 /** Provisioning and reading reference data. */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, ItemRow, ProjectRow } from '../../db/schema.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { suppliedColumns } from '../../db/column-changes.js';
+import { refusingDuplicate } from '../../db/errors.js';
 import { notFound, Problem } from '../../http/problem.js';
 import * as repository from './repository.js';
 import type { ItemCreate, ItemValue, ProjectCreate, ProjectPatch, ProjectValue } from './schemas.js';
@@ -38,22 +39,20 @@ export async function createProject(
   input: ProjectCreate,
   now: Date,
 ): Promise<ProjectValue> {
-  try {
-    const row = await repository.insertProject(db, {
-      tenantId,
-      projectId: referenceIdText(input.projectId),
-      isInteger: typeof input.projectId === 'number',
-      projectName: input.projectName,
-      status: input.status ?? 'Active',
-      upstreamRecordId: input.upstreamRecordId ?? null,
-      now,
-    });
-    return toProject(row);
-  } catch (error) {
-    if (isUniqueViolation(error))
-      throw new Problem('duplicate-resource', `Project ${input.projectId} already exists for this tenant.`);
-    throw error;
-  }
+  const row = await refusingDuplicate(
+    () =>
+      repository.insertProject(db, {
+        tenantId,
+        projectId: referenceIdText(input.projectId),
+        isInteger: typeof input.projectId === 'number',
+        projectName: input.projectName,
+        status: input.status ?? 'Active',
+        upstreamRecordId: input.upstreamRecordId ?? null,
+        now,
+      }),
+    () => new Problem('duplicate-resource', `Project ${input.projectId} already exists for this tenant.`),
+  );
+  return toProject(row);
 }
 
 export async function patchProject(
@@ -64,8 +63,7 @@ export async function patchProject(
   now: Date,
 ): Promise<ProjectValue> {
   const row = await repository.updateProject(db, tenantId, projectId, {
-    ...(patch.projectName !== undefined ? { project_name: patch.projectName } : {}),
-    ...(patch.status !== undefined ? { status: patch.status } : {}),
+    ...suppliedColumns<ProjectPatch, ProjectRow>({ projectName: 'project_name', status: 'status' }, patch),
     updated_at: now,
   });
   if (!row) throw notFound('Project');
@@ -78,24 +76,23 @@ export async function createItem(
   input: ItemCreate,
   now: Date,
 ): Promise<ItemValue> {
-  try {
-    const row = await repository.insertItem(db, {
-      tenantId,
-      itemId: referenceIdText(input.itemId),
-      isInteger: typeof input.itemId === 'number',
-      itemName: input.itemName,
-      upstreamRecordId: input.upstreamRecordId ?? null,
-      now,
-    });
-    return toItem(row);
-  } catch (error) {
-    if (isUniqueViolation(error))
-      throw new Problem(
+  const row = await refusingDuplicate(
+    () =>
+      repository.insertItem(db, {
+        tenantId,
+        itemId: referenceIdText(input.itemId),
+        isInteger: typeof input.itemId === 'number',
+        itemName: input.itemName,
+        upstreamRecordId: input.upstreamRecordId ?? null,
+        now,
+      }),
+    () =>
+      new Problem(
         'duplicate-resource',
         `An item with itemId ${input.itemId} or itemName ${JSON.stringify(input.itemName)} already exists for this tenant.`,
-      );
-    throw error;
-  }
+      ),
+  );
+  return toItem(row);
 }
 
 /** The tenant's Active project a site visit names (409 invalid-project when unknown, foreign or not Active). */

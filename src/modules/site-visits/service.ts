@@ -5,7 +5,8 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, SiteRow, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { changedColumns, type ColumnsOf, suppliedColumns } from '../../db/column-changes.js';
+import { refusingDuplicate } from '../../db/errors.js';
 import { assertIfMatch } from '../../http/concurrency.js';
 import { type CursorCodec, type Page, readPage } from '../../http/pagination.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
@@ -32,7 +33,7 @@ const PLAIN_COLUMNS = {
   trackingNumber: 'tracking_number',
   partsReturnRequired: 'parts_return_required',
   schedulingRule: 'scheduling_rule',
-} as const satisfies Partial<Record<keyof SiteVisitCreate, keyof SiteVisitRow>>;
+} as const satisfies ColumnsOf<SiteVisitCreate, SiteVisitRow> & ColumnsOf<SiteVisitPatch, SiteVisitRow>;
 
 function duplicateTicket(clientTicketNumber: string): Problem {
   return new Problem(
@@ -82,33 +83,33 @@ export async function createVisit(
     throw duplicateTicket(clientTicketNumber);
 
   const id = newId('visit');
-  try {
-    await repository.insertVisit(tx, {
-      id,
-      tenant_id: tenantId,
-      site_id: site.id,
-      client_ticket_number: clientTicketNumber,
-      description: input.description,
-      service_type: input.serviceType,
-      job_instructions: input.jobInstructions,
-      project_id: project.project_id,
-      item_id: item.item_id,
-      start_date: startDate,
-      due_date: dueDate,
-      are_parts_required: input.arePartsRequired,
-      tracking_number: input.trackingNumber ?? null,
-      parts_return_required: input.partsReturnRequired ?? null,
-      scheduling_rule: input.schedulingRule,
-      status: INITIAL_STATUS,
-      created_at: now,
-      updated_at: now,
-    });
-  } catch (error) {
-    // Two creates racing past the check above: the unique index decides.
-    if (clientTicketNumber !== null && isUniqueViolation(error, TICKET_CONSTRAINT))
-      throw duplicateTicket(clientTicketNumber);
-    throw error;
-  }
+  // Two creates racing past the check above: the unique index decides.
+  await refusingDuplicate(
+    () =>
+      repository.insertVisit(tx, {
+        id,
+        tenant_id: tenantId,
+        site_id: site.id,
+        client_ticket_number: clientTicketNumber,
+        description: input.description,
+        service_type: input.serviceType,
+        job_instructions: input.jobInstructions,
+        project_id: project.project_id,
+        item_id: item.item_id,
+        start_date: startDate,
+        due_date: dueDate,
+        are_parts_required: input.arePartsRequired,
+        tracking_number: input.trackingNumber ?? null,
+        parts_return_required: input.partsReturnRequired ?? null,
+        scheduling_rule: input.schedulingRule,
+        status: INITIAL_STATUS,
+        created_at: now,
+        updated_at: now,
+      }),
+    // A null ticket number is outside the index: only a given one can be a duplicate.
+    () => duplicateTicket(String(clientTicketNumber)),
+    TICKET_CONSTRAINT,
+  );
   await repository.insertAssignments(tx, tenantId, id, siteAssetIds, now);
   await recordEvent(
     tx,
@@ -211,23 +212,19 @@ export async function patchVisit(
   const assignment = await assignmentChange(tx, tenantId, visit, patch, newSite);
   if (startDate.getTime() !== visit.start_date.getTime()) changes.start_date = startDate;
   if (dueDate.getTime() !== visit.due_date.getTime()) changes.due_date = dueDate;
-  for (const [field, column] of Object.entries(PLAIN_COLUMNS) as [keyof typeof PLAIN_COLUMNS, keyof SiteVisitRow][]) {
-    const value = patch[field];
-    if (value === undefined || value === visit[column]) continue;
-    (changes as Record<string, unknown>)[column] = value;
-  }
+  Object.assign(changes, changedColumns(visit, suppliedColumns(PLAIN_COLUMNS, patch)));
 
   if (Object.keys(changes).length === 0 && assignment === undefined)
     return (await repository.findVisit(tx, tenantId, id))!;
   const ticket = changes.client_ticket_number;
   if (typeof ticket === 'string' && (await repository.findVisitIdByTicket(tx, tenantId, ticket)))
     throw duplicateTicket(ticket);
-  try {
-    await repository.updateVisit(tx, tenantId, id, { ...changes, updated_at: now });
-  } catch (error) {
-    if (typeof ticket === 'string' && isUniqueViolation(error, TICKET_CONSTRAINT)) throw duplicateTicket(ticket);
-    throw error;
-  }
+  // Only a ticket number this patch sets can be a duplicate (the visit's own was unique already).
+  await refusingDuplicate(
+    () => repository.updateVisit(tx, tenantId, id, { ...changes, updated_at: now }),
+    () => duplicateTicket(String(ticket)),
+    TICKET_CONSTRAINT,
+  );
   if (assignment) {
     await repository.deleteAssignments(tx, tenantId, id, assignment.remove);
     await repository.insertAssignments(tx, tenantId, id, assignment.add, now);

@@ -1,7 +1,8 @@
 /** Site rules (SPEC: Site, Sites endpoint rules): creation, partial update, lookups and listing. */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, SiteRow, SiteUpdate } from '../../db/schema.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { changedColumns, type ColumnsOf, suppliedColumns } from '../../db/column-changes.js';
+import { refusingDuplicate } from '../../db/errors.js';
 import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
 import type { SingleRowCreate } from '../../http/idempotency.js';
@@ -28,7 +29,7 @@ const COLUMNS = {
   friendlyLocationName: 'friendly_location_name',
   friendlyLocationName2: 'friendly_location_name2',
   keyRequired: 'key_required',
-} as const satisfies Record<keyof SiteCreate, keyof SiteRow>;
+} as const satisfies Record<keyof SiteCreate, keyof SiteRow> & ColumnsOf<SitePatch, SiteRow>;
 
 export function toSiteResource(row: Omit<SiteRow, 'seq'>): ResourceObject<SiteAttributesValue> {
   return resourceObject(
@@ -152,22 +153,16 @@ export async function patchSite(
   if (!site) throw notFound('Site');
   assertIfMatch(ifMatch, site.version);
 
-  const changes: SiteUpdate = {};
-  for (const [field, column] of Object.entries(COLUMNS) as [keyof SitePatch, keyof SiteRow][]) {
-    const value = patch[field];
-    if (value === undefined || value === site[column]) continue;
-    (changes as Record<string, unknown>)[column] = value;
-  }
+  const changes: SiteUpdate = changedColumns(site, suppliedColumns(COLUMNS, patch));
   if (Object.keys(changes).length === 0) return site;
   if (changes.site_code !== undefined && (await repository.findSiteByCode(tx, tenantId, changes.site_code as string))) {
     throw duplicateSiteCode(changes.site_code as string);
   }
-  try {
-    return await repository.updateSite(tx, tenantId, id, { ...changes, updated_at: now });
-  } catch (error) {
-    if (isUniqueViolation(error, repository.SITE_CODE_CONSTRAINT)) throw duplicateSiteCode(String(changes.site_code));
-    throw error;
-  }
+  return refusingDuplicate(
+    () => repository.updateSite(tx, tenantId, id, { ...changes, updated_at: now }),
+    () => duplicateSiteCode(String(changes.site_code)),
+    repository.SITE_CODE_CONSTRAINT,
+  );
 }
 
 export async function listSites(

@@ -1,5 +1,7 @@
 /** Provisioning tenants and their credential pairs (operator API). */
 import type { Kysely, Transaction } from 'kysely';
+import { suppliedColumns } from '../../db/column-changes.js';
+import type { Executor } from '../../db/executor.js';
 import type { Database } from '../../db/schema.js';
 import { isoTime } from '../../http/envelope.js';
 import { notFound } from '../../http/problem.js';
@@ -14,6 +16,14 @@ export interface CredentialPairValue {
   client_id: string;
   client_secret: string;
 }
+
+/** API field → column, for the writable fields stored as given (scopes are stored in canonical order). */
+const TENANT_COLUMNS = {
+  name: 'name',
+  apiEnabled: 'api_enabled',
+  webhookAccess: 'webhook_access',
+  maxActiveSubscriptions: 'max_active_subscriptions',
+} as const;
 
 export function toTenant(row: repository.TenantRow): TenantValue {
   return {
@@ -80,11 +90,8 @@ export async function patchTenant(
   now: Date,
 ): Promise<TenantValue> {
   const row = await repository.updateTenant(db, tenantId, {
-    ...(patch.name !== undefined ? { name: patch.name } : {}),
+    ...suppliedColumns<TenantPatch, repository.TenantRow>(TENANT_COLUMNS, patch),
     ...(patch.scopes !== undefined ? { scopes: canonicalScopes(patch.scopes) } : {}),
-    ...(patch.apiEnabled !== undefined ? { api_enabled: patch.apiEnabled } : {}),
-    ...(patch.webhookAccess !== undefined ? { webhook_access: patch.webhookAccess } : {}),
-    ...(patch.maxActiveSubscriptions !== undefined ? { max_active_subscriptions: patch.maxActiveSubscriptions } : {}),
     updated_at: now,
   });
   if (!row) throw notFound('Tenant');
@@ -119,5 +126,15 @@ export async function listCredentialPairs(db: Kysely<Database>, tenantId: string
   }));
 }
 
-/** The tenant's row as other modules read it (the lock serialises writes bounded by the tenant, e.g. a cap). */
-export { findTenant, lockTenant } from './repository.js';
+/** The tenant's row as other modules read it, or undefined. */
+export function findTenant(db: Executor, tenantId: string): Promise<repository.TenantRow | undefined> {
+  return repository.findTenant(db, tenantId);
+}
+
+/**
+ * The tenant's row, locked until the transaction ends: writes bounded by the tenant (a cap on its active
+ * subscriptions) take this lock first, and so run one at a time.
+ */
+export function lockTenant(tx: Transaction<Database>, tenantId: string): Promise<repository.TenantRow | undefined> {
+  return repository.lockTenant(tx, tenantId);
+}

@@ -10,6 +10,7 @@
  * `attempt` per attempt (the exact body and every header of a real delivery); the client answers each
  * with one `result`.
  */
+import type { StreamAttempt } from '../../../packages/client/src/cli/listen/forward.js';
 
 export const STREAM_CHANNEL = 'webhook_listener_streams';
 export const REPORT_CHANNEL = 'webhook_listener_reports';
@@ -38,18 +39,8 @@ export interface ReadyMessage {
   graceMs: number;
 }
 
-/** One delivery attempt, exactly as it would be POSTed to a subscription's target. */
-export interface AttemptMessage {
-  type: 'attempt';
-  deliveryId: string;
-  attempt: number;
-  eventId: string;
-  eventType: string;
-  /** Every header of the real request (content-type, user-agent and the x-svc-* headers). */
-  headers: Record<string, string>;
-  /** The request body: the UTF-8 text of the exact bytes signed. */
-  body: string;
-}
+/** One delivery attempt, as `svc listen` (the client package, which defines it) receives it. */
+export type AttemptMessage = StreamAttempt;
 
 /** Close codes of a stream the server ends. */
 export const CLOSE_CODES = {

@@ -3,10 +3,11 @@
  * webhook subscription), valid bodies for each client write operation, and the tenant's state as the API
  * shows it: the starting point of the hostile-input suites (fuzz, values).
  */
-import type { TestApp } from '../../helpers/app.js';
+import { startTestApp, type TestApp } from '../../helpers/app.js';
 import { createMessage, type MessageTenant, messageTenant } from '../../helpers/messages.js';
 import { siteBody } from '../../helpers/tenants.js';
 import { visitBody } from '../../helpers/visits.js';
+import { localResolver, testWebhookConfig } from '../../helpers/webhooks.js';
 import type { ClientOperation } from './operations.js';
 
 export interface ClientFixture extends MessageTenant {
@@ -14,8 +15,14 @@ export interface ClientFixture extends MessageTenant {
   subscriptionId: string;
 }
 
+/** An app whose webhook policy accepts the fixture's subscription, and the fixture: a suite's beforeAll. */
+export async function startClientFixture(): Promise<{ t: TestApp; m: ClientFixture }> {
+  const t = await startTestApp({ config: { webhook: testWebhookConfig(8443) }, resolver: localResolver });
+  return { t, m: await clientFixture(t) };
+}
+
 /** Needs the app's webhook policy to accept https://localhost:8443 (testWebhookConfig(8443), localResolver). */
-export async function clientFixture(t: TestApp): Promise<ClientFixture> {
+async function clientFixture(t: TestApp): Promise<ClientFixture> {
   const tenant = await messageTenant(t, { assets: 2 });
   const messageId = (await createMessage(t, tenant)).id;
   const subscription = await t.http.post('/api/v1/webhook-subscriptions', {

@@ -4,14 +4,19 @@
  * redirects, and say what came back in one line.
  */
 
-/** An attempt as the listener's stream sends it. */
+/**
+ * An attempt as the listener's stream sends it: one delivery attempt, exactly as it would be POSTed to a
+ * subscription's target. The protocol's own definition: the service's stream sends this type.
+ */
 export interface StreamAttempt {
   type: 'attempt';
   deliveryId: string;
   attempt: number;
   eventId: string;
   eventType: string;
+  /** Every header of the real request (content-type, user-agent and the x-svc-* headers). */
   headers: Record<string, string>;
+  /** The request body: the UTF-8 text of the exact bytes signed. */
   body: string;
 }
 
