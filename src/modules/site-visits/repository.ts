@@ -94,8 +94,9 @@ export async function findVisitIdByTicket(
   return row?.id;
 }
 
-export async function insertVisit(tx: Transaction<Database>, visit: NewSiteVisit): Promise<void> {
-  await tx.insertInto('site_visits').values(visit).execute();
+/** Inserts the visit and answers its row as stored (the columns the database fills in included). */
+export async function insertVisit(tx: Transaction<Database>, visit: NewSiteVisit): Promise<SiteVisitRow> {
+  return tx.insertInto('site_visits').values(visit).returningAll().executeTakeFirstOrThrow();
 }
 
 /** The visit, locked until the transaction ends, so that a concurrent update waits and then re-reads. */

@@ -82,8 +82,9 @@ export async function createVisit(
     throw duplicateTicket(clientTicketNumber);
 
   const id = newId('visit');
+  let row: SiteVisitRow;
   try {
-    await repository.insertVisit(tx, {
+    row = await repository.insertVisit(tx, {
       id,
       tenant_id: tenantId,
       site_id: site.id,
@@ -121,7 +122,13 @@ export async function createVisit(
     },
     log,
   );
-  return (await repository.findVisit(tx, tenantId, id))!;
+  // What a re-read joined in, taken from the rows the references were resolved to in this transaction.
+  return {
+    ...row,
+    site_code: site.site_code,
+    project_id_is_integer: project.project_id_is_integer,
+    item_name: item.item_name,
+  };
 }
 
 /** Whether the visit is the tenant's (a message names its visit). */
