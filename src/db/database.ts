@@ -9,6 +9,7 @@ import pg from 'pg';
 import type { Config } from '../config.js';
 import { EMBEDDED_START_PARAMS, prepareDataDirectory } from './embedded.js';
 import { preparingPool } from './prepared-statements.js';
+import { parseTimestamptz } from './timestamps.js';
 import { discardingTimedOutConnections } from './timed-out-connections.js';
 import type { Database } from './schema.js';
 
@@ -24,10 +25,14 @@ export interface AppDatabase {
   close(): Promise<void>;
 }
 
-/** int8 values (identity columns, counts) fit in a JS number here; parse them as numbers on pg too. */
+/**
+ * int8 values (identity columns, counts) fit in a JS number here; parse them as numbers on pg too.
+ * timestamptz values keep PostgreSQL's text for their ISO form (timestamps.ts).
+ */
 const pgTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === pg.types.builtins.INT8 && format !== 'binary') return (value: string) => Number(value);
+    if (oid === pg.types.builtins.TIMESTAMPTZ && format !== 'binary') return parseTimestamptz;
     return pg.types.getTypeParser(oid, format);
   },
 };

@@ -101,7 +101,11 @@ export async function resolveProject(
   tenantId: string,
   projectId: string | number,
 ): Promise<ProjectRow> {
-  const project = await repository.findProject(tx, tenantId, referenceIdText(projectId));
+  return activeProject(projectId, await repository.findProject(tx, tenantId, referenceIdText(projectId)));
+}
+
+/** `project`, the tenant's row for `projectId` if any, when it is Active; 409 invalid-project otherwise. */
+export function activeProject<P extends { status: string }>(projectId: string | number, project: P | undefined): P {
   if (project?.status !== 'Active') {
     throw new Problem(
       'invalid-project',
@@ -116,7 +120,11 @@ export async function resolveProject(
 
 /** The tenant's item a site visit names by its name (404 otherwise). */
 export async function resolveItem(tx: Transaction<Database>, tenantId: string, itemName: string): Promise<ItemRow> {
-  const item = await repository.findItemByName(tx, tenantId, itemName);
+  return namedItem(itemName, await repository.findItemByName(tx, tenantId, itemName));
+}
+
+/** `item`, the tenant's item named `itemName` if any; 404 when there is none. */
+export function namedItem<I>(itemName: string, item: I | undefined): I {
   if (!item) throw notFound(`Item ${JSON.stringify(itemName)}`);
   return item;
 }

@@ -69,7 +69,7 @@ export function distinctIds(ids: readonly number[]): number[] {
 export async function resolveSiteAssets(
   tx: Transaction<Database>,
   tenantId: string,
-  site: SiteRow,
+  site: Pick<SiteRow, 'id' | 'site_code'>,
   siteAssetIds: readonly number[],
 ): Promise<number[]> {
   const ids = distinctIds(siteAssetIds);

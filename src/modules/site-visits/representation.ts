@@ -49,6 +49,22 @@ export async function loadVisitViews(
   }));
 }
 
+/**
+ * The view of a visit created in this transaction, without the reads that cannot find anything: no return
+ * label can exist yet (its file versions name the visit, whose id is new), and a visit created without
+ * siteAssetIds has no assets.
+ */
+export async function loadNewVisitView(
+  tx: Transaction<Database>,
+  tenantId: string,
+  record: VisitRecord,
+  includeAssets: boolean,
+  assigned: boolean,
+): Promise<VisitView> {
+  const assets = includeAssets ? (assigned ? await listAssignedAssets(tx, tenantId, [record.id]) : []) : undefined;
+  return { record, assets, returnLabel: [] };
+}
+
 export function returnLabelUrl(baseUrl: string, visitId: string): string {
   return `${baseUrl}/api/v1/site-visits/${encodeURIComponent(visitId)}/return-label`;
 }

@@ -11,7 +11,7 @@ import { listMeta } from '../../http/pagination.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import type { AuthContext } from '../../http/auth.js';
-import { loadVisitViews, SITE_VISIT_TYPE, toVisitResource } from './representation.js';
+import { loadNewVisitView, loadVisitViews, SITE_VISIT_TYPE, toVisitResource } from './representation.js';
 import { type VisitRecord, visitExists } from './repository.js';
 import {
   SiteVisitCreateBody,
@@ -96,8 +96,11 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
         request,
         { resourceType: SITE_VISIT_TYPE, exists: visitExists },
         async (tx) => {
-          const record = await visits.createVisit(tx, request.auth.tenantId, request.body, clock.now(), request.log);
-          return (await render(tx, request.auth, [record]))[0]!;
+          const { auth, body } = request;
+          const record = await visits.createVisit(tx, auth.tenantId, body, clock.now(), request.log);
+          const assigned = (body.siteAssetIds?.length ?? 0) > 0;
+          const view = await loadNewVisitView(tx, auth.tenantId, record, mayReadAssets(auth), assigned);
+          return toVisitResource(view, baseUrl);
         },
       );
       if (outcome.replayed && !mayReadAssets(request.auth)) outcome.body = withoutAssetAttributes(outcome.body);

@@ -12,9 +12,9 @@ import { type CursorCodec, type Page, readPage } from '../../http/pagination.js'
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
 import { type EventLog, recordEvent } from '../outbox/service.js';
-import { resolveItem, resolveProject } from '../reference/service.js';
+import { activeProject, namedItem, referenceIdText, resolveItem, resolveProject } from '../reference/service.js';
 import { resolveSiteAssets } from '../site-assets/service.js';
-import { getSite, getSiteByCode } from '../sites/service.js';
+import { getSite, getSiteByCode, siteWithCode } from '../sites/service.js';
 import { SITE_VISIT_TYPE } from './representation.js';
 import * as repository from './repository.js';
 import type { VisitRecord } from './repository.js';
@@ -74,17 +74,23 @@ export async function createVisit(
   const startDate = parseDate('startDate', input.startDate);
   const dueDate = parseDate('dueDate', input.dueDate);
   assertDueNotBeforeStart(startDate, dueDate, input);
-  const project = await resolveProject(tx, tenantId, input.projectId);
-  const site = await getSiteByCode(tx, tenantId, input.clientSiteId);
-  const item = await resolveItem(tx, tenantId, input.itemName);
-  const siteAssetIds = input.siteAssetIds ? await resolveSiteAssets(tx, tenantId, site, input.siteAssetIds) : [];
   const clientTicketNumber = input.clientTicketNumber ?? null;
-  if (clientTicketNumber !== null && (await repository.findVisitIdByTicket(tx, tenantId, clientTicketNumber)))
-    throw duplicateTicket(clientTicketNumber);
+  const named = await repository.findVisitReferences(tx, tenantId, {
+    projectId: referenceIdText(input.projectId),
+    siteCode: input.clientSiteId,
+    itemName: input.itemName,
+    clientTicketNumber,
+  });
+  // Read together, checked in the documented order.
+  const project = activeProject(input.projectId, named.project);
+  const site = siteWithCode(input.clientSiteId, named.site);
+  const item = namedItem(input.itemName, named.item);
+  const siteAssetIds = input.siteAssetIds ? await resolveSiteAssets(tx, tenantId, site, input.siteAssetIds) : [];
+  if (clientTicketNumber !== null && named.ticketTaken) throw duplicateTicket(clientTicketNumber);
 
   const id = newId('visit');
   // Two creates racing past the check above: the unique index decides.
-  await refusingDuplicate(
+  const row = await refusingDuplicate(
     () =>
       repository.insertVisit(tx, {
         id,
@@ -122,7 +128,13 @@ export async function createVisit(
     },
     log,
   );
-  return (await repository.findVisit(tx, tenantId, id))!;
+  // What a re-read joined in, taken from the rows the references were resolved to in this transaction.
+  return {
+    ...row,
+    site_code: site.site_code,
+    project_id_is_integer: project.project_id_is_integer,
+    item_name: item.item_name,
+  };
 }
 
 /** Whether the visit is the tenant's (a message names its visit). */

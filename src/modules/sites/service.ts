@@ -132,7 +132,11 @@ export async function getSiteByCode(
   tenantId: string,
   siteCode: string,
 ): Promise<SiteRow> {
-  const site = await repository.findSiteByCode(db, tenantId, siteCode);
+  return siteWithCode(siteCode, await repository.findSiteByCode(db, tenantId, siteCode));
+}
+
+/** `site`, the tenant's site with this siteCode if any; 404 when there is none. */
+export function siteWithCode<S>(siteCode: string, site: S | undefined): S {
   if (!site) throw notFound(`Site with siteCode ${JSON.stringify(siteCode)}`);
   return site;
 }
