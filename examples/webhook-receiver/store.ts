@@ -58,6 +58,10 @@ function storeOver(query: Query, close: () => Promise<void>): EventStore {
 export async function openEventStore(location?: string): Promise<EventStore> {
   if (location?.startsWith('postgres://') || location?.startsWith('postgresql://')) {
     const pool = new pg.Pool({ connectionString: location, max: 4 });
+    // A connection the server ends (a restart, an administrator) fails its query, if any, and is replaced;
+    // unhandled, pg would raise it as an uncaught error and stop the receiver.
+    pool.on('error', () => undefined);
+    pool.on('connect', (client) => client.on('error', () => undefined));
     await pool.query(SCHEMA);
     return storeOver(
       async (text, params) => {
