@@ -16,6 +16,7 @@
  * repository that describes it (src/db/single-row-insert.ts).
  */
 import { createHash } from 'node:crypto';
+import { transaction } from '../db/transaction.js';
 import type { FastifyReply } from 'fastify';
 import type { Kysely, Transaction } from 'kysely';
 import { Type } from 'typebox';
@@ -150,7 +151,7 @@ export async function createResource(
   const key = request.headers['idempotency-key'];
   if (key === undefined) {
     // A single row needs no transaction of its own.
-    return typeof creation === 'function' ? db.transaction().execute(create) : insertCreation(db, creation);
+    return typeof creation === 'function' ? transaction(db, create) : insertCreation(db, creation);
   }
   const keyed: KeyedRequest = {
     ref: { tenantId, resourceType: options.resourceType, key, lockId: lockId(tenantId, options.resourceType, key) },
@@ -220,7 +221,7 @@ async function createInTransaction(
 ): Promise<CreateOutcome> {
   let missedKey = false;
   const once = () =>
-    db.transaction().execute(async (tx) => {
+    transaction(db, async (tx) => {
       missedKey = false;
       const found = await lockAndFindKey(tx, keyed.ref);
       if (!found.locked) throw pending();

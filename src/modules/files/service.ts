@@ -4,6 +4,7 @@
  * the same for all.
  */
 import { Readable } from 'node:stream';
+import { transaction } from '../../db/transaction.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, FileVersionRow } from '../../db/schema.js';
@@ -68,7 +69,7 @@ export async function acceptUpload(
   if (!(await owner.exists(deps.db, tenantId, ownerId))) throw notFound(owner.ownerName);
   const file = await receiveFile(request, deps.files, tenantId, owner.rules);
   try {
-    return await deps.db.transaction().execute(async (tx) => {
+    return await transaction(deps.db, async (tx) => {
       const now = deps.clock.now();
       if (!(await owner.touch(tx, tenantId, ownerId, now))) throw notFound(owner.ownerName);
       await repository.insertNextVersion(tx, tenantId, {

@@ -1,5 +1,6 @@
 /** The four message endpoints (SPEC: Endpoints, Messages). */
 import { Type } from 'typebox';
+import { transaction } from '../../db/transaction.js';
 import type { AppContext } from '../../app-context.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
 import { sendResource } from '../../http/envelope.js';
@@ -122,7 +123,7 @@ export function registerMessageRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { tenantId } = request.auth;
-      const view = await db.transaction().execute(async (tx) => {
+      const view = await transaction(db, async (tx) => {
         const row = await messages.patchMessage(
           tx,
           tenantId,

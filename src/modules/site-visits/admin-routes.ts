@@ -3,6 +3,7 @@
  * actions that move it on (an exact contract: see issue 5). Visits are named by id across tenants.
  */
 import { Type } from 'typebox';
+import { transaction } from '../../db/transaction.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../../app-context.js';
 import type { Database } from '../../db/schema.js';
@@ -72,7 +73,7 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { tenantId } = request.params;
-      const resource = await db.transaction().execute(async (tx) => {
+      const resource = await transaction(db, async (tx) => {
         await getTenant(tx, tenantId);
         return render(tx, await visits.createVisit(tx, tenantId, request.body, clock.now(), request.log));
       });
@@ -154,7 +155,7 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const resource = await db.transaction().execute(async (tx) => {
+      const resource = await transaction(db, async (tx) => {
         // Validated against WorkflowActionBody; the type provider cannot infer a discriminated oneOf.
         const { visit } = await performWorkflowAction(
           tx,

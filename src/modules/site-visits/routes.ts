@@ -1,5 +1,6 @@
 /** The four site-visit endpoints (SPEC: Endpoints, Site visits). */
 import { Type } from 'typebox';
+import { transaction } from '../../db/transaction.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../../app-context.js';
 import type { Database } from '../../db/schema.js';
@@ -151,7 +152,7 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { tenantId } = request.auth;
-      const resource = await db.transaction().execute(async (tx) => {
+      const resource = await transaction(db, async (tx) => {
         const record = await visits.patchVisit(
           tx,
           tenantId,

@@ -3,6 +3,7 @@
  * answers the usual 404 problem), protected, tenant-scoped and rate-limited like every client route.
  */
 import type { AppContext } from '../../app-context.js';
+import { transaction } from '../../db/transaction.js';
 import { isoTime } from '../../http/envelope.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
@@ -46,7 +47,7 @@ export function registerSandboxRoutes(app: Api, ctx: AppContext): void {
     },
     async (request) => {
       const { tenantId } = request.auth;
-      return db.transaction().execute(async (tx) => {
+      return transaction(db, async (tx) => {
         // Validated against SimulateBody; the type provider cannot infer a discriminated oneOf.
         const outcome = await simulate(
           tx,

@@ -16,6 +16,7 @@
  * Activated by the first listener created or stream opened in this process; idle otherwise.
  */
 import { randomUUID } from 'node:crypto';
+import { transaction } from '../../db/transaction.js';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
@@ -136,7 +137,7 @@ export class ListenerHub {
     if (dropped) return void this.track(this.detach(stream));
     const ready: ReadyMessage = { type: 'ready', listenerId, timeoutMs: this.timeoutMs, graceMs: this.graceMs };
     socket.send(JSON.stringify(ready));
-    await this.db.transaction().execute((tx) => listeners.resumeDeliveries(tx, [listenerId], now));
+    await transaction(this.db, (tx) => listeners.resumeDeliveries(tx, [listenerId], now));
     this.deps.logger.info({ listenerId, streamId: stream.id }, 'webhook listener stream attached');
   }
 
@@ -241,7 +242,7 @@ export class ListenerHub {
       ),
     );
     const holding = streams.filter((stream) => held.has(stream.id)).map((stream) => stream.listenerId);
-    await this.db.transaction().execute((tx) => listeners.resumeDeliveries(tx, holding, now));
+    await transaction(this.db, (tx) => listeners.resumeDeliveries(tx, holding, now));
     for (const stream of streams) {
       if (!held.has(stream.id)) {
         this.streams.delete(stream.id);

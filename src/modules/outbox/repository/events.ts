@@ -1,34 +1,60 @@
+import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { jsonb } from '../../../db/json.js';
 import type { EventRow } from '../../../db/schema.js';
 import type { Executor } from '../../../db/executor.js';
 
-export async function insertEvent(
+export interface NewEventRow {
+  id: string;
+  type: string;
+  occurredAt: Date;
+  resourceType: string;
+  resourceId: string;
+  payloadVersion: string;
+  data: unknown;
+}
+
+/**
+ * A new delivery id made in SQL (one per target, however many the tenant has): `dlv_` and 128 bits in
+ * lib/ids.ts's lower-case Crockford base32 (26 characters, the last two bits zero), the bits drawn from two
+ * gen_random_uuid() (a CSPRNG) through sha256. `s.id` ties it to each target's row, so that PostgreSQL
+ * evaluates it per row rather than once for the statement.
+ */
+const NEW_DELIVERY_ID = sql<string>`(select 'dlv_' || string_agg(
+    substr('0123456789abcdefghjkmnpqrstvwxyz', 1 + substring(r.bits from i * 5 + 1 for 5)::bit(5)::int, 1), '' order by i)
+  from (select ('x' || encode(substring(sha256(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid())
+    || convert_to(s.id, 'UTF8')) from 1 for 16), 'hex'))::bit(128) || B'00' as bits) r, generate_series(0, 25) i)`;
+
+/**
+ * Inserts the event and, in the same statement, one delivery of it, due now, per active target of the
+ * tenant subscribed to its type for which `published` holds (`published` reads the target as `s` and the
+ * tenant as `t`), in the targets' creation order. Returns the event and how many deliveries were queued.
+ */
+export async function insertEventWithDeliveries(
   tx: Executor,
   tenantId: string,
-  event: {
-    id: string;
-    type: string;
-    occurredAt: Date;
-    resourceType: string;
-    resourceId: string;
-    payloadVersion: string;
-    data: unknown;
-  },
-): Promise<EventRow> {
-  return tx
-    .insertInto('events')
-    .values({
-      id: event.id,
-      tenant_id: tenantId,
-      type: event.type,
-      occurred_at: event.occurredAt,
-      resource_type: event.resourceType,
-      resource_id: event.resourceId,
-      payload_version: event.payloadVersion,
-      data: jsonb(event.data),
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  event: NewEventRow,
+  published: RawBuilder<SqlBool>,
+): Promise<{ event: EventRow; deliveries: number }> {
+  const now = event.occurredAt;
+  const result = await sql<EventRow & { deliveries: number }>`
+    with event as (
+      insert into events (id, tenant_id, type, occurred_at, resource_type, resource_id, payload_version, data)
+      values (${event.id}, ${tenantId}, ${event.type}, ${now}, ${event.resourceType}, ${event.resourceId},
+        ${event.payloadVersion}, ${jsonb(event.data)})
+      returning *
+    ), queued as (
+      insert into webhook_deliveries
+        (id, tenant_id, event_id, event_type, subscription_id, status, next_attempt_at, created_at, updated_at)
+      select ${NEW_DELIVERY_ID}, s.tenant_id, ${event.id}, ${event.type}, s.id, 'pending', ${now}, ${now}, ${now}
+      from webhook_subscriptions s
+      join tenants t on t.id = s.tenant_id
+      where s.tenant_id = ${tenantId} and s.is_active and ${event.type} = any(s.event_types) and ${published}
+      order by s.seq
+      returning 1
+    )
+    select event.*, (select count(*) from queued)::int as deliveries from event`.execute(tx);
+  const { deliveries, ...row } = result.rows[0]!;
+  return { event: row as EventRow, deliveries };
 }
 
 export async function listEventsOfResource(db: Executor, tenantId: string, resourceId: string): Promise<EventRow[]> {

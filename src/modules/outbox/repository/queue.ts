@@ -1,71 +1,9 @@
 /**
- * The delivery queue: queuing an event's deliveries in its transaction, and the sweep of leases that ran
+ * The delivery queue (an event's deliveries are queued with it: events.ts): the sweep of leases that ran
  * out with no attempt left. These serve the worker, which works across tenants.
  */
-import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Database, EventRow } from '../../../db/schema.js';
-import { newId } from '../../../lib/ids.js';
-import { notifyWorkers } from '../wake-workers.js';
-
-/** A target the event could go to, with the tenant's settings that decide whether it is published. */
-export interface Recipient {
-  subscriptionId: string;
-  tenant: { webhookAccess: boolean; apiEnabled: boolean };
-}
-
-/**
- * The tenant's active targets whose eventTypes contain the type, in creation order, each with the tenant's
- * webhookAccess and apiEnabled read in the same statement (the caller applies the publishing rule).
- */
-export async function findRecipients(
-  tx: Transaction<Database>,
-  tenantId: string,
-  eventType: string,
-): Promise<Recipient[]> {
-  const rows = await tx
-    .selectFrom('webhook_subscriptions as s')
-    .innerJoin('tenants as t', 't.id', 's.tenant_id')
-    .select(['s.id', 't.webhook_access', 't.api_enabled'])
-    .where('s.tenant_id', '=', tenantId)
-    .where('s.is_active', '=', true)
-    .where(sql<boolean>`${eventType} = any(s.event_types)`)
-    .orderBy('s.seq')
-    .execute();
-  return rows.map((row) => ({
-    subscriptionId: row.id,
-    tenant: { webhookAccess: row.webhook_access, apiEnabled: row.api_enabled },
-  }));
-}
-
-/**
- * Queues one delivery of the event per target, due now, in the caller's transaction, and wakes the
- * workers when it commits.
- */
-export async function insertDeliveries(
-  tx: Transaction<Database>,
-  tenantId: string,
-  event: EventRow,
-  subscriptionIds: readonly string[],
-  now: Date,
-): Promise<void> {
-  await tx
-    .insertInto('webhook_deliveries')
-    .values(
-      subscriptionIds.map((subscriptionId) => ({
-        id: newId('dlv'),
-        tenant_id: tenantId,
-        event_id: event.id,
-        event_type: event.type,
-        subscription_id: subscriptionId,
-        status: 'pending' as const,
-        next_attempt_at: now,
-        created_at: now,
-        updated_at: now,
-      })),
-    )
-    .execute();
-  await notifyWorkers(tx);
-}
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../../../db/schema.js';
 
 const LOST_ATTEMPT_ERROR = "no outcome recorded: the worker's lease expired";
 

@@ -1,0 +1,47 @@
+/**
+ * Transactions with after-commit effects. Work that must happen only once the transaction's rows are
+ * visible to others (waking the delivery workers), and never when it rolls back, is registered with
+ * `afterCommit(tx, effect)` during the transaction and run by `transaction(db, work)` after the commit,
+ * outside it: a transaction that NOTIFYs takes a lock at commit that serialises every such commit.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from './schema.js';
+
+/** Run after commit with the database the transaction was opened on; its own errors are its to handle. */
+export type AfterCommitEffect = (db: Kysely<Database>) => void;
+
+interface OpenTransaction {
+  db: Kysely<Database>;
+  effects: AfterCommitEffect[];
+}
+
+const openTransactions = new WeakMap<Transaction<Database>, OpenTransaction>();
+
+/** Runs `work` in a transaction, then (once it has committed, never on rollback) its after-commit effects. */
+export async function transaction<T>(
+  db: Kysely<Database>,
+  work: (tx: Transaction<Database>) => Promise<T>,
+): Promise<T> {
+  const effects: AfterCommitEffect[] = [];
+  const result = await db.transaction().execute(async (tx) => {
+    openTransactions.set(tx, { db, effects });
+    try {
+      return await work(tx);
+    } finally {
+      openTransactions.delete(tx);
+    }
+  });
+  for (const effect of effects) effect(db);
+  return result;
+}
+
+/**
+ * Registers an effect to run after `tx` commits. Returns false, registering nothing, when `tx` was not
+ * opened through `transaction()` (the caller then does the work inside the transaction instead).
+ */
+export function afterCommit(tx: Transaction<Database>, effect: AfterCommitEffect): boolean {
+  const open = openTransactions.get(tx);
+  if (!open) return false;
+  open.effects.push(effect);
+  return true;
+}
