@@ -1,6 +1,6 @@
 /**
  * Each JSON route's body limit, derived from its body schema: the longest body the schema admits, written
- * with every character of every string as a `\uXXXX` escape, with room to spare for whitespace. A body
+ * with every character of every string written as a six-character escape (`\u00e9`), with room to spare for whitespace. A body
  * beyond it cannot be valid, so it is refused with 413 before it is read (on its Content-Length) or as soon
  * as it exceeds the limit, instead of being parsed and validated: a hostile client sending bodies of a
  * megabyte costs the service next to nothing, and an honest one never meets the limit.
@@ -45,7 +45,7 @@ export function longestBody(schema: unknown): number {
   return Math.max(...types.map((type) => longestOfType(type, node)));
 }
 
-/** Quotes plus six characters (`\uXXXX`) per UTF-16 unit: a code point beyond the BMP is two of them. */
+/** Quotes plus six characters (an escape such as `\u00e9`) per UTF-16 unit: a code point beyond the BMP is two of them. */
 const escapedString = (codePoints: number) => 2 + 12 * codePoints;
 
 /** Every string in the value written escaped: what a client could legitimately send for a const or enum. */

@@ -9,6 +9,7 @@ import type { AppDatabase } from '../../src/db/database.js';
 import { isPublishedTo, publishedToTenantCondition } from '../../src/modules/outbox/service.js';
 import { EVENT_TYPES } from '../../src/modules/outbox/types.js';
 import { openTestDatabase } from '../helpers/app.js';
+import { TENANT_SETTINGS } from '../helpers/tenant-settings.js';
 
 let database: AppDatabase;
 beforeAll(async () => {
@@ -16,19 +17,12 @@ beforeAll(async () => {
 });
 afterAll(() => database?.close());
 
-const settings = [
-  { webhookAccess: true, apiEnabled: true },
-  { webhookAccess: true, apiEnabled: false },
-  { webhookAccess: false, apiEnabled: true },
-  { webhookAccess: false, apiEnabled: false },
-];
-
 describe("the publishing rule's SQL condition", () => {
   it('publishes exactly what isPublishedTo publishes', async () => {
     const published: boolean[] = [];
     const expected: boolean[] = [];
     for (const type of EVENT_TYPES)
-      for (const tenant of settings) {
+      for (const tenant of TENANT_SETTINGS) {
         const result = await sql<{ published: boolean }>`
           select ${publishedToTenantCondition(type)} as published
           from (select ${tenant.webhookAccess}::boolean as webhook_access, ${tenant.apiEnabled}::boolean as api_enabled) t`.execute(

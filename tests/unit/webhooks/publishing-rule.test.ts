@@ -5,25 +5,20 @@
 import { describe, expect, it } from 'vitest';
 import { isPublishedTo, tenantReceivesLifecycleEvents } from '../../../src/modules/outbox/service.js';
 import { EVENT_TYPES } from '../../../src/modules/outbox/types.js';
-
-const settings = [
-  { webhookAccess: true, apiEnabled: true },
-  { webhookAccess: true, apiEnabled: false },
-  { webhookAccess: false, apiEnabled: true },
-  { webhookAccess: false, apiEnabled: false },
-];
+import { TENANT_SETTINGS } from '../../helpers/tenant-settings.js';
 
 describe('the publishing rule', () => {
   it('gives lifecycle events only to a tenant with webhook access and the API enabled', () => {
-    expect(settings.map(tenantReceivesLifecycleEvents)).toEqual([true, false, false, false]);
+    expect(TENANT_SETTINGS.map(tenantReceivesLifecycleEvents)).toEqual([true, false, false, false]);
   });
 
   it('publishes ticket.created whatever the settings', () => {
-    for (const tenant of settings) expect(isPublishedTo(tenant, 'ticket.created')).toBe(true);
+    for (const tenant of TENANT_SETTINGS) expect(isPublishedTo(tenant, 'ticket.created')).toBe(true);
   });
 
   it('publishes every other event type by the rule', () => {
     for (const type of EVENT_TYPES.filter((type) => type !== 'ticket.created'))
-      for (const tenant of settings) expect(isPublishedTo(tenant, type)).toBe(tenantReceivesLifecycleEvents(tenant));
+      for (const tenant of TENANT_SETTINGS)
+        expect(isPublishedTo(tenant, type)).toBe(tenantReceivesLifecycleEvents(tenant));
   });
 });
