@@ -112,6 +112,10 @@ export async function findDueCandidates(
  * Claims the chosen deliveries that are still due, for one attempt each: locks them with SKIP LOCKED (so
  * concurrent workers never take the same row), counts the attempt and leases the row until `leaseUntil`.
  * A row whose previous lease ran out without an outcome (its worker died) has that lost attempt logged.
+ *
+ * The rows are found by primary key alone and checked for due-ness once locked (`locked` is materialized):
+ * with the due conditions beside the ids, the planner reads the partial indexes on pending deliveries
+ * instead, which hold an entry for every version of every row claimed since the last vacuum.
  */
 export async function claimDeliveries(
   db: Kysely<Database>,
@@ -141,10 +145,12 @@ export async function claimDeliveries(
     s_signing_version: 'legacy' | 'v1';
     s_secret_sealed: string | null;
   }>`
-    with due as (
-      select d.id from webhook_deliveries d
-      where d.id = any(${[...ids]}::text[]) and ${isDue(now, maxAttempts)}
+    with locked as materialized (
+      select d.id, d.status, d.next_attempt_at, d.leased_until, d.attempts, d.round_start from webhook_deliveries d
+      where d.id = any(${[...ids]}::text[])
       for update skip locked
+    ), due as (
+      select d.id from locked d where ${isDue(now, maxAttempts)}
     )
     update webhook_deliveries d set
       attempt_log = case when d.leased_until is null then d.attempt_log else d.attempt_log || ${lostAttemptEntry} end,

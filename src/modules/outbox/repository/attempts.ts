@@ -37,7 +37,13 @@ export async function recordAttempts(db: Kysely<Database>, records: readonly Att
     next_attempt_at: record.outcome.status === 'pending' ? record.outcome.nextAttemptAt.toISOString() : null,
     now: record.now.toISOString(),
   }));
+  // The rows are read by primary key alone and fenced once locked (see claimDeliveries for why).
   const result = await sql<{ id: string }>`
+    with current as materialized (
+      select d.id, d.attempts, d.status, d.leased_until from webhook_deliveries d
+      where d.id = any(${rows.map((row) => row.id)}::text[])
+      for update
+    )
     update webhook_deliveries d set
       status = v.status,
       attempt_log = d.attempt_log || v.entry,
@@ -46,8 +52,10 @@ export async function recordAttempts(db: Kysely<Database>, records: readonly Att
       next_attempt_at = coalesce(v.next_attempt_at, d.next_attempt_at),
       completed_at = case when v.status = 'pending' then null else v.now end,
       updated_at = v.now
-    from jsonb_to_recordset(${jsonb(rows)}) as v(id text, attempt integer, status text, entry jsonb, error text, next_attempt_at timestamptz, now timestamptz)
-    where d.id = v.id and d.attempts = v.attempt and d.status = 'pending' and d.leased_until is not null
+    from jsonb_to_recordset(${jsonb(rows)}) as v(id text, attempt integer, status text, entry jsonb, error text, next_attempt_at timestamptz, now timestamptz),
+      current
+    where d.id = v.id and current.id = v.id
+      and current.attempts = v.attempt and current.status = 'pending' and current.leased_until is not null
     returning d.id
   `.execute(db);
   const written = new Set(result.rows.map((row) => row.id));
