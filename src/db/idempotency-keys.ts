@@ -7,7 +7,7 @@ import type { Executor } from './executor.js';
 import { jsonb } from './json.js';
 import { prepared } from './prepared-statements.js';
 import type { Database } from './schema.js';
-import { insertRowStatement, type SingleRowInsert } from './single-row-insert.js';
+import { companionRows, insertedWithCompanions, type SingleRowInsert } from './single-row-insert.js';
 
 export interface KeyRef {
   tenantId: string;
@@ -103,6 +103,8 @@ export interface OneStatementCreate {
   created: boolean;
   /** A key row (completed or expired) was there: the transactional path decides. */
   found: boolean;
+  /** The insert's companions' counted rows (0 when nothing was created). */
+  companion_rows: number;
 }
 
 /** The one-statement create of `insert`, as Kysely builds it. */
@@ -110,13 +112,15 @@ function createWithKeyStatement(ref: KeyRef, insert: SingleRowInsert, snapshot: 
   return sql<OneStatementCreate>`
     with lock as (select pg_try_advisory_xact_lock(${ref.lockId}::bigint) as locked),
     found as (select 1 from idempotency_keys where tenant_id = ${ref.tenantId} and resource_type = ${ref.resourceType} and key = ${ref.key}),
-    inserted as (${insertRowStatement(insert, sql`from lock where lock.locked and not exists (select from found)`)}),
+    ${insertedWithCompanions(insert, sql`from lock where lock.locked and not exists (select from found)`)},
     stored as (
       insert into idempotency_keys (tenant_id, resource_type, key, request_hash, resource_id, response_status, response_body, response_etag, completed_at, expires_at)
       select ${ref.tenantId}, ${ref.resourceType}, ${ref.key}, ${snapshot.requestHash}, ${snapshot.resourceId}, ${snapshot.status}, ${jsonb(snapshot.body)}, ${snapshot.etag ?? null},
         ${snapshot.completedAt}, ${snapshot.expiresAt}
       from inserted)
-    select lock.locked, exists (select from inserted) as created, exists (select from found) as found from lock ${prepared()}`;
+    select lock.locked, exists (select from inserted) as created, exists (select from found) as found,
+      ${companionRows(insert)} as companion_rows
+    from lock ${prepared()}`;
 }
 
 /** The statement's parameters in the order of its placeholders above (checked against Kysely's once per shape). */
@@ -128,6 +132,7 @@ function createWithKeyParameters(ref: KeyRef, insert: SingleRowInsert, snapshot:
     resourceType,
     key,
     ...Object.values(insert.row),
+    ...(insert.companions?.parameters ?? []),
     tenantId,
     resourceType,
     key,
@@ -159,18 +164,30 @@ function compiledCreate(
     shapes = new Map();
     compiledCreates.set(db, shapes);
   }
-  const shape = `${insert.table}|${insert.uniqueConstraint}|${Object.keys(insert.row).join(',')}`;
+  const shape = `${insert.table}|${insert.uniqueConstraint}|${Object.keys(insert.row).join(',')}|${insert.companions?.shape ?? ''}`;
   const cached = shapes.get(shape);
-  const parameters = createWithKeyParameters(ref, insert, snapshot);
-  if (cached) return { ...cached, parameters };
-  const compiled = createWithKeyStatement(ref, insert, snapshot).compile(db);
-  if (cached === undefined && shapes.size < MAX_CREATE_SHAPES) {
-    const same =
-      compiled.parameters.length === parameters.length &&
-      compiled.parameters.every((value, index) => Object.is(value, parameters[index]));
-    shapes.set(shape, same ? compiled : null);
-  }
+  if (cached) return { ...cached, parameters: createWithKeyParameters(ref, insert, snapshot) };
+  const { compiled, reusable } = compileCreateWithKey(db, ref, insert, snapshot);
+  if (cached === undefined && shapes.size < MAX_CREATE_SHAPES) shapes.set(shape, reusable ? compiled : null);
   return compiled;
+}
+
+/**
+ * The one-statement create compiled by Kysely, and whether its parameters came out in the order that
+ * `createWithKeyParameters` lists them (then the compiled text serves every create of the same shape).
+ */
+export function compileCreateWithKey(
+  db: Kysely<Database>,
+  ref: KeyRef,
+  insert: SingleRowInsert,
+  snapshot: KeySnapshot,
+): { compiled: CompiledQuery<OneStatementCreate>; reusable: boolean } {
+  const compiled = createWithKeyStatement(ref, insert, snapshot).compile(db);
+  const parameters = createWithKeyParameters(ref, insert, snapshot);
+  const reusable =
+    compiled.parameters.length === parameters.length &&
+    compiled.parameters.every((value, index) => Object.is(value, parameters[index]));
+  return { compiled, reusable };
 }
 
 /** More shapes than resources would mean a row whose columns vary: those are compiled every time. */

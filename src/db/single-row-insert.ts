@@ -1,7 +1,8 @@
 /**
  * One INSERT of a row whose every column the repository sets (also those the database would default), so
  * that the response is known before the row is written: the repositories describe such a row, the
- * idempotency protocol runs it alone or inside its one-statement create.
+ * idempotency protocol runs it alone or inside its one-statement create. Writes that belong with the row
+ * (its event and the event's deliveries) can ride in the same statement as companions.
  */
 import { type RawBuilder, sql } from 'kysely';
 import type { Executor } from './executor.js';
@@ -13,6 +14,29 @@ export interface SingleRowInsert {
   row: Record<string, unknown>;
   /** The unique constraint whose conflict means the row exists already (no row is written then). */
   uniqueConstraint: string;
+  /** Writes made in the same statement, only when the row is inserted. */
+  companions?: CompanionWrites;
+}
+
+/**
+ * Writes that go with a row in its statement: common table expressions (`name as (...), ...`) that read the
+ * row's `inserted` (one row when it was inserted, none when it was a duplicate), named apart from the
+ * statement's own (`inserted`, `lock`, `found`, `stored`).
+ */
+export interface CompanionWrites {
+  /** The same key for the same text: statements are compiled once per shape. */
+  shape: string;
+  ctes: RawBuilder<unknown>;
+  /** The values of the placeholders of `ctes`, in order (checked once per shape against Kysely's). */
+  parameters: readonly unknown[];
+  /** The expression whose rows the statement counts as `companion_rows` (the deliveries queued, say). */
+  counted: string;
+}
+
+/** What an insert did: whether the row was written (not a duplicate), and the companions' counted rows. */
+export interface InsertOutcome {
+  created: boolean;
+  companionRows: number;
 }
 
 /** `insert ... select <row> <from> on conflict do nothing returning 1`: the row, unless a duplicate. */
@@ -25,7 +49,27 @@ export function insertRowStatement(insert: SingleRowInsert, from: RawBuilder<unk
     on conflict on constraint ${sql.id(insert.uniqueConstraint)} do nothing returning 1 as one`;
 }
 
-/** Inserts the row; false when its unique constraint refused it as a duplicate. */
-export async function insertSingleRow(executor: Executor, insert: SingleRowInsert): Promise<boolean> {
-  return (await insertRowStatement(insert, sql``).execute(executor)).rows.length > 0;
+/** `inserted as (<the row's insert>)`, then the companions' expressions. */
+export function insertedWithCompanions(insert: SingleRowInsert, from: RawBuilder<unknown>): RawBuilder<unknown> {
+  const row = sql`inserted as (${insertRowStatement(insert, from)})`;
+  return insert.companions ? sql`${row}, ${insert.companions.ctes}` : row;
+}
+
+/** The companions' counted rows as a select-list expression (0 without companions). */
+export function companionRows(insert: SingleRowInsert): RawBuilder<number> {
+  return insert.companions
+    ? sql<number>`(select count(*) from ${sql.table(insert.companions.counted)})::int`
+    : sql<number>`0`;
+}
+
+/** Inserts the row, with its companions when it has any; `created` is false when it was a duplicate. */
+export async function insertSingleRow(executor: Executor, insert: SingleRowInsert): Promise<InsertOutcome> {
+  if (!insert.companions) {
+    const { rows } = await insertRowStatement(insert, sql``).execute(executor);
+    return { created: rows.length > 0, companionRows: 0 };
+  }
+  const { rows } = await sql<{ created: boolean; companion_rows: number }>`
+    with ${insertedWithCompanions(insert, sql``)}
+    select exists (select from inserted) as created, ${companionRows(insert)} as companion_rows`.execute(executor);
+  return { created: rows[0]!.created, companionRows: rows[0]!.companion_rows };
 }

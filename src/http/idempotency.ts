@@ -16,12 +16,11 @@
  * repository that describes it (src/db/single-row-insert.ts).
  */
 import { createHash } from 'node:crypto';
-import { transaction } from '../db/transaction.js';
+import { afterCommit, transaction } from '../db/transaction.js';
 import type { FastifyReply } from 'fastify';
 import type { Kysely, Transaction } from 'kysely';
 import { Type } from 'typebox';
 import { isUniqueViolation } from '../db/errors.js';
-import type { Executor } from '../db/executor.js';
 import {
   createWithKeyInOneStatement,
   deleteKey,
@@ -65,8 +64,8 @@ export interface CreateOptions {
 }
 
 /**
- * A create that is one INSERT of a row known beforehand (its repository describes the row): tried as one
- * statement with the key's lock, lookup and snapshot.
+ * A create that is one INSERT of a row known beforehand (its repository describes the row, and the writes
+ * that go with it as companions): tried as one statement with the key's lock, lookup and snapshot.
  */
 export interface SingleRowCreate {
   insert: SingleRowInsert;
@@ -74,10 +73,27 @@ export interface SingleRowCreate {
   duplicate: () => Problem;
   /** The row as the response shows it. */
   resource: ResourceObject<unknown>;
+  /** Run once the row is committed, with the companions' counted rows (waking the delivery workers, say). */
+  afterCreate?: (companionRows: number, db: Kysely<Database>) => void;
 }
 
-/** How a resource is created: one known row, or any work in the create's transaction returning the resource. */
-export type Creation = SingleRowCreate | ((tx: Transaction<Database>) => Promise<ResourceObject<unknown>>);
+/** Any work in the create's transaction, returning the resource. */
+export type TransactionalCreate = (tx: Transaction<Database>) => Promise<ResourceObject<unknown>>;
+
+/**
+ * A create that reads first what its row needs and is then one row. `prepare` reads outside any
+ * transaction (taking no locks, as the transaction's own reads at READ COMMITTED would not) and gives the
+ * `SingleRowCreate`, or undefined when its reads found anything to refuse: `inTransaction` then creates
+ * the usual way, after the key is checked, so that a retry of a completed request still replays and a
+ * refusal is answered exactly as it always is.
+ */
+export interface ReadFirstCreate {
+  prepare: (db: Kysely<Database>) => Promise<SingleRowCreate | undefined>;
+  inTransaction: TransactionalCreate;
+}
+
+/** How a resource is created. */
+export type Creation = SingleRowCreate | ReadFirstCreate | TransactionalCreate;
 
 export interface CreateOutcome {
   /** The resource's id, for the accessibility check on replay. */
@@ -143,6 +159,9 @@ export async function createResource(
   options: CreateOptions,
   creation: Creation,
 ): Promise<CreateOutcome> {
+  if ('prepare' in creation) {
+    return createResource(db, clock, request, options, (await creation.prepare(db)) ?? creation.inTransaction);
+  }
   const { tenantId } = request.auth;
   const create =
     typeof creation === 'function'
@@ -165,8 +184,19 @@ export async function createResource(
   return createInTransaction(db, clock, keyed, create);
 }
 
-async function insertCreation(executor: Executor, creation: SingleRowCreate): Promise<CreateOutcome> {
-  if (!(await insertSingleRow(executor, creation.insert))) throw creation.duplicate();
+/** The row (and its companions) on `executor`: the database itself, or a transaction of `transaction()`. */
+async function insertCreation(
+  executor: Kysely<Database> | Transaction<Database>,
+  creation: SingleRowCreate,
+): Promise<CreateOutcome> {
+  const inserted = await insertSingleRow(executor, creation.insert);
+  if (!inserted.created) throw creation.duplicate();
+  const { afterCreate } = creation;
+  if (afterCreate) {
+    const effect = (db: Kysely<Database>) => afterCreate(inserted.companionRows, db);
+    if (executor.isTransaction) afterCommit(executor as Transaction<Database>, effect);
+    else effect(executor);
+  }
   return created(creation.resource);
 }
 
@@ -194,7 +224,10 @@ async function createInOneStatement(
       snapshotOf(outcome, keyed.requestHash, clock.now()),
     );
     if (!result.locked) throw pending();
-    if (result.created) return outcome;
+    if (result.created) {
+      creation.afterCreate?.(result.companion_rows, db);
+      return outcome;
+    }
     if (!result.found && !(await keyCommitted(db, keyed.ref))) throw creation.duplicate();
   } catch (error) {
     if (!isUniqueViolation(error, 'idempotency_keys_pkey')) throw error;

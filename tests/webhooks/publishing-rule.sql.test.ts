@@ -24,7 +24,7 @@ describe("the publishing rule's SQL condition", () => {
     for (const type of EVENT_TYPES)
       for (const tenant of TENANT_SETTINGS) {
         const result = await sql<{ published: boolean }>`
-          select ${publishedToTenantCondition(type)} as published
+          select ${publishedToTenantCondition(sql<string>`${type}::text`)} as published
           from (select ${tenant.webhookAccess}::boolean as webhook_access, ${tenant.apiEnabled}::boolean as api_enabled) t`.execute(
           database.db,
         );

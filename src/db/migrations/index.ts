@@ -7,6 +7,7 @@ import * as m0005 from './0005_webhooks.js';
 import * as m0006 from './0006_visit_workflow.js';
 import * as m0007 from './0007_webhook_fairness.js';
 import * as m0008 from './0008_webhook_listeners.js';
+import * as m0009 from './0009_visit_ticket_constraint.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scanning) so that the compiled
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0006_visit_workflow': m0006,
   '0007_webhook_fairness': m0007,
   '0008_webhook_listeners': m0008,
+  '0009_visit_ticket_constraint': m0009,
 };

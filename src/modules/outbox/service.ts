@@ -3,12 +3,13 @@
  * it, so it exists exactly when the change committed, with its deliveries to the tenant's targets queued
  * beside it by the publishing rule; delivery happens after commit, from the table.
  */
-import { type RawBuilder, type SqlBool, sql, type Transaction } from 'kysely';
+import { type Kysely, type RawBuilder, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database, EventRow } from '../../db/schema.js';
+import type { CompanionWrites } from '../../db/single-row-insert.js';
 import { newId } from '../../lib/ids.js';
 import * as events from './repository/events.js';
-import { notifyWorkers } from './wake-workers.js';
+import { notifyWorkers, wakeWorkers } from './wake-workers.js';
 import { type EventDataBase, type EventEnvelope, type EventType, PAYLOAD_VERSION } from './types.js';
 
 export interface NewEvent {
@@ -56,17 +57,38 @@ export function isPublishedTo(tenant: PublishingSettings, eventType: string): bo
 
 /**
  * The publishing rule as the SQL condition of the statement that queues an event's deliveries: `isPublishedTo`
- * over the tenant's row, read as `t` (tests/webhooks prove the two agree both ways).
+ * over the tenant's row, read as `t`, for the event type `eventType` (an SQL expression: the statement
+ * reads it from the event's row) (tests/webhooks prove the two agree both ways).
  */
-export function publishedToTenantCondition(eventType: string): RawBuilder<SqlBool> {
+export function publishedToTenantCondition(eventType: RawBuilder<string>): RawBuilder<SqlBool> {
   return sql<SqlBool>`(${eventType} = 'ticket.created' or (t.webhook_access and t.api_enabled))`;
+}
+
+/** How the statement that queues an event's deliveries reads the publishing rule (the event as `e`). */
+const PUBLISHED = publishedToTenantCondition(sql<string>`e.type`);
+
+/** The event's row as the outbox stores it. */
+function newEventRow(event: NewEvent): events.NewEventRow {
+  return {
+    id: newId('evt'),
+    type: event.type,
+    occurredAt: event.occurredAt,
+    resourceType: 'site-visits',
+    resourceId: event.resourceId,
+    payloadVersion: PAYLOAD_VERSION,
+    data: event.data,
+  };
+}
+
+/** Says that the event was recorded: the line that joins the request (request id, tenant id) to the event id its deliveries' lines carry. */
+function logRecorded(log: EventLog | undefined, row: events.NewEventRow, deliveries: number): void {
+  log?.info({ eventId: row.id, eventType: row.type, resourceId: row.resourceId, deliveries }, 'event recorded');
 }
 
 /**
  * Records the event and, in the same statement, queues one webhook delivery per active target of the
  * tenant subscribed to its type (subscriptions and listeners alike) when the publishing rule publishes
- * it to the tenant; the workers are woken when the transaction commits. With `log`, says so: the line
- * that joins the request (request id, tenant id) to the event id its deliveries' lines carry.
+ * it to the tenant; the workers are woken when the transaction commits. With `log`, says so.
  */
 export async function recordEvent(
   tx: Transaction<Database>,
@@ -74,25 +96,29 @@ export async function recordEvent(
   event: NewEvent,
   log?: EventLog,
 ): Promise<EventRow> {
-  const recorded = await events.insertEventWithDeliveries(
-    tx,
-    tenantId,
-    {
-      id: newId('evt'),
-      type: event.type,
-      occurredAt: event.occurredAt,
-      resourceType: 'site-visits',
-      resourceId: event.resourceId,
-      payloadVersion: PAYLOAD_VERSION,
-      data: event.data,
-    },
-    publishedToTenantCondition(event.type),
-  );
+  const row = newEventRow(event);
+  const recorded = await events.insertEventWithDeliveries(tx, tenantId, row, PUBLISHED);
   if (recorded.deliveries > 0) await notifyWorkers(tx);
-  const row = recorded.event;
-  log?.info(
-    { eventId: row.id, eventType: row.type, resourceId: row.resource_id, deliveries: recorded.deliveries },
-    'event recorded',
-  );
-  return row;
+  logRecorded(log, row, recorded.deliveries);
+  return recorded.event;
+}
+
+/**
+ * The event as writes of the statement that inserts the row it is about (`recordEvent` for a create that is
+ * one row: `SingleRowInsert.companions`), and what to do once that row is committed with the number of
+ * deliveries queued (`SingleRowCreate.afterCreate`): wake the workers, and say so in `log`.
+ */
+export function eventWithRow(
+  tenantId: string,
+  event: NewEvent,
+  log?: EventLog,
+): { companions: CompanionWrites; afterCreate: (deliveries: number, db: Kysely<Database>) => void } {
+  const row = newEventRow(event);
+  return {
+    companions: events.eventCompanions(tenantId, row, PUBLISHED),
+    afterCreate: (deliveries, db) => {
+      if (deliveries > 0) wakeWorkers(db);
+      logRecorded(log, row, deliveries);
+    },
+  };
 }

@@ -14,7 +14,7 @@ import type { Api } from '../../http/types.js';
 import { TenantParams } from '../tenants/schemas.js';
 import { getTenant } from '../tenants/service.js';
 import { loadVisitViews, toOperatorVisitResource } from './representation.js';
-import { listLatestVisits, type VisitRecord } from './repository.js';
+import { listLatestVisits, type NewVisitRecord } from './repository.js';
 import {
   OperatorSiteVisitDocument,
   OperatorSiteVisitResource,
@@ -48,7 +48,7 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
   const baseUrl = ctx.config.publicBaseUrl;
 
   /** The operator sees every attribute, assets included. */
-  const render = async (executor: Kysely<Database> | Transaction<Database>, record: VisitRecord) =>
+  const render = async (executor: Kysely<Database> | Transaction<Database>, record: NewVisitRecord) =>
     toOperatorVisitResource((await loadVisitViews(executor, record.tenant_id, [record], true))[0]!, baseUrl);
 
   app.post(

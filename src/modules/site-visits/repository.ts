@@ -1,7 +1,8 @@
 /** Site visits and their asset assignments. Every function takes the tenant: another tenant's visit is not found. */
 import { sql, type Transaction } from 'kysely';
 import { prepared } from '../../db/prepared-statements.js';
-import type { Database, NewSiteVisit, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
+import type { Database, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
+import { type CompanionWrites, insertSingleRow, type SingleRowInsert } from '../../db/single-row-insert.js';
 import { newIntegerId } from '../../lib/ids.js';
 import type { Executor } from '../../db/executor.js';
 
@@ -11,6 +12,12 @@ export interface VisitRecord extends SiteVisitRow {
   project_id_is_integer: boolean;
   item_name: string;
 }
+
+/** A visit as its create knows it, before the database numbers it (`seq`, which only pages read). */
+export type NewVisitRecord = Omit<VisitRecord, 'seq'>;
+
+/** The unique constraint a second visit with the same ticket number of the tenant runs into. */
+export const TICKET_CONSTRAINT = 'site_visits_tenant_ticket';
 
 /** An assigned asset: the assignment and the site asset's fields. */
 export interface AssignedAssetRow {
@@ -105,7 +112,7 @@ interface VisitReferencesRow {
  * trip instead of four; each join is on a unique key, so there is exactly one row).
  */
 export async function findVisitReferences(
-  tx: Transaction<Database>,
+  db: Executor,
   tenantId: string,
   names: { projectId: string; siteCode: string; itemName: string; clientTicketNumber: string | null },
 ): Promise<VisitReferences> {
@@ -119,7 +126,7 @@ export async function findVisitReferences(
     from (select 1) as one
     left join projects p on p.tenant_id = ${tenantId} and p.project_id = ${names.projectId}
     left join sites s on s.tenant_id = ${tenantId} and s.site_code = ${names.siteCode}
-    left join items i on i.tenant_id = ${tenantId} and i.item_name = ${names.itemName} ${prepared()}`.execute(tx);
+    left join items i on i.tenant_id = ${tenantId} and i.item_name = ${names.itemName} ${prepared()}`.execute(db);
   const row = rows[0]!;
   return {
     project:
@@ -151,8 +158,14 @@ export async function findVisitIdByTicket(
 }
 
 /** Inserts the visit and answers its row as stored (the columns the database fills in included). */
-export async function insertVisit(tx: Transaction<Database>, visit: NewSiteVisit): Promise<SiteVisitRow> {
-  return tx.insertInto('site_visits').values(visit).returningAll().executeTakeFirstOrThrow();
+/** The insert of a new visit, every column set, with the writes that go with it (its event). */
+export function visitInsert(row: Omit<SiteVisitRow, 'seq'>, companions?: CompanionWrites): SingleRowInsert {
+  return { table: 'site_visits', row, uniqueConstraint: TICKET_CONSTRAINT, ...(companions ? { companions } : {}) };
+}
+
+/** Inserts the visit; false when the tenant has a visit with its ticket number already. */
+export async function insertVisit(tx: Transaction<Database>, row: Omit<SiteVisitRow, 'seq'>): Promise<boolean> {
+  return (await insertSingleRow(tx, visitInsert(row))).created;
 }
 
 /** The visit, locked until the transaction ends, so that a concurrent update waits and then re-reads. */

@@ -7,14 +7,14 @@ import type { Database, FileVersionRow } from '../../db/schema.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
 import { toFileObject } from '../files/schemas.js';
 import { fileVersionsByOwner } from '../files/service.js';
-import { type AssignedAssetRow, listAssignedAssets, type VisitRecord } from './repository.js';
+import { type AssignedAssetRow, listAssignedAssets, type NewVisitRecord } from './repository.js';
 import type { OperatorSiteVisitAttributesValue, SiteVisitAssetValue, SiteVisitAttributesValue } from './schemas.js';
 
 export const SITE_VISIT_TYPE = 'site-visits';
 export const RETURN_LABEL_OWNER = 'site-visit-return-label';
 
 export interface VisitView {
-  record: VisitRecord;
+  record: NewVisitRecord;
   /** Undefined when the caller may not read assets (no site-visits:read). */
   assets: AssignedAssetRow[] | undefined;
   returnLabel: FileVersionRow[];
@@ -33,7 +33,7 @@ function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[
 export async function loadVisitViews(
   db: Kysely<Database> | Transaction<Database>,
   tenantId: string,
-  records: readonly VisitRecord[],
+  records: readonly NewVisitRecord[],
   includeAssets: boolean,
 ): Promise<VisitView[]> {
   const ids = records.map((record) => record.id);
@@ -57,12 +57,17 @@ export async function loadVisitViews(
 export async function loadNewVisitView(
   tx: Transaction<Database>,
   tenantId: string,
-  record: VisitRecord,
+  record: NewVisitRecord,
   includeAssets: boolean,
   assigned: boolean,
 ): Promise<VisitView> {
-  const assets = includeAssets ? (assigned ? await listAssignedAssets(tx, tenantId, [record.id]) : []) : undefined;
-  return { record, assets, returnLabel: [] };
+  if (!(includeAssets && assigned)) return newVisitView(record, includeAssets);
+  return { record, assets: await listAssignedAssets(tx, tenantId, [record.id]), returnLabel: [] };
+}
+
+/** The view of a new visit without site assets: known without reading anything. */
+export function newVisitView(record: NewVisitRecord, includeAssets: boolean): VisitView {
+  return { record, assets: includeAssets ? [] : undefined, returnLabel: [] };
 }
 
 export function returnLabelUrl(baseUrl: string, visitId: string): string {

@@ -12,7 +12,7 @@ import { listMeta } from '../../http/pagination.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import type { AuthContext } from '../../http/auth.js';
-import { loadNewVisitView, loadVisitViews, SITE_VISIT_TYPE, toVisitResource } from './representation.js';
+import { loadVisitViews, SITE_VISIT_TYPE, toVisitResource } from './representation.js';
 import { type VisitRecord, visitExists } from './repository.js';
 import {
   SiteVisitCreateBody,
@@ -96,13 +96,13 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
         clock,
         request,
         { resourceType: SITE_VISIT_TYPE, exists: visitExists },
-        async (tx) => {
-          const { auth, body } = request;
-          const record = await visits.createVisit(tx, auth.tenantId, body, clock.now(), request.log);
-          const assigned = (body.siteAssetIds?.length ?? 0) > 0;
-          const view = await loadNewVisitView(tx, auth.tenantId, record, mayReadAssets(auth), assigned);
-          return toVisitResource(view, baseUrl);
-        },
+        visits.visitCreation(
+          request.auth.tenantId,
+          request.body,
+          clock.now(),
+          { includeAssets: mayReadAssets(request.auth), resource: (view) => toVisitResource(view, baseUrl) },
+          request.log,
+        ),
       );
       if (outcome.replayed && !mayReadAssets(request.auth)) outcome.body = withoutAssetAttributes(outcome.body);
       return sendCreateOutcome(reply, outcome);

@@ -7,21 +7,22 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, SiteRow, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
 import { changedColumns, type ColumnsOf, suppliedColumns } from '../../db/column-changes.js';
 import { refusingDuplicate } from '../../db/errors.js';
+import type { Executor } from '../../db/executor.js';
+import type { ResourceObject } from '../../http/envelope.js';
+import type { ReadFirstCreate } from '../../http/idempotency.js';
 import { assertIfMatch } from '../../http/concurrency.js';
 import { type CursorCodec, type Page, readPage } from '../../http/pagination.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
-import { type EventLog, recordEvent } from '../outbox/service.js';
+import { type EventLog, eventWithRow, type NewEvent, recordEvent } from '../outbox/service.js';
 import { activeProject, namedItem, referenceIdText, resolveItem, resolveProject } from '../reference/service.js';
 import { resolveSiteAssets } from '../site-assets/service.js';
 import { getSite, getSiteByCode, siteWithCode } from '../sites/service.js';
-import { SITE_VISIT_TYPE } from './representation.js';
+import { loadNewVisitView, newVisitView, SITE_VISIT_TYPE, type VisitView } from './representation.js';
 import * as repository from './repository.js';
-import type { VisitRecord } from './repository.js';
+import { type NewVisitRecord, TICKET_CONSTRAINT, type VisitRecord } from './repository.js';
 import type { SiteVisitCreate, SiteVisitListQueryValue, SiteVisitPatch } from './schemas.js';
 import { INITIAL_STATUS } from './statuses.js';
-
-const TICKET_CONSTRAINT = 'site_visits_tenant_ticket';
 
 /** API field → column, for the fields stored as given. */
 const PLAIN_COLUMNS = {
@@ -59,6 +60,96 @@ function assertDueNotBeforeStart(start: Date, due: Date, supplied: { startDate?:
   );
 }
 
+/** What a new visit's row takes from the visit's references, read together and checked in the documented order. */
+interface NewVisitReferences {
+  startDate: Date;
+  dueDate: Date;
+  project: { project_id: string; project_id_is_integer: boolean };
+  site: { id: string; site_code: string };
+  item: { item_id: string; item_name: string };
+  ticketTaken: boolean;
+}
+
+/**
+ * The dates, then the references: project first (409), then site (404) and item (404). Whether the ticket
+ * number is taken is read with them; the caller checks it after the site assets (409).
+ */
+async function readReferences(db: Executor, tenantId: string, input: SiteVisitCreate): Promise<NewVisitReferences> {
+  const startDate = parseDate('startDate', input.startDate);
+  const dueDate = parseDate('dueDate', input.dueDate);
+  assertDueNotBeforeStart(startDate, dueDate, input);
+  const named = await repository.findVisitReferences(db, tenantId, {
+    projectId: referenceIdText(input.projectId),
+    siteCode: input.clientSiteId,
+    itemName: input.itemName,
+    clientTicketNumber: input.clientTicketNumber ?? null,
+  });
+  return {
+    startDate,
+    dueDate,
+    project: activeProject(input.projectId, named.project),
+    site: siteWithCode(input.clientSiteId, named.site),
+    item: namedItem(input.itemName, named.item),
+    ticketTaken: named.ticketTaken,
+  };
+}
+
+/** The new visit's row, every column set (status New, version 1, no workflow state yet). */
+function newVisitRow(
+  tenantId: string,
+  input: SiteVisitCreate,
+  references: NewVisitReferences,
+  now: Date,
+): Omit<SiteVisitRow, 'seq'> {
+  return {
+    id: newId('visit'),
+    tenant_id: tenantId,
+    site_id: references.site.id,
+    client_ticket_number: input.clientTicketNumber ?? null,
+    description: input.description,
+    service_type: input.serviceType,
+    job_instructions: input.jobInstructions,
+    project_id: references.project.project_id,
+    item_id: references.item.item_id,
+    start_date: references.startDate,
+    due_date: references.dueDate,
+    are_parts_required: input.arePartsRequired,
+    tracking_number: input.trackingNumber ?? null,
+    parts_return_required: input.partsReturnRequired ?? null,
+    scheduling_rule: input.schedulingRule,
+    status: INITIAL_STATUS,
+    version: 1,
+    created_at: now,
+    updated_at: now,
+    field_rep_name: null,
+    scheduled_date: null,
+    eta_time: null,
+    dispatched_at: null,
+    completed_at: null,
+    deliverables_transmitted_at: null,
+  };
+}
+
+/** The record a new visit is served from: its row, and what a read would join in from its references. */
+function newVisitRecord(row: Omit<SiteVisitRow, 'seq'>, references: NewVisitReferences): NewVisitRecord {
+  return {
+    ...row,
+    site_code: references.site.site_code,
+    project_id_is_integer: references.project.project_id_is_integer,
+    item_name: references.item.item_name,
+  };
+}
+
+/** ticket.created, as a new visit records it. */
+function ticketCreated(row: Omit<SiteVisitRow, 'seq'>, references: NewVisitReferences): NewEvent {
+  return {
+    type: 'ticket.created',
+    occurredAt: row.created_at,
+    resourceId: row.id,
+    data: { clientTicketNumber: row.client_ticket_number, clientSiteId: references.site.site_code, status: row.status },
+  };
+}
+
 /**
  * Creates a visit (status New) with its asset assignments, and records ticket.created in the same
  * transaction. References are checked project first (409), then site (404), item (404) and site
@@ -70,70 +161,63 @@ export async function createVisit(
   input: SiteVisitCreate,
   now: Date,
   log?: EventLog,
-): Promise<VisitRecord> {
-  const startDate = parseDate('startDate', input.startDate);
-  const dueDate = parseDate('dueDate', input.dueDate);
-  assertDueNotBeforeStart(startDate, dueDate, input);
-  const clientTicketNumber = input.clientTicketNumber ?? null;
-  const named = await repository.findVisitReferences(tx, tenantId, {
-    projectId: referenceIdText(input.projectId),
-    siteCode: input.clientSiteId,
-    itemName: input.itemName,
-    clientTicketNumber,
-  });
-  // Read together, checked in the documented order.
-  const project = activeProject(input.projectId, named.project);
-  const site = siteWithCode(input.clientSiteId, named.site);
-  const item = namedItem(input.itemName, named.item);
-  const siteAssetIds = input.siteAssetIds ? await resolveSiteAssets(tx, tenantId, site, input.siteAssetIds) : [];
-  if (clientTicketNumber !== null && named.ticketTaken) throw duplicateTicket(clientTicketNumber);
+): Promise<NewVisitRecord> {
+  const references = await readReferences(tx, tenantId, input);
+  const siteAssetIds = input.siteAssetIds
+    ? await resolveSiteAssets(tx, tenantId, references.site, input.siteAssetIds)
+    : [];
+  const row = newVisitRow(tenantId, input, references, now);
+  const ticket = row.client_ticket_number;
+  if (ticket !== null && references.ticketTaken) throw duplicateTicket(ticket);
+  // Two creates racing past the check above: the unique constraint decides.
+  if (!(await repository.insertVisit(tx, row))) throw duplicateTicket(String(ticket));
+  await repository.insertAssignments(tx, tenantId, row.id, siteAssetIds, now);
+  await recordEvent(tx, tenantId, ticketCreated(row, references), log);
+  return newVisitRecord(row, references);
+}
 
-  const id = newId('visit');
-  // Two creates racing past the check above: the unique index decides.
-  const row = await refusingDuplicate(
-    () =>
-      repository.insertVisit(tx, {
-        id,
-        tenant_id: tenantId,
-        site_id: site.id,
-        client_ticket_number: clientTicketNumber,
-        description: input.description,
-        service_type: input.serviceType,
-        job_instructions: input.jobInstructions,
-        project_id: project.project_id,
-        item_id: item.item_id,
-        start_date: startDate,
-        due_date: dueDate,
-        are_parts_required: input.arePartsRequired,
-        tracking_number: input.trackingNumber ?? null,
-        parts_return_required: input.partsReturnRequired ?? null,
-        scheduling_rule: input.schedulingRule,
-        status: INITIAL_STATUS,
-        created_at: now,
-        updated_at: now,
-      }),
-    // A null ticket number is outside the index: only a given one can be a duplicate.
-    () => duplicateTicket(String(clientTicketNumber)),
-    TICKET_CONSTRAINT,
-  );
-  await repository.insertAssignments(tx, tenantId, id, siteAssetIds, now);
-  await recordEvent(
-    tx,
-    tenantId,
-    {
-      type: 'ticket.created',
-      occurredAt: now,
-      resourceId: id,
-      data: { clientTicketNumber, clientSiteId: site.site_code, status: INITIAL_STATUS },
-    },
-    log,
-  );
-  // What a re-read joined in, taken from the rows the references were resolved to in this transaction.
+/** How a create's answer shows the new visit: with its assets or not, as the caller may read them. */
+export interface NewVisitServing {
+  includeAssets: boolean;
+  resource: (view: VisitView) => ResourceObject<unknown>;
+}
+
+/**
+ * The client API's create of a visit without site assets, as one statement after one read (`ReadFirstCreate`):
+ * the references are read first; the visit, its ticket.created event and the event's deliveries are then
+ * inserted in the statement that also holds the Idempotency-Key. Anything the read refuses, and a visit
+ * with site assets (rows of their own), is created by `createVisit` in the create's transaction instead.
+ */
+export function visitCreation(
+  tenantId: string,
+  input: SiteVisitCreate,
+  now: Date,
+  serving: NewVisitServing,
+  log?: EventLog,
+): ReadFirstCreate {
+  const assigned = input.siteAssetIds !== undefined && input.siteAssetIds.length > 0;
   return {
-    ...row,
-    site_code: site.site_code,
-    project_id_is_integer: project.project_id_is_integer,
-    item_name: item.item_name,
+    prepare: async (db) => {
+      if (assigned) return undefined;
+      const references = await readReferences(db, tenantId, input).catch((error: unknown) => {
+        if (error instanceof Problem) return undefined;
+        throw error;
+      });
+      if (references === undefined || (input.clientTicketNumber !== undefined && references.ticketTaken))
+        return undefined;
+      const row = newVisitRow(tenantId, input, references, now);
+      const event = eventWithRow(tenantId, ticketCreated(row, references), log);
+      return {
+        insert: repository.visitInsert(row, event.companions),
+        duplicate: () => duplicateTicket(String(row.client_ticket_number)),
+        resource: serving.resource(newVisitView(newVisitRecord(row, references), serving.includeAssets)),
+        afterCreate: event.afterCreate,
+      };
+    },
+    inTransaction: async (tx) => {
+      const record = await createVisit(tx, tenantId, input, now, log);
+      return serving.resource(await loadNewVisitView(tx, tenantId, record, serving.includeAssets, assigned));
+    },
   };
 }
 

@@ -15,8 +15,8 @@ export function siteInsert(row: Omit<SiteRow, 'seq'>): SingleRowInsert {
 }
 
 /** Inserts the site; false when the tenant has a site with its siteCode already. */
-export function insertSite(db: Executor, row: Omit<SiteRow, 'seq'>): Promise<boolean> {
-  return insertSingleRow(db, siteInsert(row));
+export async function insertSite(db: Executor, row: Omit<SiteRow, 'seq'>): Promise<boolean> {
+  return (await insertSingleRow(db, siteInsert(row))).created;
 }
 
 /** Every column, named: the prepared statements below keep their result type when a migration adds a column. */

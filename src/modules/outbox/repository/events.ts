@@ -2,6 +2,7 @@ import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { jsonb } from '../../../db/json.js';
 import type { EventRow } from '../../../db/schema.js';
 import type { Executor } from '../../../db/executor.js';
+import type { CompanionWrites } from '../../../db/single-row-insert.js';
 
 export interface NewEventRow {
   id: string;
@@ -25,9 +26,66 @@ const NEW_DELIVERY_ID = sql<string>`(select 'dlv_' || string_agg(
     || convert_to(s.id, 'UTF8')) from 1 for 16), 'hex'))::bit(128) || B'00' as bits) r, generate_series(0, 25) i)`;
 
 /**
- * Inserts the event and, in the same statement, one delivery of it, due now, per active target of the
- * tenant subscribed to its type for which `published` holds (`published` reads the target as `s` and the
- * tenant as `t`), in the targets' creation order. Returns the event and how many deliveries were queued.
+ * The event's writes as common table expressions: `event_row` inserts the event once per row of `from`
+ * (no `from`: once), `event_deliveries` queues one delivery of it, due now, per active target of the tenant
+ * subscribed to its type for which `published` holds (`published` reads the event as `e`, the target as
+ * `s` and the tenant as `t`), in the targets' creation order.
+ */
+function eventWrites(
+  tenantId: string,
+  event: NewEventRow,
+  published: RawBuilder<SqlBool>,
+  from: RawBuilder<unknown>,
+): RawBuilder<unknown> {
+  return sql`event_row as (
+      insert into events (id, tenant_id, type, occurred_at, resource_type, resource_id, payload_version, data)
+      select ${event.id}, ${tenantId}, ${event.type}, ${event.occurredAt}, ${event.resourceType}, ${event.resourceId},
+        ${event.payloadVersion}, ${jsonb(event.data)} ${from}
+      returning *
+    ), event_deliveries as (
+      insert into webhook_deliveries
+        (id, tenant_id, event_id, event_type, subscription_id, status, next_attempt_at, created_at, updated_at)
+      select ${NEW_DELIVERY_ID}, s.tenant_id, e.id, e.type, s.id, 'pending', e.occurred_at, e.occurred_at, e.occurred_at
+      from event_row e
+      join webhook_subscriptions s on s.tenant_id = ${tenantId} and s.is_active and e.type = any(s.event_types)
+      join tenants t on t.id = s.tenant_id
+      where ${published}
+      order by s.seq
+      returning 1
+    )`;
+}
+
+/** The placeholders' values of `eventWrites` in order (`published` and `from` have none). */
+function eventWritesParameters(tenantId: string, event: NewEventRow): unknown[] {
+  return [
+    event.id,
+    tenantId,
+    event.type,
+    event.occurredAt,
+    event.resourceType,
+    event.resourceId,
+    event.payloadVersion,
+    JSON.stringify(event.data),
+    tenantId,
+  ];
+}
+
+/**
+ * The event and its deliveries as the companions of the insert of the row it is about: written in that
+ * row's statement, only when the row is inserted; `companion_rows` counts the deliveries queued.
+ */
+export function eventCompanions(tenantId: string, event: NewEventRow, published: RawBuilder<SqlBool>): CompanionWrites {
+  return {
+    shape: 'event',
+    ctes: eventWrites(tenantId, event, published, sql`from inserted`),
+    parameters: eventWritesParameters(tenantId, event),
+    counted: 'event_deliveries',
+  };
+}
+
+/**
+ * Inserts the event and, in the same statement, its deliveries (`eventWrites`). Returns the event and how
+ * many deliveries were queued.
  */
 export async function insertEventWithDeliveries(
   tx: Executor,
@@ -35,24 +93,9 @@ export async function insertEventWithDeliveries(
   event: NewEventRow,
   published: RawBuilder<SqlBool>,
 ): Promise<{ event: EventRow; deliveries: number }> {
-  const now = event.occurredAt;
   const result = await sql<EventRow & { deliveries: number }>`
-    with event as (
-      insert into events (id, tenant_id, type, occurred_at, resource_type, resource_id, payload_version, data)
-      values (${event.id}, ${tenantId}, ${event.type}, ${now}, ${event.resourceType}, ${event.resourceId},
-        ${event.payloadVersion}, ${jsonb(event.data)})
-      returning *
-    ), queued as (
-      insert into webhook_deliveries
-        (id, tenant_id, event_id, event_type, subscription_id, status, next_attempt_at, created_at, updated_at)
-      select ${NEW_DELIVERY_ID}, s.tenant_id, ${event.id}, ${event.type}, s.id, 'pending', ${now}, ${now}, ${now}
-      from webhook_subscriptions s
-      join tenants t on t.id = s.tenant_id
-      where s.tenant_id = ${tenantId} and s.is_active and ${event.type} = any(s.event_types) and ${published}
-      order by s.seq
-      returning 1
-    )
-    select event.*, (select count(*) from queued)::int as deliveries from event`.execute(tx);
+    with ${eventWrites(tenantId, event, published, sql``)}
+    select event_row.*, (select count(*) from event_deliveries)::int as deliveries from event_row`.execute(tx);
   const { deliveries, ...row } = result.rows[0]!;
   return { event: row as EventRow, deliveries };
 }
