@@ -51,6 +51,7 @@ import { registerTenantAdminRoutes } from './modules/tenants/admin-routes.js';
 import { registerWebhookAdminRoutes } from './modules/webhook-subscriptions/admin-routes.js';
 import { registerDeliveryAdminRoutes } from './modules/outbox/admin-routes.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './modules/outbox/destination-policy.js';
+import { logWakeFailuresTo } from './modules/outbox/wake-workers.js';
 import { registerListenerRoutes } from './modules/webhook-listeners/routes.js';
 import { registerWebhookRoutes } from './modules/webhook-subscriptions/routes.js';
 import { Metrics } from './runtime/metrics.js';
@@ -87,6 +88,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     }),
     files: new DatabaseFileStore(deps.database, clock),
   };
+  // The routes' commits wake the delivery workers on this handle; a wake that fails is the app's to log.
+  logWakeFailuresTo(ctx.db, deps.logger.child({ component: 'wake-workers' }));
 
   // Before Fastify: the router's own refusals (frameworkErrors) are counted and refused like any request.
   const rateLimit = new ClientRateLimit({

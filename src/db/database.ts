@@ -81,17 +81,35 @@ export function createPostgresPool(
   return pool;
 }
 
+/** The handles whose AppDatabase has begun to close: what fails on one of them then fails because it is stopping. */
+const closingHandles = new WeakSet<Kysely<Database>>();
+
+/**
+ * Whether `db`'s AppDatabase is closing (or closed): a query that fails on it then is part of stopping,
+ * not an outage. Keyed by the handle, not the AppDatabase, so that copies of one (`{ ...database }`) agree.
+ */
+export function isClosing(db: Kysely<Database>): boolean {
+  return closingHandles.has(db);
+}
+
+function closerOf(db: Kysely<Database>): () => Promise<void> {
+  return () => {
+    closingHandles.add(db);
+    return db.destroy();
+  };
+}
+
 export function openPostgres(connectionString: string, max: number, statementTimeoutMs?: number): AppDatabase {
   const pool = createPostgresPool(connectionString, max, statementTimeoutMs);
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: discardingTimedOutConnections(preparingPool(pool)) }),
   });
-  return { db, kind: 'postgres', pool, pglite: undefined, close: () => db.destroy() };
+  return { db, kind: 'postgres', pool, pglite: undefined, close: closerOf(db) };
 }
 
 export function openPglite(pglite: PGlite): AppDatabase {
   const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
-  return { db, kind: 'pglite', pool: undefined, pglite, close: () => db.destroy() };
+  return { db, kind: 'pglite', pool: undefined, pglite, close: closerOf(db) };
 }
 
 /** Opens the configured database; `progress` hears what a first start of the embedded one does. */

@@ -110,6 +110,15 @@ export function jsonBodyLimit(bodySchema: unknown, serviceLimit: number): number
   return Math.min(serviceLimit, Math.max(MIN_LIMIT, HEADROOM * longest));
 }
 
+/**
+ * The 413's detail, and its description in the documents: the route's limit in bytes (a number, so the text
+ * never grows with the body refused); without one, only that the body is too large.
+ */
+export function bodyTooLargeDetail(limit: number | undefined): string {
+  const text = 'The request body is larger than this endpoint accepts';
+  return limit === undefined ? `${text}.` : `${text} (at most ${limit} bytes).`;
+}
+
 /** Sets the limit of every JSON route registered after this call that does not set its own. */
 export function registerSchemaBodyLimits(app: Api, serviceLimit = SERVICE_BODY_LIMIT): void {
   app.addHook('onRoute', (route) => {

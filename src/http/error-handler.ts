@@ -8,6 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseTimeout } from '../db/errors.js';
+import { bodyTooLargeDetail } from './body-limit.js';
 import { validationProblemFromAjv } from './validation.js';
 import { Problem, problemBody } from './problem.js';
 
@@ -53,8 +54,11 @@ function isDatabaseUnavailable(error: Error & { code?: string }): boolean {
   );
 }
 
-/** Maps anything thrown to a Problem; undefined for a genuinely unexpected error. */
-export function toProblem(error: FastifyError & { code?: string }): Problem | undefined {
+/**
+ * Maps anything thrown to a Problem; undefined for a genuinely unexpected error. `bodyLimit` is the route's
+ * (request.routeOptions.bodyLimit), which a body refused as too large is told.
+ */
+export function toProblem(error: FastifyError & { code?: string }, bodyLimit?: number): Problem | undefined {
   if (error instanceof Problem) return error;
   if (error.validation) {
     const root = error.validationContext === 'body' ? 'body' : (error.validationContext ?? 'request');
@@ -67,7 +71,7 @@ export function toProblem(error: FastifyError & { code?: string }): Problem | un
         'This endpoint does not accept that Content-Type. Send application/json.',
       );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new Problem('payload-too-large', 'The request body is larger than this endpoint accepts.');
+      return new Problem('payload-too-large', bodyTooLargeDetail(bodyLimit));
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new Problem('malformed-request', 'The body is empty although Content-Type is application/json.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -169,7 +173,7 @@ export function registerErrorHandling(app: FastifyInstance, problemBaseUrl: stri
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const problem = toProblem(error);
+    const problem = toProblem(error, request.routeOptions.bodyLimit);
     if (problem) {
       if (problem.status >= 500) request.log.warn({ err: error }, 'request failed: %s', problem.slug);
       return sendProblem(request, reply, problem, problemBaseUrl);

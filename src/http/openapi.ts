@@ -23,6 +23,7 @@ import type { Config } from '../config.js';
 import { ADMIN_SECURITY_SCHEME } from './admin-auth.js';
 import { ComponentIndex, type ComponentDefinitions } from './components.js';
 import { SECURITY_SCHEME } from './auth.js';
+import { bodyTooLargeDetail } from './body-limit.js';
 import { RATE_LIMIT_HEADER_COMPONENTS } from './rate-limit.js';
 import { MULTIPART_FORM_DATA } from './media.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pagination.js';
@@ -214,12 +215,6 @@ function impliedHeaders(status: string, schema: JsonObject): Record<string, { sc
   return headers;
 }
 
-/** The 413 of a route, naming its body limit (body-limit.ts) when the route has one of its own. */
-function bodyLimitText(limit: number | undefined): string {
-  const text = 'The request body is larger than this endpoint accepts';
-  return limit === undefined ? `${text}.` : `${text}: at most ${limit} bytes.`;
-}
-
 /** One route's schema as the document shows it (the route's own schema is not changed). */
 function describeRoute(
   definition: DocumentDefinition,
@@ -237,7 +232,8 @@ function describeRoute(
   const added: Record<string, JsonObject> = oauthErrors
     ? Object.fromEntries(implied.map((status) => [String(status), { description: STATUS_CODES[status] }]))
     : (problemResponses(implied, {
-        413: bodyLimitText(route.bodyLimit),
+        // The route's body limit (body-limit.ts) when it has one of its own.
+        413: bodyTooLargeDetail(route.bodyLimit),
         404: 'Not found, or not owned by your client; on a replay of an Idempotency-Key, the resource it created is no longer accessible.',
       }) as Record<string, JsonObject>);
 

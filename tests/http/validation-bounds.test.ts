@@ -205,7 +205,7 @@ describe('every list and map of every request body has a documented bound', () =
 });
 
 describe('a body is read only as far as its route can use it', () => {
-  it('longer than the schema admits: 413 before it is read, and the document names the limit', async () => {
+  it('longer than the schema admits: 413 before it is read, and the document and the problem name the limit', async () => {
     const document = (await t.http.get('/api/v1/openapi.json')).body;
     const tooLarge = document.paths['/api/v1/site-visits'].post.responses['413'].description as string;
     const limit = Number(/at most (\d+) bytes/.exec(tooLarge)?.[1]);
@@ -221,6 +221,11 @@ describe('a body is read only as far as its route can use it', () => {
     const response = await send('POST', '/api/v1/site-visits', over);
     expect(response.status).toBe(413);
     expect(response.body.type).toMatch(/payload-too-large$/);
+    // The route's limit, not anything of the body: the problem is the same size however large the body.
+    expect(response.body.detail).toBe(
+      `The request body is larger than this endpoint accepts (at most ${limit} bytes).`,
+    );
+    expect(tooLarge).toContain(response.body.detail);
   });
 
   it(`an object of more than ${MAX_JSON_MEMBERS} members, or nesting deeper than ${MAX_JSON_DEPTH}: refused unparsed`, async () => {

@@ -4,31 +4,25 @@
  * recorded it to its last delivery attempt (an injected logger captures the lines).
  */
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registrySource, startMetricsServer } from '../../src/runtime/metrics.js';
 import type { TestApp } from '../helpers/app.js';
+import { capturedLog } from '../helpers/log-lines.js';
 import { expectProblem } from '../helpers/problems.js';
 import { siteBody, tenantWithToken } from '../helpers/tenants.js';
 import { createVisit, visitBody, visitTenant, type VisitTenant } from '../helpers/visits.js';
 import { type DeliveryHarness, deliveredNow, type Endpoint, startDeliveryHarness } from '../helpers/webhooks.js';
 
 /** Every line the app and its worker log, parsed. */
-const lines: Record<string, any>[] = [];
-const sink = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(JSON.parse(line));
-    done();
-  },
-});
+const log = capturedLog('info');
+const { lines } = log;
 
 let harness: DeliveryHarness;
 let t: TestApp;
 
 beforeAll(async () => {
   // Driven by processAll (deliveredNow): a delivery stays due until a test drains the queue.
-  harness = await startDeliveryHarness({ logger: pino({ level: 'info' }, sink) }, { started: false });
+  harness = await startDeliveryHarness({ logger: log.logger }, { started: false });
   t = harness.t;
 });
 afterAll(() => harness?.close());

@@ -1,7 +1,8 @@
 /**
  * Waking the workers after commit (db/transaction.ts, outbox/wake-workers.ts): a transaction opened with
  * `transaction()` wakes the workers by a notify after its commit, outside it; a worker of another process
- * sharing the database is woken by it; a rolled-back transaction wakes nobody.
+ * sharing the database is woken by it; a rolled-back transaction wakes nobody. A wake that fails while the
+ * service stops is the app's logger's, and no warning.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,9 +10,10 @@ import { listenForNotifications } from '../../src/db/notifications.js';
 import { transaction } from '../../src/db/transaction.js';
 import { newId } from '../../src/lib/ids.js';
 import { recordEvent } from '../../src/modules/outbox/service.js';
-import { DELIVERY_CHANNEL, notifyWorkers } from '../../src/modules/outbox/wake-workers.js';
+import { DELIVERY_CHANNEL, notifyWorkers, wakeWorkers } from '../../src/modules/outbox/wake-workers.js';
 import type { DeliveryWorker } from '../../src/modules/outbox/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { capturedLog, LOG_LEVEL } from '../helpers/log-lines.js';
 import { tenantWithToken } from '../helpers/tenants.js';
 import {
   localResolver,
@@ -117,5 +119,19 @@ describe('waking the workers after commit', () => {
     await transaction(t.database.db, (tx) => notifyWorkers(tx));
     await until(() => heard.length >= 2);
     expect(heard).toEqual(['', '']);
+  });
+
+  it("logs a wake failing because the app's database closed to the app's logger, and not as a warning", async () => {
+    const log = capturedLog();
+    const stopped = await startTestApp({ logger: log.logger });
+    // A database the app has used (/ready asks it), as any serving app's is.
+    expect((await stopped.http.get('/ready')).status).toBe(200);
+    // As at shutdown (server.ts): the app closes, then its database; a commit's wake comes late.
+    await stopped.close();
+    wakeWorkers(stopped.database.db);
+
+    const dropped = await log.waitFor((line) => line.component === 'wake-workers');
+    expect(dropped).toMatchObject({ level: LOG_LEVEL.debug, msg: 'a wake was dropped: the database is closing' });
+    expect(log.lines.filter((line) => line.level >= LOG_LEVEL.warn)).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 /** A message's attachment as a versioned file (SPEC: Uploads rule 2: PDF, PNG or JPEG). */
 import type { FileOwner } from '../files/service.js';
-import { messageExists, updateMessage } from './repository.js';
-import { FILE_ATTACHMENT_OWNER } from './service.js';
+import { updateMessage } from './repository.js';
+import { FILE_ATTACHMENT_OWNER, messageExists } from './service.js';
 
 export const fileAttachmentOwner: FileOwner = {
   ownerType: FILE_ATTACHMENT_OWNER,

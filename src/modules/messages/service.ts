@@ -172,4 +172,10 @@ export async function listMessages(
 }
 
 /** Whether the message is still the tenant's (idempotent replays and uploads check this). */
-export const messageExists = repository.messageExists;
+export function messageExists(
+  db: Kysely<Database> | Transaction<Database>,
+  tenantId: string,
+  id: string,
+): Promise<boolean> {
+  return repository.messageExists(db, tenantId, id);
+}

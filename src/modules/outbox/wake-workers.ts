@@ -4,18 +4,13 @@
  * global lock at commit, serialising every such commit behind its own WAL flush (issue 19).
  */
 import { type Kysely, sql, type Transaction } from 'kysely';
-import pino from 'pino';
+import type { Logger } from 'pino';
+import { isClosing } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { afterCommit } from '../../db/transaction.js';
 
 /** The channel on which committed work wakes the delivery workers. */
 export const DELIVERY_CHANNEL = 'webhook_deliveries';
-
-/**
- * A failed wake is only logged: the rows are committed, and every worker polls anyway
- * (WEBHOOK_POLL_INTERVAL_MS, pollIntervalMs, 1 s by default), so a lost wake delays, never loses.
- */
-const wakeLog = pino({ name: 'wake-workers', level: 'warn' });
 
 /**
  * The wakes of one database handle, coalesced: at most one notify in flight; wakes requested meanwhile
@@ -24,6 +19,8 @@ const wakeLog = pino({ name: 'wake-workers', level: 'warn' });
 class CoalescedWake {
   private inFlight = false;
   private again = false;
+  /** The app's logger, given by buildApp (logWakeFailuresTo); a handle no app was built on logs nothing. */
+  logger: Logger | undefined;
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -42,23 +39,42 @@ class CoalescedWake {
       try {
         await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(this.db);
       } catch (error) {
-        wakeLog.warn({ err: error }, 'waking the delivery workers failed; their poll will find the deliveries');
+        this.reportFailure(error);
       }
     } while (this.again);
     this.inFlight = false;
+  }
+
+  /**
+   * A failed wake is only logged: the rows are committed, and every worker polls anyway
+   * (WEBHOOK_POLL_INTERVAL_MS, pollIntervalMs, 1 s by default), so a lost wake delays, never loses. One that
+   * failed because the database is closing is no warning: the service is stopping, its workers with it.
+   */
+  private reportFailure(error: unknown): void {
+    if (isClosing(this.db)) this.logger?.debug({ err: error }, 'a wake was dropped: the database is closing');
+    else this.logger?.warn({ err: error }, 'waking the delivery workers failed; their poll will find the deliveries');
   }
 }
 
 const wakes = new WeakMap<Kysely<Database>, CoalescedWake>();
 
-/** Wakes every listening worker, in this process and others, now (outside any transaction). */
-export function wakeWorkers(db: Kysely<Database>): void {
+function wakeOf(db: Kysely<Database>): CoalescedWake {
   let wake = wakes.get(db);
   if (!wake) {
     wake = new CoalescedWake(db);
     wakes.set(db, wake);
   }
-  wake.request();
+  return wake;
+}
+
+/** Where the failed wakes on `db` are logged: the app's logger, given where the app is composed (buildApp). */
+export function logWakeFailuresTo(db: Kysely<Database>, logger: Logger): void {
+  wakeOf(db).logger = logger;
+}
+
+/** Wakes every listening worker, in this process and others, now (outside any transaction). */
+export function wakeWorkers(db: Kysely<Database>): void {
+  wakeOf(db).request();
 }
 
 /**

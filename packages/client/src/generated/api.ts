@@ -2397,7 +2397,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is larger than this endpoint accepts: at most 40690 bytes. Problem types: payload-too-large. */
+            /** @description The request body is larger than this endpoint accepts (at most 40690 bytes). Problem types: payload-too-large. */
             413: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2704,7 +2704,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is larger than this endpoint accepts: at most 40690 bytes. Problem types: payload-too-large. */
+            /** @description The request body is larger than this endpoint accepts (at most 40690 bytes). Problem types: payload-too-large. */
             413: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2950,7 +2950,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is larger than this endpoint accepts: at most 76186 bytes. Problem types: payload-too-large. */
+            /** @description The request body is larger than this endpoint accepts (at most 76186 bytes). Problem types: payload-too-large. */
             413: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3120,7 +3120,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is larger than this endpoint accepts: at most 76348 bytes. Problem types: payload-too-large. */
+            /** @description The request body is larger than this endpoint accepts (at most 76348 bytes). Problem types: payload-too-large. */
             413: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3618,7 +3618,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is larger than this endpoint accepts: at most 321460 bytes. Problem types: payload-too-large. */
+            /** @description The request body is larger than this endpoint accepts (at most 321460 bytes). Problem types: payload-too-large. */
             413: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3925,7 +3925,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is larger than this endpoint accepts: at most 321460 bytes. Problem types: payload-too-large. */
+            /** @description The request body is larger than this endpoint accepts (at most 321460 bytes). Problem types: payload-too-large. */
             413: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4136,7 +4136,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is larger than this endpoint accepts: at most 1048576 bytes. Problem types: payload-too-large. */
+            /** @description The request body is larger than this endpoint accepts (at most 1048576 bytes). Problem types: payload-too-large. */
             413: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4279,7 +4279,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is larger than this endpoint accepts: at most 16384 bytes. Problem types: payload-too-large. */
+            /** @description The request body is larger than this endpoint accepts (at most 16384 bytes). Problem types: payload-too-large. */
             413: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5001,7 +5001,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is larger than this endpoint accepts: at most 484108 bytes. Problem types: payload-too-large. */
+            /** @description The request body is larger than this endpoint accepts (at most 484108 bytes). Problem types: payload-too-large. */
             413: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5308,7 +5308,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is larger than this endpoint accepts: at most 481564 bytes. Problem types: payload-too-large. */
+            /** @description The request body is larger than this endpoint accepts (at most 481564 bytes). Problem types: payload-too-large. */
             413: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
