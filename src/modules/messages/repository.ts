@@ -2,6 +2,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, MessageRow, MessageUpdate, NewMessage } from '../../db/schema.js';
 import type { Executor } from '../../db/executor.js';
+import { tenantRowReads } from '../../db/tenant-row-reads.js';
 
 export async function insertMessage(tx: Transaction<Database>, message: NewMessage): Promise<MessageRow> {
   return tx.insertInto('messages').values(message).returningAll().executeTakeFirstOrThrow();
@@ -15,6 +16,11 @@ export async function findMessage(db: Executor, tenantId: string, id: string): P
     .where('id', '=', id)
     .executeTakeFirst();
 }
+
+/** `findMessage` outside a transaction, gathered with the other requests of this turn into one statement. */
+export const readMessage = tenantRowReads<MessageRow>((db, ids, tenantIds) =>
+  db.selectFrom('messages').selectAll().where('id', '=', ids).where('tenant_id', '=', tenantIds),
+);
 
 export async function messageExists(db: Executor, tenantId: string, id: string): Promise<boolean> {
   return (

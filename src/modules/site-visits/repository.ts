@@ -3,6 +3,7 @@ import { sql, type Transaction } from 'kysely';
 import { prepared } from '../../db/prepared-statements.js';
 import type { Database, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
 import { type CompanionWrites, insertSingleRow, type SingleRowInsert } from '../../db/single-row-insert.js';
+import { tenantRowReads } from '../../db/tenant-row-reads.js';
 import { newIntegerId } from '../../lib/ids.js';
 import type { Executor } from '../../db/executor.js';
 
@@ -31,6 +32,11 @@ export interface AssignedAssetRow {
 }
 
 function visitRecords(db: Executor, tenantId: string) {
+  return allVisitRecords(db).where('v.tenant_id', '=', tenantId);
+}
+
+/** Every tenant's visits with their references' fields: only ever narrowed to tenants (above, and `readVisit`). */
+function allVisitRecords(db: Executor) {
   return db
     .selectFrom('site_visits as v')
     .innerJoin('sites as s', 's.id', 'v.site_id')
@@ -41,13 +47,17 @@ function visitRecords(db: Executor, tenantId: string) {
       join.onRef('i.tenant_id', '=', 'v.tenant_id').onRef('i.item_id', '=', 'v.item_id'),
     )
     .selectAll('v')
-    .select(['s.site_code', 'p.project_id_is_integer', 'i.item_name'])
-    .where('v.tenant_id', '=', tenantId);
+    .select(['s.site_code', 'p.project_id_is_integer', 'i.item_name']);
 }
 
 export async function findVisit(db: Executor, tenantId: string, id: string): Promise<VisitRecord | undefined> {
   return visitRecords(db, tenantId).where('v.id', '=', id).executeTakeFirst();
 }
+
+/** `findVisit` outside a transaction, gathered with the other requests of this turn into one statement. */
+export const readVisit = tenantRowReads<VisitRecord>((db, ids, tenantIds) =>
+  allVisitRecords(db).where('v.id', '=', ids).where('v.tenant_id', '=', tenantIds).modifyEnd(prepared()),
+);
 
 /** One page in creation order after `afterSeq`, optionally one ticket number only; callers ask one extra row. */
 export async function listVisits(

@@ -230,8 +230,11 @@ export function visitExists(
   return repository.visitExists(db, tenantId, id);
 }
 
+/** The tenant's visit (404 otherwise); outside a transaction the read joins the turn's batch (`readVisit`). */
 export async function getVisit(db: Kysely<Database>, tenantId: string, id: string): Promise<VisitRecord> {
-  const visit = await repository.findVisit(db, tenantId, id);
+  const visit = db.isTransaction
+    ? await repository.findVisit(db, tenantId, id)
+    : await repository.readVisit(db, tenantId, id);
   if (!visit) throw notFound('Site visit');
   return visit;
 }

@@ -1,10 +1,10 @@
 /** Sites in the database. Every function takes the tenant: another tenant's site is simply not found. */
-import { type Kysely, sql, type Transaction } from 'kysely';
-import { BatchedLookup } from '../../db/batched-lookup.js';
+import type { Transaction } from 'kysely';
 import { prepared } from '../../db/prepared-statements.js';
 import type { Executor } from '../../db/executor.js';
 import type { Database, SiteRow, SiteUpdate } from '../../db/schema.js';
 import { insertSingleRow, type SingleRowInsert } from '../../db/single-row-insert.js';
+import { tenantRowReads } from '../../db/tenant-row-reads.js';
 
 /** The unique constraint a second site with the same siteCode of the tenant runs into. */
 export const SITE_CODE_CONSTRAINT = 'sites_tenant_site_code';
@@ -53,43 +53,15 @@ export async function findSite(db: Executor, tenantId: string, id: string): Prom
     .executeTakeFirst();
 }
 
-/**
- * The sites of many (tenant, id) lookups in one statement, compiled once (its text never changes; each
- * batch only binds its two arrays). It may read a site whose id one tenant asked for and another tenant
- * owns (when both tenants are in the batch); `BatchedLookup` answers a lookup only with the row of its
- * own tenant and id, so that site is simply not found.
- */
-function sitesOfLookups(db: Kysely<Database>): (lookups: [tenantId: string, id: string][]) => Promise<SiteRow[]> {
-  const compiled = db
+/** `findSite` outside a transaction, gathered with the other requests of this turn into one statement. */
+export const readSite = tenantRowReads<SiteRow>((db, ids, tenantIds) =>
+  db
     .selectFrom('sites')
     .select(SITE_COLUMNS)
-    .where('id', '=', sql<string>`any(${[]}::text[])`)
-    .where('tenant_id', '=', sql<string>`any(${[]}::text[])`)
-    .modifyEnd(prepared())
-    .compile();
-  return async (lookups) => {
-    const ids = lookups.map(([, id]) => id);
-    const tenantIds = [...new Set(lookups.map(([tenantId]) => tenantId))];
-    // The compiled text's $1 and $2, in the order of the two placeholders above.
-    return (await db.executeQuery<SiteRow>({ ...compiled, parameters: [ids, tenantIds] })).rows;
-  };
-}
-
-const siteLookups = new WeakMap<Kysely<Database>, BatchedLookup<[tenantId: string, id: string], SiteRow>>();
-
-/** `findSite` outside a transaction, gathered with the other requests of this turn into one statement. */
-export function readSite(db: Kysely<Database>, tenantId: string, id: string): Promise<SiteRow | undefined> {
-  let lookup = siteLookups.get(db);
-  if (!lookup) {
-    lookup = new BatchedLookup(
-      (tenant, site) => `${tenant}\u0000${site}`,
-      (row) => `${row.tenant_id}\u0000${row.id}`,
-      sitesOfLookups(db),
-    );
-    siteLookups.set(db, lookup);
-  }
-  return lookup.find(tenantId, id);
-}
+    .where('id', '=', ids)
+    .where('tenant_id', '=', tenantIds)
+    .modifyEnd(prepared()),
+);
 
 /** The site, locked until the transaction ends, so that a concurrent update waits and then re-reads. */
 export async function findSiteForUpdate(

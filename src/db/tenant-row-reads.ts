@@ -1,0 +1,67 @@
+/**
+ * GET by id for every resource: a tenant's row by id, read outside a transaction, gathered with the other
+ * requests of the same turn into one statement (`BatchedLookup`). A resource describes its read once, with
+ * the ids and the tenants as two array placeholders; the statement is compiled once per database handle,
+ * and each batch binds its two arrays.
+ *
+ * The statement may read a row whose id one tenant asked for and another tenant owns (when both tenants
+ * are in the batch); a lookup is answered only with the row of its own tenant and id, so another tenant's
+ * row is simply not found.
+ */
+import type { Compilable, CompiledQuery, Kysely, RawBuilder } from 'kysely';
+import { sql } from 'kysely';
+import { BatchedLookup } from './batched-lookup.js';
+import type { Database } from './schema.js';
+
+type Lookup = [tenantId: string, id: string];
+
+/** The read of many rows: `where <id> = ${ids} and <tenant> = ${tenantIds}` (each an `any(array)`). */
+export type ReadMany<Row> = (
+  db: Kysely<Database>,
+  ids: RawBuilder<string>,
+  tenantIds: RawBuilder<string>,
+) => Compilable<Row>;
+
+/** Markers that find the two arrays' places among the compiled statement's parameters. */
+const IDS = ['\u0000ids'];
+const TENANTS = ['\u0000tenants'];
+
+function compileOnce<Row>(db: Kysely<Database>, readMany: ReadMany<Row>) {
+  const compiled: CompiledQuery<Row> = readMany(
+    db,
+    sql<string>`any(${IDS}::text[])`,
+    sql<string>`any(${TENANTS}::text[])`,
+  ).compile();
+  const idsAt = compiled.parameters.indexOf(IDS);
+  const tenantsAt = compiled.parameters.indexOf(TENANTS);
+  if (idsAt < 0 || tenantsAt < 0 || compiled.parameters.length !== 2)
+    throw new Error('a batched read binds exactly its ids and its tenants');
+  return async (lookups: Lookup[]): Promise<Row[]> => {
+    const parameters: unknown[] = [];
+    parameters[idsAt] = lookups.map(([, id]) => id);
+    parameters[tenantsAt] = [...new Set(lookups.map(([tenantId]) => tenantId))];
+    return (await db.executeQuery<Row>({ ...compiled, parameters })).rows;
+  };
+}
+
+/**
+ * The batched read of a resource's rows by (tenant, id): a function of the database handle, the tenant
+ * and the id, answering the row or undefined. Only outside a transaction: inside one, read with it.
+ */
+export function tenantRowReads<Row extends { tenant_id: string; id: string }>(
+  readMany: ReadMany<Row>,
+): (db: Kysely<Database>, tenantId: string, id: string) => Promise<Row | undefined> {
+  const lookups = new WeakMap<Kysely<Database>, BatchedLookup<Lookup, Row>>();
+  return (db, tenantId, id) => {
+    let lookup = lookups.get(db);
+    if (!lookup) {
+      lookup = new BatchedLookup<Lookup, Row>(
+        (tenant, rowId) => `${tenant}\u0000${rowId}`,
+        (row) => `${row.tenant_id}\u0000${row.id}`,
+        compileOnce(db, readMany),
+      );
+      lookups.set(db, lookup);
+    }
+    return lookup.find(tenantId, id);
+  };
+}
