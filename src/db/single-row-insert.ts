@@ -6,6 +6,7 @@
  */
 import { type RawBuilder, sql } from 'kysely';
 import type { Executor } from './executor.js';
+import { prepared } from './prepared-statements.js';
 import type { Database } from './schema.js';
 
 export interface SingleRowInsert {
@@ -65,11 +66,13 @@ export function companionRows(insert: SingleRowInsert): RawBuilder<number> {
 /** Inserts the row, with its companions when it has any; `created` is false when it was a duplicate. */
 export async function insertSingleRow(executor: Executor, insert: SingleRowInsert): Promise<InsertOutcome> {
   if (!insert.companions) {
-    const { rows } = await insertRowStatement(insert, sql``).execute(executor);
+    const { rows } = await sql<{ one: number }>`${insertRowStatement(insert, sql``)} ${prepared()}`.execute(executor);
     return { created: rows.length > 0, companionRows: 0 };
   }
   const { rows } = await sql<{ created: boolean; companion_rows: number }>`
     with ${insertedWithCompanions(insert, sql``)}
-    select exists (select from inserted) as created, ${companionRows(insert)} as companion_rows`.execute(executor);
+    select exists (select from inserted) as created, ${companionRows(insert)} as companion_rows ${prepared()}`.execute(
+    executor,
+  );
   return { created: rows[0]!.created, companionRows: rows[0]!.companion_rows };
 }

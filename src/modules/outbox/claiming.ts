@@ -6,6 +6,7 @@
  * claims fewer. Both statements run on PGlite and PostgreSQL alike.
  */
 import { type Kysely, sql } from 'kysely';
+import { prepared } from '../../db/prepared-statements.js';
 import type { Database, EventRow, WebhookSubscriptionRow } from '../../db/schema.js';
 import { type ClaimCandidate, destinationOf } from './fair-claim.js';
 import { lostAttemptEntry } from './repository/queue.js';
@@ -99,8 +100,7 @@ export async function findDueCandidates(
     )
     select candidates.id, candidates.tenant_id, candidates.target_url, upcoming.next_due_at
     from upcoming left join candidates on true
-    order by candidates.next_attempt_at, candidates.id
-  `.execute(db);
+    order by candidates.next_attempt_at, candidates.id ${prepared()}`.execute(db);
   const next = result.rows[0]?.next_due_at;
   const candidates = result.rows
     .filter((row) => row.id !== null)
@@ -166,8 +166,7 @@ export async function claimDeliveries(
       e.resource_id as e_resource_id, e.payload_version as e_payload_version, e.data as e_data, e.seq as e_seq,
       e.created_at as e_created_at,
       s.id as s_id, s.target_url as s_target_url, s.is_active as s_is_active, s.signing_version as s_signing_version,
-      s.secret_sealed as s_secret_sealed
-  `.execute(db);
+      s.secret_sealed as s_secret_sealed ${prepared()}`.execute(db);
   return result.rows.map((row) => ({
     id: row.id,
     tenant_id: row.tenant_id,

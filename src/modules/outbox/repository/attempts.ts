@@ -5,6 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Executor } from '../../../db/executor.js';
 import { jsonb } from '../../../db/json.js';
+import { prepared } from '../../../db/prepared-statements.js';
 import type { Database, DeliveryAttempt } from '../../../db/schema.js';
 import { SUBSCRIPTIONS_ONLY } from '../targets.js';
 
@@ -56,8 +57,7 @@ export async function recordAttempts(db: Kysely<Database>, records: readonly Att
       current
     where d.id = v.id and current.id = v.id
       and current.attempts = v.attempt and current.status = 'pending' and current.leased_until is not null
-    returning d.id
-  `.execute(db);
+    returning d.id ${prepared()}`.execute(db);
   const written = new Set(result.rows.map((row) => row.id));
   return records.map((record) => written.has(record.deliveryId));
 }
