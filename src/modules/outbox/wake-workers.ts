@@ -72,8 +72,30 @@ export function logWakeFailuresTo(db: Kysely<Database>, logger: Logger): void {
   wakeOf(db).logger = logger;
 }
 
-/** Wakes every listening worker, in this process and others, now (outside any transaction). */
+/** The workers of this process that read the queue through each handle, woken without the notify's round trip. */
+const localWorkers = new WeakMap<Kysely<Database>, Set<() => void>>();
+
+/**
+ * Registers a worker of this process that reads the queue through `db`: `wakeWorkers(db)` calls `wake`
+ * directly, as well as notifying the other processes. Returns the unregistration.
+ */
+export function wakeHere(db: Kysely<Database>, wake: () => void): () => void {
+  let workers = localWorkers.get(db);
+  if (!workers) {
+    workers = new Set();
+    localWorkers.set(db, workers);
+  }
+  workers.add(wake);
+  return () => workers.delete(wake);
+}
+
+/**
+ * Wakes every listening worker, in this process and others, now (outside any transaction, after the commit
+ * of what it wakes them for): the workers of this process that read through `db` at once, the others by a
+ * notify. A worker of this process hears the notify too; a wake it does not need costs it one look.
+ */
 export function wakeWorkers(db: Kysely<Database>): void {
+  for (const wake of localWorkers.get(db) ?? []) wake();
   wakeOf(db).request();
 }
 

@@ -30,7 +30,7 @@ import { DestinationPolicy, type Resolver, systemResolver } from './destination-
 import { chooseFairly, destinationOf, expressSlots, type InFlight, type Slots } from './fair-claim.js';
 import { failExhaustedLeases } from './repository/queue.js';
 import { PinnedTransport, type WebhookTransport } from './transport.js';
-import { DELIVERY_CHANNEL } from './wake-workers.js';
+import { DELIVERY_CHANNEL, wakeHere } from './wake-workers.js';
 
 export interface DeliveryWorkerDeps {
   database: AppDatabase;
@@ -68,6 +68,7 @@ export class DeliveryWorker {
   private timer: NodeJS.Timeout | undefined;
   private timerDueAt = 0;
   private listener: NotificationListener | undefined;
+  private stopLocalWakes: (() => void) | undefined;
   private lastSweep = 0;
   private abandoned = false;
   /** Attempts launched so far: processAll stops once a claim launches none. */
@@ -109,6 +110,8 @@ export class DeliveryWorker {
       () => this.wake(),
       this.deps.logger,
     );
+    // Commits of this process (ROLE=all) wake it directly, without waiting for their notify.
+    this.stopLocalWakes = wakeHere(this.db, () => this.wake());
     this.wake();
   }
 
@@ -285,6 +288,7 @@ export class DeliveryWorker {
 
   private async shutDown(): Promise<void> {
     this.state = 'stopped';
+    this.stopLocalWakes?.();
     await this.listener?.close();
     this.listener = undefined;
     await this.deps.listeners.close();

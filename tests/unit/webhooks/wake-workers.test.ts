@@ -1,10 +1,11 @@
 /**
  * outbox/wake-workers.ts: a failed wake is a warning in the logger it was given (buildApp gives the app's).
  * One failing because the database is closing is tested through the app (webhooks/wake-after-commit).
+ * A worker of the same process is woken directly, before the notify (and whether or not it arrives).
  */
 import { describe, expect, it } from 'vitest';
 import { openPostgres } from '../../../src/db/database.js';
-import { logWakeFailuresTo, wakeWorkers } from '../../../src/modules/outbox/wake-workers.js';
+import { logWakeFailuresTo, wakeHere, wakeWorkers } from '../../../src/modules/outbox/wake-workers.js';
 import { capturedLog, LOG_LEVEL } from '../../helpers/log-lines.js';
 
 describe('a failed wake', () => {
@@ -20,6 +21,27 @@ describe('a failed wake', () => {
       expect(log.lines).toHaveLength(1);
     } finally {
       await database.close();
+    }
+  });
+});
+
+describe('a worker of this process', () => {
+  it('is woken at once by a wake on its handle, until it unregisters; a worker of another handle is not', async () => {
+    const database = openPostgres('postgres://postgres@127.0.0.1:1/unreachable', 1);
+    const other = openPostgres('postgres://postgres@127.0.0.1:1/unreachable', 1);
+    logWakeFailuresTo(database.db, capturedLog().logger);
+    let woken = 0;
+    let otherWoken = 0;
+    const stop = wakeHere(database.db, () => woken++);
+    wakeHere(other.db, () => otherWoken++);
+    try {
+      wakeWorkers(database.db);
+      expect([woken, otherWoken]).toEqual([1, 0]);
+      stop();
+      wakeWorkers(database.db);
+      expect(woken).toBe(1);
+    } finally {
+      await Promise.all([database.close(), other.close()]);
     }
   });
 });
