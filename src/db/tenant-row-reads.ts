@@ -8,7 +8,7 @@
  * are in the batch); a lookup is answered only with the row of its own tenant and id, so another tenant's
  * row is simply not found.
  */
-import type { Compilable, CompiledQuery, Kysely, RawBuilder } from 'kysely';
+import type { Compilable, CompiledQuery, Kysely, RawBuilder, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import { BatchedLookup } from './batched-lookup.js';
 import type { Database } from './schema.js';
@@ -45,14 +45,17 @@ function compileOnce<Row>(db: Kysely<Database>, readMany: ReadMany<Row>) {
 }
 
 /**
- * The batched read of a resource's rows by (tenant, id): a function of the database handle, the tenant
- * and the id, answering the row or undefined. Only outside a transaction: inside one, read with it.
+ * The read of a resource's row by (tenant, id): a function of the database handle, the tenant and the id,
+ * answering the row or undefined. Outside a transaction it joins the turn's batch (`readMany`); inside one
+ * it is `findOne` on the transaction, which must see the transaction's own writes.
  */
 export function tenantRowReads<Row extends { tenant_id: string; id: string }>(
   readMany: ReadMany<Row>,
-): (db: Kysely<Database>, tenantId: string, id: string) => Promise<Row | undefined> {
+  findOne: (tx: Transaction<Database>, tenantId: string, id: string) => Promise<Row | undefined>,
+): (db: Kysely<Database> | Transaction<Database>, tenantId: string, id: string) => Promise<Row | undefined> {
   const lookups = new WeakMap<Kysely<Database>, BatchedLookup<Lookup, Row>>();
   return (db, tenantId, id) => {
+    if (db.isTransaction) return findOne(db as Transaction<Database>, tenantId, id);
     let lookup = lookups.get(db);
     if (!lookup) {
       lookup = new BatchedLookup<Lookup, Row>(

@@ -17,9 +17,11 @@ export async function findMessage(db: Executor, tenantId: string, id: string): P
     .executeTakeFirst();
 }
 
-/** `findMessage` outside a transaction, gathered with the other requests of this turn into one statement. */
-export const readMessage = tenantRowReads<MessageRow>((db, ids, tenantIds) =>
-  db.selectFrom('messages').selectAll().where('id', '=', ids).where('tenant_id', '=', tenantIds),
+/** The tenant's message by id: outside a transaction gathered with the turn's other reads into one statement, inside one `findMessage`. */
+export const readMessage = tenantRowReads<MessageRow>(
+  (db, ids, tenantIds) =>
+    db.selectFrom('messages').selectAll().where('id', '=', ids).where('tenant_id', '=', tenantIds),
+  findMessage,
 );
 
 export async function messageExists(db: Executor, tenantId: string, id: string): Promise<boolean> {

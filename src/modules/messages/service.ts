@@ -119,9 +119,7 @@ export async function createMessage(
 
 /** The tenant's message (404 otherwise); outside a transaction the read joins the turn's batch (`readMessage`). */
 export async function getMessage(db: Kysely<Database>, tenantId: string, id: string): Promise<MessageRow> {
-  const message = db.isTransaction
-    ? await repository.findMessage(db, tenantId, id)
-    : await repository.readMessage(db, tenantId, id);
+  const message = await repository.readMessage(db, tenantId, id);
   if (!message) throw notFound('Message');
   return message;
 }

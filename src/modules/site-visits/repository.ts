@@ -54,9 +54,11 @@ export async function findVisit(db: Executor, tenantId: string, id: string): Pro
   return visitRecords(db, tenantId).where('v.id', '=', id).executeTakeFirst();
 }
 
-/** `findVisit` outside a transaction, gathered with the other requests of this turn into one statement. */
-export const readVisit = tenantRowReads<VisitRecord>((db, ids, tenantIds) =>
-  allVisitRecords(db).where('v.id', '=', ids).where('v.tenant_id', '=', tenantIds).modifyEnd(prepared()),
+/** The tenant's visit by id: outside a transaction gathered with the turn's other reads into one statement, inside one `findVisit`. */
+export const readVisit = tenantRowReads<VisitRecord>(
+  (db, ids, tenantIds) =>
+    allVisitRecords(db).where('v.id', '=', ids).where('v.tenant_id', '=', tenantIds).modifyEnd(prepared()),
+  findVisit,
 );
 
 /** One page in creation order after `afterSeq`, optionally one ticket number only; callers ask one extra row. */
@@ -167,7 +169,6 @@ export async function findVisitIdByTicket(
   return row?.id;
 }
 
-/** Inserts the visit and answers its row as stored (the columns the database fills in included). */
 /** The insert of a new visit, every column set, with the writes that go with it (its event). */
 export function visitInsert(row: Omit<SiteVisitRow, 'seq'>, companions?: CompanionWrites): SingleRowInsert {
   return { table: 'site_visits', row, uniqueConstraint: TICKET_CONSTRAINT, ...(companions ? { companions } : {}) };

@@ -232,9 +232,7 @@ export function visitExists(
 
 /** The tenant's visit (404 otherwise); outside a transaction the read joins the turn's batch (`readVisit`). */
 export async function getVisit(db: Kysely<Database>, tenantId: string, id: string): Promise<VisitRecord> {
-  const visit = db.isTransaction
-    ? await repository.findVisit(db, tenantId, id)
-    : await repository.readVisit(db, tenantId, id);
+  const visit = await repository.readVisit(db, tenantId, id);
   if (!visit) throw notFound('Site visit');
   return visit;
 }

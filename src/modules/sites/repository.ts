@@ -53,14 +53,16 @@ export async function findSite(db: Executor, tenantId: string, id: string): Prom
     .executeTakeFirst();
 }
 
-/** `findSite` outside a transaction, gathered with the other requests of this turn into one statement. */
-export const readSite = tenantRowReads<SiteRow>((db, ids, tenantIds) =>
-  db
-    .selectFrom('sites')
-    .select(SITE_COLUMNS)
-    .where('id', '=', ids)
-    .where('tenant_id', '=', tenantIds)
-    .modifyEnd(prepared()),
+/** The tenant's site by id: outside a transaction gathered with the turn's other reads into one statement, inside one `findSite`. */
+export const readSite = tenantRowReads<SiteRow>(
+  (db, ids, tenantIds) =>
+    db
+      .selectFrom('sites')
+      .select(SITE_COLUMNS)
+      .where('id', '=', ids)
+      .where('tenant_id', '=', tenantIds)
+      .modifyEnd(prepared()),
+  findSite,
 );
 
 /** The site, locked until the transaction ends, so that a concurrent update waits and then re-reads. */

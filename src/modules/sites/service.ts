@@ -119,9 +119,7 @@ export async function getSite(
   tenantId: string,
   id: string,
 ): Promise<SiteRow> {
-  const site = db.isTransaction
-    ? await repository.findSite(db, tenantId, id)
-    : await repository.readSite(db, tenantId, id);
+  const site = await repository.readSite(db, tenantId, id);
   if (!site) throw notFound('Site');
   return site;
 }
