@@ -203,8 +203,8 @@ export function visitCreation(
         if (error instanceof Problem) return undefined;
         throw error;
       });
-      if (references === undefined || (input.clientTicketNumber !== undefined && references.ticketTaken))
-        return undefined;
+      // A taken ticket number (only a given one can be) is refused by the transactional path.
+      if (references === undefined || references.ticketTaken) return undefined;
       const row = newVisitRow(tenantId, input, references, now);
       const event = eventWithRow(tenantId, ticketCreated(row, references), log);
       return {
