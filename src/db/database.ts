@@ -8,9 +8,10 @@ import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { EMBEDDED_START_PARAMS, prepareDataDirectory } from './embedded.js';
-import { preparingPool } from './prepared-statements.js';
+import { PreparedNames, preparingPool } from './prepared-statements.js';
 import { parseTimestamptz } from './timestamps.js';
 import { discardingTimedOutConnections } from './timed-out-connections.js';
+import { batchTurnsOf } from './turn-batches.js';
 import type { Database } from './schema.js';
 
 export type DatabaseKind = 'postgres' | 'pglite';
@@ -101,9 +102,11 @@ function closerOf(db: Kysely<Database>): () => Promise<void> {
 
 export function openPostgres(connectionString: string, max: number, statementTimeoutMs?: number): AppDatabase {
   const pool = createPostgresPool(connectionString, max, statementTimeoutMs);
+  const names = new PreparedNames();
   const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: discardingTimedOutConnections(preparingPool(pool)) }),
+    dialect: new PostgresDialect({ pool: discardingTimedOutConnections(preparingPool(pool, names)) }),
   });
+  batchTurnsOf(db, pool, names);
   return { db, kind: 'postgres', pool, pglite: undefined, close: closerOf(db) };
 }
 

@@ -7,6 +7,7 @@ import type { Executor } from './executor.js';
 import { jsonb } from './json.js';
 import { prepared } from './prepared-statements.js';
 import type { Database } from './schema.js';
+import { runInTurnBatch } from './turn-batches.js';
 import { companionRows, insertedWithCompanions, type SingleRowInsert } from './single-row-insert.js';
 
 export interface KeyRef {
@@ -204,7 +205,9 @@ export async function createWithKeyInOneStatement(
   insert: SingleRowInsert,
   snapshot: KeySnapshot,
 ): Promise<OneStatementCreate> {
-  const { rows } = await db.executeQuery(compiledCreate(db, ref, insert, snapshot));
+  // With the other creates of this turn where it can (one transaction, one round trip); never beside a
+  // create with the same key, whose advisory lock this one's transaction would already hold.
+  const rows = await runInTurnBatch(db, compiledCreate(db, ref, insert, snapshot), ref.lockId);
   return rows[0]!;
 }
 

@@ -33,29 +33,48 @@ function isStaleResultType(error: unknown): boolean {
   );
 }
 
-/** Kysely's pool, naming the marked statements of every connection it hands out. */
-export function preparingPool(pool: pg.Pool): PostgresPool {
-  const names = new Map<string, string>();
-  let generation = 0;
-  const nameOf = (text: string): string | undefined => {
-    let name = names.get(text);
-    if (name === undefined && names.size < NAME_LIMIT) {
-      name = `ps_${createHash('sha1').update(text).digest('hex').slice(0, 16)}_${generation}`;
-      names.set(text, name);
+/**
+ * The names of a pool's marked statements: one per text, derived from it; a text whose statement went stale
+ * (its result columns changed) gets a new name.
+ */
+export class PreparedNames {
+  private readonly names = new Map<string, string>();
+  private generation = 0;
+
+  /** The name of a marked text, or undefined past the limit (it then runs unnamed). */
+  nameOf(text: string): string | undefined {
+    let name = this.names.get(text);
+    if (name === undefined && this.names.size < NAME_LIMIT) {
+      name = `ps_${createHash('sha1').update(text).digest('hex').slice(0, 16)}_${this.generation}`;
+      this.names.set(text, name);
     }
     return name;
-  };
+  }
+
+  /** After `error` of the statement `name` of `text`: a stale statement is named anew from now on. */
+  failed(text: string, name: string, error: unknown): void {
+    if (isStaleResultType(error) && this.names.get(text) === name) {
+      this.generation += 1;
+      this.names.delete(text);
+    }
+  }
+}
+
+/** Whether a statement's text carries the marker. */
+export function isMarked(text: string): boolean {
+  return text.endsWith(MARKER);
+}
+
+/** Kysely's pool, naming the marked statements of every connection it hands out. */
+export function preparingPool(pool: pg.Pool, names: PreparedNames = new PreparedNames()): PostgresPool {
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
     const wrapped = {
       query(text: unknown, values?: unknown[]) {
-        if (typeof text !== 'string' || !text.endsWith(MARKER)) return client.query(text as string, values);
-        const name = nameOf(text);
+        if (typeof text !== 'string' || !isMarked(text)) return client.query(text as string, values);
+        const name = names.nameOf(text);
         if (name === undefined) return client.query(text, values);
         return client.query({ name, text, values }).catch((error: unknown) => {
-          if (isStaleResultType(error) && names.get(text) === name) {
-            generation += 1;
-            names.delete(text);
-          }
+          names.failed(text, name, error);
           throw error;
         });
       },

@@ -7,6 +7,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Executor } from './executor.js';
 import { prepared } from './prepared-statements.js';
+import { runInTurnBatch } from './turn-batches.js';
 import type { Database } from './schema.js';
 
 export interface SingleRowInsert {
@@ -63,16 +64,23 @@ export function companionRows(insert: SingleRowInsert): RawBuilder<number> {
     : sql<number>`0`;
 }
 
-/** Inserts the row, with its companions when it has any; `created` is false when it was a duplicate. */
+/**
+ * Inserts the row, with its companions when it has any; `created` is false when it was a duplicate. Outside
+ * a transaction it runs with the other writes of this turn (turn-batches.ts).
+ */
 export async function insertSingleRow(executor: Executor, insert: SingleRowInsert): Promise<InsertOutcome> {
   if (!insert.companions) {
-    const { rows } = await sql<{ one: number }>`${insertRowStatement(insert, sql``)} ${prepared()}`.execute(executor);
+    const rows = await runInTurnBatch(
+      executor,
+      sql<{ one: number }>`${insertRowStatement(insert, sql``)} ${prepared()}`,
+    );
     return { created: rows.length > 0, companionRows: 0 };
   }
-  const { rows } = await sql<{ created: boolean; companion_rows: number }>`
-    with ${insertedWithCompanions(insert, sql``)}
-    select exists (select from inserted) as created, ${companionRows(insert)} as companion_rows ${prepared()}`.execute(
+  const [row] = await runInTurnBatch(
     executor,
+    sql<{ created: boolean; companion_rows: number }>`
+    with ${insertedWithCompanions(insert, sql``)}
+    select exists (select from inserted) as created, ${companionRows(insert)} as companion_rows ${prepared()}`,
   );
-  return { created: rows[0]!.created, companionRows: rows[0]!.companion_rows };
+  return { created: row!.created, companionRows: row!.companion_rows };
 }

@@ -1,0 +1,139 @@
+/**
+ * Group commit in the service: the one-statement writes of different requests that arrive in the same turn
+ * of the event loop go to PostgreSQL together, in one round trip, as one transaction (`StatementBatch`).
+ * Each statement is a whole write on its own (a create with its key, say); run together they share the
+ * socket write, the commit and its WAL flush, which are most of what such a statement costs on both sides.
+ *
+ * All or nothing: a batch commits every statement or none. At the first error PostgreSQL skips the rest and
+ * rolls the batch back; every statement is then run once more alone, so each gets its own answer, exactly
+ * as if it had never been batched (a constraint it violates, a deadlock with another batch). A request's
+ * answer is sent only after its batch committed. Statements that could not run side by side (a create and
+ * its own retry with the same Idempotency-Key) carry the same `apart` key, and the second of them runs alone.
+ *
+ * Only on PostgreSQL and outside transactions, and only statements named for preparation (`prepared()`);
+ * anything else, and a batch of one, is an ordinary `executeQuery`.
+ */
+import type { CompiledQuery, Kysely, RawBuilder } from 'kysely';
+import type { Executor } from './executor.js';
+import type pg from 'pg';
+import { isMarked, type PreparedNames } from './prepared-statements.js';
+import type { Database } from './schema.js';
+import { type BatchedStatement, StatementBatch } from './statement-batch.js';
+
+/** At most this many statements per transaction; more make another batch of the same turn. */
+const MAX_BATCH = 32;
+
+interface Waiting {
+  compiled: CompiledQuery<unknown>;
+  statement: BatchedStatement;
+  apart: string | undefined;
+  resolve: (rows: unknown[]) => void;
+  reject: (error: unknown) => void;
+}
+
+class TurnBatches {
+  private waiting: Waiting[] = [];
+  private scheduled = false;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly pool: pg.Pool,
+    private readonly names: PreparedNames,
+  ) {}
+
+  run<R>(compiled: CompiledQuery<R>, apart: string | undefined): Promise<R[]> {
+    const name = isMarked(compiled.sql) ? this.names.nameOf(compiled.sql) : undefined;
+    if (name === undefined) return this.alone(compiled);
+    return new Promise<unknown[]>((resolve, reject) => {
+      const statement = { name, text: compiled.sql, values: compiled.parameters };
+      this.waiting.push({ compiled, statement, apart, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        // The check phase, right after the poll that read this turn's requests (as batched-lookup.ts).
+        setImmediate(() => this.flush());
+      }
+    }) as Promise<R[]>;
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const waiting = this.waiting;
+    this.waiting = [];
+    let batch: Waiting[] = [];
+    const apartKeys = new Set<string>();
+    for (const entry of waiting) {
+      if (entry.apart !== undefined && apartKeys.has(entry.apart)) {
+        this.settle([entry]);
+        continue;
+      }
+      if (entry.apart !== undefined) apartKeys.add(entry.apart);
+      batch.push(entry);
+      if (batch.length === MAX_BATCH) {
+        this.settle(batch);
+        batch = [];
+        apartKeys.clear();
+      }
+    }
+    if (batch.length > 0) this.settle(batch);
+  }
+
+  private settle(batch: Waiting[]): void {
+    if (batch.length === 1) {
+      const [only] = batch;
+      this.alone(only!.compiled).then(only!.resolve, only!.reject);
+      return;
+    }
+    this.together(batch).then(
+      (results) => {
+        for (const [index, entry] of batch.entries()) entry.resolve(results[index]!);
+      },
+      () => {
+        for (const entry of batch) this.alone(entry.compiled).then(entry.resolve, entry.reject);
+      },
+    );
+  }
+
+  private async together(batch: Waiting[]): Promise<unknown[][]> {
+    const client = await this.pool.connect();
+    try {
+      const rows = await new StatementBatch(
+        batch.map((entry) => entry.statement),
+        this.pool.options.types as ConstructorParameters<typeof StatementBatch>[1],
+      ).run(client);
+      client.release();
+      return rows;
+    } catch (error) {
+      // An error PostgreSQL answered leaves the connection usable; anything else (a client timeout, a
+      // broken socket) discards it.
+      client.release((error as { code?: string }).code === undefined ? (error as Error) : undefined);
+      for (const entry of batch) this.names.failed(entry.statement.text, entry.statement.name, error);
+      throw error;
+    }
+  }
+
+  private async alone<R>(compiled: CompiledQuery<R>): Promise<R[]> {
+    return [...(await this.db.executeQuery(compiled)).rows];
+  }
+}
+
+const batchesOf = new WeakMap<Kysely<Database>, TurnBatches>();
+
+/** Lets `runInTurnBatch` batch the statements of `db` on its PostgreSQL pool. */
+export function batchTurnsOf(db: Kysely<Database>, pool: pg.Pool, names: PreparedNames): void {
+  batchesOf.set(db, new TurnBatches(db, pool, names));
+}
+
+/**
+ * Runs the statement on `executor`: outside a transaction, in one transaction with the other statements of
+ * this turn where it can (see above). Statements with the same `apart` key never share a batch. Its rows.
+ */
+export async function runInTurnBatch<R>(
+  executor: Executor,
+  statement: CompiledQuery<R> | RawBuilder<R>,
+  apart?: string,
+): Promise<R[]> {
+  const compiled = 'compile' in statement ? statement.compile(executor) : statement;
+  const batches = executor.isTransaction ? undefined : batchesOf.get(executor);
+  if (!batches) return [...(await executor.executeQuery(compiled)).rows];
+  return batches.run(compiled, apart);
+}

@@ -1,0 +1,79 @@
+/**
+ * One-statement writes of the same turn run as one transaction on PostgreSQL (src/db/turn-batches.ts,
+ * src/db/statement-batch.ts): together when all succeed, each alone again when any fails, never beside a
+ * statement with the same `apart` key, and as they are inside a transaction.
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { AppDatabase } from '../../src/db/database.js';
+import { prepared } from '../../src/db/prepared-statements.js';
+import { runInTurnBatch } from '../../src/db/turn-batches.js';
+import { openTestDatabase } from '../helpers/app.js';
+
+const databaseUrl = inject('databaseUrl');
+
+describe.skipIf(!databaseUrl)('statements batched per turn', () => {
+  let database: AppDatabase;
+  const table = `turn_batch_test_${process.pid}_${Date.now()}`;
+
+  /** Inserts `id` (a duplicate inserts nothing); the transaction it ran in, and whether it inserted. */
+  const insert = (id: number, apart?: string) =>
+    runInTurnBatch(
+      database.db,
+      sql<{ tx: string; inserted: boolean }>`with inserted as (
+          insert into ${sql.table(table)} (id) values (${id}) on conflict do nothing returning 1)
+        select txid_current()::text as tx, exists (select from inserted) as inserted ${prepared()}`,
+      apart,
+    ).then((rows) => rows[0]!);
+
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    await sql`create table ${sql.table(table)} (id int primary key check (id > 0))`.execute(database.db);
+  });
+
+  afterAll(async () => {
+    await sql`drop table if exists ${sql.table(table)}`.execute(database.db);
+    await database.close();
+  });
+
+  it('runs the statements of one turn in one transaction, each with its own rows', async () => {
+    const results = await Promise.all([1, 2, 3, 4].map((id) => insert(id)));
+    expect(new Set(results.map((result) => result.tx)).size).toBe(1);
+    expect(results.map((result) => result.inserted)).toEqual([true, true, true, true]);
+    // A later statement of the batch sees what an earlier one wrote: a duplicate in the same turn is refused.
+    const [first, again] = await Promise.all([insert(5), insert(5)]);
+    expect([first.inserted, again.inserted]).toEqual([true, false]);
+    const count = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)}`.execute(database.db);
+    expect(count.rows[0]!.n).toBe(5);
+  });
+
+  it('runs every statement alone again when one of them fails, so that only that one fails', async () => {
+    const outcomes = await Promise.allSettled([insert(10), insert(-1), insert(11)]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ code: '23514' });
+    const [ten, eleven] = [outcomes[0], outcomes[2]].map(
+      (outcome) => (outcome as PromiseFulfilledResult<{ tx: string; inserted: boolean }>).value,
+    );
+    expect([ten!.inserted, eleven!.inserted]).toEqual([true, true]);
+    // Run again alone: each in a transaction of its own.
+    expect(ten!.tx).not.toBe(eleven!.tx);
+    const rows = await sql<{ id: number }>`select id from ${sql.table(table)} where id in (10, 11) order by id`.execute(
+      database.db,
+    );
+    expect(rows.rows.map((row) => row.id)).toEqual([10, 11]);
+  });
+
+  it('never puts two statements with the same apart key in one transaction', async () => {
+    const [a, b, c] = await Promise.all([insert(20, 'key'), insert(21, 'key'), insert(22, 'other')]);
+    expect(a!.tx).toBe(c!.tx);
+    expect(b!.tx).not.toBe(a!.tx);
+  });
+
+  it('runs a statement inside a transaction on that transaction', async () => {
+    await database.db.transaction().execute(async (tx) => {
+      const own = await sql<{ tx: string }>`select txid_current()::text as tx`.execute(tx);
+      const [result] = await runInTurnBatch(tx, sql<{ tx: string }>`select txid_current()::text as tx ${prepared()}`);
+      expect(result!.tx).toBe(own.rows[0]!.tx);
+    });
+  });
+});
