@@ -10,6 +10,9 @@
  * answer is sent only after its batch committed. Statements that could not run side by side (a create and
  * its own retry with the same Idempotency-Key) carry the same `apart` key, and the second of them runs alone.
  *
+ * Reads that stand alone (a create's reads before its write) batch the same way in a lane of their own,
+ * so that they never wait for the writes' commit.
+ *
  * Only on PostgreSQL and outside transactions, and only statements named for preparation (`prepared()`);
  * anything else, and a batch of one, is an ordinary `executeQuery`.
  */
@@ -116,24 +119,47 @@ class TurnBatches {
   }
 }
 
-const batchesOf = new WeakMap<Kysely<Database>, TurnBatches>();
+/** A turn's statements go in one of two lanes: reads do not wait for the writes' commit (its WAL flush). */
+type Lane = 'writes' | 'reads';
 
-/** Lets `runInTurnBatch` batch the statements of `db` on its PostgreSQL pool. */
+const batchesOf = new WeakMap<Kysely<Database>, Record<Lane, TurnBatches>>();
+
+/** Lets `runInTurnBatch` and `readInTurnBatch` batch the statements of `db` on its PostgreSQL pool. */
 export function batchTurnsOf(db: Kysely<Database>, pool: pg.Pool, names: PreparedNames): void {
-  batchesOf.set(db, new TurnBatches(db, pool, names));
+  batchesOf.set(db, { writes: new TurnBatches(db, pool, names), reads: new TurnBatches(db, pool, names) });
+}
+
+function inLane<R>(
+  lane: Lane,
+  executor: Executor,
+  statement: CompiledQuery<R> | RawBuilder<R>,
+  apart: string | undefined,
+): Promise<R[]> {
+  const compiled = 'compile' in statement ? statement.compile(executor) : statement;
+  const batches = executor.isTransaction ? undefined : batchesOf.get(executor);
+  if (!batches) return executor.executeQuery(compiled).then((result) => [...result.rows]);
+  return batches[lane].run(compiled, apart);
 }
 
 /**
- * Runs the statement on `executor`: outside a transaction, in one transaction with the other statements of
- * this turn where it can (see above). Statements with the same `apart` key never share a batch. Its rows.
+ * Runs the write on `executor`: outside a transaction, in one transaction with the other writes of this
+ * turn where it can (see above). Statements with the same `apart` key never share a batch. Its rows.
  */
 export async function runInTurnBatch<R>(
   executor: Executor,
   statement: CompiledQuery<R> | RawBuilder<R>,
   apart?: string,
 ): Promise<R[]> {
-  const compiled = 'compile' in statement ? statement.compile(executor) : statement;
-  const batches = executor.isTransaction ? undefined : batchesOf.get(executor);
-  if (!batches) return [...(await executor.executeQuery(compiled)).rows];
-  return batches.run(compiled, apart);
+  return inLane('writes', executor, statement, apart);
+}
+
+/**
+ * Runs the read on `executor`: outside a transaction, in one round trip with the other reads of this turn
+ * where it can (a read-only transaction, which commits without a WAL flush). Its rows.
+ */
+export async function readInTurnBatch<R>(
+  executor: Executor,
+  statement: CompiledQuery<R> | RawBuilder<R>,
+): Promise<R[]> {
+  return inLane('reads', executor, statement, undefined);
 }

@@ -1,13 +1,13 @@
 /**
  * One-statement writes of the same turn run as one transaction on PostgreSQL (src/db/turn-batches.ts,
  * src/db/statement-batch.ts): together when all succeed, each alone again when any fails, never beside a
- * statement with the same `apart` key, and as they are inside a transaction.
+ * statement with the same `apart` key, and as they are inside a transaction. Reads batch in a lane of their own.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { AppDatabase } from '../../src/db/database.js';
 import { prepared } from '../../src/db/prepared-statements.js';
-import { runInTurnBatch } from '../../src/db/turn-batches.js';
+import { readInTurnBatch, runInTurnBatch } from '../../src/db/turn-batches.js';
 import { openTestDatabase } from '../helpers/app.js';
 
 const databaseUrl = inject('databaseUrl');
@@ -67,6 +67,18 @@ describe.skipIf(!databaseUrl)('statements batched per turn', () => {
     const [a, b, c] = await Promise.all([insert(20, 'key'), insert(21, 'key'), insert(22, 'other')]);
     expect(a!.tx).toBe(c!.tx);
     expect(b!.tx).not.toBe(a!.tx);
+  });
+
+  it('reads the reads of one turn in one round trip, apart from the writes', async () => {
+    const read = () =>
+      readInTurnBatch(
+        database.db,
+        sql<{ started: string; pid: number }>`select now()::text as started, pg_backend_pid() as pid ${prepared()}`,
+      ).then((rows) => rows[0]!);
+    const [first, second, write] = await Promise.all([read(), read(), insert(30)]);
+    // One transaction on one connection: the same start, the same backend.
+    expect(second).toEqual(first);
+    expect(write.inserted).toBe(true);
   });
 
   it('runs a statement inside a transaction on that transaction', async () => {

@@ -4,6 +4,7 @@ import { prepared } from '../../db/prepared-statements.js';
 import type { Database, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
 import { type CompanionWrites, insertSingleRow, type SingleRowInsert } from '../../db/single-row-insert.js';
 import { tenantRowReads } from '../../db/tenant-row-reads.js';
+import { readInTurnBatch } from '../../db/turn-batches.js';
 import { newIntegerId } from '../../lib/ids.js';
 import type { Executor } from '../../db/executor.js';
 
@@ -132,13 +133,17 @@ export async function findVisitReferences(
     names.clientTicketNumber === null
       ? sql<boolean>`false`
       : sql<boolean>`exists (select from site_visits v where v.tenant_id = ${tenantId} and v.client_ticket_number = ${names.clientTicketNumber})`;
-  const { rows } = await sql<VisitReferencesRow>`
+  // With the other reads of this turn (the creates' reference reads arrive together).
+  const rows = await readInTurnBatch(
+    db,
+    sql<VisitReferencesRow>`
     select p.project_id, p.project_id_is_integer, p.status as project_status, s.id as site_id, s.site_code,
       i.item_id, i.item_name, ${ticketTaken} as ticket_taken
     from (select 1) as one
     left join projects p on p.tenant_id = ${tenantId} and p.project_id = ${names.projectId}
     left join sites s on s.tenant_id = ${tenantId} and s.site_code = ${names.siteCode}
-    left join items i on i.tenant_id = ${tenantId} and i.item_name = ${names.itemName} ${prepared()}`.execute(db);
+    left join items i on i.tenant_id = ${tenantId} and i.item_name = ${names.itemName} ${prepared()}`,
+  );
   const row = rows[0]!;
   return {
     project:
