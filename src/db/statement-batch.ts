@@ -58,6 +58,8 @@ export class StatementBatch {
   private readonly results: ParsingResult[] = [];
   private current = 0;
   private failed = false;
+  /** The statement the batch failed at (its index), once it failed. */
+  failedAt: number | undefined;
   private connection: ProtocolConnection | undefined;
   /** The statements whose Parse was sent, in order: each ParseComplete confirms the next one. */
   private readonly parsing: BatchedStatement[] = [];
@@ -131,6 +133,7 @@ export class StatementBatch {
   handleError(error: Error): void {
     if (this.failed) return;
     this.failed = true;
+    this.failedAt = this.current;
     this.finish();
     this.callback?.(error);
   }

@@ -6,7 +6,9 @@
  *
  * All or nothing: a batch commits every statement or none. At the first error PostgreSQL skips the rest and
  * rolls the batch back; every statement is then run once more alone, so each gets its own answer, exactly
- * as if it had never been batched (a constraint it violates, a deadlock with another batch). A request's
+ * as if it had never been batched (a constraint it violates, a deadlock with another batch). Only a
+ * statement that timed out, and those queued behind it in the batch, get its error at once (the database
+ * is stuck, and they have waited out the timeout already) instead of waiting a second time. A request's
  * answer is sent only after its batch committed. Statements that could not run side by side (a create and
  * its own retry with the same Idempotency-Key) carry the same `apart` key, and the second of them runs alone.
  *
@@ -17,6 +19,7 @@
  * anything else, and a batch of one, is an ordinary `executeQuery`.
  */
 import type { CompiledQuery, Kysely, RawBuilder } from 'kysely';
+import { isDatabaseTimeout } from './errors.js';
 import type { Executor } from './executor.js';
 import type pg from 'pg';
 import { isMarked, type PreparedNames } from './prepared-statements.js';
@@ -25,6 +28,12 @@ import { type BatchedStatement, StatementBatch } from './statement-batch.js';
 
 /** At most this many statements per transaction; more make another batch of the same turn. */
 const MAX_BATCH = 32;
+
+/** Why a batch failed: the error, and the index of the statement it came from (undefined: none was sent). */
+interface BatchFailure {
+  error: unknown;
+  index: number | undefined;
+}
 
 interface Waiting {
   compiled: CompiledQuery<unknown>;
@@ -90,19 +99,34 @@ class TurnBatches {
       (results) => {
         for (const [index, entry] of batch.entries()) entry.resolve(results[index]!);
       },
-      () => {
-        for (const entry of batch) this.alone(entry.compiled).then(entry.resolve, entry.reject);
+      (failure: BatchFailure) => {
+        for (const [index, entry] of batch.entries()) {
+          // Alone again, except where that would only wait as long once more: the statement that timed out
+          // (a lock held elsewhere, a database that does not answer) and those queued behind it, which waited
+          // just as long; and all of them when no connection came.
+          const waitsAgain =
+            failure.index === undefined || (index >= failure.index && isDatabaseTimeout(failure.error));
+          if (waitsAgain) entry.reject(failure.error);
+          else this.alone(entry.compiled).then(entry.resolve, entry.reject);
+        }
       },
     );
   }
 
+  /** The statements as one transaction; rejects with a `BatchFailure`. */
   private async together(batch: Waiting[]): Promise<unknown[][]> {
-    const client = await this.pool.connect();
+    let client: pg.PoolClient;
     try {
-      const rows = await new StatementBatch(
-        batch.map((entry) => entry.statement),
-        this.pool.options.types as ConstructorParameters<typeof StatementBatch>[1],
-      ).run(client);
+      client = await this.pool.connect();
+    } catch (error) {
+      throw { error, index: undefined } satisfies BatchFailure;
+    }
+    const statements = new StatementBatch(
+      batch.map((entry) => entry.statement),
+      this.pool.options.types as ConstructorParameters<typeof StatementBatch>[1],
+    );
+    try {
+      const rows = await statements.run(client);
       client.release();
       return rows;
     } catch (error) {
@@ -110,7 +134,7 @@ class TurnBatches {
       // broken socket) discards it.
       client.release((error as { code?: string }).code === undefined ? (error as Error) : undefined);
       for (const entry of batch) this.names.failed(entry.statement.text, entry.statement.name, error);
-      throw error;
+      throw { error, index: statements.failedAt } satisfies BatchFailure;
     }
   }
 

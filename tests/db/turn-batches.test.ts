@@ -5,7 +5,8 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { AppDatabase } from '../../src/db/database.js';
+import pg from 'pg';
+import { type AppDatabase, openPostgres } from '../../src/db/database.js';
 import { prepared } from '../../src/db/prepared-statements.js';
 import { readInTurnBatch, runInTurnBatch } from '../../src/db/turn-batches.js';
 import { openTestDatabase } from '../helpers/app.js';
@@ -32,7 +33,7 @@ describe.skipIf(!databaseUrl)('statements batched per turn', () => {
   });
 
   afterAll(async () => {
-    await sql`drop table if exists ${sql.table(table)}`.execute(database.db);
+    await sql`drop table if exists ${sql.table(table)}, ${sql.table(`${table}_free`)}`.execute(database.db);
     await database.close();
   });
 
@@ -79,6 +80,31 @@ describe.skipIf(!databaseUrl)('statements batched per turn', () => {
     // One transaction on one connection: the same start, the same backend.
     expect(second).toEqual(first);
     expect(write.inserted).toBe(true);
+  });
+
+  it('answers a statement that timed out, and those queued behind it, with the timeout; the rest alone', async () => {
+    // The same database with a short statement timeout, and a lock on the table that outlasts it.
+    const impatient = openPostgres(database.pool!.options.connectionString!, 4, 300);
+    const holder = new pg.Client({ connectionString: database.pool!.options.connectionString });
+    await holder.connect();
+    try {
+      await sql`create table if not exists ${sql.table(`${table}_free`)} (id int primary key)`.execute(database.db);
+      await holder.query('begin');
+      await holder.query(`lock table ${table} in access exclusive mode`);
+      const into = (name: string, id: number) =>
+        runInTurnBatch(
+          impatient.db,
+          sql`insert into ${sql.table(name)} (id) values (${id}) returning id ${prepared()}`,
+        );
+      const outcomes = await Promise.allSettled([into(`${table}_free`, 1), into(table, 40), into(`${table}_free`, 2)]);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+      for (const outcome of outcomes.slice(1))
+        expect((outcome as PromiseRejectedResult).reason).toMatchObject({ code: '57014' });
+    } finally {
+      await holder.query('rollback');
+      await holder.end();
+      await impatient.close();
+    }
   });
 
   it('runs a statement inside a transaction on that transaction', async () => {

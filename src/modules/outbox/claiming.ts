@@ -8,6 +8,7 @@
 import { type Kysely, sql } from 'kysely';
 import { prepared } from '../../db/prepared-statements.js';
 import type { Database, EventRow, WebhookSubscriptionRow } from '../../db/schema.js';
+import { readInTurnBatch, runInTurnBatch } from '../../db/turn-batches.js';
 import { type ClaimCandidate, destinationOf } from './fair-claim.js';
 import { lostAttemptEntry } from './repository/queue.js';
 
@@ -54,12 +55,14 @@ export async function findDueCandidates(
   slots: number,
   maxAttempts: number,
 ): Promise<DueCandidates> {
-  const result = await sql<{
-    id: string | null;
-    tenant_id: string;
-    target_url: string;
-    next_due_at: Date | null;
-  }>`
+  const rows = await readInTurnBatch(
+    db,
+    sql<{
+      id: string | null;
+      tenant_id: string;
+      target_url: string;
+      next_due_at: Date | null;
+    }>`
     with recursive pending (subscription_id) as (
       (select subscription_id from webhook_deliveries where status = 'pending' order by subscription_id limit 1)
       union all
@@ -100,9 +103,10 @@ export async function findDueCandidates(
     )
     select candidates.id, candidates.tenant_id, candidates.target_url, upcoming.next_due_at
     from upcoming left join candidates on true
-    order by candidates.next_attempt_at, candidates.id ${prepared()}`.execute(db);
-  const next = result.rows[0]?.next_due_at;
-  const candidates = result.rows
+    order by candidates.next_attempt_at, candidates.id ${prepared()}`,
+  );
+  const next = rows[0]?.next_due_at;
+  const candidates = rows
     .filter((row) => row.id !== null)
     .map((row) => ({ id: row.id!, tenantId: row.tenant_id, destination: destinationOf(row.target_url) }));
   return { candidates, nextDueAt: next ? new Date(next) : undefined };
@@ -125,26 +129,28 @@ export async function claimDeliveries(
   maxAttempts: number,
 ): Promise<ClaimedDelivery[]> {
   if (ids.length === 0) return [];
-  const result = await sql<{
-    id: string;
-    tenant_id: string;
-    attempts: number;
-    round_start: number;
-    e_id: string;
-    e_type: string;
-    e_occurred_at: Date;
-    e_resource_type: string;
-    e_resource_id: string;
-    e_payload_version: string;
-    e_data: unknown;
-    e_seq: number;
-    e_created_at: Date;
-    s_id: string;
-    s_target_url: string;
-    s_is_active: boolean;
-    s_signing_version: 'legacy' | 'v1';
-    s_secret_sealed: string | null;
-  }>`
+  const rows = await runInTurnBatch(
+    db,
+    sql<{
+      id: string;
+      tenant_id: string;
+      attempts: number;
+      round_start: number;
+      e_id: string;
+      e_type: string;
+      e_occurred_at: Date;
+      e_resource_type: string;
+      e_resource_id: string;
+      e_payload_version: string;
+      e_data: unknown;
+      e_seq: number;
+      e_created_at: Date;
+      s_id: string;
+      s_target_url: string;
+      s_is_active: boolean;
+      s_signing_version: 'legacy' | 'v1';
+      s_secret_sealed: string | null;
+    }>`
     with locked as materialized (
       select d.id, d.status, d.next_attempt_at, d.leased_until, d.attempts, d.round_start from webhook_deliveries d
       where d.id = any(${[...ids]}::text[])
@@ -166,8 +172,9 @@ export async function claimDeliveries(
       e.resource_id as e_resource_id, e.payload_version as e_payload_version, e.data as e_data, e.seq as e_seq,
       e.created_at as e_created_at,
       s.id as s_id, s.target_url as s_target_url, s.is_active as s_is_active, s.signing_version as s_signing_version,
-      s.secret_sealed as s_secret_sealed ${prepared()}`.execute(db);
-  return result.rows.map((row) => ({
+      s.secret_sealed as s_secret_sealed ${prepared()}`,
+  );
+  return rows.map((row) => ({
     id: row.id,
     tenant_id: row.tenant_id,
     attempt: row.attempts,

@@ -7,6 +7,7 @@ import type { Executor } from '../../../db/executor.js';
 import { jsonb } from '../../../db/json.js';
 import { prepared } from '../../../db/prepared-statements.js';
 import type { Database, DeliveryAttempt } from '../../../db/schema.js';
+import { runInTurnBatch } from '../../../db/turn-batches.js';
 import { SUBSCRIPTIONS_ONLY } from '../targets.js';
 
 export type AttemptOutcome =
@@ -39,7 +40,9 @@ export async function recordAttempts(db: Kysely<Database>, records: readonly Att
     now: record.now.toISOString(),
   }));
   // The rows are read by primary key alone and fenced once locked (see claimDeliveries for why).
-  const result = await sql<{ id: string }>`
+  const result = await runInTurnBatch(
+    db,
+    sql<{ id: string }>`
     with current as materialized (
       select d.id, d.attempts, d.status, d.leased_until from webhook_deliveries d
       where d.id = any(${rows.map((row) => row.id)}::text[])
@@ -57,8 +60,9 @@ export async function recordAttempts(db: Kysely<Database>, records: readonly Att
       current
     where d.id = v.id and current.id = v.id
       and current.attempts = v.attempt and current.status = 'pending' and current.leased_until is not null
-    returning d.id ${prepared()}`.execute(db);
-  const written = new Set(result.rows.map((row) => row.id));
+    returning d.id ${prepared()}`,
+  );
+  const written = new Set(result.map((row) => row.id));
   return records.map((record) => written.has(record.deliveryId));
 }
 
