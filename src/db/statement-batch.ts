@@ -53,7 +53,7 @@ const { Result, utils } = pg as unknown as {
  * with the first error (nothing of the batch is then committed).
  */
 export class StatementBatch {
-  /** Set by pg's client.query (with its query_timeout around it). */
+  /** Called once with the outcome; set by `run`, and wrapped by pg's client.query in its query_timeout. */
   callback: ((error: Error | null, rows?: Record<string, unknown>[][]) => void) | undefined;
   private readonly results: ParsingResult[] = [];
   private current = 0;

@@ -43,6 +43,16 @@ interface Waiting {
   reject: (error: unknown) => void;
 }
 
+/** Running totals of a database's batches, for the metrics. */
+export interface TurnBatchTotals {
+  /** Batches of two or more statements sent. */
+  batches: number;
+  /** Statements sent in them. */
+  statements: number;
+  /** Batches that failed and were run again statement by statement. */
+  failed: number;
+}
+
 class TurnBatches {
   private waiting: Waiting[] = [];
   private scheduled = false;
@@ -51,6 +61,7 @@ class TurnBatches {
     private readonly db: Kysely<Database>,
     private readonly pool: pg.Pool,
     private readonly names: PreparedNames,
+    private readonly totals: TurnBatchTotals,
   ) {}
 
   run<R>(compiled: CompiledQuery<R>, apart: string | undefined): Promise<R[]> {
@@ -95,11 +106,14 @@ class TurnBatches {
       this.alone(only!.compiled).then(only!.resolve, only!.reject);
       return;
     }
+    this.totals.batches += 1;
+    this.totals.statements += batch.length;
     this.together(batch).then(
       (results) => {
         for (const [index, entry] of batch.entries()) entry.resolve(results[index]!);
       },
       (failure: BatchFailure) => {
+        this.totals.failed += 1;
         for (const [index, entry] of batch.entries()) {
           // Alone again, except where that would only wait as long once more: the statement that timed out
           // (a lock held elsewhere, a database that does not answer) and those queued behind it, which waited
@@ -147,10 +161,21 @@ class TurnBatches {
 type Lane = 'writes' | 'reads';
 
 const batchesOf = new WeakMap<Kysely<Database>, Record<Lane, TurnBatches>>();
+const totalsOf = new WeakMap<Kysely<Database>, TurnBatchTotals>();
 
 /** Lets `runInTurnBatch` and `readInTurnBatch` batch the statements of `db` on its PostgreSQL pool. */
 export function batchTurnsOf(db: Kysely<Database>, pool: pg.Pool, names: PreparedNames): void {
-  batchesOf.set(db, { writes: new TurnBatches(db, pool, names), reads: new TurnBatches(db, pool, names) });
+  const totals = { batches: 0, statements: 0, failed: 0 };
+  totalsOf.set(db, totals);
+  batchesOf.set(db, {
+    writes: new TurnBatches(db, pool, names, totals),
+    reads: new TurnBatches(db, pool, names, totals),
+  });
+}
+
+/** The running totals of `db`'s batches (undefined where nothing is batched: PGlite). */
+export function turnBatchTotals(db: Kysely<Database>): Readonly<TurnBatchTotals> | undefined {
+  return totalsOf.get(db);
 }
 
 function inLane<R>(

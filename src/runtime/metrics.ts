@@ -14,6 +14,7 @@ import http from 'node:http';
 import { sql } from 'kysely';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AppDatabase } from '../db/database.js';
+import { turnBatchTotals } from '../db/turn-batches.js';
 import type { Clock } from '../lib/clock.js';
 
 export type DeliveryOutcome = 'succeeded' | 'retry_scheduled' | 'failed';
@@ -125,6 +126,31 @@ export class Metrics {
       });
       new Gauge({ name: 'db_pool_max_connections', help: 'DATABASE_POOL_SIZE of this process.', registers }).set(
         pool.options.max ?? 10,
+      );
+    }
+    const batches = turnBatchTotals(database.db);
+    if (batches) {
+      // Mirrors of running totals the batches keep (src/db/turn-batches.ts), read when scraped.
+      const mirror = (name: string, help: string, read: () => number) =>
+        new Counter({
+          name,
+          help,
+          registers,
+          collect() {
+            this.reset();
+            this.inc(read());
+          },
+        });
+      mirror(
+        'db_statement_batches_total',
+        'Batches of two or more one-statement writes or reads of one turn, each sent as one transaction.',
+        () => batches.batches,
+      );
+      mirror('db_batched_statements_total', 'Statements sent in those batches.', () => batches.statements);
+      mirror(
+        'db_statement_batches_failed_total',
+        'Batches that failed and whose statements were run again one by one.',
+        () => batches.failed,
       );
     }
   }

@@ -96,6 +96,31 @@ describe('GET /metrics', () => {
     expect(delta('conflict')).toBe(1);
   });
 
+  it('counts the batches that creates sent together on PostgreSQL, and their statements', async () => {
+    const before = await scrape();
+    const v = await tenantWithToken(t);
+    // Sent at once: the creates of one turn go to the database as one batch.
+    const created = await Promise.all(
+      [1, 2, 3, 4].map(() =>
+        t.http.post('/api/v1/sites', {
+          token: v.token,
+          json: siteBody(),
+          headers: { 'idempotency-key': `key-${randomUUID()}` },
+        }),
+      ),
+    );
+    expect(created.map((response) => response.status)).toEqual([201, 201, 201, 201]);
+    const after = await scrape();
+    if (t.database.kind !== 'postgres') {
+      expect(sample(after, 'db_statement_batches_total')).toBeUndefined();
+      return;
+    }
+    const delta = (name: string) => sample(after, name)! - sample(before, name)!;
+    expect(delta('db_statement_batches_total')).toBeGreaterThanOrEqual(1);
+    expect(delta('db_batched_statements_total')).toBeGreaterThanOrEqual(2);
+    expect(delta('db_statement_batches_failed_total')).toBe(0);
+  });
+
   it("counts delivery attempts by outcome and reports the due deliveries and the oldest one's age", async () => {
     const v = await harness.visitTenant();
     const endpoint = harness.receiver.endpoint((_request, index) => (index === 0 ? 500 : 204));
