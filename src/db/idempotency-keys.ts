@@ -8,7 +8,13 @@ import { jsonb } from './json.js';
 import { prepared } from './prepared-statements.js';
 import type { Database } from './schema.js';
 import { runInTurnBatch } from './turn-batches.js';
-import { companionRows, insertedWithCompanions, type SingleRowInsert } from './single-row-insert.js';
+import {
+  companionRows,
+  insertedWithCompanions,
+  insertShape,
+  listedInOrder,
+  type SingleRowInsert,
+} from './single-row-insert.js';
 
 export interface KeyRef {
   tenantId: string;
@@ -165,7 +171,7 @@ function compiledCreate(
     shapes = new Map();
     compiledCreates.set(db, shapes);
   }
-  const shape = `${insert.table}|${insert.uniqueConstraint}|${Object.keys(insert.row).join(',')}|${insert.companions?.shape ?? ''}`;
+  const shape = insertShape(insert);
   const cached = shapes.get(shape);
   if (cached) return { ...cached, parameters: createWithKeyParameters(ref, insert, snapshot) };
   const { compiled, reusable } = compileCreateWithKey(db, ref, insert, snapshot);
@@ -184,11 +190,7 @@ export function compileCreateWithKey(
   snapshot: KeySnapshot,
 ): { compiled: CompiledQuery<OneStatementCreate>; reusable: boolean } {
   const compiled = createWithKeyStatement(ref, insert, snapshot).compile(db);
-  const parameters = createWithKeyParameters(ref, insert, snapshot);
-  const reusable =
-    compiled.parameters.length === parameters.length &&
-    compiled.parameters.every((value, index) => Object.is(value, parameters[index]));
-  return { compiled, reusable };
+  return { compiled, reusable: listedInOrder(compiled.parameters, createWithKeyParameters(ref, insert, snapshot)) };
 }
 
 /** More shapes than resources would mean a row whose columns vary: those are compiled every time. */

@@ -4,7 +4,7 @@
  * idempotency protocol runs it alone or inside its one-statement create. Writes that belong with the row
  * (its event and the event's deliveries) can ride in the same statement as companions.
  */
-import { type RawBuilder, sql } from 'kysely';
+import { type CompiledQuery, type RawBuilder, sql } from 'kysely';
 import type { Executor } from './executor.js';
 import { prepared } from './prepared-statements.js';
 import { runInTurnBatch } from './turn-batches.js';
@@ -64,23 +64,70 @@ export function companionRows(insert: SingleRowInsert): RawBuilder<number> {
     : sql<number>`0`;
 }
 
+/** What a single-row statement's text depends on: the table, the columns, the constraint and the companions. */
+export function insertShape(insert: SingleRowInsert): string {
+  return `${insert.table}|${insert.uniqueConstraint}|${Object.keys(insert.row).join(',')}|${insert.companions?.shape ?? ''}`;
+}
+
+/** Whether Kysely's compiled parameters are exactly `listed`, in order (then the text can be reused with others). */
+export function listedInOrder(compiled: readonly unknown[], listed: readonly unknown[]): boolean {
+  return compiled.length === listed.length && compiled.every((value, index) => Object.is(value, listed[index]));
+}
+
+/** The insert's statement as Kysely builds it: alone, or with its companions and their count. */
+function insertStatement(insert: SingleRowInsert) {
+  if (!insert.companions) return sql<InsertedRow>`${insertRowStatement(insert, sql``)} ${prepared()}`;
+  return sql<InsertedRow>`
+    with ${insertedWithCompanions(insert, sql``)}
+    select exists (select from inserted) as created, ${companionRows(insert)} as companion_rows ${prepared()}`;
+}
+
+/** A row of the statement: `one` alone (a row when inserted), `created` and `companion_rows` with companions. */
+interface InsertedRow {
+  one?: number;
+  created?: boolean;
+  companion_rows?: number;
+}
+
+/**
+ * The statement compiled by Kysely, and whether its parameters came out as the row's values followed by the
+ * companions' (then the compiled text serves every insert of the same shape).
+ */
+export function compileSingleRowInsert(
+  executor: Executor,
+  insert: SingleRowInsert,
+): { compiled: CompiledQuery<InsertedRow>; reusable: boolean } {
+  const compiled = insertStatement(insert).compile(executor);
+  return { compiled, reusable: listedInOrder(compiled.parameters, insertParameters(insert)) };
+}
+
+function insertParameters(insert: SingleRowInsert): unknown[] {
+  return [...Object.values(insert.row), ...(insert.companions?.parameters ?? [])];
+}
+
+/**
+ * The compiled statement per shape, built once instead of on every insert (as the keyed create's,
+ * idempotency-keys.ts); null for a shape whose parameters did not come out in the listed order.
+ */
+const compiledInserts = new Map<string, CompiledQuery<InsertedRow> | null>();
+const MAX_INSERT_SHAPES = 50;
+
+function compiledInsert(executor: Executor, insert: SingleRowInsert): CompiledQuery<InsertedRow> {
+  const shape = insertShape(insert);
+  const cached = compiledInserts.get(shape);
+  if (cached) return { ...cached, parameters: insertParameters(insert) };
+  const { compiled, reusable } = compileSingleRowInsert(executor, insert);
+  if (cached === undefined && compiledInserts.size < MAX_INSERT_SHAPES)
+    compiledInserts.set(shape, reusable ? compiled : null);
+  return compiled;
+}
+
 /**
  * Inserts the row, with its companions when it has any; `created` is false when it was a duplicate. Outside
  * a transaction it runs with the other writes of this turn (turn-batches.ts).
  */
 export async function insertSingleRow(executor: Executor, insert: SingleRowInsert): Promise<InsertOutcome> {
-  if (!insert.companions) {
-    const rows = await runInTurnBatch(
-      executor,
-      sql<{ one: number }>`${insertRowStatement(insert, sql``)} ${prepared()}`,
-    );
-    return { created: rows.length > 0, companionRows: 0 };
-  }
-  const [row] = await runInTurnBatch(
-    executor,
-    sql<{ created: boolean; companion_rows: number }>`
-    with ${insertedWithCompanions(insert, sql``)}
-    select exists (select from inserted) as created, ${companionRows(insert)} as companion_rows ${prepared()}`,
-  );
-  return { created: row!.created, companionRows: row!.companion_rows };
+  const rows = await runInTurnBatch(executor, compiledInsert(executor, insert));
+  if (!insert.companions) return { created: rows.length > 0, companionRows: 0 };
+  return { created: rows[0]!.created!, companionRows: rows[0]!.companion_rows! };
 }

@@ -1,16 +1,19 @@
 /**
- * The one-statement idempotent create (db/idempotency-keys.ts) is compiled by Kysely once per shape and its
- * text reused with parameters listed by hand, in placeholder order; a shape whose list disagrees with
- * Kysely's would silently be compiled on every create. Every shape the service creates agrees.
+ * The one-statement idempotent create (db/idempotency-keys.ts) and the single-row insert without a key
+ * (db/single-row-insert.ts) are compiled by Kysely once per shape and their text reused with parameters
+ * listed by hand, in placeholder order; a shape whose list disagrees with Kysely's would silently be compiled
+ * on every create. Every shape the service creates agrees.
  */
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { compileCreateWithKey, type KeyRef, type KeySnapshot } from '../../../src/db/idempotency-keys.js';
 import type { Database } from '../../../src/db/schema.js';
+import { compileSingleRowInsert } from '../../../src/db/single-row-insert.js';
 import { newId } from '../../../src/lib/ids.js';
 import { eventCompanions } from '../../../src/modules/outbox/repository/events.js';
 import { visitInsert } from '../../../src/modules/site-visits/repository.js';
 import { siteCreation } from '../../../src/modules/sites/service.js';
+import { siteBody } from '../../helpers/tenants.js';
 
 const db = new Kysely<Database>({
   dialect: {
@@ -33,22 +36,12 @@ const snapshot: KeySnapshot = {
   expiresAt: new Date(now.getTime() + 86_400_000),
 };
 
+/** A site's insert, as the service describes it. */
+const siteInsert = (siteCode: string) => siteCreation('ten_1', siteBody({ siteCode }), now).insert;
+
 describe('the one-statement create, compiled once per shape', () => {
   it("reuses a site's", () => {
-    const { insert } = siteCreation(
-      'ten_1',
-      {
-        name: 'Store',
-        siteCode: 'S-1',
-        addressLine1: '1 Main Street',
-        city: 'Springfield',
-        stateRegion: 'IL',
-        postalCode: '62701',
-        country: 'US',
-      },
-      now,
-    );
-    expect(compileCreateWithKey(db, ref, insert, snapshot).reusable).toBe(true);
+    expect(compileCreateWithKey(db, ref, siteInsert('S-1'), snapshot).reusable).toBe(true);
   });
 
   it("reuses a visit's with its event and deliveries as companions", () => {
@@ -74,5 +67,13 @@ describe('the one-statement create, compiled once per shape', () => {
     const { compiled, reusable } = compileCreateWithKey(db, ref, insert, snapshot);
     expect(reusable).toBe(true);
     expect(compiled.sql).toContain('event_deliveries');
+    // Without a key: the insert with its companions alone.
+    const alone = compileSingleRowInsert(db, insert);
+    expect(alone.reusable).toBe(true);
+    expect(alone.compiled.sql).toContain('event_deliveries');
+  });
+
+  it("reuses a site's insert without a key", () => {
+    expect(compileSingleRowInsert(db, siteInsert('S-2')).reusable).toBe(true);
   });
 });
