@@ -57,7 +57,6 @@ export class StatementBatch {
   callback: ((error: Error | null, rows?: Record<string, unknown>[][]) => void) | undefined;
   private readonly results: ParsingResult[] = [];
   private current = 0;
-  private failed = false;
   /** The statement the batch failed at (its index), once it failed. */
   failedAt: number | undefined;
   private connection: ProtocolConnection | undefined;
@@ -131,15 +130,14 @@ export class StatementBatch {
   }
 
   handleError(error: Error): void {
-    if (this.failed) return;
-    this.failed = true;
+    if (this.failedAt !== undefined) return;
     this.failedAt = this.current;
     this.finish();
     this.callback?.(error);
   }
 
   handleReadyForQuery(): void {
-    if (this.failed) return;
+    if (this.failedAt !== undefined) return;
     this.finish();
     if (this.current !== this.statements.length) {
       this.callback?.(new Error(`a batch of ${this.statements.length} statements completed ${this.current}`));
