@@ -58,7 +58,8 @@ export async function findVisit(db: Executor, tenantId: string, id: string): Pro
 /** The tenant's visit by id: outside a transaction gathered with the turn's other reads into one statement, inside one `findVisit`. */
 export const readVisit = tenantRowReads<VisitRecord>(
   (db, ids, tenantIds) =>
-    allVisitRecords(db).where('v.id', '=', ids).where('v.tenant_id', '=', tenantIds).modifyEnd(prepared()),
+    // Not marked `prepared()`: its columns are `v.*`, whose result type a migration would change under it.
+    allVisitRecords(db).where('v.id', '=', ids).where('v.tenant_id', '=', tenantIds),
   findVisit,
 );
 
