@@ -9,6 +9,7 @@ import { prepared } from './prepared-statements.js';
 import type { Database } from './schema.js';
 import { runInTurnBatch } from './turn-batches.js';
 import {
+  CompiledShapes,
   companionRows,
   insertedWithCompanions,
   insertShape,
@@ -154,11 +155,10 @@ function createWithKeyParameters(ref: KeyRef, insert: SingleRowInsert, snapshot:
 }
 
 /**
- * The compiled statement per shape (table, columns, constraint): its text depends on nothing else, so it is
- * built once instead of on every create (Kysely's compile was about 6 % of a site create's CPU). Null for
- * a shape whose compiled parameters did not come out in the order above: it is then compiled every time.
+ * The statement compiled once per shape (Kysely's compile was about 6 % of a site create's CPU), each create
+ * binding the parameters `createWithKeyParameters` lists.
  */
-const compiledCreates = new WeakMap<Kysely<Database>, Map<string, CompiledQuery<OneStatementCreate> | null>>();
+const compiledCreates = new CompiledShapes<OneStatementCreate>();
 
 function compiledCreate(
   db: Kysely<Database>,
@@ -166,17 +166,9 @@ function compiledCreate(
   insert: SingleRowInsert,
   snapshot: KeySnapshot,
 ): CompiledQuery<OneStatementCreate> {
-  let shapes = compiledCreates.get(db);
-  if (!shapes) {
-    shapes = new Map();
-    compiledCreates.set(db, shapes);
-  }
-  const shape = insertShape(insert);
-  const cached = shapes.get(shape);
-  if (cached) return { ...cached, parameters: createWithKeyParameters(ref, insert, snapshot) };
-  const { compiled, reusable } = compileCreateWithKey(db, ref, insert, snapshot);
-  if (cached === undefined && shapes.size < MAX_CREATE_SHAPES) shapes.set(shape, reusable ? compiled : null);
-  return compiled;
+  return compiledCreates.statement(insertShape(insert), createWithKeyParameters(ref, insert, snapshot), () =>
+    createWithKeyStatement(ref, insert, snapshot).compile(db),
+  );
 }
 
 /**
@@ -192,9 +184,6 @@ export function compileCreateWithKey(
   const compiled = createWithKeyStatement(ref, insert, snapshot).compile(db);
   return { compiled, reusable: listedInOrder(compiled.parameters, createWithKeyParameters(ref, insert, snapshot)) };
 }
-
-/** More shapes than resources would mean a row whose columns vary: those are compiled every time. */
-const MAX_CREATE_SHAPES = 50;
 
 /**
  * Lock, lookup, insert and snapshot as one statement (one round trip): inserts the row and stores the key

@@ -74,6 +74,27 @@ export function listedInOrder(compiled: readonly unknown[], listed: readonly unk
   return compiled.length === listed.length && compiled.every((value, index) => Object.is(value, listed[index]));
 }
 
+/** More shapes than resources would mean a row whose columns vary: those are compiled every time. */
+const MAX_SHAPES = 50;
+
+/**
+ * Statements compiled by Kysely once per shape (`insertShape`, whose text depends on nothing else), each use
+ * binding its own parameters, listed by hand in placeholder order. A shape whose compiled parameters do not
+ * come out as listed is compiled every time.
+ */
+export class CompiledShapes<R> {
+  private readonly shapes = new Map<string, CompiledQuery<R> | null>();
+
+  statement(shape: string, parameters: readonly unknown[], compile: () => CompiledQuery<R>): CompiledQuery<R> {
+    const cached = this.shapes.get(shape);
+    if (cached) return { ...cached, parameters };
+    const compiled = compile();
+    if (cached === undefined && this.shapes.size < MAX_SHAPES)
+      this.shapes.set(shape, listedInOrder(compiled.parameters, parameters) ? compiled : null);
+    return compiled;
+  }
+}
+
 /** The insert's statement as Kysely builds it: alone, or with its companions and their count. */
 function insertStatement(insert: SingleRowInsert) {
   if (!insert.companions) return sql<InsertedRow>`${insertRowStatement(insert, sql``)} ${prepared()}`;
@@ -105,21 +126,13 @@ function insertParameters(insert: SingleRowInsert): unknown[] {
   return [...Object.values(insert.row), ...(insert.companions?.parameters ?? [])];
 }
 
-/**
- * The compiled statement per shape, built once instead of on every insert (as the keyed create's,
- * idempotency-keys.ts); null for a shape whose parameters did not come out in the listed order.
- */
-const compiledInserts = new Map<string, CompiledQuery<InsertedRow> | null>();
-const MAX_INSERT_SHAPES = 50;
+/** The insert's statement compiled once per shape, as the keyed create's (idempotency-keys.ts). */
+const compiledInserts = new CompiledShapes<InsertedRow>();
 
 function compiledInsert(executor: Executor, insert: SingleRowInsert): CompiledQuery<InsertedRow> {
-  const shape = insertShape(insert);
-  const cached = compiledInserts.get(shape);
-  if (cached) return { ...cached, parameters: insertParameters(insert) };
-  const { compiled, reusable } = compileSingleRowInsert(executor, insert);
-  if (cached === undefined && compiledInserts.size < MAX_INSERT_SHAPES)
-    compiledInserts.set(shape, reusable ? compiled : null);
-  return compiled;
+  return compiledInserts.statement(insertShape(insert), insertParameters(insert), () =>
+    insertStatement(insert).compile(executor),
+  );
 }
 
 /**
