@@ -75,6 +75,8 @@ export interface SingleRowCreate {
   resource: ResourceObject<unknown>;
   /** Run once the row is committed, with the companions' counted rows (waking the delivery workers, say). */
   afterCreate?: (companionRows: number, db: Kysely<Database>) => void;
+  /** Run once the create has ended, whatever its outcome (after `afterCreate` when it created). */
+  settled?: () => void;
 }
 
 /** Any work in the create's transaction, returning the resource. */
@@ -159,9 +161,21 @@ export async function createResource(
   options: CreateOptions,
   creation: Creation,
 ): Promise<CreateOutcome> {
-  if ('prepare' in creation) {
-    return createResource(db, clock, request, options, (await creation.prepare(db)) ?? creation.inTransaction);
+  const resolved = 'prepare' in creation ? ((await creation.prepare(db)) ?? creation.inTransaction) : creation;
+  try {
+    return await createResolved(db, clock, request, options, resolved);
+  } finally {
+    if (typeof resolved !== 'function') resolved.settled?.();
   }
+}
+
+async function createResolved(
+  db: Kysely<Database>,
+  clock: Clock,
+  request: CreateRequest,
+  options: CreateOptions,
+  creation: SingleRowCreate | TransactionalCreate,
+): Promise<CreateOutcome> {
   const { tenantId } = request.auth;
   const create =
     typeof creation === 'function'

@@ -28,6 +28,7 @@ export class Metrics {
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   readonly deliveries: Counter<'outcome'>;
   readonly deliveryDuration: Histogram<'outcome'>;
+  readonly deliveryClaims: Counter<'how'>;
   readonly idempotency: Counter<'outcome'>;
   readonly rateLimitRefusals: Counter;
 
@@ -62,6 +63,13 @@ export class Metrics {
       buckets: LATENCY_BUCKETS,
       registers,
     });
+    this.deliveryClaims = new Counter({
+      name: 'webhook_delivery_claims_total',
+      help: 'Deliveries claimed for an attempt by a worker of this process: from the queue, or at birth (queued claimed by the create that wrote their event).',
+      labelNames: ['how'],
+      registers,
+    });
+    for (const how of ['queue', 'birth']) this.deliveryClaims.inc({ how }, 0);
     this.idempotency = new Counter({
       name: 'idempotency_requests_total',
       help: 'Creates with an Idempotency-Key that were replayed (the stored answer) or refused as a conflict (the key reused with another body).',

@@ -9,7 +9,7 @@ import { type Kysely, sql } from 'kysely';
 import { prepared } from '../../db/prepared-statements.js';
 import type { Database, EventRow, WebhookSubscriptionRow } from '../../db/schema.js';
 import { readInTurnBatch, runInTurnBatch } from '../../db/turn-batches.js';
-import { type ClaimCandidate, destinationOf } from './fair-claim.js';
+import { type ClaimCandidate, chooseFairly, destinationOf, type InFlight, type Slots } from './fair-claim.js';
 import { lostAttemptEntry } from './repository/queue.js';
 
 /** A claimed delivery with what its attempt needs: the event and the subscription as they are now. */
@@ -112,6 +112,34 @@ export async function findDueCandidates(
   return { candidates, nextDueAt: next ? new Date(next) : undefined };
 }
 
+/** What one of the worker's claims found and took. */
+export interface ClaimRound {
+  claimed: ClaimedDelivery[];
+  /** Another worker took some of those chosen in between (choosing again may find others). */
+  lostRace: boolean;
+  /** The tenants of the due deliveries left waiting. */
+  waiting: Set<string>;
+  nextDueAt: Date | undefined;
+}
+
+/**
+ * One claim of a worker with `room` free slots: the due candidates, the fair choice among them given what is
+ * in flight (fair-claim.ts), and the claim of those chosen.
+ */
+export async function claimFairly(
+  db: Kysely<Database>,
+  round: { now: Date; leaseUntil: Date; maxAttempts: number; room: number; inFlight: InFlight; slots: Slots },
+): Promise<ClaimRound> {
+  const { now, leaseUntil, maxAttempts } = round;
+  const { candidates, nextDueAt } = await findDueCandidates(db, now, round.room, maxAttempts);
+  const chosen = chooseFairly(candidates, round.inFlight, round.slots);
+  const ids = chosen.map((candidate) => candidate.id);
+  const claimed = await claimDeliveries(db, ids, now, leaseUntil, maxAttempts);
+  const taken = new Set(claimed.map((delivery) => delivery.id));
+  const waiting = new Set(candidates.filter((candidate) => !taken.has(candidate.id)).map((c) => c.tenantId));
+  return { claimed, lostRace: claimed.length < chosen.length, waiting, nextDueAt };
+}
+
 /**
  * Claims the chosen deliveries that are still due, for one attempt each: locks them with SKIP LOCKED (so
  * concurrent workers never take the same row), counts the attempt and leases the row until `leaseUntil`.
@@ -131,26 +159,7 @@ export async function claimDeliveries(
   if (ids.length === 0) return [];
   const rows = await runInTurnBatch(
     db,
-    sql<{
-      id: string;
-      tenant_id: string;
-      attempts: number;
-      round_start: number;
-      e_id: string;
-      e_type: string;
-      e_occurred_at: Date;
-      e_resource_type: string;
-      e_resource_id: string;
-      e_payload_version: string;
-      e_data: unknown;
-      e_seq: number;
-      e_created_at: Date;
-      s_id: string;
-      s_target_url: string;
-      s_is_active: boolean;
-      s_signing_version: 'legacy' | 'v1';
-      s_secret_sealed: string | null;
-    }>`
+    sql<ClaimedRow>`
     with locked as materialized (
       select d.id, d.status, d.next_attempt_at, d.leased_until, d.attempts, d.round_start from webhook_deliveries d
       where d.id = any(${[...ids]}::text[])
@@ -167,14 +176,65 @@ export async function claimDeliveries(
       updated_at = ${now}
     from due, events e, webhook_subscriptions s
     where d.id = due.id and e.id = d.event_id and s.id = d.subscription_id
-    returning d.id, d.tenant_id, d.attempts, d.round_start,
-      e.id as e_id, e.type as e_type, e.occurred_at as e_occurred_at, e.resource_type as e_resource_type,
-      e.resource_id as e_resource_id, e.payload_version as e_payload_version, e.data as e_data, e.seq as e_seq,
-      e.created_at as e_created_at,
-      s.id as s_id, s.target_url as s_target_url, s.is_active as s_is_active, s.signing_version as s_signing_version,
-      s.secret_sealed as s_secret_sealed ${prepared()}`,
+    returning ${CLAIMED_COLUMNS} ${prepared()}`,
   );
-  return rows.map((row) => ({
+  return rows.map(toClaimedDelivery);
+}
+
+/**
+ * The deliveries of `eventId` that this worker queued claimed at birth (birth-claims.ts), leased until
+ * `leasedUntil` and not attempted since: read back as `claimDeliveries` returns what it claims. Outside a
+ * transaction, with the other reads of the turn.
+ */
+export async function readClaimedAtBirth(
+  db: Kysely<Database>,
+  eventId: string,
+  leasedUntil: Date,
+): Promise<ClaimedDelivery[]> {
+  const rows = await readInTurnBatch(
+    db,
+    sql<ClaimedRow>`
+    select ${CLAIMED_COLUMNS}
+    from webhook_deliveries d
+    join events e on e.id = d.event_id
+    join webhook_subscriptions s on s.id = d.subscription_id
+    where d.event_id = ${eventId} and d.status = 'pending' and d.attempts = 1 and d.leased_until = ${leasedUntil}
+    order by s.seq ${prepared()}`,
+  );
+  return rows.map(toClaimedDelivery);
+}
+
+/** A claimed delivery's columns: the delivery's, its event's (`e_`) and its target's (`s_`). */
+const CLAIMED_COLUMNS = sql`d.id, d.tenant_id, d.attempts, d.round_start,
+  e.id as e_id, e.type as e_type, e.occurred_at as e_occurred_at, e.resource_type as e_resource_type,
+  e.resource_id as e_resource_id, e.payload_version as e_payload_version, e.data as e_data, e.seq as e_seq,
+  e.created_at as e_created_at,
+  s.id as s_id, s.target_url as s_target_url, s.is_active as s_is_active, s.signing_version as s_signing_version,
+  s.secret_sealed as s_secret_sealed`;
+
+interface ClaimedRow {
+  id: string;
+  tenant_id: string;
+  attempts: number;
+  round_start: number;
+  e_id: string;
+  e_type: string;
+  e_occurred_at: Date;
+  e_resource_type: string;
+  e_resource_id: string;
+  e_payload_version: string;
+  e_data: unknown;
+  e_seq: number;
+  e_created_at: Date;
+  s_id: string;
+  s_target_url: string;
+  s_is_active: boolean;
+  s_signing_version: 'legacy' | 'v1';
+  s_secret_sealed: string | null;
+}
+
+function toClaimedDelivery(row: ClaimedRow): ClaimedDelivery {
+  return {
     id: row.id,
     tenant_id: row.tenant_id,
     attempt: row.attempts,
@@ -198,5 +258,5 @@ export async function claimDeliveries(
       signing_version: row.s_signing_version,
       secret_sealed: row.s_secret_sealed,
     },
-  }));
+  };
 }

@@ -53,6 +53,29 @@ export function destinationOf(targetUrl: string): string {
   }
 }
 
+/**
+ * What a worker has in flight, from its attempts (each to a tenant's destination) and its birth claims
+ * (a tenant's, whose destinations are not known until the event is written: counted for the tenant only).
+ */
+export function inFlightOf(
+  attempts: Iterable<{ tenantId: string; destination: string }>,
+  birthClaims: Iterable<string>,
+): InFlight {
+  const tenants = new Map<string, number>();
+  const destinations = new Map<string, number>();
+  let total = 0;
+  for (const { tenantId, destination } of attempts) {
+    tenants.set(tenantId, (tenants.get(tenantId) ?? 0) + 1);
+    destinations.set(destination, (destinations.get(destination) ?? 0) + 1);
+    total++;
+  }
+  for (const tenantId of birthClaims) {
+    tenants.set(tenantId, (tenants.get(tenantId) ?? 0) + 1);
+    total++;
+  }
+  return { tenants, destinations, total };
+}
+
 /** How many slots of `slots` each of `parties` may take while the others have work. */
 function shareOf(slots: number, parties: number): number {
   return Math.max(1, Math.ceil(slots / Math.max(1, parties)));
@@ -62,6 +85,25 @@ function withWork(inFlight: ReadonlyMap<string, number>, due: Iterable<string>):
   const parties = new Set(due);
   for (const [party, count] of inFlight) if (count > 0) parties.add(party);
   return parties.size;
+}
+
+/**
+ * Whether a new event of `tenantId` may have its deliveries claimed at birth (birth-claims.ts), given what
+ * is in flight (birth claims included) and the tenants whose due deliveries the last claim left waiting:
+ * while nothing waits, whenever a shared slot is free; while something does, only below half the shared
+ * slots (the claim, woken when half of them are free, then always finds room for the waiting), and only
+ * below the tenant's share, counting those tenants as having work. Express slots are the claim's alone.
+ */
+export function mayClaimAtBirth(
+  tenantId: string,
+  inFlight: InFlight,
+  waiting: ReadonlySet<string>,
+  slots: Slots,
+): boolean {
+  const limit = waiting.size === 0 ? slots.shared : Math.floor(slots.shared / 2);
+  if (inFlight.total >= limit) return false;
+  const share = shareOf(slots.shared, withWork(inFlight.tenants, [...waiting, tenantId]));
+  return (inFlight.tenants.get(tenantId) ?? 0) < share;
 }
 
 /** Chooses, in the order they should start, the candidates to claim now. */

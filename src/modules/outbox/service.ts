@@ -9,7 +9,7 @@ import type { Database, EventRow } from '../../db/schema.js';
 import type { CompanionWrites } from '../../db/single-row-insert.js';
 import { newId } from '../../lib/ids.js';
 import * as events from './repository/events.js';
-import { notifyWorkers, wakeWorkers } from './wake-workers.js';
+import { claimAtBirth, notifyWorkers, wakeWorkers } from './wake-workers.js';
 import { type EventDataBase, type EventEnvelope, type EventType, PAYLOAD_VERSION } from './types.js';
 
 export interface NewEvent {
@@ -105,20 +105,34 @@ export async function recordEvent(
 
 /**
  * The event as writes of the statement that inserts the row it is about (`recordEvent` for a create that is
- * one row: `SingleRowInsert.companions`), and what to do once that row is committed with the number of
- * deliveries queued (`SingleRowCreate.afterCreate`): wake the workers, and say so in `log`.
+ * one row: `SingleRowInsert.companions`), what to do once that row is committed with the number of
+ * deliveries queued (`SingleRowCreate.afterCreate`), and once the create has ended (`settled`).
+ *
+ * When a delivery worker of this process reads the queue through `db` and can take them at once, the
+ * deliveries are queued already claimed by it (wake-workers.ts's `BirthClaim`): after the commit it
+ * delivers them without finding and claiming them first, and the other processes are not woken for rows
+ * leased to it. Otherwise the workers are woken to claim them. Either way, a worker that dies leaves a lease
+ * that runs out, and the delivery is claimed again.
  */
 export function eventWithRow(
+  db: Kysely<Database>,
   tenantId: string,
   event: NewEvent,
   log?: EventLog,
-): { companions: CompanionWrites; afterCreate: (deliveries: number, db: Kysely<Database>) => void } {
+): {
+  companions: CompanionWrites;
+  afterCreate: (deliveries: number, db: Kysely<Database>) => void;
+  settled: () => void;
+} {
   const row = newEventRow(event);
+  const claim = claimAtBirth(db, tenantId);
   return {
-    companions: events.eventCompanions(tenantId, row, PUBLISHED),
-    afterCreate: (deliveries, db) => {
-      if (deliveries > 0) wakeWorkers(db);
+    companions: events.eventCompanions(tenantId, row, PUBLISHED, claim),
+    afterCreate: (deliveries, committedOn) => {
+      if (claim) claim.committed(row.id, deliveries);
+      else if (deliveries > 0) wakeWorkers(committedOn);
       logRecorded(log, row, deliveries);
     },
+    settled: () => claim?.settled(),
   };
 }

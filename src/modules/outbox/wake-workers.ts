@@ -72,21 +72,55 @@ export function logWakeFailuresTo(db: Kysely<Database>, logger: Logger): void {
   wakeOf(db).logger = logger;
 }
 
+/**
+ * A claim, made by a worker of this process before an event is written, of the deliveries the event's
+ * statement will queue: they are queued already claimed for one attempt (`claimedAt`, leased until
+ * `leasedUntil`), so that the worker need not find and claim them after the commit.
+ */
+export interface BirthClaim {
+  claimedAt: Date;
+  leasedUntil: Date;
+  /** Once the statement that queued `deliveries` of the event `eventId` has committed: deliver them. */
+  committed(eventId: string, deliveries: number): void;
+  /** Once the create has ended, whatever its outcome: the worker's slot is free again unless `committed` took it. */
+  settled(): void;
+}
+
+/** A worker of this process that reads the queue through a handle. */
+export interface LocalWorker {
+  wake(): void;
+  /** A claim of the deliveries of an event of `tenantId` about to be written, when the worker can take them at once. */
+  claimAtBirth(tenantId: string): BirthClaim | undefined;
+}
+
 /** The workers of this process that read the queue through each handle, woken without the notify's round trip. */
-const localWorkers = new WeakMap<Kysely<Database>, Set<() => void>>();
+const localWorkers = new WeakMap<Kysely<Database>, Set<LocalWorker>>();
 
 /**
- * Registers a worker of this process that reads the queue through `db`: `wakeWorkers(db)` calls `wake`
- * directly, as well as notifying the other processes. Returns the unregistration.
+ * Registers a worker of this process that reads the queue through `db`: `wakeWorkers(db)` wakes it
+ * directly, as well as notifying the other processes, and `claimAtBirth(db)` asks it. Returns the
+ * unregistration.
  */
-export function wakeHere(db: Kysely<Database>, wake: () => void): () => void {
+export function wakeHere(db: Kysely<Database>, worker: LocalWorker): () => void {
   let workers = localWorkers.get(db);
   if (!workers) {
     workers = new Set();
     localWorkers.set(db, workers);
   }
-  workers.add(wake);
-  return () => workers.delete(wake);
+  workers.add(worker);
+  return () => workers.delete(worker);
+}
+
+/**
+ * A birth claim, for an event of `tenantId`, of a worker of this process reading the queue through `db`
+ * (none when there is none, or none can take more now).
+ */
+export function claimAtBirth(db: Kysely<Database>, tenantId: string): BirthClaim | undefined {
+  for (const worker of localWorkers.get(db) ?? []) {
+    const claim = worker.claimAtBirth(tenantId);
+    if (claim) return claim;
+  }
+  return undefined;
 }
 
 /**
@@ -95,7 +129,7 @@ export function wakeHere(db: Kysely<Database>, wake: () => void): () => void {
  * notify. A worker of this process hears the notify too; a wake it does not need costs it one look.
  */
 export function wakeWorkers(db: Kysely<Database>): void {
-  for (const wake of localWorkers.get(db) ?? []) wake();
+  for (const worker of localWorkers.get(db) ?? []) worker.wake();
   wakeOf(db).request();
 }
 

@@ -7,8 +7,10 @@
  *
  * It is woken on commit (LISTEN/NOTIFY on both databases), when half its in-flight deliveries have ended,
  * and by a timer set to the next due time (answered by the claim itself); the poll interval is only a
- * safety net. Outcomes that end together are recorded in one statement. A worker that dies leaves its
- * leases to run out; the deliveries are then claimed again (by any worker, in any process).
+ * safety net. A create of its own process may hand it the deliveries it queued claimed by this worker
+ * (birth-claims.ts), which it then starts without claiming them. Outcomes that end together are recorded in
+ * one statement. A worker that dies leaves its leases to run out; the deliveries are then claimed again (by
+ * any worker, in any process).
  *
  * Its slots are shared out fairly (fair-claim.ts, claiming.ts): round-robin by tenant and by destination
  * rather than in due order, and a tenant with nothing in flight may take one of a few express slots when
@@ -25,12 +27,13 @@ import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../runtime/metrics.js';
 import { AttemptSender, type ListenerAttempts } from './attempt.js';
 import { AttemptRecorder } from './attempt-recorder.js';
-import { type ClaimedDelivery, claimDeliveries, findDueCandidates } from './claiming.js';
+import { BirthClaims } from './birth-claims.js';
+import { type ClaimedDelivery, claimFairly } from './claiming.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
-import { chooseFairly, destinationOf, expressSlots, type InFlight, type Slots } from './fair-claim.js';
+import { destinationOf, expressSlots, type InFlight, inFlightOf, mayClaimAtBirth, type Slots } from './fair-claim.js';
 import { failExhaustedLeases } from './repository/queue.js';
 import { PinnedTransport, type WebhookTransport } from './transport.js';
-import { DELIVERY_CHANNEL, wakeHere } from './wake-workers.js';
+import { type BirthClaim, DELIVERY_CHANNEL, type LocalWorker, wakeHere } from './wake-workers.js';
 
 export interface DeliveryWorkerDeps {
   database: AppDatabase;
@@ -52,7 +55,7 @@ export interface DeliveryWorkerDeps {
   listeners: ListenerAttempts;
 }
 
-export class DeliveryWorker {
+export class DeliveryWorker implements LocalWorker {
   private readonly db;
   private readonly transport: WebhookTransport;
   private readonly ownsTransport: boolean;
@@ -71,6 +74,10 @@ export class DeliveryWorker {
   private stopLocalWakes: (() => void) | undefined;
   private lastSweep = 0;
   private abandoned = false;
+  /** The deliveries of events about to be written, claimed by this worker (each holds a shared slot). */
+  private readonly births: BirthClaims;
+  /** The tenants whose due deliveries the last claim left waiting. */
+  private waiting: ReadonlySet<string> = new Set();
   /** Attempts launched so far: processAll stops once a claim launches none. */
   private launched = 0;
   /** Sends each attempt (to the receiver, or a listener's stream). */
@@ -99,6 +106,18 @@ export class DeliveryWorker {
     const random = deps.random ?? Math.random;
     this.sender = new AttemptSender({ ...deps, policy, transport: this.transport });
     this.recorder = new AttemptRecorder({ ...deps, db: this.db, random });
+    this.births = new BirthClaims({
+      db: this.db,
+      clock: deps.clock,
+      leaseMs: deps.config.leaseMs,
+      logger: deps.logger,
+      // A worker that stopped (or crashed, in tests) meanwhile leaves them to their leases.
+      launch: (delivery) => {
+        if (this.state === 'stopped' || this.abandoned) return;
+        this.launch(delivery);
+        this.deps.metrics?.deliveryClaims.inc({ how: 'birth' });
+      },
+    });
   }
 
   async start(): Promise<void> {
@@ -110,8 +129,9 @@ export class DeliveryWorker {
       () => this.wake(),
       this.deps.logger,
     );
-    // Commits of this process (ROLE=all) wake it directly, without waiting for their notify.
-    this.stopLocalWakes = wakeHere(this.db, () => this.wake());
+    // Commits of this process (ROLE=all) wake it directly, without waiting for their notify, or hand it the
+    // deliveries they queued claimed by it.
+    this.stopLocalWakes = wakeHere(this.db, this);
     this.wake();
   }
 
@@ -127,10 +147,21 @@ export class DeliveryWorker {
     });
   }
 
-  /** Resolves when nothing is in flight and no claim is running (for tests and shutdown). */
+  /**
+   * Claims, for their first attempt, the deliveries of a new event of `tenantId` about to be written
+   * (birth-claims.ts), when fair-claim.ts's `mayClaimAtBirth` lets the tenant take a slot now.
+   */
+  claimAtBirth(tenantId: string): BirthClaim | undefined {
+    if (this.state !== 'running') return undefined;
+    if (!mayClaimAtBirth(tenantId, this.inFlightCounts(), this.waiting, this.slots)) return undefined;
+    return this.births.claim(tenantId);
+  }
+
+  /** Resolves when nothing is in flight, no claim is running and no birth claim is open (for tests and shutdown). */
   async idle(): Promise<void> {
-    while (this.pumping || this.inflight.size > 0) {
-      await Promise.all([this.pumping, ...[...this.inflight.values()].map((entry) => entry.promise)]);
+    while (this.pumping || this.inflight.size > 0 || this.births.size > 0) {
+      const inflight = [...this.inflight.values()].map((entry) => entry.promise);
+      await Promise.all([this.pumping, this.births.settled(), ...inflight]);
     }
   }
 
@@ -172,20 +203,21 @@ export class DeliveryWorker {
           for (const subscriptionId of exhausted)
             await this.recorder.health.record(subscriptionId, false, "no outcome recorded: the worker's lease expired");
         }
-        const room = this.slots.shared + this.slots.express - this.inflight.size;
+        const room = this.slots.shared + this.slots.express - this.inflight.size - this.births.size;
         if (room <= 0) return;
-        const { candidates, nextDueAt } = await findDueCandidates(this.db, now, room, config.maxAttempts);
-        const chosen = chooseFairly(candidates, this.inFlightCounts(), this.slots);
-        const claimed = await claimDeliveries(
-          this.db,
-          chosen.map((candidate) => candidate.id),
+        const { claimed, lostRace, waiting, nextDueAt } = await claimFairly(this.db, {
           now,
-          new Date(now.getTime() + config.leaseMs),
-          config.maxAttempts,
-        );
+          leaseUntil: new Date(now.getTime() + config.leaseMs),
+          maxAttempts: config.maxAttempts,
+          room,
+          inFlight: this.inFlightCounts(),
+          slots: this.slots,
+        });
         for (const delivery of claimed) this.launch(delivery);
+        this.deps.metrics?.deliveryClaims.inc({ how: 'queue' }, claimed.length);
+        this.waiting = waiting;
         // Another worker took some of the chosen ones in between: choose again among the rest.
-        if (claimed.length < chosen.length && ++races <= 3) this.pumpAgain = true;
+        if (lostRace && ++races <= 3) this.pumpAgain = true;
         if (nextDueAt) delayMs = Math.min(delayMs, Math.max(0, nextDueAt.getTime() - this.deps.clock.now().getTime()));
       } while (
         this.pumpAgain &&
@@ -199,15 +231,9 @@ export class DeliveryWorker {
     }
   }
 
-  /** What is in flight on this worker, per tenant and per destination. */
+  /** What is in flight on this worker, birth claims included. */
   private inFlightCounts(): InFlight {
-    const tenants = new Map<string, number>();
-    const destinations = new Map<string, number>();
-    for (const { tenantId, destination } of this.inflight.values()) {
-      tenants.set(tenantId, (tenants.get(tenantId) ?? 0) + 1);
-      destinations.set(destination, (destinations.get(destination) ?? 0) + 1);
-    }
-    return { tenants, destinations, total: this.inflight.size };
+    return inFlightOf(this.inflight.values(), this.births.tenants());
   }
 
   private schedule(delayMs: number): void {

@@ -206,12 +206,13 @@ export function visitCreation(
       // A taken ticket number (only a given one can be) is refused by the transactional path.
       if (references === undefined || references.ticketTaken) return undefined;
       const row = newVisitRow(tenantId, input, references, now);
-      const event = eventWithRow(tenantId, ticketCreated(row, references), log);
+      const event = eventWithRow(db, tenantId, ticketCreated(row, references), log);
       return {
         insert: repository.visitInsert(row, event.companions),
         duplicate: () => duplicateTicket(String(row.client_ticket_number)),
         resource: serving.resource(newVisitView(newVisitRecord(row, references), serving.includeAssets)),
         afterCreate: event.afterCreate,
+        settled: event.settled,
       };
     },
     inTransaction: async (tx) => {

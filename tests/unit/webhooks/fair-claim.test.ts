@@ -5,6 +5,7 @@ import {
   destinationOf,
   expressSlots,
   type InFlight,
+  mayClaimAtBirth,
 } from '../../../src/modules/outbox/fair-claim.js';
 
 const SLOTS = { shared: 16, express: 2 };
@@ -133,5 +134,37 @@ describe('expressSlots and destinationOf', () => {
     expect(destinationOf('https://hooks.example.com:8443/a')).toBe('hooks.example.com:8443');
     expect(destinationOf('https://hooks.example.com:443/other')).toBe('hooks.example.com');
     expect(destinationOf('not a url')).toBe('not a url');
+  });
+});
+
+describe('mayClaimAtBirth', () => {
+  const nobody = new Set<string>();
+
+  it('lets one tenant take every shared slot while nothing waits, and never an express slot', () => {
+    expect(mayClaimAtBirth('a', idle, nobody, SLOTS)).toBe(true);
+    expect(mayClaimAtBirth('a', inFlight([['a', 'x', 15]]), nobody, SLOTS)).toBe(true);
+    expect(mayClaimAtBirth('a', inFlight([['a', 'x', 16]]), nobody, SLOTS)).toBe(false);
+    expect(mayClaimAtBirth('b', inFlight([['a', 'x', 16]]), nobody, SLOTS)).toBe(false);
+  });
+
+  it('keeps a tenant within its share of the slots while other tenants have work', () => {
+    // Two tenants in flight: eight slots each.
+    const busy = inFlight([
+      ['a', 'x', 8],
+      ['b', 'y', 2],
+    ]);
+    expect(mayClaimAtBirth('a', busy, nobody, SLOTS)).toBe(false);
+    expect(mayClaimAtBirth('b', busy, nobody, SLOTS)).toBe(true);
+    // A third tenant with deliveries waiting in the queue counts too: shares of six.
+    expect(mayClaimAtBirth('b', inFlight([['b', 'y', 6]]), new Set(['a', 'c']), SLOTS)).toBe(false);
+    expect(mayClaimAtBirth('b', inFlight([['b', 'y', 5]]), new Set(['a', 'c']), SLOTS)).toBe(true);
+  });
+
+  it('leaves half the shared slots to the queue while deliveries wait in it, whoever they are for', () => {
+    expect(mayClaimAtBirth('a', inFlight([['a', 'x', 7]]), new Set(['a']), SLOTS)).toBe(true);
+    expect(mayClaimAtBirth('a', inFlight([['a', 'x', 8]]), new Set(['a']), SLOTS)).toBe(false);
+    expect(mayClaimAtBirth('b', inFlight([['a', 'x', 8]]), new Set(['a']), SLOTS)).toBe(false);
+    // One slot: none at birth while anything waits.
+    expect(mayClaimAtBirth('a', idle, new Set(['a']), { shared: 1, express: 1 })).toBe(false);
   });
 });

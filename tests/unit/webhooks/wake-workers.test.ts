@@ -32,8 +32,8 @@ describe('a worker of this process', () => {
     logWakeFailuresTo(database.db, capturedLog().logger);
     let woken = 0;
     let otherWoken = 0;
-    const stop = wakeHere(database.db, () => woken++);
-    wakeHere(other.db, () => otherWoken++);
+    const stop = wakeHere(database.db, { wake: () => woken++, claimAtBirth: () => undefined });
+    wakeHere(other.db, { wake: () => otherWoken++, claimAtBirth: () => undefined });
     try {
       wakeWorkers(database.db);
       expect([woken, otherWoken]).toEqual([1, 0]);

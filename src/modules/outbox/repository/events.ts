@@ -25,17 +25,26 @@ const NEW_DELIVERY_ID = sql<string>`(select 'dlv_' || string_agg(
   from (select ('x' || encode(substring(sha256(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid())
     || convert_to(s.id, 'UTF8')) from 1 for 16), 'hex'))::bit(128) || B'00' as bits) r, generate_series(0, 25) i)`;
 
+/** Deliveries queued already claimed for their first attempt by a worker of this process (outbox/wake-workers.ts). */
+export interface ClaimedAtBirth {
+  claimedAt: Date;
+  leasedUntil: Date;
+}
+
 /**
  * The event's writes as common table expressions: `event_row` inserts the event once per row of `from`
- * (no `from`: once), `event_deliveries` queues one delivery of it, due now, per active target of the tenant
+ * (no `from`: once), `event_deliveries` queues one delivery of it per active target of the tenant
  * subscribed to its type for which `published` holds (`published` reads the event as `e`, the target as
- * `s` and the tenant as `t`), in the targets' creation order.
+ * `s` and the tenant as `t`), in the targets' creation order: due now, or, with `claim`, claimed for their
+ * first attempt as `claimDeliveries` would claim them (the same text either way: the claim's values are
+ * null without one).
  */
 function eventWrites(
   tenantId: string,
   event: NewEventRow,
   published: RawBuilder<SqlBool>,
   from: RawBuilder<unknown>,
+  claim: ClaimedAtBirth | undefined,
 ): RawBuilder<unknown> {
   return sql`event_row as (
       insert into events (id, tenant_id, type, occurred_at, resource_type, resource_id, payload_version, data)
@@ -43,10 +52,14 @@ function eventWrites(
         ${event.payloadVersion}, ${jsonb(event.data)} ${from}
       returning *
     ), event_deliveries as (
-      insert into webhook_deliveries
-        (id, tenant_id, event_id, event_type, subscription_id, status, next_attempt_at, created_at, updated_at)
-      select ${NEW_DELIVERY_ID}, s.tenant_id, e.id, e.type, s.id, 'pending', e.occurred_at, e.occurred_at, e.occurred_at
+      insert into webhook_deliveries (id, tenant_id, event_id, event_type, subscription_id, status,
+        attempts, claimed_at, leased_until, next_attempt_at, created_at, updated_at)
+      select ${NEW_DELIVERY_ID}, s.tenant_id, e.id, e.type, s.id, 'pending',
+        case when c.leased_until is null then 0 else 1 end, c.claimed_at, c.leased_until,
+        coalesce(c.leased_until, e.occurred_at), e.occurred_at, e.occurred_at
       from event_row e
+      cross join (select ${claim?.claimedAt ?? null}::timestamptz as claimed_at,
+        ${claim?.leasedUntil ?? null}::timestamptz as leased_until) c
       join webhook_subscriptions s on s.tenant_id = ${tenantId} and s.is_active and e.type = any(s.event_types)
       join tenants t on t.id = s.tenant_id
       where ${published}
@@ -56,7 +69,7 @@ function eventWrites(
 }
 
 /** The placeholders' values of `eventWrites` in order (`published` and `from` have none). */
-function eventWritesParameters(tenantId: string, event: NewEventRow): unknown[] {
+function eventWritesParameters(tenantId: string, event: NewEventRow, claim: ClaimedAtBirth | undefined): unknown[] {
   return [
     event.id,
     tenantId,
@@ -66,19 +79,27 @@ function eventWritesParameters(tenantId: string, event: NewEventRow): unknown[] 
     event.resourceId,
     event.payloadVersion,
     JSON.stringify(event.data),
+    claim?.claimedAt ?? null,
+    claim?.leasedUntil ?? null,
     tenantId,
   ];
 }
 
 /**
  * The event and its deliveries as the companions of the insert of the row it is about: written in that
- * row's statement, only when the row is inserted; `companion_rows` counts the deliveries queued.
+ * row's statement, only when the row is inserted; `companion_rows` counts the deliveries queued (claimed
+ * already with `claim`).
  */
-export function eventCompanions(tenantId: string, event: NewEventRow, published: RawBuilder<SqlBool>): CompanionWrites {
+export function eventCompanions(
+  tenantId: string,
+  event: NewEventRow,
+  published: RawBuilder<SqlBool>,
+  claim?: ClaimedAtBirth,
+): CompanionWrites {
   return {
     shape: 'event',
-    ctes: eventWrites(tenantId, event, published, sql`from inserted`),
-    parameters: eventWritesParameters(tenantId, event),
+    ctes: eventWrites(tenantId, event, published, sql`from inserted`, claim),
+    parameters: eventWritesParameters(tenantId, event, claim),
     counted: 'event_deliveries',
   };
 }
@@ -94,7 +115,7 @@ export async function insertEventWithDeliveries(
   published: RawBuilder<SqlBool>,
 ): Promise<{ event: EventRow; deliveries: number }> {
   const result = await sql<EventRow & { deliveries: number }>`
-    with ${eventWrites(tenantId, event, published, sql``)}
+    with ${eventWrites(tenantId, event, published, sql``, undefined)}
     select event_row.*, (select count(*) from event_deliveries)::int as deliveries from event_row`.execute(tx);
   const { deliveries, ...row } = result.rows[0]!;
   return { event: row as EventRow, deliveries };

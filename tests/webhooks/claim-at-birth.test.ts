@@ -1,0 +1,187 @@
+/**
+ * Deliveries claimed at birth (outbox/birth-claims.ts): while a worker of the same process runs with a
+ * shared slot free, a visit create queues its event's delivery already claimed for its first attempt, and
+ * the worker delivers it after the commit without claiming it from the queue. A create that queues nothing
+ * gives the slot back; with every slot taken the delivery is queued as before; a worker that dies holding a
+ * claim made at birth leaves it to its lease like any other.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveryWorker } from '../../src/modules/outbox/worker.js';
+import type { TestApp } from '../helpers/app.js';
+import { createVisit, visitBody, type VisitTenant } from '../helpers/visits.js';
+import {
+  createTestWorker,
+  type DeliveryHarness,
+  deliveredNow,
+  type Endpoint,
+  readDeliveries,
+  settled,
+  startDeliveryHarness,
+  startTestWorker,
+  waitForDeliveries,
+} from '../helpers/webhooks.js';
+
+let harness: DeliveryHarness;
+let t: TestApp;
+/** The workers a test starts: each stops with its test, which leaves nothing in flight for the next. */
+const workers: DeliveryWorker[] = [];
+
+beforeAll(async () => {
+  // Four shared slots (testWebhookConfig), so that a test can take them all; the harness's own worker stays unstarted.
+  harness = await startDeliveryHarness({}, { started: false });
+  t = harness.t;
+});
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((worker) => worker.stop()));
+});
+afterAll(() => harness?.close());
+
+async function startedWorker(options: Parameters<typeof startTestWorker>[2] = {}) {
+  const worker = await startTestWorker(t, harness.receiver, options);
+  workers.push(worker);
+  return worker;
+}
+
+/** How many deliveries this app's workers claimed so far, from the queue and at birth. */
+async function claims(): Promise<{ queue: number; birth: number }> {
+  const { values } = await t.metrics.deliveryClaims.get();
+  const count = (how: string) => values.find((value) => value.labels.how === how)?.value ?? 0;
+  return { queue: count('queue'), birth: count('birth') };
+}
+
+async function subscribedTenant(endpoint: Endpoint): Promise<VisitTenant> {
+  const v = await harness.visitTenant();
+  const created = await t.http.post('/api/v1/webhook-subscriptions', {
+    token: v.fullToken,
+    json: { targetUrl: endpoint.url, eventTypes: ['ticket.created'], secret: `whsec-${randomUUID()}` },
+  });
+  expect(created.status, created.text).toBe(201);
+  return v;
+}
+
+/** Resolves `release()`d replies: the receiver holds each request until then. */
+function heldReplies() {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const responder = async () => {
+    await released;
+    return 200;
+  };
+  return { responder, release };
+}
+
+describe('deliveries claimed at birth', () => {
+  it('are queued claimed by the running worker, which delivers them without claiming them from the queue', async () => {
+    const worker = await startedWorker();
+    const held = heldReplies();
+    const endpoint = harness.receiver.endpoint(held.responder);
+    const v = await subscribedTenant(endpoint);
+    const before = await claims();
+
+    const keyed = await t.http.post('/api/v1/site-visits', {
+      token: v.fullToken,
+      json: visitBody(v),
+      headers: { 'idempotency-key': `key-${randomUUID()}` },
+    });
+    expect(keyed.status, keyed.text).toBe(201);
+    const unkeyed = await createVisit(t, v);
+    await endpoint.waitFor(2);
+
+    // Claimed for their first attempt before the receiver has answered.
+    const pending = await readDeliveries(t, { tenantId: v.tenantId });
+    expect(pending).toHaveLength(2);
+    for (const delivery of pending) expect(delivery).toMatchObject({ status: 'pending', attempts: 1, attemptLog: [] });
+
+    held.release();
+    await worker.idle();
+    const delivered = await readDeliveries(t, { tenantId: v.tenantId });
+    expect(settled(delivered)).toBe(true);
+    for (const delivery of delivered) {
+      expect(delivery).toMatchObject({ status: 'succeeded', attempts: 1 });
+      expect(delivery.attemptLog).toEqual([expect.objectContaining({ attempt: 1, statusCode: 200 })]);
+    }
+    expect(endpoint.requests.map((request) => request.headers['x-svc-attempt'])).toEqual(['1', '1']);
+    expect(new Set(endpoint.requests.map((request) => request.headers['x-svc-delivery-id']))).toEqual(
+      new Set(delivered.map((delivery) => delivery.deliveryId)),
+    );
+    expect([keyed.body.data.id, unkeyed.id]).toEqual([
+      expect.stringMatching(/^visit_/),
+      expect.stringMatching(/^visit_/),
+    ]);
+    expect(await claims()).toEqual({ queue: before.queue, birth: before.birth + 2 });
+  });
+
+  it('give the slot back when the create queues nothing: a replayed create', async () => {
+    const worker = await startedWorker();
+    const endpoint = harness.receiver.endpoint();
+    const v = await subscribedTenant(endpoint);
+    // No ticket number: the replays pass the create's reads, and so ask for a claim each.
+    const body = visitBody(v, { clientTicketNumber: undefined });
+    const headers = { 'idempotency-key': `key-${randomUUID()}` };
+    const before = await claims();
+    for (let index = 0; index < 6; index++) {
+      const response = await t.http.post('/api/v1/site-visits', { token: v.fullToken, json: body, headers });
+      expect(response.status, response.text).toBe(201);
+    }
+    // More replays than slots, and still a slot for the next event: every replay's claim was given back.
+    await createVisit(t, v);
+    await endpoint.waitFor(2);
+    await worker.idle();
+    expect(await claims()).toEqual({ queue: before.queue, birth: before.birth + 2 });
+    const delivered = await readDeliveries(t, { tenantId: v.tenantId });
+    expect(delivered.map((delivery) => [delivery.status, delivery.attempts])).toEqual([
+      ['succeeded', 1],
+      ['succeeded', 1],
+    ]);
+  });
+
+  it('are not made while every shared slot is taken: the delivery is queued and claimed from the queue', async () => {
+    const worker = await startedWorker();
+    const held = heldReplies();
+    const endpoint = harness.receiver.endpoint(held.responder);
+    const v = await subscribedTenant(endpoint);
+    const before = await claims();
+    for (let index = 0; index < 4; index++) await createVisit(t, v);
+    await endpoint.waitFor(4);
+
+    await createVisit(t, v);
+    const queued = (await readDeliveries(t, { tenantId: v.tenantId })).filter((delivery) => delivery.attempts === 0);
+    expect(queued).toHaveLength(1);
+
+    held.release();
+    await waitForDeliveries(t, queued[0].eventId, settled);
+    await worker.idle();
+    expect(await claims()).toEqual({ queue: before.queue + 1, birth: before.birth + 4 });
+    expect(
+      (await readDeliveries(t, { tenantId: v.tenantId })).every((delivery) => delivery.status === 'succeeded'),
+    ).toBe(true);
+  });
+
+  it('are left to their lease by a worker that dies holding them, then claimed again from the queue', async () => {
+    const lease = { leaseMs: 1_000 };
+    const doomed = await startedWorker({ config: lease });
+    const endpoint = harness.receiver.endpoint((_request, index) => (index === 0 ? 'hang' : 200));
+    const v = await subscribedTenant(endpoint);
+    const before = await claims();
+    await createVisit(t, v);
+    await endpoint.waitFor(1);
+    await doomed.abandon();
+    expect((await claims()).birth).toBe(before.birth + 1);
+
+    // A worker whose clock is past the lease finds it due again.
+    const clock = { now: () => new Date(Date.now() + 2 * lease.leaseMs) };
+    const rescuer = createTestWorker(t, harness.receiver, { deps: { clock } });
+    workers.push(rescuer);
+    const [held] = await readDeliveries(t, { tenantId: v.tenantId });
+    const [delivery] = await deliveredNow(t, rescuer, held.eventId);
+    expect(delivery).toMatchObject({
+      status: 'succeeded',
+      attempts: 2,
+      attemptLog: [
+        { attempt: 1, statusCode: null, error: "no outcome recorded: the worker's lease expired", durationMs: null },
+        { attempt: 2, statusCode: 200, error: null },
+      ],
+    });
+  });
+});
