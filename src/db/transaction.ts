@@ -13,26 +13,51 @@ export type AfterCommitEffect = (db: Kysely<Database>) => void;
 interface OpenTransaction {
   db: Kysely<Database>;
   effects: AfterCommitEffect[];
+  endings: Array<() => void>;
 }
 
 const openTransactions = new WeakMap<Transaction<Database>, OpenTransaction>();
 
-/** Runs `work` in a transaction, then (once it has committed, never on rollback) its after-commit effects. */
+/**
+ * Runs `work` in a transaction, then (once it has committed, never on rollback) its after-commit effects,
+ * and, however it ended, its endings.
+ */
 export async function transaction<T>(
   db: Kysely<Database>,
   work: (tx: Transaction<Database>) => Promise<T>,
 ): Promise<T> {
   const effects: AfterCommitEffect[] = [];
-  const result = await db.transaction().execute(async (tx) => {
-    openTransactions.set(tx, { db, effects });
-    try {
-      return await work(tx);
-    } finally {
-      openTransactions.delete(tx);
-    }
-  });
-  for (const effect of effects) effect(db);
-  return result;
+  const endings: Array<() => void> = [];
+  try {
+    const result = await db.transaction().execute(async (tx) => {
+      openTransactions.set(tx, { db, effects, endings });
+      try {
+        return await work(tx);
+      } finally {
+        openTransactions.delete(tx);
+      }
+    });
+    for (const effect of effects) effect(db);
+    return result;
+  } finally {
+    for (const ending of endings) ending();
+  }
+}
+
+/** The database `tx` was opened on by `transaction()` (undefined for any other transaction). */
+export function openedOn(tx: Transaction<Database>): Kysely<Database> | undefined {
+  return openTransactions.get(tx)?.db;
+}
+
+/**
+ * Registers `ending` to run once `tx` has ended, committed or rolled back (after the after-commit effects).
+ * Returns false, registering nothing, when `tx` was not opened through `transaction()`.
+ */
+export function afterEnd(tx: Transaction<Database>, ending: () => void): boolean {
+  const open = openTransactions.get(tx);
+  if (!open) return false;
+  open.endings.push(ending);
+  return true;
 }
 
 /**

@@ -1,12 +1,15 @@
 /**
  * Deliveries claimed at birth (outbox/birth-claims.ts): while a worker of the same process runs with a
- * shared slot free, a visit create queues its event's delivery already claimed for its first attempt, and
- * the worker delivers it after the commit without claiming it from the queue. A create that queues nothing
- * gives the slot back; with every slot taken the delivery is queued as before; a worker that dies holding a
+ * shared slot free, a visit create (or any event recorded in a `transaction()`) queues its event's delivery
+ * already claimed for its first attempt, and the worker delivers it after the commit without claiming it
+ * from the queue. A create that queues nothing, or a transaction that rolls back, gives the slot back; with every slot taken the delivery is queued as before; a worker that dies holding a
  * claim made at birth leaves it to its lease like any other.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { transaction } from '../../src/db/transaction.js';
+import { newId } from '../../src/lib/ids.js';
+import { recordEvent } from '../../src/modules/outbox/service.js';
 import type { DeliveryWorker } from '../../src/modules/outbox/worker.js';
 import type { TestApp } from '../helpers/app.js';
 import { createVisit, visitBody, type VisitTenant } from '../helpers/visits.js';
@@ -156,6 +159,38 @@ describe('deliveries claimed at birth', () => {
     expect(
       (await readDeliveries(t, { tenantId: v.tenantId })).every((delivery) => delivery.status === 'succeeded'),
     ).toBe(true);
+  });
+
+  it('are made for an event recorded in a transaction too, and given back when the transaction rolls back', async () => {
+    const worker = await startedWorker();
+    const endpoint = harness.receiver.endpoint();
+    const v = await subscribedTenant(endpoint);
+    const before = await claims();
+    const ticketCreated = () => ({
+      type: 'ticket.created' as const,
+      occurredAt: new Date(),
+      resourceId: newId('visit'),
+      data: { clientTicketNumber: `T-${randomUUID().slice(0, 8)}`, clientSiteId: v.siteCode, status: 'New' },
+    });
+
+    // More rolled-back claims than slots: each one's slot comes back with its rollback.
+    for (let index = 0; index < 6; index++) {
+      await expect(
+        transaction(t.database.db, async (tx) => {
+          await recordEvent(tx, v.tenantId, ticketCreated());
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+    }
+    const committed = await transaction(t.database.db, (tx) => recordEvent(tx, v.tenantId, ticketCreated()));
+    await endpoint.waitFor(1);
+    await worker.idle();
+
+    expect(endpoint.requests.map((request) => request.headers['x-svc-event-id'])).toEqual([committed.id]);
+    expect(await readDeliveries(t, { tenantId: v.tenantId })).toMatchObject([
+      { eventId: committed.id, status: 'succeeded', attempts: 1 },
+    ]);
+    expect(await claims()).toEqual({ queue: before.queue, birth: before.birth + 1 });
   });
 
   it('are left to their lease by a worker that dies holding them, then claimed again from the queue', async () => {

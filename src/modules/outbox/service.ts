@@ -7,6 +7,7 @@ import { type Kysely, type RawBuilder, type SqlBool, sql, type Transaction } fro
 import type { Logger } from 'pino';
 import type { Database, EventRow } from '../../db/schema.js';
 import type { CompanionWrites } from '../../db/single-row-insert.js';
+import { afterCommit, afterEnd, openedOn } from '../../db/transaction.js';
 import { newId } from '../../lib/ids.js';
 import * as events from './repository/events.js';
 import { claimAtBirth, notifyWorkers, wakeWorkers } from './wake-workers.js';
@@ -89,6 +90,10 @@ function logRecorded(log: EventLog | undefined, row: events.NewEventRow, deliver
  * Records the event and, in the same statement, queues one webhook delivery per active target of the
  * tenant subscribed to its type (subscriptions and listeners alike) when the publishing rule publishes
  * it to the tenant; the workers are woken when the transaction commits. With `log`, says so.
+ *
+ * In a transaction opened by `transaction()` on a database handle that a delivery worker of this process
+ * reads, the deliveries are claimed at birth when that worker can take them (as `eventWithRow` does), and
+ * started once the transaction has committed; the claim ends with the transaction however it ends.
  */
 export async function recordEvent(
   tx: Transaction<Database>,
@@ -97,8 +102,14 @@ export async function recordEvent(
   log?: EventLog,
 ): Promise<EventRow> {
   const row = newEventRow(event);
-  const recorded = await events.insertEventWithDeliveries(tx, tenantId, row, PUBLISHED);
-  if (recorded.deliveries > 0) await notifyWorkers(tx);
+  const db = openedOn(tx);
+  const claim = db && claimAtBirth(db, tenantId);
+  if (claim) afterEnd(tx, () => claim.settled());
+  const recorded = await events.insertEventWithDeliveries(tx, tenantId, row, PUBLISHED, claim);
+  if (recorded.deliveries > 0) {
+    if (claim) afterCommit(tx, () => claim.committed(row.id, recorded.deliveries));
+    else await notifyWorkers(tx);
+  }
   logRecorded(log, row, recorded.deliveries);
   return recorded.event;
 }

@@ -105,17 +105,18 @@ export function eventCompanions(
 }
 
 /**
- * Inserts the event and, in the same statement, its deliveries (`eventWrites`). Returns the event and how
- * many deliveries were queued.
+ * Inserts the event and, in the same statement, its deliveries (`eventWrites`: claimed already with `claim`).
+ * Returns the event and how many deliveries were queued.
  */
 export async function insertEventWithDeliveries(
   tx: Executor,
   tenantId: string,
   event: NewEventRow,
   published: RawBuilder<SqlBool>,
+  claim: ClaimedAtBirth | undefined,
 ): Promise<{ event: EventRow; deliveries: number }> {
   const result = await sql<EventRow & { deliveries: number }>`
-    with ${eventWrites(tenantId, event, published, sql``, undefined)}
+    with ${eventWrites(tenantId, event, published, sql``, claim)}
     select event_row.*, (select count(*) from event_deliveries)::int as deliveries from event_row`.execute(tx);
   const { deliveries, ...row } = result.rows[0]!;
   return { event: row as EventRow, deliveries };
