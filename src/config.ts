@@ -172,7 +172,7 @@ export const variables = {
     minimum: 1,
     maximum: 1_000,
     description:
-      'Deliveries in flight per worker process, shared out by tenant and destination; a tenant with nothing in flight may use one of an eighth more (at least 1) when all are busy',
+      'Deliveries in flight per worker process, shared out by tenant and destination; a tenant with nothing in flight may use one of an eighth more (at least 1) when all are busy. With ROLE=all a free slot also takes the deliveries of an event this process writes, claimed with it (no queue round trip)',
   }),
   WEBHOOK_AUTO_DISABLE_AFTER: duration({
     default: '0',
