@@ -12,8 +12,9 @@
  */
 
 import { isDataException } from './errors.js';
+import { TurnQueue } from './turn-queue.js';
 
-/** At most this many keys per statement; more wait for the next. */
+/** At most this many keys per statement; more go in further statements of the same turn. */
 const MAX_BATCH = 256;
 
 interface Waiting<Args, Row> {
@@ -24,8 +25,9 @@ interface Waiting<Args, Row> {
 }
 
 export class BatchedLookup<Args extends unknown[], Row> {
-  private waiting: Waiting<Args, Row>[] = [];
-  private scheduled = false;
+  private readonly waiting = new TurnQueue<Waiting<Args, Row>>((lookups) => {
+    for (let start = 0; start < lookups.length; start += MAX_BATCH) this.read(lookups.slice(start, start + MAX_BATCH));
+  });
 
   /**
    * @param keyOf the key of a lookup's arguments, and `rowKey` the same key of a row that answers it.
@@ -40,17 +42,8 @@ export class BatchedLookup<Args extends unknown[], Row> {
   /** The row for these arguments, or undefined. */
   find(...args: Args): Promise<Row | undefined> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ args, key: this.keyOf(...args), resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.waiting.add({ args, key: this.keyOf(...args), resolve, reject });
     });
-  }
-
-  private flush(): void {
-    this.scheduled = false;
-    while (this.waiting.length > 0) this.read(this.waiting.splice(0, MAX_BATCH));
   }
 
   /** One statement for the batch; each lookup gets the row of its own key. */

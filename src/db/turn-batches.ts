@@ -25,6 +25,7 @@ import type pg from 'pg';
 import { isMarked, type PreparedNames } from './prepared-statements.js';
 import type { Database } from './schema.js';
 import { type BatchedStatement, StatementBatch } from './statement-batch.js';
+import { TurnQueue } from './turn-queue.js';
 
 /** At most this many statements per transaction; more make another batch of the same turn. */
 const MAX_BATCH = 32;
@@ -54,8 +55,7 @@ export interface TurnBatchTotals {
 }
 
 class TurnBatches {
-  private waiting: Waiting[] = [];
-  private scheduled = false;
+  private readonly waiting = new TurnQueue<Waiting>((entries) => this.flush(entries));
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -69,19 +69,11 @@ class TurnBatches {
     if (name === undefined) return this.alone(compiled);
     return new Promise<unknown[]>((resolve, reject) => {
       const statement = { name, text: compiled.sql, values: compiled.parameters };
-      this.waiting.push({ compiled, statement, apart, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        // The check phase, right after the poll that read this turn's requests (as batched-lookup.ts).
-        setImmediate(() => this.flush());
-      }
+      this.waiting.add({ compiled, statement, apart, resolve, reject });
     }) as Promise<R[]>;
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    const waiting = this.waiting;
-    this.waiting = [];
+  private flush(waiting: Waiting[]): void {
     let batch: Waiting[] = [];
     const apartKeys = new Set<string>();
     for (const entry of waiting) {
