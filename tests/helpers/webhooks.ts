@@ -347,6 +347,19 @@ export async function deliveredNow(t: TestApp, worker: DeliveryWorker, eventId: 
   return deliveries;
 }
 
+/**
+ * A delivery whose worker died during its first attempt (the lease ran out and the attempt was logged lost),
+ * delivered by the second: what any worker that takes it over must leave.
+ */
+export const DELIVERED_AFTER_LOST_ATTEMPT = {
+  status: 'succeeded',
+  attempts: 2,
+  attemptLog: [
+    { attempt: 1, statusCode: null, error: "no outcome recorded: the worker's lease expired", durationMs: null },
+    { attempt: 2, statusCode: 200, error: null },
+  ],
+};
+
 /** A test app delivering to a local HTTPS receiver through its own worker. */
 export interface DeliveryHarness {
   receiver: TestReceiver;
