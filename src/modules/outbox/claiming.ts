@@ -22,7 +22,7 @@ export interface ClaimedDelivery {
   subscription: Pick<WebhookSubscriptionRow, 'id' | 'target_url' | 'is_active' | 'signing_version' | 'secret_sealed'>;
 }
 
-export interface DueCandidates {
+interface DueCandidates {
   /** In due order (earliest first). */
   candidates: ClaimCandidate[];
   /** The earliest `next_attempt_at` after `now` of a pending delivery (a retry, a lease), if any. */
@@ -49,7 +49,7 @@ const CANDIDATES_PER_SLOT = 4;
  * however many others fell due before it) and the first `4 × slots` taken in turns: by tenant, and
  * within a tenant by subscription.
  */
-export async function findDueCandidates(
+async function findDueCandidates(
   db: Kysely<Database>,
   now: Date,
   slots: number,
@@ -149,7 +149,7 @@ export async function claimFairly(
  * with the due conditions beside the ids, the planner reads the partial indexes on pending deliveries
  * instead, which hold an entry for every version of every row claimed since the last vacuum.
  */
-export async function claimDeliveries(
+async function claimDeliveries(
   db: Kysely<Database>,
   ids: readonly string[],
   now: Date,
