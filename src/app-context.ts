@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import type { AppDatabase } from './db/database.js';
 import type { Database } from './db/schema.js';
 import type { CursorCodec } from './http/pagination.js';
+import type { RenderedResources } from './http/rendered-resources.js';
 import type { Clock } from './lib/clock.js';
 import type { CredentialStatus } from './modules/auth/credential-status.js';
 import type { TokenService } from './modules/auth/tokens.js';
@@ -22,6 +23,8 @@ export interface AppContext {
   readonly keys: ServerKeys;
   readonly clock: Clock;
   readonly cursors: CursorCodec;
+  /** The JSON of listed resources by id and version, which list pages render once. */
+  readonly rendered: RenderedResources;
   readonly tokens: TokenService;
   readonly credentialStatus: CredentialStatus;
   /** The webhook destination policy (create, patch; the delivery worker has its own instance). */

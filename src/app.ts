@@ -18,6 +18,7 @@ import { registerJsonBodyParser } from './http/json-body.js';
 import { registerContentEncodingRefusal } from './http/media.js';
 import { registerOperationsRoutes } from './http/operations.js';
 import { registerOpenApi, registerOperatorOpenApiRoute } from './http/openapi.js';
+import { RenderedResources } from './http/rendered-resources.js';
 import { CursorCodec } from './http/pagination.js';
 import { parseQueryString } from './http/query-string.js';
 import { registerMetricsRoute, registerRequestMetrics } from './http/metrics.js';
@@ -80,6 +81,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     keys: deps.keys,
     clock,
     cursors: new CursorCodec(deps.keys.cursorKey),
+    rendered: new RenderedResources(config.listCacheBytes),
     tokens: new TokenService(config, deps.keys, clock),
     credentialStatus: new CredentialStatus(deps.database.db, clock),
     destinations: new DestinationPolicy({

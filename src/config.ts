@@ -32,6 +32,13 @@ export const variables = {
     maximum: 500,
     description: 'PostgreSQL connections per process',
   }),
+  LIST_CACHE_MB: integer({
+    default: 32,
+    minimum: 0,
+    maximum: 4_096,
+    description:
+      "JSON of listed resources kept per process, by id and version, so that a list page reads only its rows' ids and versions (MiB; 0 keeps none: every page loads and renders all its rows)",
+  }),
   DATABASE_STATEMENT_TIMEOUT_MS: integer({
     default: 30_000,
     minimum: 100,
@@ -244,6 +251,8 @@ function toConfig(values: Values) {
     host: values.HOST,
     databaseUrl: values.DATABASE_URL,
     databasePoolSize: values.DATABASE_POOL_SIZE,
+    /** Bytes of rendered JSON a process keeps for its lists (`RenderedResources`). */
+    listCacheBytes: values.LIST_CACHE_MB * 1024 * 1024,
     /**
      * PostgreSQL's `statement_timeout` on every pooled connection; the client gives up a little later
      * (src/db/database.ts) in case the database does not answer at all. Either is answered 503.

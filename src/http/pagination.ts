@@ -29,11 +29,31 @@ export interface Page<T> {
   nextCursor: string | undefined;
 }
 
+/** Cursors sealed lately, kept so that the same page asked again does not seal again (see `encode`). */
+const SEALED_KEPT = 10_000;
+
 export class CursorCodec {
+  private sealed = new Map<string, string>();
+  private sealedBefore = new Map<string, string>();
+
   constructor(private readonly key: Buffer) {}
 
+  /**
+   * The cursor of a position in a tenant's list. The same position is answered the same cursor for a while:
+   * handing out one sealed text again reveals nothing its holder did not know (the same page was asked) and
+   * keeps a list read by many clients from creating a cipher per page.
+   */
   encode(list: string, tenantId: string, position: number): string {
-    return seal(this.key, String(position), `${list}|${tenantId}`);
+    const key = `${list}|${tenantId}|${position}`;
+    const known = this.sealed.get(key) ?? this.sealedBefore.get(key);
+    if (known !== undefined) return known;
+    const cursor = seal(this.key, String(position), `${list}|${tenantId}`);
+    if (this.sealed.size >= SEALED_KEPT) {
+      this.sealedBefore = this.sealed;
+      this.sealed = new Map();
+    }
+    this.sealed.set(key, cursor);
+    return cursor;
   }
 
   /** The position after which the next page starts; 422 when the cursor is not one of this list's. */

@@ -1,4 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
+import { pooledRandomBytes } from './random-pool.js';
 
 /** Lower-case Crockford base32: no padding, no look-alike letters, safe in URLs and logs. */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -19,28 +20,11 @@ function base32(bytes: Buffer): string {
   return out;
 }
 
-/**
- * Random bytes for ids, fetched from the system's CSPRNG 4 KiB at a time (as Node does for randomUUID):
- * one system call per 256 ids instead of one per id. Each byte is handed out once.
- */
-const ENTROPY_BYTES = 4096;
-let entropy = Buffer.alloc(0);
-let entropyOffset = 0;
-
-function randomId16(): Buffer {
-  if (entropyOffset + 16 > entropy.length) {
-    entropy = randomBytes(ENTROPY_BYTES);
-    entropyOffset = 0;
-  }
-  entropyOffset += 16;
-  return entropy.subarray(entropyOffset - 16, entropyOffset);
-}
-
 export type IdPrefix = 'tnt' | 'cli' | 'site' | 'visit' | 'msg' | 'whsub' | 'whl' | 'evt' | 'dlv' | 'file';
 
 /** A prefixed opaque identifier with 128 random bits, e.g. `site_5k2x…`. Never a database serial. */
 export function newId(prefix: IdPrefix): string {
-  return `${prefix}_${base32(randomId16())}`;
+  return `${prefix}_${base32(pooledRandomBytes(16))}`;
 }
 
 /** A random secret of 256 bits, base32-encoded, with a readable prefix. */

@@ -9,6 +9,7 @@ import {
   scrypt,
   timingSafeEqual,
 } from 'node:crypto';
+import { pooledRandomBytes } from './random-pool.js';
 
 const SCRYPT = { N: 16_384, r: 8, p: 1, keyLength: 32 } as const;
 
@@ -68,7 +69,8 @@ export function deriveKey(master: string, purpose: string): Buffer {
 
 /** AES-256-GCM: `iv.ciphertext.tag`, base64url, authenticated with `context` as associated data. */
 export function seal(key: Buffer, plaintext: Buffer | string, context: string): string {
-  const iv = randomBytes(12);
+  // A fresh random IV per seal (GCM's rule), from the pool: a list page seals its cursor on every request.
+  const iv = pooledRandomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(context, 'utf8'));
   const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);

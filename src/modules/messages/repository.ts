@@ -2,6 +2,9 @@
 import type { Transaction } from 'kysely';
 import type { Database, MessageRow, MessageUpdate, NewMessage } from '../../db/schema.js';
 import type { Executor } from '../../db/executor.js';
+import { prepared } from '../../db/prepared-statements.js';
+import { readInTurnBatch } from '../../db/turn-batches.js';
+import type { ListedVersion } from '../../http/rendered-resources.js';
 import { tenantRowReads } from '../../db/tenant-row-reads.js';
 
 export async function insertMessage(tx: Transaction<Database>, message: NewMessage): Promise<MessageRow> {
@@ -66,14 +69,21 @@ export async function updateMessage(
     .executeTakeFirst();
 }
 
-/** One page in creation order after `afterSeq`; callers ask one extra row. */
+/** One page in creation order after `afterSeq`: the rows' ids and versions; callers ask one extra row. */
 export async function listMessages(
   db: Executor,
   tenantId: string,
   afterSeq: number | undefined,
   limit: number,
-): Promise<MessageRow[]> {
-  let query = db.selectFrom('messages').selectAll().where('tenant_id', '=', tenantId);
+): Promise<ListedVersion[]> {
+  let query = db.selectFrom('messages').select(['id', 'version', 'seq']).where('tenant_id', '=', tenantId);
   if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
-  return query.orderBy('seq').limit(limit).execute();
+  // With the other reads of this turn (list requests arrive together as much as GETs do).
+  return readInTurnBatch(db, query.orderBy('seq').limit(limit).modifyEnd(prepared()).compile());
+}
+
+/** The tenant's messages with these ids, in no particular order. */
+export async function findMessages(db: Executor, tenantId: string, ids: readonly string[]): Promise<MessageRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('messages').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', ids).execute();
 }

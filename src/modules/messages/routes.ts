@@ -3,13 +3,21 @@ import { Type } from 'typebox';
 import { transaction } from '../../db/transaction.js';
 import type { AppContext } from '../../app-context.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
-import { sendResource } from '../../http/envelope.js';
+import { sendResource, serializeResource } from '../../http/envelope.js';
+import { sendRenderedList } from '../../http/rendered-resources.js';
 import { createdHeaders, etagHeaders } from '../../http/headers.js';
 import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
 import { listMeta } from '../../http/pagination.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
-import { MessageCreateBody, MessageDocument, MessageList, MessageListQuery, MessagePatchBody } from './schemas.js';
+import {
+  MessageCreateBody,
+  MessageDocument,
+  MessageList,
+  MessageListQuery,
+  MessagePatchBody,
+  MessageResource,
+} from './schemas.js';
 import * as messages from './service.js';
 
 const tags = ['Messages'];
@@ -18,7 +26,7 @@ const SET_BY_SERVICE =
   'The service sets svcPm (true), recordOwner ("Client API"), and internally method (Email) and occurredAt (now); status defaults to Open. urgency accepts the four full values or the short words Low, Normal, High, Critical, and is returned as the full value.';
 
 export function registerMessageRoutes(app: Api, ctx: AppContext): void {
-  const { db, clock, cursors } = ctx;
+  const { db, clock, cursors, rendered } = ctx;
   const baseUrl = ctx.config.publicBaseUrl;
 
   app.get(
@@ -34,14 +42,18 @@ export function registerMessageRoutes(app: Api, ctx: AppContext): void {
         response: { 200: MessageList, ...problemResponses([401, 403, 422, 429]) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { tenantId } = request.auth;
       const page = await messages.listMessages(db, cursors, tenantId, request.query);
-      const views = await messages.loadMessageViews(db, tenantId, page.items);
-      return {
-        data: views.map((view) => messages.toMessageResource(view, baseUrl)),
-        meta: listMeta(page.pageSize, page.nextCursor),
-      };
+      const rows = await rendered.page(
+        messages.MESSAGE_TYPE,
+        tenantId,
+        page.items,
+        async (ids) =>
+          (await messages.findMessageViews(db, tenantId, ids)).map((view) => messages.toMessageResource(view, baseUrl)),
+        (message) => serializeResource(reply, MessageResource, message),
+      );
+      return sendRenderedList(reply, rows, listMeta(page.pageSize, page.nextCursor));
     },
   );
 

@@ -8,6 +8,7 @@ import type { Database, FileVersionRow, MessageRow, MessageUpdate } from '../../
 import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
 import { type CursorCodec, type Page, readPage } from '../../http/pagination.js';
+import type { ListedVersion } from '../../http/rendered-resources.js';
 import { notFound, Problem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
 import { toFileObject } from '../files/schemas.js';
@@ -161,15 +162,25 @@ export async function patchMessage(
   return (await repository.updateMessage(tx, tenantId, id, { ...changes, updated_at: now }))!;
 }
 
+/** A page of the tenant's messages: their ids and versions, which `RenderedResources` turns into the page. */
 export async function listMessages(
   db: Kysely<Database>,
   cursors: CursorCodec,
   tenantId: string,
   query: MessageListQueryValue,
-): Promise<Page<MessageRow> & { pageSize: number }> {
+): Promise<Page<ListedVersion> & { pageSize: number }> {
   return readPage(cursors, MESSAGE_TYPE, tenantId, query, (after, limit) =>
     repository.listMessages(db, tenantId, after, limit),
   );
+}
+
+/** The views of the tenant's messages with these ids (a list page's rows not rendered before), in no particular order. */
+export async function findMessageViews(
+  db: Kysely<Database>,
+  tenantId: string,
+  ids: readonly string[],
+): Promise<MessageView[]> {
+  return loadMessageViews(db, tenantId, await repository.findMessages(db, tenantId, ids));
 }
 
 /** Whether the message is still the tenant's (idempotent replays and uploads check this). */

@@ -2,9 +2,11 @@
 import type { Transaction } from 'kysely';
 import { prepared } from '../../db/prepared-statements.js';
 import type { Executor } from '../../db/executor.js';
+import type { ListedVersion } from '../../http/rendered-resources.js';
 import type { Database, SiteRow, SiteUpdate } from '../../db/schema.js';
 import { insertSingleRow, type SingleRowInsert } from '../../db/single-row-insert.js';
 import { tenantRowReads } from '../../db/tenant-row-reads.js';
+import { readInTurnBatch } from '../../db/turn-batches.js';
 
 /** The unique constraint a second site with the same siteCode of the tenant runs into. */
 export const SITE_CODE_CONSTRAINT = 'sites_tenant_site_code';
@@ -101,16 +103,23 @@ export async function updateSite(tx: Executor, tenantId: string, id: string, cha
 
 export type SiteFilter = { column: 'site_code' | 'unique_id' | 'unique_id2'; value: string } | undefined;
 
-/** One page in creation order, after `afterSeq`; fetches `limit` rows (callers ask one extra). */
+/** One page in creation order, after `afterSeq`: the rows' ids and versions; fetches `limit` rows (callers ask one extra). */
 export async function listSites(
   db: Executor,
   tenantId: string,
   filter: SiteFilter,
   afterSeq: number | undefined,
   limit: number,
-): Promise<SiteRow[]> {
-  let query = db.selectFrom('sites').selectAll().where('tenant_id', '=', tenantId);
+): Promise<ListedVersion[]> {
+  let query = db.selectFrom('sites').select(['id', 'version', 'seq']).where('tenant_id', '=', tenantId);
   if (filter) query = query.where(filter.column, '=', filter.value);
   if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
-  return query.orderBy('seq').limit(limit).execute();
+  // With the other reads of this turn (list requests arrive together as much as GETs do).
+  return readInTurnBatch(db, query.orderBy('seq').limit(limit).modifyEnd(prepared()).compile());
+}
+
+/** The tenant's sites with these ids, in no particular order. */
+export async function findSites(db: Executor, tenantId: string, ids: readonly string[]): Promise<SiteRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('sites').select(SITE_COLUMNS).where('tenant_id', '=', tenantId).where('id', 'in', ids).execute();
 }

@@ -2,19 +2,20 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
-import { sendResource } from '../../http/envelope.js';
+import { sendResource, serializeResource } from '../../http/envelope.js';
+import { sendRenderedList } from '../../http/rendered-resources.js';
 import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
 import { listMeta } from '../../http/pagination.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { etagHeaders, createdHeaders } from '../../http/headers.js';
-import { SiteCreateBody, SiteDocument, SiteList, SiteListQuery, SitePatchBody } from './schemas.js';
+import { SiteCreateBody, SiteDocument, SiteList, SiteListQuery, SitePatchBody, SiteResource } from './schemas.js';
 import * as sites from './service.js';
 
 const tags = ['Sites'];
 
 export function registerSiteRoutes(app: Api, ctx: AppContext): void {
-  const { db, clock, cursors } = ctx;
+  const { db, clock, cursors, rendered } = ctx;
 
   app.get(
     '/api/v1/sites',
@@ -30,9 +31,17 @@ export function registerSiteRoutes(app: Api, ctx: AppContext): void {
         response: { 200: SiteList, ...problemResponses([401, 403, 422, 429]) },
       },
     },
-    async (request) => {
-      const page = await sites.listSites(db, cursors, request.auth.tenantId, request.query);
-      return { data: page.items.map(sites.toSiteResource), meta: listMeta(page.pageSize, page.nextCursor) };
+    async (request, reply) => {
+      const { tenantId } = request.auth;
+      const page = await sites.listSites(db, cursors, tenantId, request.query);
+      const rows = await rendered.page(
+        sites.SITE_TYPE,
+        tenantId,
+        page.items,
+        async (ids) => (await sites.findSites(db, tenantId, ids)).map(sites.toSiteResource),
+        (site) => serializeResource(reply, SiteResource, site),
+      );
+      return sendRenderedList(reply, rows, listMeta(page.pageSize, page.nextCursor));
     },
   );
 

@@ -7,6 +7,7 @@ import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
 import type { SingleRowCreate } from '../../http/idempotency.js';
 import { type CursorCodec, type Page, readPage } from '../../http/pagination.js';
+import type { ListedVersion } from '../../http/rendered-resources.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
 import * as repository from './repository.js';
@@ -167,12 +168,13 @@ export async function patchSite(
   );
 }
 
+/** A page of the tenant's sites: their ids and versions, which `RenderedResources` turns into the page. */
 export async function listSites(
   db: Kysely<Database>,
   cursors: CursorCodec,
   tenantId: string,
   query: SiteListQueryValue,
-): Promise<Page<SiteRow> & { pageSize: number }> {
+): Promise<Page<ListedVersion> & { pageSize: number }> {
   const filters = (['siteCode', 'uniqueID', 'uniqueID2'] as const).filter((name) => query[name] !== undefined);
   if (filters.length > 1) {
     throw validationProblem(
@@ -185,6 +187,11 @@ export async function listSites(
   return readPage(cursors, SITE_TYPE, tenantId, query, (after, limit) =>
     repository.listSites(db, tenantId, filter, after, limit),
   );
+}
+
+/** The tenant's sites with these ids (a list page's rows not rendered before), in no particular order. */
+export function findSites(db: Kysely<Database>, tenantId: string, ids: readonly string[]): Promise<SiteRow[]> {
+  return repository.findSites(db, tenantId, ids);
 }
 
 /** Whether the site is still the tenant's (idempotent replays check this). */

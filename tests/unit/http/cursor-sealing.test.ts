@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { CursorCodec } from '../../../src/http/pagination.js';
 import { Problem } from '../../../src/http/problem.js';
 
-const codec = new CursorCodec(randomBytes(32));
+const key = randomBytes(32);
+const codec = new CursorCodec(key);
 
 /** The cursor with one character of its ciphertext replaced by another. */
 function changed(cursor: string): string {
@@ -37,8 +38,21 @@ describe('cursor sealing', () => {
     expect(cursor).not.toContain(Buffer.from(String(position)).toString('base64url').slice(0, 8));
   });
 
-  it('seals the same position differently each time', () => {
-    expect(codec.encode('sites', 'ten_a', 41)).not.toBe(codec.encode('sites', 'ten_a', 41));
+  it('answers the same position the same sealed cursor for a while; another codec (a restart) seals it anew', () => {
+    const cursor = codec.encode('sites', 'ten_a', 41);
+    expect(codec.encode('sites', 'ten_a', 41)).toBe(cursor);
+    expect(codec.encode('sites', 'ten_b', 41)).not.toBe(cursor);
+    expect(codec.encode('site-visits', 'ten_a', 41)).not.toBe(cursor);
+    const restarted = new CursorCodec(key);
+    expect(restarted.encode('sites', 'ten_a', 41)).not.toBe(cursor);
+    expect(restarted.decode('sites', 'ten_a', cursor)).toBe(41);
+  });
+
+  it('keeps a bounded number of sealed cursors, each still opening to its position', () => {
+    const cursors = Array.from({ length: 25_000 }, (_, position) => codec.encode('sites', 'ten_c', position));
+    expect(new Set(cursors).size).toBe(cursors.length);
+    for (const position of [0, 12_345, 24_999])
+      expect(codec.decode('sites', 'ten_c', cursors[position]!)).toBe(position);
   });
 
   it.each([
