@@ -3,6 +3,7 @@ import { jsonb } from '../../../db/json.js';
 import type { EventRow } from '../../../db/schema.js';
 import type { Executor } from '../../../db/executor.js';
 import type { CompanionWrites } from '../../../db/single-row-insert.js';
+import { newId } from '../../../lib/ids.js';
 
 export interface NewEventRow {
   id: string;
@@ -15,7 +16,14 @@ export interface NewEventRow {
 }
 
 /**
- * A new delivery id made in SQL (one per target, however many the tenant has): `dlv_` and 128 bits in
+ * Delivery ids made by the service for each event, one per target up to this many: PostgreSQL's own
+ * (below) cost a fifth to a quarter of a visit create's statement. Tenants rarely have more targets for
+ * one event type; past these, the ids are made in SQL.
+ */
+const DELIVERY_IDS_PER_EVENT = 4;
+
+/**
+ * A new delivery id made in SQL, for the targets past `DELIVERY_IDS_PER_EVENT`: `dlv_` and 128 bits in
  * lib/ids.ts's lower-case Crockford base32 (26 characters, the last two bits zero), the bits drawn from two
  * gen_random_uuid() (a CSPRNG) through sha256. `s.id` ties it to each target's row, so that PostgreSQL
  * evaluates it per row rather than once for the statement.
@@ -45,6 +53,7 @@ function eventWrites(
   published: RawBuilder<SqlBool>,
   from: RawBuilder<unknown>,
   claim: ClaimedAtBirth | undefined,
+  deliveryIds: readonly string[],
 ): RawBuilder<unknown> {
   return sql`event_row as (
       insert into events (id, tenant_id, type, occurred_at, resource_type, resource_id, payload_version, data)
@@ -54,7 +63,8 @@ function eventWrites(
     ), event_deliveries as (
       insert into webhook_deliveries (id, tenant_id, event_id, event_type, subscription_id, status,
         attempts, claimed_at, leased_until, next_attempt_at, created_at, updated_at)
-      select ${NEW_DELIVERY_ID}, s.tenant_id, e.id, e.type, s.id, 'pending',
+      select coalesce((${deliveryIds}::text[])[row_number() over (order by s.seq)], ${NEW_DELIVERY_ID}),
+        s.tenant_id, e.id, e.type, s.id, 'pending',
         case when c.leased_until is null then 0 else 1 end, c.claimed_at, c.leased_until,
         coalesce(c.leased_until, e.occurred_at), e.occurred_at, e.occurred_at
       from event_row e
@@ -68,8 +78,18 @@ function eventWrites(
     )`;
 }
 
+/** Ids for the event's first deliveries, made here (`DELIVERY_IDS_PER_EVENT`). */
+function newDeliveryIds(): string[] {
+  return Array.from({ length: DELIVERY_IDS_PER_EVENT }, () => newId('dlv'));
+}
+
 /** The placeholders' values of `eventWrites` in order (`published` and `from` have none). */
-function eventWritesParameters(tenantId: string, event: NewEventRow, claim: ClaimedAtBirth | undefined): unknown[] {
+function eventWritesParameters(
+  tenantId: string,
+  event: NewEventRow,
+  claim: ClaimedAtBirth | undefined,
+  deliveryIds: readonly string[],
+): unknown[] {
   return [
     event.id,
     tenantId,
@@ -79,6 +99,7 @@ function eventWritesParameters(tenantId: string, event: NewEventRow, claim: Clai
     event.resourceId,
     event.payloadVersion,
     JSON.stringify(event.data),
+    deliveryIds,
     claim?.claimedAt ?? null,
     claim?.leasedUntil ?? null,
     tenantId,
@@ -96,10 +117,11 @@ export function eventCompanions(
   published: RawBuilder<SqlBool>,
   claim?: ClaimedAtBirth,
 ): CompanionWrites {
+  const deliveryIds = newDeliveryIds();
   return {
     shape: 'event',
-    ctes: eventWrites(tenantId, event, published, sql`from inserted`, claim),
-    parameters: eventWritesParameters(tenantId, event, claim),
+    ctes: eventWrites(tenantId, event, published, sql`from inserted`, claim, deliveryIds),
+    parameters: eventWritesParameters(tenantId, event, claim, deliveryIds),
     counted: 'event_deliveries',
   };
 }
@@ -116,7 +138,7 @@ export async function insertEventWithDeliveries(
   claim: ClaimedAtBirth | undefined,
 ): Promise<{ event: EventRow; deliveries: number }> {
   const result = await sql<EventRow & { deliveries: number }>`
-    with ${eventWrites(tenantId, event, published, sql``, claim)}
+    with ${eventWrites(tenantId, event, published, sql``, claim, newDeliveryIds())}
     select event_row.*, (select count(*) from event_deliveries)::int as deliveries from event_row`.execute(tx);
   const { deliveries, ...row } = result.rows[0]!;
   return { event: row as EventRow, deliveries };
