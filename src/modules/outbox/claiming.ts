@@ -6,7 +6,7 @@
  * claims fewer. Both statements run on PGlite and PostgreSQL alike.
  */
 import { type Kysely, sql } from 'kysely';
-import { prepared } from '../../db/prepared-statements.js';
+import { plannedEachTime, prepared } from '../../db/prepared-statements.js';
 import type { Database, EventRow, WebhookSubscriptionRow } from '../../db/schema.js';
 import { readInTurnBatch, runInTurnBatch } from '../../db/turn-batches.js';
 import { type ClaimCandidate, chooseFairly, destinationOf, type InFlight, type Slots } from './fair-claim.js';
@@ -147,7 +147,8 @@ export async function claimFairly(
  *
  * The rows are found by primary key alone and checked for due-ness once locked (`locked` is materialized):
  * with the due conditions beside the ids, the planner reads the partial indexes on pending deliveries
- * instead, which hold an entry for every version of every row claimed since the last vacuum.
+ * instead, which hold an entry for every version of every row claimed since the last vacuum. Planned at
+ * each execution (`plannedEachTime`): a generic plan made while the queue was small scans it whole.
  */
 async function claimDeliveries(
   db: Kysely<Database>,
@@ -176,7 +177,7 @@ async function claimDeliveries(
       updated_at = ${now}
     from due, events e, webhook_subscriptions s
     where d.id = due.id and e.id = d.event_id and s.id = d.subscription_id
-    returning ${CLAIMED_COLUMNS} ${prepared()}`,
+    returning ${CLAIMED_COLUMNS} ${plannedEachTime()}`,
   );
   return rows.map(toClaimedDelivery);
 }
@@ -199,7 +200,7 @@ export async function readClaimedAtBirth(
     join events e on e.id = d.event_id
     join webhook_subscriptions s on s.id = d.subscription_id
     where d.event_id = ${eventId} and d.status = 'pending' and d.attempts = 1 and d.leased_until = ${leasedUntil}
-    order by s.seq ${prepared()}`,
+    order by s.seq ${plannedEachTime()}`,
   );
   return rows.map(toClaimedDelivery);
 }

@@ -5,7 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Executor } from '../../../db/executor.js';
 import { jsonb } from '../../../db/json.js';
-import { prepared } from '../../../db/prepared-statements.js';
+import { plannedEachTime } from '../../../db/prepared-statements.js';
 import type { Database, DeliveryAttempt } from '../../../db/schema.js';
 import { runInTurnBatch } from '../../../db/turn-batches.js';
 import { SUBSCRIPTIONS_ONLY } from '../targets.js';
@@ -39,7 +39,8 @@ export async function recordAttempts(db: Kysely<Database>, records: readonly Att
     next_attempt_at: record.outcome.status === 'pending' ? record.outcome.nextAttemptAt.toISOString() : null,
     now: record.now.toISOString(),
   }));
-  // The rows are read by primary key alone and fenced once locked (see claimDeliveries for why).
+  // The rows are read by primary key alone and fenced once locked, planned at each execution (see
+  // claimDeliveries for why).
   const result = await runInTurnBatch(
     db,
     sql<{ id: string }>`
@@ -60,7 +61,7 @@ export async function recordAttempts(db: Kysely<Database>, records: readonly Att
       current
     where d.id = v.id and current.id = v.id
       and current.attempts = v.attempt and current.status = 'pending' and current.leased_until is not null
-    returning d.id ${prepared()}`,
+    returning d.id ${plannedEachTime()}`,
   );
   const written = new Set(result.map((row) => row.id));
   return records.map((record) => written.has(record.deliveryId));
