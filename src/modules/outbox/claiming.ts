@@ -200,7 +200,7 @@ export async function readClaimedAtBirth(
     join events e on e.id = d.event_id
     join webhook_subscriptions s on s.id = d.subscription_id
     where d.event_id = ${eventId} and d.status = 'pending' and d.attempts = 1 and d.leased_until = ${leasedUntil}
-    order by s.seq ${plannedEachTime()}`,
+    order by s.seq ${prepared()}`,
   );
   return rows.map(toClaimedDelivery);
 }
