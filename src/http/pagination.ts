@@ -5,6 +5,7 @@
  */
 import { Type } from 'typebox';
 import { seal, unseal } from '../lib/secrets.js';
+import { TwoGenerationCache } from '../lib/two-generation-cache.js';
 import { validationProblem } from './problem.js';
 
 export const DEFAULT_PAGE_SIZE = 25;
@@ -29,12 +30,9 @@ export interface Page<T> {
   nextCursor: string | undefined;
 }
 
-/** Cursors sealed lately, kept so that the same page asked again does not seal again (see `encode`). */
-const SEALED_KEPT = 10_000;
-
 export class CursorCodec {
-  private sealed = new Map<string, string>();
-  private sealedBefore = new Map<string, string>();
+  /** Cursors sealed lately (10,000 to 20,000), so that the same page asked again is not sealed again. */
+  private readonly sealed = new TwoGenerationCache<string, string>(10_000);
 
   constructor(private readonly key: Buffer) {}
 
@@ -45,13 +43,9 @@ export class CursorCodec {
    */
   encode(list: string, tenantId: string, position: number): string {
     const key = `${list}|${tenantId}|${position}`;
-    const known = this.sealed.get(key) ?? this.sealedBefore.get(key);
+    const known = this.sealed.get(key);
     if (known !== undefined) return known;
     const cursor = seal(this.key, String(position), `${list}|${tenantId}`);
-    if (this.sealed.size >= SEALED_KEPT) {
-      this.sealedBefore = this.sealed;
-      this.sealed = new Map();
-    }
     this.sealed.set(key, cursor);
     return cursor;
   }

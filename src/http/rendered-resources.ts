@@ -16,6 +16,7 @@
  * version, as the version rule already asks.
  */
 import type { FastifyReply } from 'fastify';
+import { TwoGenerationCache } from '../lib/two-generation-cache.js';
 import type { ListMetaValue, ResourceObject } from './envelope.js';
 
 /** What a list reads first: the row's id, its version and its place in the list (the cursor's position). */
@@ -33,45 +34,16 @@ interface Rendered {
   json: Buffer;
 }
 
-/**
- * Rendered JSON by resource id (ids are unique across kinds and tenants; the entry says whose it is), the
- * latest version rendered replacing an older one; bounded in bytes, least recently used out first. Two
- * generations: the young takes every new entry and every hit of the old; the old is dropped whole when the
- * young has filled half the capacity. A hit is one or two lookups, never a reordering of a large map.
- */
-class TwoGenerationCache {
-  private young = new Map<string, Rendered>();
-  private old = new Map<string, Rendered>();
-  private youngBytes = 0;
-
-  constructor(private readonly capacity: number) {}
-
-  get(id: string): Rendered | undefined {
-    const young = this.young.get(id);
-    if (young !== undefined) return young;
-    const old = this.old.get(id);
-    if (old !== undefined) this.set(id, old);
-    return old;
-  }
-
-  set(id: string, rendered: Rendered): void {
-    if (rendered.json.length * 2 > this.capacity) return;
-    if (this.youngBytes + rendered.json.length > this.capacity / 2) {
-      this.old = this.young;
-      this.young = new Map();
-      this.youngBytes = 0;
-    }
-    this.young.set(id, rendered);
-    this.youngBytes += rendered.json.length;
-  }
-}
-
 export class RenderedResources {
-  private readonly cache: TwoGenerationCache;
+  /**
+   * By resource id (ids are unique across kinds and tenants; the entry says whose it is), the latest version
+   * rendered replacing an older one; half the capacity per generation.
+   */
+  private readonly cache: TwoGenerationCache<string, Rendered>;
 
   /** @param capacity bytes of JSON kept at most; 0 keeps nothing (every page renders every row) */
   constructor(capacity: number) {
-    this.cache = new TwoGenerationCache(capacity);
+    this.cache = new TwoGenerationCache(capacity / 2, (rendered) => rendered.json.length);
   }
 
   /**
