@@ -23,6 +23,18 @@ afterAll(async () => {
   await receiver?.close();
 });
 
+/** Records a ticket.created event of the tenant, as a visit create would. */
+function recordTicketCreated(tenantId: string) {
+  return transaction(t.database.db, (tx) =>
+    recordEvent(tx, tenantId, {
+      type: 'ticket.created',
+      occurredAt: new Date(),
+      resourceId: newId('visit'),
+      data: { clientTicketNumber: `T-${randomUUID().slice(0, 8)}`, clientSiteId: 'SITE-1', status: 'New' },
+    }),
+  );
+}
+
 it('queues one delivery per subscribed active target, each with a fresh dlv_ id', async () => {
   const tenant = await tenantWithToken(t);
   const subscriptionIds: string[] = [];
@@ -34,14 +46,7 @@ it('queues one delivery per subscribed active target, each with a fresh dlv_ id'
     expect(created.status).toBe(201);
     subscriptionIds.push(created.body.data.id);
   }
-  const event = await transaction(t.database.db, (tx) =>
-    recordEvent(tx, tenant.tenantId, {
-      type: 'ticket.created',
-      occurredAt: new Date(),
-      resourceId: newId('visit'),
-      data: { clientTicketNumber: `T-${randomUUID().slice(0, 8)}`, clientSiteId: 'SITE-1', status: 'New' },
-    }),
-  );
+  const event = await recordTicketCreated(tenant.tenantId);
   const deliveries = await readDeliveries(t, { eventId: event.id });
   expect(deliveries.map((delivery: any) => delivery.subscriptionId).sort()).toEqual(subscriptionIds.slice(0, 2).sort());
   const ids = deliveries.map((delivery: any) => delivery.deliveryId);
@@ -60,14 +65,7 @@ it('gives every target its own id also past the ids the service makes per event 
     expect(created.status, created.text).toBe(201);
     subscriptionIds.push(created.body.data.id);
   }
-  const event = await transaction(t.database.db, (tx) =>
-    recordEvent(tx, tenant.tenantId, {
-      type: 'ticket.created',
-      occurredAt: new Date(),
-      resourceId: newId('visit'),
-      data: { clientTicketNumber: `T-${randomUUID().slice(0, 8)}`, clientSiteId: 'SITE-1', status: 'New' },
-    }),
-  );
+  const event = await recordTicketCreated(tenant.tenantId);
   const deliveries = await readDeliveries(t, { eventId: event.id });
   expect(deliveries.map((delivery: any) => delivery.subscriptionId).sort()).toEqual([...subscriptionIds].sort());
   const ids = deliveries.map((delivery: any) => delivery.deliveryId);
