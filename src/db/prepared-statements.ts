@@ -17,29 +17,12 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
 
 const MARKER = '/* prepared */';
-const PLANNED_EACH_TIME = '/* planned each time */';
 /** Distinct marked texts named per process; past it (a marked statement whose text varies) they run unnamed. */
 const NAME_LIMIT = 100;
 
 /** The marker for `.modifyEnd(...)` of a select, insert, update or delete. */
 export function prepared(): RawBuilder<unknown> {
   return sql.raw(MARKER);
-}
-
-/**
- * The marker of a statement that joins the turn's batches like a prepared one (`turn-batches.ts`) but is
- * parsed and planned at every execution (the unnamed statement): for lookups in a table whose size moves
- * fast, the delivery queue's. A generic plan is made once per connection, with the table's size of that
- * moment: made while the queue was nearly empty (a new database, the first minutes of a deploy), it scans
- * the whole table ever after, a scan that grows with every delivery.
- */
-export function plannedEachTime(): RawBuilder<unknown> {
-  return sql.raw(PLANNED_EACH_TIME);
-}
-
-/** Whether a statement's text carries the marker of `plannedEachTime`. */
-export function isPlannedEachTime(text: string): boolean {
-  return text.endsWith(PLANNED_EACH_TIME);
 }
 
 /** PostgreSQL's answer to a prepared statement whose result columns changed under it. */

@@ -10,7 +10,7 @@
  */
 import pg from 'pg';
 
-/** One statement of a batch: its prepared name ('' for the unnamed statement), its text and its parameters. */
+/** One statement of a batch: its prepared name, its text and its parameters. */
 export interface BatchedStatement {
   name: string;
   text: string;
@@ -64,7 +64,7 @@ export class StatementBatch {
   private readonly parsing: BatchedStatement[] = [];
   private readonly onParseComplete = () => {
     const statement = this.parsing.shift();
-    if (statement?.name && this.connection) this.connection.parsedStatements[statement.name] = statement.text;
+    if (statement && this.connection) this.connection.parsedStatements[statement.name] = statement.text;
   };
 
   constructor(
@@ -87,9 +87,7 @@ export class StatementBatch {
     connection.stream.cork?.();
     try {
       for (const statement of this.statements) {
-        // The unnamed statement is parsed every time: each Parse replaces it, planned anew at its Bind.
-        const unnamed = statement.name === '';
-        if (unnamed || (connection.parsedStatements[statement.name] === undefined && !parsedHere.has(statement.name))) {
+        if (connection.parsedStatements[statement.name] === undefined && !parsedHere.has(statement.name)) {
           connection.parse({ name: statement.name, text: statement.text, types: [] });
           parsedHere.add(statement.name);
           this.parsing.push(statement);

@@ -15,15 +15,14 @@
  * Reads that stand alone (a create's reads before its write) batch the same way in a lane of their own,
  * so that they never wait for the writes' commit.
  *
- * Only on PostgreSQL and outside transactions, and only statements named for preparation (`prepared()`) or
- * marked to be planned at each execution (`plannedEachTime()`); anything else, and a batch of one, is an
- * ordinary `executeQuery`.
+ * Only on PostgreSQL and outside transactions, and only statements named for preparation (`prepared()`);
+ * anything else, and a batch of one, is an ordinary `executeQuery`.
  */
 import type { CompiledQuery, Kysely, RawBuilder } from 'kysely';
 import { isDatabaseTimeout } from './errors.js';
 import type { Executor } from './executor.js';
 import type pg from 'pg';
-import { isMarked, isPlannedEachTime, type PreparedNames } from './prepared-statements.js';
+import { isMarked, type PreparedNames } from './prepared-statements.js';
 import type { Database } from './schema.js';
 import { type BatchedStatement, StatementBatch } from './statement-batch.js';
 import { TurnQueue } from './turn-queue.js';
@@ -66,12 +65,7 @@ class TurnBatches {
   ) {}
 
   run<R>(compiled: CompiledQuery<R>, apart: string | undefined): Promise<R[]> {
-    // The unnamed statement ('') is parsed and planned again at each execution (`plannedEachTime`).
-    const name = isMarked(compiled.sql)
-      ? this.names.nameOf(compiled.sql)
-      : isPlannedEachTime(compiled.sql)
-        ? ''
-        : undefined;
+    const name = isMarked(compiled.sql) ? this.names.nameOf(compiled.sql) : undefined;
     if (name === undefined) return this.alone(compiled);
     return new Promise<unknown[]>((resolve, reject) => {
       const statement = { name, text: compiled.sql, values: compiled.parameters };

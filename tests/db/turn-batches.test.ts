@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import pg from 'pg';
 import { type AppDatabase, openPostgres } from '../../src/db/database.js';
-import { plannedEachTime, prepared } from '../../src/db/prepared-statements.js';
+import { prepared } from '../../src/db/prepared-statements.js';
 import { readInTurnBatch, runInTurnBatch } from '../../src/db/turn-batches.js';
 import { openTestDatabase } from '../helpers/app.js';
 
@@ -62,22 +62,6 @@ describe.skipIf(!databaseUrl)('statements batched per turn', () => {
       database.db,
     );
     expect(rows.rows.map((row) => row.id)).toEqual([10, 11]);
-  });
-
-  it('batches statements planned at each execution (unnamed) with prepared ones, each answering its own rows', async () => {
-    const unnamed = (id: number) =>
-      runInTurnBatch(
-        database.db,
-        sql<{ tx: string; inserted: boolean }>`with inserted as (
-            insert into ${sql.table(table)} (id) values (${id}) on conflict do nothing returning 1)
-          select txid_current()::text as tx, exists (select from inserted) as inserted ${plannedEachTime()}`,
-      ).then((rows) => rows[0]!);
-    const results = await Promise.all([unnamed(40), insert(41), unnamed(42), unnamed(40)]);
-    expect(new Set(results.map((result) => result.tx)).size).toBe(1);
-    expect(results.map((result) => result.inserted)).toEqual([true, true, true, false]);
-    // And again on a connection that has run them: the unnamed statement is parsed anew each time.
-    const again = await Promise.all([unnamed(43), unnamed(44), insert(45)]);
-    expect(again.map((result) => result.inserted)).toEqual([true, true, true]);
   });
 
   it('never puts two statements with the same apart key in one transaction', async () => {

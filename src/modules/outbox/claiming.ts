@@ -6,7 +6,7 @@
  * claims fewer. Both statements run on PGlite and PostgreSQL alike.
  */
 import { type Kysely, sql } from 'kysely';
-import { plannedEachTime, prepared } from '../../db/prepared-statements.js';
+import { prepared } from '../../db/prepared-statements.js';
 import type { Database, EventRow, WebhookSubscriptionRow } from '../../db/schema.js';
 import { readInTurnBatch, runInTurnBatch } from '../../db/turn-batches.js';
 import { type ClaimCandidate, chooseFairly, destinationOf, type InFlight, type Slots } from './fair-claim.js';
@@ -145,10 +145,12 @@ export async function claimFairly(
  * concurrent workers never take the same row), counts the attempt and leases the row until `leaseUntil`.
  * A row whose previous lease ran out without an outcome (its worker died) has that lost attempt logged.
  *
- * The rows are found by primary key alone and checked for due-ness once locked (`locked` is materialized):
- * with the due conditions beside the ids, the planner reads the partial indexes on pending deliveries
- * instead, which hold an entry for every version of every row claimed since the last vacuum. Planned at
- * each execution (`plannedEachTime`): a generic plan made while the queue was small scans it whole.
+ * Each row is found by primary key alone and checked for due-ness once locked (`locked` is materialized):
+ * with the due conditions beside the id, the planner may read a partial index on pending deliveries
+ * instead, which holds an entry for every version of every row claimed since the last vacuum. A statement
+ * per row, sent together (one round trip, one transaction: `runInTurnBatch`), keeps the prepared
+ * statement's generic plan on the primary key however small the queue was when it was made (see
+ * repository/attempts.ts's `recordAttempts`).
  */
 async function claimDeliveries(
   db: Kysely<Database>,
@@ -157,29 +159,32 @@ async function claimDeliveries(
   leaseUntil: Date,
   maxAttempts: number,
 ): Promise<ClaimedDelivery[]> {
-  if (ids.length === 0) return [];
-  const rows = await runInTurnBatch(
-    db,
-    sql<ClaimedRow>`
-    with locked as materialized (
-      select d.id, d.status, d.next_attempt_at, d.leased_until, d.attempts, d.round_start from webhook_deliveries d
-      where d.id = any(${[...ids]}::text[])
-      for update skip locked
-    ), due as (
-      select d.id from locked d where ${isDue(now, maxAttempts)}
-    )
-    update webhook_deliveries d set
-      attempt_log = case when d.leased_until is null then d.attempt_log else d.attempt_log || ${lostAttemptEntry} end,
-      attempts = d.attempts + 1,
-      claimed_at = ${now},
-      leased_until = ${leaseUntil},
-      next_attempt_at = ${leaseUntil},
-      updated_at = ${now}
-    from due, events e, webhook_subscriptions s
-    where d.id = due.id and e.id = d.event_id and s.id = d.subscription_id
-    returning ${CLAIMED_COLUMNS} ${plannedEachTime()}`,
+  const claimed = await Promise.all(
+    ids.map((id) =>
+      runInTurnBatch(
+        db,
+        sql<ClaimedRow>`
+        with locked as materialized (
+          select d.id, d.status, d.next_attempt_at, d.leased_until, d.attempts, d.round_start from webhook_deliveries d
+          where d.id = ${id}
+          for update skip locked
+        ), due as (
+          select d.id from locked d where ${isDue(now, maxAttempts)}
+        )
+        update webhook_deliveries d set
+          attempt_log = case when d.leased_until is null then d.attempt_log else d.attempt_log || ${lostAttemptEntry} end,
+          attempts = d.attempts + 1,
+          claimed_at = ${now},
+          leased_until = ${leaseUntil},
+          next_attempt_at = ${leaseUntil},
+          updated_at = ${now}
+        from due, events e, webhook_subscriptions s
+        where d.id = due.id and e.id = d.event_id and s.id = d.subscription_id
+        returning ${CLAIMED_COLUMNS} ${prepared()}`,
+      ),
+    ),
   );
-  return rows.map(toClaimedDelivery);
+  return claimed.flat().map(toClaimedDelivery);
 }
 
 /**

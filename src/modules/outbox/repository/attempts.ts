@@ -5,7 +5,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Executor } from '../../../db/executor.js';
 import { jsonb } from '../../../db/json.js';
-import { plannedEachTime } from '../../../db/prepared-statements.js';
+import { prepared } from '../../../db/prepared-statements.js';
 import type { Database, DeliveryAttempt } from '../../../db/schema.js';
 import { runInTurnBatch } from '../../../db/turn-batches.js';
 import { SUBSCRIPTIONS_ONLY } from '../targets.js';
@@ -24,47 +24,41 @@ export interface AttemptRecord {
 }
 
 /**
- * Records attempt outcomes, many in one statement, each fenced on its attempt number: when a lease ran
- * out and another worker claimed the delivery again (or the operator changed it), that row is left alone.
- * Returns, per record in order, whether it was written.
+ * Records attempt outcomes, a statement each, sent together (one round trip, one commit: `runInTurnBatch`),
+ * each fenced on its attempt number: when a lease ran out and another worker claimed the delivery again (or
+ * the operator changed it), that row is left alone. Returns, per record in order, whether it was written.
+ *
+ * The row is found by primary key alone and fenced once locked (`current` is materialized): with the fence
+ * beside the id, the planner may read a partial index on pending deliveries instead, which holds an entry
+ * for every version of every row claimed since the last vacuum. One row per statement keeps the prepared
+ * statement's generic plan on the primary key however small the queue was when it was made; a statement
+ * for many ids (`= any(...)`) got a whole-table scan then, and planning it at every execution instead cost
+ * as much as running it (bench/results/history.md, session 8).
  */
 export async function recordAttempts(db: Kysely<Database>, records: readonly AttemptRecord[]): Promise<boolean[]> {
-  if (records.length === 0) return [];
-  const rows = records.map((record) => ({
-    id: record.deliveryId,
-    attempt: record.entry.attempt,
-    status: record.outcome.status,
-    entry: [record.entry],
-    error: record.entry.error,
-    next_attempt_at: record.outcome.status === 'pending' ? record.outcome.nextAttemptAt.toISOString() : null,
-    now: record.now.toISOString(),
-  }));
-  // The rows are read by primary key alone and fenced once locked, planned at each execution (see
-  // claimDeliveries for why).
-  const result = await runInTurnBatch(
-    db,
-    sql<{ id: string }>`
+  return Promise.all(records.map(async (record) => (await runInTurnBatch(db, recordStatement(record))).length > 0));
+}
+
+function recordStatement({ deliveryId, entry, outcome, now }: AttemptRecord) {
+  const nextAttemptAt = outcome.status === 'pending' ? outcome.nextAttemptAt : null;
+  return sql<{ id: string }>`
     with current as materialized (
       select d.id, d.attempts, d.status, d.leased_until from webhook_deliveries d
-      where d.id = any(${rows.map((row) => row.id)}::text[])
+      where d.id = ${deliveryId}
       for update
     )
     update webhook_deliveries d set
-      status = v.status,
-      attempt_log = d.attempt_log || v.entry,
-      last_error = v.error,
+      status = ${outcome.status},
+      attempt_log = d.attempt_log || ${jsonb([entry])},
+      last_error = ${entry.error},
       leased_until = null,
-      next_attempt_at = coalesce(v.next_attempt_at, d.next_attempt_at),
-      completed_at = case when v.status = 'pending' then null else v.now end,
-      updated_at = v.now
-    from jsonb_to_recordset(${jsonb(rows)}) as v(id text, attempt integer, status text, entry jsonb, error text, next_attempt_at timestamptz, now timestamptz),
-      current
-    where d.id = v.id and current.id = v.id
-      and current.attempts = v.attempt and current.status = 'pending' and current.leased_until is not null
-    returning d.id ${plannedEachTime()}`,
-  );
-  const written = new Set(result.map((row) => row.id));
-  return records.map((record) => written.has(record.deliveryId));
+      next_attempt_at = coalesce(${nextAttemptAt}::timestamptz, d.next_attempt_at),
+      completed_at = ${outcome.status === 'pending' ? null : now}::timestamptz,
+      updated_at = ${now}
+    from current
+    where d.id = current.id
+      and current.attempts = ${entry.attempt} and current.status = 'pending' and current.leased_until is not null
+    returning d.id ${prepared()}`;
 }
 
 /** A successful attempt: the failure streak ends. Written at most once a second per subscription while healthy. */
