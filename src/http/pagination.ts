@@ -6,6 +6,7 @@
 import { Type } from 'typebox';
 import { seal, unseal } from '../lib/secrets.js';
 import { TwoGenerationCache } from '../lib/two-generation-cache.js';
+import { type ListedVersion, parseListing } from '../db/listing.js';
 import { validationProblem } from './problem.js';
 
 export const DEFAULT_PAGE_SIZE = 25;
@@ -84,6 +85,13 @@ export interface PageParameters {
   'page[after]'?: string;
 }
 
+/** The page asked: its size, and the position it starts after (`page[after]` decoded: 422 when not this list's). */
+function pageAsked(cursors: CursorCodec, list: string, tenantId: string, query: PageParameters) {
+  const pageSize = query['page[size]'] ?? DEFAULT_PAGE_SIZE;
+  const after = query['page[after]'] === undefined ? undefined : cursors.decode(list, tenantId, query['page[after]']);
+  return { pageSize, after };
+}
+
 /**
  * Reads one page of a list ordered by `seq`: decodes `page[after]` (422 when it is not this list's),
  * fetches `size + 1` rows after it, and cuts the page.
@@ -95,8 +103,42 @@ export async function readPage<T extends { seq: number }>(
   query: PageParameters,
   fetch: (afterSeq: number | undefined, limit: number) => Promise<T[]>,
 ): Promise<Page<T> & { pageSize: number }> {
-  const pageSize = query['page[size]'] ?? DEFAULT_PAGE_SIZE;
-  const after = query['page[after]'] === undefined ? undefined : cursors.decode(list, tenantId, query['page[after]']);
+  const { pageSize, after } = pageAsked(cursors, list, tenantId, query);
   const rows = await fetch(after, pageSize + 1);
   return { ...cursors.page(list, tenantId, rows, pageSize, (row) => row.seq), pageSize };
+}
+
+/**
+ * A page of a list read as its listing (src/db/listing.ts): what the page was asked for, the listing's text
+ * (the page's rows and the one after, which says whether there is a next page), and the page it makes.
+ */
+export interface ListingPage {
+  /** The list, the tenant and the query: the same key and the same listing are the same answer. */
+  key: string;
+  listing: string;
+  pageSize: number;
+  /** The page's rows and its next cursor (parsed from the listing when called). */
+  read(): Page<ListedVersion>;
+}
+
+/**
+ * Reads one page of a list ordered by `seq` as `readPage` does, as its listing: `fetch` gives the listing of
+ * `limit` rows after `afterSeq` (`readListing`). `query` is the whole of the request's query (its filters
+ * included), which, with the list and the tenant, is the page's key.
+ */
+export async function readListingPage(
+  cursors: CursorCodec,
+  list: string,
+  tenantId: string,
+  query: PageParameters,
+  fetch: (afterSeq: number | undefined, limit: number) => Promise<string>,
+): Promise<ListingPage> {
+  const { pageSize, after } = pageAsked(cursors, list, tenantId, query);
+  const listing = await fetch(after, pageSize + 1);
+  return {
+    key: `${list}\u0000${tenantId}\u0000${JSON.stringify(query)}`,
+    listing,
+    pageSize,
+    read: () => cursors.page(list, tenantId, parseListing(listing), pageSize, (row) => row.seq),
+  };
 }

@@ -79,6 +79,34 @@ describe('sites listed once rendered', () => {
   });
 });
 
+describe('a page asked again', () => {
+  it('is the answer sent before while its rows are unchanged, and shows a next page once a row follows it', async () => {
+    const tenant = await tenantWithToken(t);
+    const created = [];
+    for (let at = 0; at < 2; at++) {
+      created.push((await t.http.post('/api/v1/sites', { token: tenant.token, json: siteBody() })).body.data);
+    }
+    const ask = () => t.http.get('/api/v1/sites', { token: tenant.token, query: { 'page[size]': 2 } });
+    const first = await ask();
+    const again = await ask();
+    expect(again.text).toBe(first.text);
+    expect(first.body.meta).toEqual({ pageSize: 2 });
+
+    await t.http.post('/api/v1/sites', { token: tenant.token, json: siteBody() });
+    const followed = await ask();
+    expect(followed.body.data).toEqual(first.body.data);
+    expect(followed.body.meta.nextCursor).toEqual(expect.any(String));
+
+    await t.http.patch(`/api/v1/sites/${created[1].id}`, { token: tenant.token, json: { name: 'Changed' } });
+    const changed = await ask();
+    expect(changed.body.data[1]).toMatchObject({ attributes: { name: 'Changed' }, meta: { version: 2 } });
+    // Another tenant asking the same query gets its own page.
+    const other = await tenantWithToken(t);
+    const theirs = await t.http.get('/api/v1/sites', { token: other.token, query: { 'page[size]': 2 } });
+    expect(theirs.body).toEqual({ data: [], meta: { pageSize: 2 } });
+  });
+});
+
 describe('messages listed once rendered', () => {
   let m: MessageTenant;
   beforeAll(async () => {

@@ -2,9 +2,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, MessageRow, MessageUpdate, NewMessage } from '../../db/schema.js';
 import type { Executor } from '../../db/executor.js';
-import { prepared } from '../../db/prepared-statements.js';
-import { readInTurnBatch } from '../../db/turn-batches.js';
-import type { ListedVersion } from '../../http/rendered-resources.js';
+import { readListing } from '../../db/listing.js';
 import { tenantRowReads } from '../../db/tenant-row-reads.js';
 
 export async function insertMessage(tx: Transaction<Database>, message: NewMessage): Promise<MessageRow> {
@@ -69,17 +67,16 @@ export async function updateMessage(
     .executeTakeFirst();
 }
 
-/** One page in creation order after `afterSeq`: the rows' ids and versions; callers ask one extra row. */
+/** One page in creation order after `afterSeq`: its listing (`readListing`); callers ask one extra row. */
 export async function listMessages(
   db: Executor,
   tenantId: string,
   afterSeq: number | undefined,
   limit: number,
-): Promise<ListedVersion[]> {
+): Promise<string> {
   let query = db.selectFrom('messages').select(['id', 'version', 'seq']).where('tenant_id', '=', tenantId);
   if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
-  // With the other reads of this turn (list requests arrive together as much as GETs do).
-  return readInTurnBatch(db, query.orderBy('seq').limit(limit).modifyEnd(prepared()).compile());
+  return readListing(db, query.orderBy('seq').limit(limit));
 }
 
 /** The tenant's messages with these ids, in no particular order. */

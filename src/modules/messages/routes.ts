@@ -7,7 +7,6 @@ import { sendResource, serializeResource } from '../../http/envelope.js';
 import { sendRenderedList } from '../../http/rendered-resources.js';
 import { createdHeaders, etagHeaders } from '../../http/headers.js';
 import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
-import { listMeta } from '../../http/pagination.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import {
@@ -45,15 +44,15 @@ export function registerMessageRoutes(app: Api, ctx: AppContext): void {
     async (request, reply) => {
       const { tenantId } = request.auth;
       const page = await messages.listMessages(db, cursors, tenantId, request.query);
-      const rows = await rendered.page(
+      const body = await rendered.list(
         messages.MESSAGE_TYPE,
         tenantId,
-        page.items,
+        page,
         async (ids) =>
           (await messages.findMessageViews(db, tenantId, ids)).map((view) => messages.toMessageResource(view, baseUrl)),
         (message) => serializeResource(reply, MessageResource, message),
       );
-      return sendRenderedList(reply, rows, listMeta(page.pageSize, page.nextCursor));
+      return sendRenderedList(reply, body);
     },
   );
 

@@ -7,8 +7,7 @@ import { changedColumns, type ColumnsOf, suppliedColumns } from '../../db/column
 import type { Database, FileVersionRow, MessageRow, MessageUpdate } from '../../db/schema.js';
 import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
-import { type CursorCodec, type Page, readPage } from '../../http/pagination.js';
-import type { ListedVersion } from '../../http/rendered-resources.js';
+import { type CursorCodec, type ListingPage, readListingPage } from '../../http/pagination.js';
 import { notFound, Problem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
 import { toFileObject } from '../files/schemas.js';
@@ -168,8 +167,8 @@ export async function listMessages(
   cursors: CursorCodec,
   tenantId: string,
   query: MessageListQueryValue,
-): Promise<Page<ListedVersion> & { pageSize: number }> {
-  return readPage(cursors, MESSAGE_TYPE, tenantId, query, (after, limit) =>
+): Promise<ListingPage> {
+  return readListingPage(cursors, MESSAGE_TYPE, tenantId, query, (after, limit) =>
     repository.listMessages(db, tenantId, after, limit),
   );
 }

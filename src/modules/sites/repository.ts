@@ -2,11 +2,10 @@
 import type { Transaction } from 'kysely';
 import { prepared } from '../../db/prepared-statements.js';
 import type { Executor } from '../../db/executor.js';
-import type { ListedVersion } from '../../http/rendered-resources.js';
 import type { Database, SiteRow, SiteUpdate } from '../../db/schema.js';
+import { readListing } from '../../db/listing.js';
 import { insertSingleRow, type SingleRowInsert } from '../../db/single-row-insert.js';
 import { tenantRowReads } from '../../db/tenant-row-reads.js';
-import { readInTurnBatch } from '../../db/turn-batches.js';
 
 /** The unique constraint a second site with the same siteCode of the tenant runs into. */
 export const SITE_CODE_CONSTRAINT = 'sites_tenant_site_code';
@@ -103,19 +102,18 @@ export async function updateSite(tx: Executor, tenantId: string, id: string, cha
 
 export type SiteFilter = { column: 'site_code' | 'unique_id' | 'unique_id2'; value: string } | undefined;
 
-/** One page in creation order, after `afterSeq`: the rows' ids and versions; fetches `limit` rows (callers ask one extra). */
+/** One page in creation order, after `afterSeq`: its listing (`readListing`); `limit` rows (callers ask one extra). */
 export async function listSites(
   db: Executor,
   tenantId: string,
   filter: SiteFilter,
   afterSeq: number | undefined,
   limit: number,
-): Promise<ListedVersion[]> {
+): Promise<string> {
   let query = db.selectFrom('sites').select(['id', 'version', 'seq']).where('tenant_id', '=', tenantId);
   if (filter) query = query.where(filter.column, '=', filter.value);
   if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
-  // With the other reads of this turn (list requests arrive together as much as GETs do).
-  return readInTurnBatch(db, query.orderBy('seq').limit(limit).modifyEnd(prepared()).compile());
+  return readListing(db, query.orderBy('seq').limit(limit));
 }
 
 /** The tenant's sites with these ids, in no particular order. */

@@ -5,7 +5,6 @@ import { IfMatchHeader } from '../../http/concurrency.js';
 import { sendResource, serializeResource } from '../../http/envelope.js';
 import { sendRenderedList } from '../../http/rendered-resources.js';
 import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
-import { listMeta } from '../../http/pagination.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { etagHeaders, createdHeaders } from '../../http/headers.js';
@@ -34,14 +33,14 @@ export function registerSiteRoutes(app: Api, ctx: AppContext): void {
     async (request, reply) => {
       const { tenantId } = request.auth;
       const page = await sites.listSites(db, cursors, tenantId, request.query);
-      const rows = await rendered.page(
+      const body = await rendered.list(
         sites.SITE_TYPE,
         tenantId,
-        page.items,
+        page,
         async (ids) => (await sites.findSites(db, tenantId, ids)).map(sites.toSiteResource),
         (site) => serializeResource(reply, SiteResource, site),
       );
-      return sendRenderedList(reply, rows, listMeta(page.pageSize, page.nextCursor));
+      return sendRenderedList(reply, body);
     },
   );
 

@@ -6,8 +6,7 @@ import { refusingDuplicate } from '../../db/errors.js';
 import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
 import type { SingleRowCreate } from '../../http/idempotency.js';
-import { type CursorCodec, type Page, readPage } from '../../http/pagination.js';
-import type { ListedVersion } from '../../http/rendered-resources.js';
+import { type CursorCodec, type ListingPage, readListingPage } from '../../http/pagination.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
 import * as repository from './repository.js';
@@ -174,7 +173,7 @@ export async function listSites(
   cursors: CursorCodec,
   tenantId: string,
   query: SiteListQueryValue,
-): Promise<Page<ListedVersion> & { pageSize: number }> {
+): Promise<ListingPage> {
   const filters = (['siteCode', 'uniqueID', 'uniqueID2'] as const).filter((name) => query[name] !== undefined);
   if (filters.length > 1) {
     throw validationProblem(
@@ -184,7 +183,7 @@ export async function listSites(
   }
   const name = filters[0];
   const filter: repository.SiteFilter = name ? { column: COLUMNS[name], value: query[name]! } : undefined;
-  return readPage(cursors, SITE_TYPE, tenantId, query, (after, limit) =>
+  return readListingPage(cursors, SITE_TYPE, tenantId, query, (after, limit) =>
     repository.listSites(db, tenantId, filter, after, limit),
   );
 }

@@ -1,10 +1,13 @@
 /**
  * List pages rendered once per version (src/http/rendered-resources.ts): a page reads its rows' ids and
- * versions, and only the rows not rendered at that version are loaded and serialised.
+ * versions, and only the rows not rendered at that version are loaded and serialised; the same page with
+ * the same listing is the answer sent before.
  */
 import { describe, expect, it } from 'vitest';
 import { type ResourceObject, resourceObject } from '../../../src/http/envelope.js';
-import { type ListedVersion, RenderedResources } from '../../../src/http/rendered-resources.js';
+import { parseListing } from '../../../src/db/listing.js';
+import type { ListingPage } from '../../../src/http/pagination.js';
+import { RenderedResources } from '../../../src/http/rendered-resources.js';
 
 type Note = ResourceObject<{ text: string }>;
 
@@ -24,53 +27,123 @@ function store(rows: Record<string, { version: number; text: string }>) {
   };
 }
 
-const listed = (...rows: [id: string, version: number][]): ListedVersion[] =>
-  rows.map(([id, version], seq) => ({ id, version, seq }));
+/** A page of `key` listing these rows (and, past `pageSize`, the row that makes a next page). */
+const listed = (key: string, rows: [id: string, version: number][], pageSize = 100): ListingPage => {
+  const listing = JSON.stringify(rows.map(([id, version], seq) => [id, version, seq]));
+  return {
+    key,
+    listing,
+    pageSize,
+    read: () => {
+      const all = parseListing(listing);
+      return { items: all.slice(0, pageSize), nextCursor: all.length > pageSize ? 'next' : undefined };
+    },
+  };
+};
 const serialize = (note: Note) => JSON.stringify(note);
-const texts = (page: Buffer[]) => page.map((json) => (JSON.parse(json.toString('utf8')) as Note).attributes.text);
+const bodyOf = (body: Buffer) => JSON.parse(body.toString('utf8')) as { data: Note[]; meta: unknown };
+const texts = (body: Buffer) => bodyOf(body).data.map((note) => note.attributes.text);
 
 describe('RenderedResources', () => {
   it('loads and renders the rows it has not rendered, in the page order, and none of them again', async () => {
     const rendered = new RenderedResources(1 << 20);
     const db = store({ a: { version: 1, text: 'A' }, b: { version: 3, text: 'B' } });
-    const page = listed(['b', 3], ['a', 1]);
 
-    expect(texts(await rendered.page('notes', 'ten_1', page, db.load, serialize))).toEqual(['B', 'A']);
-    expect(texts(await rendered.page('notes', 'ten_1', page, db.load, serialize))).toEqual(['B', 'A']);
+    const first = await rendered.list(
+      'notes',
+      'ten_1',
+      listed('q1', [
+        ['b', 3],
+        ['a', 1],
+      ]),
+      db.load,
+      serialize,
+    );
+    // Another page (another query) listing the same rows at the same versions renders nothing again.
+    const other = await rendered.list(
+      'notes',
+      'ten_1',
+      listed('q2', [
+        ['a', 1],
+        ['b', 3],
+      ]),
+      db.load,
+      serialize,
+    );
+    expect(texts(first)).toEqual(['B', 'A']);
+    expect(texts(other)).toEqual(['A', 'B']);
     expect(db.loads).toEqual([['b', 'a']]);
+  });
+
+  it('answers the same page with the same listing with the answer it sent, and a changed listing anew', async () => {
+    const rendered = new RenderedResources(1 << 20);
+    const db = store({ a: { version: 1, text: 'A' }, b: { version: 1, text: 'B' } });
+    const first = await rendered.list('notes', 'ten_1', listed('q', [['a', 1]], 1), db.load, serialize);
+    const again = await rendered.list('notes', 'ten_1', listed('q', [['a', 1]], 1), db.load, serialize);
+    expect(again).toBe(first);
+    expect(bodyOf(first).meta).toEqual({ pageSize: 1 });
+
+    // A row after the page's last: the same rows, and now a next page.
+    const more = await rendered.list(
+      'notes',
+      'ten_1',
+      listed(
+        'q',
+        [
+          ['a', 1],
+          ['b', 1],
+        ],
+        1,
+      ),
+      db.load,
+      serialize,
+    );
+    expect(texts(more)).toEqual(['A']);
+    expect(bodyOf(more).meta).toEqual({ pageSize: 1, nextCursor: 'next' });
+    expect(db.loads).toEqual([['a']]);
   });
 
   it('renders a new version again, and never answers a version with the JSON of another', async () => {
     const rendered = new RenderedResources(1 << 20);
     const db = store({ a: { version: 1, text: 'first' } });
-    await rendered.page('notes', 'ten_1', listed(['a', 1]), db.load, serialize);
+    await rendered.list('notes', 'ten_1', listed('q', [['a', 1]]), db.load, serialize);
 
     db.rows.a = { version: 2, text: 'second' };
-    expect(texts(await rendered.page('notes', 'ten_1', listed(['a', 2]), db.load, serialize))).toEqual(['second']);
+    expect(texts(await rendered.list('notes', 'ten_1', listed('q', [['a', 2]]), db.load, serialize))).toEqual([
+      'second',
+    ]);
     expect(db.loads).toEqual([['a'], ['a']]);
   });
 
   it('keeps what it rendered to the tenant and the kind it rendered it for', async () => {
     const rendered = new RenderedResources(1 << 20);
     const db = store({ a: { version: 1, text: 'A' } });
-    await rendered.page('notes', 'ten_1', listed(['a', 1]), db.load, serialize);
-    await rendered.page('notes', 'ten_2', listed(['a', 1]), db.load, serialize);
-    await rendered.page('memos', 'ten_1', listed(['a', 1]), db.load, serialize);
+    await rendered.list('notes', 'ten_1', listed('notes|ten_1', [['a', 1]]), db.load, serialize);
+    await rendered.list('notes', 'ten_2', listed('notes|ten_2', [['a', 1]]), db.load, serialize);
+    await rendered.list('memos', 'ten_1', listed('memos|ten_1', [['a', 1]]), db.load, serialize);
     expect(db.loads).toHaveLength(3);
   });
 
-  it('answers a row changed since it was listed at its newer version, and leaves out a row gone since', async () => {
+  it('answers a row changed since it was listed at its newer version, leaves out a row gone since, and keeps no such page', async () => {
     const rendered = new RenderedResources(1 << 20);
     const db = store({ a: { version: 5, text: 'changed' } });
-    const page = await rendered.page('notes', 'ten_1', listed(['a', 4], ['gone', 1]), db.load, serialize);
-    expect(texts(page)).toEqual(['changed']);
+    const page = listed('q', [
+      ['a', 4],
+      ['gone', 1],
+    ]);
+    expect(texts(await rendered.list('notes', 'ten_1', page, db.load, serialize))).toEqual(['changed']);
+    await rendered.list('notes', 'ten_1', page, db.load, serialize);
+    expect(db.loads).toEqual([
+      ['a', 'gone'],
+      ['a', 'gone'],
+    ]);
   });
 
   it('with a capacity of 0 keeps nothing: every page loads every row', async () => {
     const rendered = new RenderedResources(0);
     const db = store({ a: { version: 1, text: 'A' } });
-    await rendered.page('notes', 'ten_1', listed(['a', 1]), db.load, serialize);
-    await rendered.page('notes', 'ten_1', listed(['a', 1]), db.load, serialize);
+    await rendered.list('notes', 'ten_1', listed('q', [['a', 1]]), db.load, serialize);
+    await rendered.list('notes', 'ten_1', listed('q', [['a', 1]]), db.load, serialize);
     expect(db.loads).toEqual([['a'], ['a']]);
   });
 
@@ -79,11 +152,13 @@ describe('RenderedResources', () => {
       Array.from({ length: 40 }, (_, at) => [`n${at}`, { version: 1, text: 'x'.repeat(80) }]),
     );
     const db = store(rows);
-    const rendered = new RenderedResources(4 * 1024);
-    for (const id of Object.keys(rows)) await rendered.page('notes', 'ten_1', listed([id, 1]), db.load, serialize);
-    // About 140 bytes each: the capacity holds the last twenty or so, not the first.
-    await rendered.page('notes', 'ten_1', listed(['n39', 1]), db.load, serialize);
-    await rendered.page('notes', 'ten_1', listed(['n0', 1]), db.load, serialize);
+    const rendered = new RenderedResources(8 * 1024);
+    const pageOf = (id: string) => listed(`q-${id}`, [[id, 1]]);
+    for (const id of Object.keys(rows)) await rendered.list('notes', 'ten_1', pageOf(id), db.load, serialize);
+    // About 140 bytes a row and 200 a page, a quarter of the capacity each per generation: the last ten or
+    // so of each are kept, not the first.
+    await rendered.list('notes', 'ten_1', pageOf('n39'), db.load, serialize);
+    await rendered.list('notes', 'ten_1', pageOf('n0'), db.load, serialize);
     expect(db.loads.slice(40)).toEqual([['n0']]);
   });
 });
