@@ -123,7 +123,7 @@ export interface ListingPage {
 
 /**
  * Reads one page of a list ordered by `seq` as `readPage` does, as its listing: `fetch` gives the listing of
- * `limit` rows after `afterSeq` (`readListing`). `query` is the whole of the request's query (its filters
+ * `limit` rows at least after `afterSeq` (`readListing`). `query` is the whole of the request's query (its filters
  * included), which, with the list and the tenant, is the page's key.
  */
 export async function readListingPage(

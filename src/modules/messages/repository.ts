@@ -67,7 +67,7 @@ export async function updateMessage(
     .executeTakeFirst();
 }
 
-/** One page in creation order after `afterSeq`: its listing (`readListing`); callers ask one extra row. */
+/** One page in creation order after `afterSeq`: its listing (`readListing`) of `limit` rows at least (callers ask one extra). */
 export async function listMessages(
   db: Executor,
   tenantId: string,
@@ -76,7 +76,7 @@ export async function listMessages(
 ): Promise<string> {
   let query = db.selectFrom('messages').select(['id', 'version', 'seq']).where('tenant_id', '=', tenantId);
   if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
-  return readListing(db, query.orderBy('seq').limit(limit));
+  return readListing(db, query.orderBy('seq'), limit);
 }
 
 /** The tenant's messages with these ids, in no particular order. */

@@ -102,7 +102,7 @@ export async function updateSite(tx: Executor, tenantId: string, id: string, cha
 
 export type SiteFilter = { column: 'site_code' | 'unique_id' | 'unique_id2'; value: string } | undefined;
 
-/** One page in creation order, after `afterSeq`: its listing (`readListing`); `limit` rows (callers ask one extra). */
+/** One page in creation order, after `afterSeq`: its listing (`readListing`) of `limit` rows at least (callers ask one extra). */
 export async function listSites(
   db: Executor,
   tenantId: string,
@@ -113,7 +113,7 @@ export async function listSites(
   let query = db.selectFrom('sites').select(['id', 'version', 'seq']).where('tenant_id', '=', tenantId);
   if (filter) query = query.where(filter.column, '=', filter.value);
   if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
-  return readListing(db, query.orderBy('seq').limit(limit));
+  return readListing(db, query.orderBy('seq'), limit);
 }
 
 /** The tenant's sites with these ids, in no particular order. */

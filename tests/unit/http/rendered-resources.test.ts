@@ -29,7 +29,7 @@ function store(rows: Record<string, { version: number; text: string }>) {
 
 /** A page of `key` listing these rows (and, past `pageSize`, the row that makes a next page). */
 const listed = (key: string, rows: [id: string, version: number][], pageSize = 100): ListingPage => {
-  const listing = JSON.stringify(rows.map(([id, version], seq) => [id, version, seq]));
+  const listing = rows.map(([id, version], seq) => `${id} ${version} ${seq}`).join(' ');
   return {
     key,
     listing,
