@@ -188,16 +188,14 @@ async function claimDeliveries(
 }
 
 /**
- * 'pending' as a parameter: beside a constant 'pending', the generic plan of a statement reads a partial index
- * on pending deliveries from end to end (it holds an entry for every version of every row claimed since the
- * last vacuum) rather than the index on the columns it looks up.
- */
-const PENDING = 'pending';
-
-/**
  * The deliveries of `eventId` that this worker queued claimed at birth (birth-claims.ts), leased until
  * `leasedUntil` and not attempted since: read back as `claimDeliveries` returns what it claims. Outside a
  * transaction, with the other reads of the turn.
+ *
+ * Still leased means still pending: every change that ends a delivery ends its lease. So the statement does
+ * not name the status, and the planner reads the event's index, never a partial index on pending deliveries
+ * (which holds an entry for every version of every row claimed since the last vacuum: a constant 'pending'
+ * here made the generic plan read one from end to end, a parameter made PostgreSQL plan at every execution).
  */
 export async function readClaimedAtBirth(
   db: Kysely<Database>,
@@ -211,7 +209,7 @@ export async function readClaimedAtBirth(
     from webhook_deliveries d
     join events e on e.id = d.event_id
     join webhook_subscriptions s on s.id = d.subscription_id
-    where d.event_id = ${eventId} and d.status = ${PENDING} and d.attempts = 1 and d.leased_until = ${leasedUntil}
+    where d.event_id = ${eventId} and d.attempts = 1 and d.leased_until = ${leasedUntil}
     order by s.seq ${prepared()}`,
   );
   return rows.map(toClaimedDelivery);
