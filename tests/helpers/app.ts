@@ -56,11 +56,11 @@ export interface TestAppOptions {
  * rows: a PGlite copy of the migrated template, or on PostgreSQL a database created from the template
  * (helpers/database-copies.ts) and dropped when closed.
  */
-export async function openTestDatabase(prefix = 'ss_file'): Promise<AppDatabase> {
+export async function openTestDatabase(prefix = 'ss_file', poolSize = 5): Promise<AppDatabase> {
   const url = inject('databaseUrl');
   if (url) {
     const copy = await copyDatabase(url, prefix, inject('databaseRun'));
-    const database = openPostgres(copy.url, 5);
+    const database = openPostgres(copy.url, poolSize);
     let closed: Promise<void> | undefined;
     const close = async () => {
       await database.close();

@@ -5,7 +5,8 @@
  *   vi.mock('../../src/lib/secrets.js', async (importOriginal) =>
  *     (await import('../helpers/secret-checks.js')).countingSecrets(importOriginal));
  *
- * and read `secretChecks.count`.
+ * and read `secretChecks.count`. Name that file `*.isolated.test.ts` (vitest.config.ts): the other files share
+ * their worker's modules, which the mock would change for them.
  */
 import type * as Secrets from '../../src/lib/secrets.js';
 

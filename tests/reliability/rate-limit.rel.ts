@@ -1,7 +1,7 @@
 /**
  * The rate limit under a flood of spelled paths (issue 15 item 2): one address spends its budget of 100
  * requests, then floods the service from 12 connections with every spelling of the table shared with
- * tests/http/rate-limit-spellings.test.ts (percent-encoding, the absolute form, doubled slashes, dot
+ * tests/http/rate-limit-spellings.isolated.test.ts (percent-encoding, the absolute form, doubled slashes, dot
  * segments, case, malformed paths, the token endpoint with guessed secrets). Every request of the flood is
  * answered 429 with the rate-limit headers, no client secret is checked (scrypt, counted through the real
  * function), the refusal metric counts each one, and an honest client at another address keeps getting
