@@ -14,10 +14,11 @@ import type { Socket } from 'node:net';
 import type { WebhookConfig } from '../../src/config.js';
 import type { AppDatabase } from '../../src/db/database.js';
 import { openPostgres } from '../../src/db/database.js';
+import { transaction } from '../../src/db/transaction.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { newId } from '../../src/lib/ids.js';
 import { EVENT_ENVELOPE_SCHEMAS } from '../../src/modules/outbox/event-schemas.js';
-import { recordEvent } from '../../src/modules/outbox/service.js';
+import { type NewEvent, recordEvent } from '../../src/modules/outbox/service.js';
 import type { EventType } from '../../src/modules/outbox/types.js';
 import { ListenerRelay } from '../../src/modules/webhook-listeners/relay.js';
 import type { Resolver } from '../../src/modules/outbox/destination-policy.js';
@@ -217,20 +218,32 @@ export function expectPublishedShape(event: { type: string }): void {
 // ---------------------------------------------------------------------------------------------
 // Events, workers and deliveries
 
+/** An event of `type` about a new visit, as the outbox records it. */
+function testEvent(type: EventType, extra: Record<string, unknown>): NewEvent {
+  return {
+    type,
+    occurredAt: new Date(),
+    resourceId: newId('visit'),
+    data: { clientTicketNumber: `T-${randomUUID().slice(0, 8)}`, clientSiteId: 'SITE-1', status: 'New', ...extra },
+  };
+}
+
+/** Records an event of the tenant in a transaction of its own (the workers are woken by a notify inside it). */
 export async function recordTestEvent(
   t: TestApp,
   tenantId: string,
   type: EventType = 'ticket.created',
   extra: Record<string, unknown> = {},
 ) {
-  return t.database.db.transaction().execute((tx) =>
-    recordEvent(tx, tenantId, {
-      type,
-      occurredAt: new Date(),
-      resourceId: newId('visit'),
-      data: { clientTicketNumber: `T-${randomUUID().slice(0, 8)}`, clientSiteId: 'SITE-1', status: 'New', ...extra },
-    }),
-  );
+  return t.database.db.transaction().execute((tx) => recordEvent(tx, tenantId, testEvent(type, extra)));
+}
+
+/**
+ * Records a ticket.created event of the tenant as a visit create does: in a transaction opened by
+ * db/transaction.ts's `transaction()`, which wakes the workers after its commit.
+ */
+export async function recordTicketCreated(t: TestApp, tenantId: string) {
+  return transaction(t.database.db, (tx) => recordEvent(tx, tenantId, testEvent('ticket.created', {})));
 }
 
 /** Delivery settings small enough for tests: short waits, a short lease, a small budget. */

@@ -3,14 +3,16 @@
  * target subscribed to the type, in the targets' order, each with its own delivery id in lib/ids.ts's form,
  * made by the service for the first few targets and by PostgreSQL past them.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { transaction } from '../../src/db/transaction.js';
-import { newId } from '../../src/lib/ids.js';
-import { recordEvent } from '../../src/modules/outbox/service.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { tenantWithToken } from '../helpers/tenants.js';
-import { localResolver, readDeliveries, TestReceiver, testWebhookConfig } from '../helpers/webhooks.js';
+import {
+  localResolver,
+  readDeliveries,
+  recordTicketCreated,
+  TestReceiver,
+  testWebhookConfig,
+} from '../helpers/webhooks.js';
 
 let receiver: TestReceiver;
 let t: TestApp;
@@ -23,18 +25,6 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-/** Records a ticket.created event of the tenant, as a visit create would. */
-function recordTicketCreated(tenantId: string) {
-  return transaction(t.database.db, (tx) =>
-    recordEvent(tx, tenantId, {
-      type: 'ticket.created',
-      occurredAt: new Date(),
-      resourceId: newId('visit'),
-      data: { clientTicketNumber: `T-${randomUUID().slice(0, 8)}`, clientSiteId: 'SITE-1', status: 'New' },
-    }),
-  );
-}
-
 it('queues one delivery per subscribed active target, each with a fresh dlv_ id', async () => {
   const tenant = await tenantWithToken(t);
   const subscriptionIds: string[] = [];
@@ -46,7 +36,7 @@ it('queues one delivery per subscribed active target, each with a fresh dlv_ id'
     expect(created.status).toBe(201);
     subscriptionIds.push(created.body.data.id);
   }
-  const event = await recordTicketCreated(tenant.tenantId);
+  const event = await recordTicketCreated(t, tenant.tenantId);
   const deliveries = await readDeliveries(t, { eventId: event.id });
   expect(deliveries.map((delivery: any) => delivery.subscriptionId).sort()).toEqual(subscriptionIds.slice(0, 2).sort());
   const ids = deliveries.map((delivery: any) => delivery.deliveryId);
@@ -65,7 +55,7 @@ it('gives every target its own id also past the ids the service makes per event 
     expect(created.status, created.text).toBe(201);
     subscriptionIds.push(created.body.data.id);
   }
-  const event = await recordTicketCreated(tenant.tenantId);
+  const event = await recordTicketCreated(t, tenant.tenantId);
   const deliveries = await readDeliveries(t, { eventId: event.id });
   expect(deliveries.map((delivery: any) => delivery.subscriptionId).sort()).toEqual([...subscriptionIds].sort());
   const ids = deliveries.map((delivery: any) => delivery.deliveryId);

@@ -4,12 +4,9 @@
  * sharing the database is woken by it; a rolled-back transaction wakes nobody. A wake that fails while the
  * service stops is the app's logger's, and no warning.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenForNotifications } from '../../src/db/notifications.js';
 import { transaction } from '../../src/db/transaction.js';
-import { newId } from '../../src/lib/ids.js';
-import { recordEvent } from '../../src/modules/outbox/service.js';
 import { DELIVERY_CHANNEL, notifyWorkers, wakeWorkers } from '../../src/modules/outbox/wake-workers.js';
 import type { DeliveryWorker } from '../../src/modules/outbox/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -17,6 +14,7 @@ import { capturedLog, LOG_LEVEL } from '../helpers/log-lines.js';
 import { tenantWithToken } from '../helpers/tenants.js';
 import {
   localResolver,
+  recordTicketCreated,
   secondDatabaseHandle,
   startTestWorker,
   TestReceiver,
@@ -36,18 +34,6 @@ afterAll(async () => {
   await t?.close();
   await receiver?.close();
 });
-
-/** Records a ticket.created event in a transaction opened through `transaction()`. */
-function recordAfterCommitEvent(tenantId: string) {
-  return transaction(t.database.db, (tx) =>
-    recordEvent(tx, tenantId, {
-      type: 'ticket.created',
-      occurredAt: new Date(),
-      resourceId: newId('visit'),
-      data: { clientTicketNumber: `T-${randomUUID().slice(0, 8)}`, clientSiteId: 'SITE-1', status: 'New' },
-    }),
-  );
-}
 
 /** The wakes heard on the delivery channel (the listener's own call after connecting has no payload). */
 async function countWakes() {
@@ -92,7 +78,7 @@ describe('waking the workers after commit', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
 
     for (let index = 0; index < 5; index++) {
-      const event = await recordAfterCommitEvent(tenant.tenantId);
+      const event = await recordTicketCreated(t, tenant.tenantId);
       const [request] = (await endpoint.waitFor(index + 1, 20_000)).slice(index);
       expect(request!.headers['x-svc-event-id']).toBe(event.id);
     }
