@@ -54,7 +54,9 @@ export interface IntegratorContext {
   notes: string[];
 }
 
-export const WRK_CONNECTIONS = 16;
+export const WRK_CONNECTIONS = Number(process.env.BENCH_WRK_CONNECTIONS ?? 16);
+/** For experiments (never the integrator's setting): variables added to the service's environment, as JSON. */
+const SERVICE_ENV: Record<string, string> = JSON.parse(process.env.BENCH_SERVICE_ENV ?? '{}');
 export const WRK_THREADS = 2;
 const SITES = 10_000;
 /** Ids of this phase's sites start past those of the other phases (ids are unique over all tenants). */
@@ -88,6 +90,7 @@ export async function integratorPhase(ctx: IntegratorContext): Promise<void> {
       WEBHOOK_TEST_ALLOWED_DESTINATIONS: destination,
       NODE_EXTRA_CA_CERTS: caFile,
       ...keys,
+      ...SERVICE_ENV,
     },
     { name: 'service (ROLE=all)', nodeArgs: ctx.nodeArgs },
   );
@@ -97,6 +100,8 @@ export async function integratorPhase(ctx: IntegratorContext): Promise<void> {
       `(its delivery worker in the same process), ENVIRONMENT=sandbox with WEBHOOK_TEST_ALLOWED_DESTINATIONS=${destination} for the receiver, ` +
       'LOG_LEVEL=warn and the raised rate limit; the baselines are single processes too.',
   );
+  if (Object.keys(SERVICE_ENV).length > 0)
+    ctx.notes.push(`An experiment: the service also ran with ${JSON.stringify(SERVICE_ENV)} (BENCH_SERVICE_ENV).`);
 
   const tenant = await provisionTenant(api.baseUrl, keys.ADMIN_TOKEN, 'Integrator tenant');
   const token = await accessToken(api.baseUrl, tenant);

@@ -23,6 +23,10 @@
  *
  * PostgreSQL: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); the bench creates
  * a database named ss_bench_<time> on that server and drops it at the end.
+ *
+ * Experiments with the integrator's method (not its setting; the run's notes say so): BENCH_WRK_CONNECTIONS=N
+ * (wrk's connections, default 16), BENCH_SERVICE_ENV='{"WEBHOOK_CONCURRENCY":"64"}' (added to the service's
+ * environment).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

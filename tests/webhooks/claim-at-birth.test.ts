@@ -2,8 +2,10 @@
  * Deliveries claimed at birth (outbox/birth-claims.ts): while a worker of the same process runs with a
  * shared slot free, a visit create (or any event recorded in a `transaction()`) queues its event's delivery
  * already claimed for its first attempt, and the worker delivers it after the commit without claiming it
- * from the queue. A create that queues nothing, or a transaction that rolls back, gives the slot back; with every slot taken the delivery is queued as before; a worker that dies holding a
- * claim made at birth leaves it to its lease like any other.
+ * from the queue. A create that queues nothing, or a transaction that rolls back, gives the claim back; with
+ * every slot taken the delivery is queued as before. A claim holds no slot while its create runs: a delivery
+ * whose slots filled meanwhile waits for one, unless its lease would run out first (then it is left to its
+ * lease). A worker that dies holding a claim made at birth leaves it to its lease like any other.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -75,6 +77,37 @@ function heldReplies() {
   return { responder, release };
 }
 
+/**
+ * A tenant subscribed to an endpoint that holds every reply until `release()`, with `busy` of its visits'
+ * attempts held there (each taking one of the worker's shared slots).
+ */
+async function heldAttempts(busy: number) {
+  const held = heldReplies();
+  const endpoint = harness.receiver.endpoint(held.responder);
+  const v = await subscribedTenant(endpoint);
+  for (let index = 0; index < busy; index++) await createVisit(t, v);
+  await endpoint.waitFor(busy);
+  return { release: held.release, endpoint, v };
+}
+
+/** Two ticket.created events of `v`, recorded in one transaction (so both are claimed before either starts). */
+function twoEventsInOneTransaction(v: VisitTenant) {
+  return transaction(t.database.db, async (tx) => {
+    const first = await recordEvent(tx, v.tenantId, testTicketCreated(v));
+    return [first, await recordEvent(tx, v.tenantId, testTicketCreated(v))] as const;
+  });
+}
+
+/** A ticket.created event of a visit of `v`, as a visit create records it. */
+function testTicketCreated(v: VisitTenant) {
+  return {
+    type: 'ticket.created' as const,
+    occurredAt: new Date(),
+    resourceId: newId('visit'),
+    data: { clientTicketNumber: `T-${randomUUID().slice(0, 8)}`, clientSiteId: v.siteCode, status: 'New' },
+  };
+}
+
 describe('deliveries claimed at birth', () => {
   it('are queued claimed by the running worker, which delivers them without claiming them from the queue', async () => {
     const worker = await startedWorker();
@@ -142,12 +175,9 @@ describe('deliveries claimed at birth', () => {
 
   it('are not made while every shared slot is taken: the delivery is queued and claimed from the queue', async () => {
     const worker = await startedWorker();
-    const held = heldReplies();
-    const endpoint = harness.receiver.endpoint(held.responder);
-    const v = await subscribedTenant(endpoint);
     const before = await claims();
-    for (let index = 0; index < 4; index++) await createVisit(t, v);
-    await endpoint.waitFor(4);
+    const held = await heldAttempts(4);
+    const { v } = held;
 
     await createVisit(t, v);
     const queued = (await readDeliveries(t, { tenantId: v.tenantId })).filter((delivery) => delivery.attempts === 0);
@@ -162,28 +192,73 @@ describe('deliveries claimed at birth', () => {
     ).toBe(true);
   });
 
+  it('wait for a slot when the slots filled while their create ran, and start as soon as one is free', async () => {
+    const worker = await startedWorker();
+    const before = await claims();
+    const held = await heldAttempts(3);
+    const { endpoint, v } = held;
+
+    // One shared slot free: both events are claimed at birth, and only one can start.
+    const [first, second] = await twoEventsInOneTransaction(v);
+    await endpoint.waitFor(4);
+    const waiting = (await readDeliveries(t, { tenantId: v.tenantId })).filter(
+      (delivery) => delivery.eventId === first.id || delivery.eventId === second.id,
+    );
+    expect(waiting.map((delivery) => delivery.attempts)).toEqual([1, 1]);
+    expect(endpoint.requests).toHaveLength(4);
+
+    held.release();
+    await endpoint.waitFor(5);
+    await worker.idle();
+    expect(await claims()).toEqual({ queue: before.queue, birth: before.birth + 5 });
+    const delivered = await readDeliveries(t, { tenantId: v.tenantId });
+    expect(delivered.map((delivery) => [delivery.status, delivery.attempts])).toEqual(
+      Array.from({ length: 5 }, () => ['succeeded', 1]),
+    );
+  });
+
+  it('are left to their lease when it would run out before a slot frees, then claimed again from the queue', async () => {
+    let ahead = 0;
+    const worker = await startedWorker({ deps: { clock: { now: () => new Date(Date.now() + ahead) } } });
+    const held = await heldAttempts(3);
+    const { endpoint, v } = held;
+    const [, late] = await twoEventsInOneTransaction(v);
+    await endpoint.waitFor(4);
+
+    // Past the point where an attempt started now could outlast the lease (10 s; attempts take up to 5 s).
+    ahead = 6_000;
+    held.release();
+    await worker.idle();
+    await worker.stop();
+    expect(endpoint.requests.map((request) => request.headers['x-svc-event-id'])).not.toContain(late.id);
+    expect(await readDeliveries(t, { tenantId: v.tenantId })).toContainEqual(
+      expect.objectContaining({ eventId: late.id, status: 'pending', attempts: 1 }),
+    );
+
+    const rescuer = createTestWorker(t, harness.receiver, {
+      deps: { clock: { now: () => new Date(Date.now() + 20_000) } },
+    });
+    workers.push(rescuer);
+    const [delivery] = await deliveredNow(t, rescuer, late.id);
+    expect(delivery).toMatchObject(DELIVERED_AFTER_LOST_ATTEMPT);
+  });
+
   it('are made for an event recorded in a transaction too, and given back when the transaction rolls back', async () => {
     const worker = await startedWorker();
     const endpoint = harness.receiver.endpoint();
     const v = await subscribedTenant(endpoint);
     const before = await claims();
-    const ticketCreated = () => ({
-      type: 'ticket.created' as const,
-      occurredAt: new Date(),
-      resourceId: newId('visit'),
-      data: { clientTicketNumber: `T-${randomUUID().slice(0, 8)}`, clientSiteId: v.siteCode, status: 'New' },
-    });
 
     // More rolled-back claims than slots: each one's slot comes back with its rollback.
     for (let index = 0; index < 6; index++) {
       await expect(
         transaction(t.database.db, async (tx) => {
-          await recordEvent(tx, v.tenantId, ticketCreated());
+          await recordEvent(tx, v.tenantId, testTicketCreated(v));
           throw new Error('rolled back');
         }),
       ).rejects.toThrow('rolled back');
     }
-    const committed = await transaction(t.database.db, (tx) => recordEvent(tx, v.tenantId, ticketCreated()));
+    const committed = await transaction(t.database.db, (tx) => recordEvent(tx, v.tenantId, testTicketCreated(v)));
     await endpoint.waitFor(1);
     await worker.idle();
 

@@ -44,13 +44,16 @@ export interface AttemptMade {
   log: Logger;
 }
 
+/** How long one attempt may take: the configured timeout, kept well inside the lease. */
+export function attemptTimeoutMs({ timeoutMs, leaseMs }: Pick<WebhookConfig, 'timeoutMs' | 'leaseMs'>): number {
+  return Math.max(1, Math.min(timeoutMs, Math.floor(leaseMs * 0.8)));
+}
+
 export class AttemptSender {
   constructor(private readonly deps: AttemptSenderDeps) {}
 
-  /** How long one attempt may take: the configured timeout, kept well inside the lease. */
   private get timeoutMs(): number {
-    const { timeoutMs, leaseMs } = this.deps.config;
-    return Math.max(1, Math.min(timeoutMs, Math.floor(leaseMs * 0.8)));
+    return attemptTimeoutMs(this.deps.config);
   }
 
   /**

@@ -8,7 +8,7 @@
  * It is woken on commit (LISTEN/NOTIFY on both databases), when half its in-flight deliveries have ended,
  * and by a timer set to the next due time (answered by the claim itself); the poll interval is only a
  * safety net. A create of its own process may hand it the deliveries it queued claimed by this worker
- * (birth-claims.ts), which it then starts without claiming them. Outcomes that end together are recorded in
+ * (birth-claims.ts), which it then starts without claiming them, as soon as a slot is free. Outcomes that end together are recorded in
  * one statement. A worker that dies leaves its leases to run out; the deliveries are then claimed again (by
  * any worker, in any process).
  *
@@ -25,7 +25,7 @@ import type { AppDatabase } from '../../db/database.js';
 import { listenForNotifications, type NotificationListener } from '../../db/notifications.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../runtime/metrics.js';
-import { AttemptSender, type ListenerAttempts } from './attempt.js';
+import { AttemptSender, attemptTimeoutMs, type ListenerAttempts } from './attempt.js';
 import { AttemptRecorder } from './attempt-recorder.js';
 import { BirthClaims } from './birth-claims.js';
 import { type ClaimedDelivery, claimFairly } from './claiming.js';
@@ -74,8 +74,10 @@ export class DeliveryWorker implements LocalWorker {
   private stopLocalWakes: (() => void) | undefined;
   private lastSweep = 0;
   private abandoned = false;
-  /** The deliveries of events about to be written, claimed by this worker (each holds a shared slot). */
+  /** The deliveries of events about to be written, claimed by this worker. */
   private readonly births: BirthClaims;
+  /** Deliveries claimed at birth, committed and read back, that wait for a slot (startReady), oldest first. */
+  private readonly ready: Array<{ delivery: ClaimedDelivery; leasedUntil: Date }> = [];
   /** The tenants whose due deliveries the last claim left waiting. */
   private waiting: ReadonlySet<string> = new Set();
   /** Attempts launched so far: processAll stops once a claim launches none. */
@@ -112,10 +114,11 @@ export class DeliveryWorker implements LocalWorker {
       leaseMs: deps.config.leaseMs,
       logger: deps.logger,
       // A worker that stopped (or crashed, in tests) meanwhile leaves them to their leases.
-      launch: (delivery) => {
+      handOver: (delivery, leasedUntil) => {
         if (this.state === 'stopped' || this.abandoned) return;
-        this.launch(delivery);
+        this.ready.push({ delivery, leasedUntil });
         this.deps.metrics?.deliveryClaims.inc({ how: 'birth' });
+        this.startReady();
       },
     });
   }
@@ -149,17 +152,20 @@ export class DeliveryWorker implements LocalWorker {
 
   /**
    * Claims, for their first attempt, the deliveries of a new event of `tenantId` about to be written
-   * (birth-claims.ts), when fair-claim.ts's `mayClaimAtBirth` lets the tenant take a slot now.
+   * (birth-claims.ts), when fair-claim.ts's `mayClaimAtBirth` lets the tenant take a slot now, counting the
+   * attempts in flight and the deliveries waiting to start, and while fewer than WEBHOOK_CONCURRENCY claims
+   * and deliveries are waiting to start.
    */
   claimAtBirth(tenantId: string): BirthClaim | undefined {
     if (this.state !== 'running') return undefined;
-    if (!mayClaimAtBirth(tenantId, this.inFlightCounts(), this.waiting, this.slots)) return undefined;
+    if (this.births.size + this.ready.length >= this.slots.shared) return undefined;
+    if (!mayClaimAtBirth(tenantId, inFlightOf(this.startedOrReady(), []), this.waiting, this.slots)) return undefined;
     return this.births.claim(tenantId);
   }
 
-  /** Resolves when nothing is in flight, no claim is running and no birth claim is open (for tests and shutdown). */
+  /** Resolves when nothing is in flight or waiting to start, no claim is running and no birth claim is open (for tests and shutdown). */
   async idle(): Promise<void> {
-    while (this.pumping || this.inflight.size > 0 || this.births.size > 0) {
+    while (this.pumping || this.inflight.size > 0 || this.births.size > 0 || this.ready.length > 0) {
       const inflight = [...this.inflight.values()].map((entry) => entry.promise);
       await Promise.all([this.pumping, this.births.settled(), ...inflight]);
     }
@@ -203,7 +209,7 @@ export class DeliveryWorker implements LocalWorker {
           for (const subscriptionId of exhausted)
             await this.recorder.health.record(subscriptionId, false, "no outcome recorded: the worker's lease expired");
         }
-        const room = this.slots.shared + this.slots.express - this.inflight.size - this.births.size;
+        const room = this.slots.shared + this.slots.express - this.inflight.size - this.ready.length;
         if (room <= 0) return;
         const { claimed, lostRace, waiting, nextDueAt } = await claimFairly(this.db, {
           now,
@@ -231,9 +237,37 @@ export class DeliveryWorker implements LocalWorker {
     }
   }
 
-  /** What is in flight on this worker, birth claims included. */
+  /** What is in flight on this worker, the deliveries waiting to start and the open birth claims included. */
   private inFlightCounts(): InFlight {
-    return inFlightOf(this.inflight.values(), this.births.tenants());
+    return inFlightOf(this.startedOrReady(), this.births.tenants());
+  }
+
+  /** The attempts in flight and the deliveries claimed at birth waiting to start, each to a tenant's destination. */
+  private *startedOrReady(): Iterable<{ tenantId: string; destination: string }> {
+    yield* this.inflight.values();
+    for (const { delivery } of this.ready)
+      yield { tenantId: delivery.tenant_id, destination: destinationOf(delivery.subscription.target_url) };
+  }
+
+  /**
+   * Starts the deliveries claimed at birth that wait for a slot, oldest first, while a shared slot is free
+   * (only half of them while the queue has deliveries waiting, as `mayClaimAtBirth` has it; the express
+   * slots are the claim's). One whose lease would run out before its attempt could end is left to its
+   * lease: it is claimed again from the queue once the lease has run out.
+   */
+  private startReady(): void {
+    const { concurrency } = this.deps.config;
+    const slots = this.waiting.size === 0 ? concurrency : Math.max(1, Math.floor(concurrency / 2));
+    while (this.ready.length > 0 && this.inflight.size < slots) {
+      const { delivery, leasedUntil } = this.ready.shift()!;
+      if (leasedUntil.getTime() - this.deps.clock.now().getTime() >= attemptTimeoutMs(this.deps.config))
+        this.launch(delivery);
+      else
+        this.deps.logger.warn(
+          { deliveryId: delivery.id },
+          'a delivery claimed at birth waited out its lease for a slot; it will be claimed again',
+        );
+    }
   }
 
   private schedule(delayMs: number): void {
@@ -262,6 +296,7 @@ export class DeliveryWorker implements LocalWorker {
       )
       .finally(() => {
         this.inflight.delete(delivery.id);
+        this.startReady();
         // Claim again in batches: once half the slots are free (or all, for a concurrency of 1), not after
         // every single delivery. New work still wakes the worker at once (notification, timer).
         if (this.inflight.size <= Math.floor(this.deps.config.concurrency / 2)) this.wake();
@@ -308,6 +343,7 @@ export class DeliveryWorker implements LocalWorker {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     for (const entry of this.inflight.values()) entry.abort.abort();
+    this.ready.length = 0;
     await this.idle();
     await this.shutDown();
   }
