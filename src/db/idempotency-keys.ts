@@ -11,7 +11,11 @@ import { runInTurnBatch } from './turn-batches.js';
 import {
   CompiledShapes,
   companionRows,
+  guardHolds,
+  guardOutcome,
+  guardTable,
   insertedWithCompanions,
+  insertParameters,
   insertShape,
   listedInOrder,
   type SingleRowInsert,
@@ -111,6 +115,8 @@ export interface OneStatementCreate {
   created: boolean;
   /** A key row (completed or expired) was there: the transactional path decides. */
   found: boolean;
+  /** The insert's guard held (always true without one): when it did not, nothing was written. */
+  guarded: boolean;
   /** The insert's companions' counted rows (0 when nothing was created). */
   companion_rows: number;
 }
@@ -120,14 +126,14 @@ function createWithKeyStatement(ref: KeyRef, insert: SingleRowInsert, snapshot: 
   return sql<OneStatementCreate>`
     with lock as (select pg_try_advisory_xact_lock(${ref.lockId}::bigint) as locked),
     found as (select 1 from idempotency_keys where tenant_id = ${ref.tenantId} and resource_type = ${ref.resourceType} and key = ${ref.key}),
-    ${insertedWithCompanions(insert, sql`from lock where lock.locked and not exists (select from found)`)},
+    ${insertedWithCompanions(insert, sql`from lock${guardTable(insert)} where lock.locked and ${guardHolds(insert)} and not exists (select from found)`)},
     stored as (
       insert into idempotency_keys (tenant_id, resource_type, key, request_hash, resource_id, response_status, response_body, response_etag, completed_at, expires_at)
       select ${ref.tenantId}, ${ref.resourceType}, ${ref.key}, ${snapshot.requestHash}, ${snapshot.resourceId}, ${snapshot.status}, ${jsonb(snapshot.body)}, ${snapshot.etag ?? null},
         ${snapshot.completedAt}, ${snapshot.expiresAt}
       from inserted)
     select lock.locked, exists (select from inserted) as created, exists (select from found) as found,
-      ${companionRows(insert)} as companion_rows
+      ${guardOutcome(insert)} as guarded, ${companionRows(insert)} as companion_rows
     from lock ${prepared()}`;
 }
 
@@ -139,8 +145,7 @@ function createWithKeyParameters(ref: KeyRef, insert: SingleRowInsert, snapshot:
     tenantId,
     resourceType,
     key,
-    ...Object.values(insert.row),
-    ...(insert.companions?.parameters ?? []),
+    ...insertParameters(insert),
     tenantId,
     resourceType,
     key,

@@ -2,9 +2,11 @@
  * One INSERT of a row whose every column the repository sets (also those the database would default), so
  * that the response is known before the row is written: the repositories describe such a row, the
  * idempotency protocol runs it alone or inside its one-statement create. Writes that belong with the row
- * (its event and the event's deliveries) can ride in the same statement as companions.
+ * (its event and the event's deliveries) can ride in the same statement as companions. A row built from
+ * what was read before (its references) carries a guard: the statement checks that what was read still
+ * holds, and inserts nothing when it does not.
  */
-import { type CompiledQuery, type RawBuilder, sql } from 'kysely';
+import { type CompiledQuery, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Executor } from './executor.js';
 import { prepared } from './prepared-statements.js';
 import { runInTurnBatch } from './turn-batches.js';
@@ -18,6 +20,23 @@ export interface SingleRowInsert {
   uniqueConstraint: string;
   /** Writes made in the same statement, only when the row is inserted. */
   companions?: CompanionWrites;
+  /**
+   * What the row was built from, checked in its statement: where it does not hold, nothing is written (only
+   * for the row of a `ReadFirstCreate`, http/idempotency.ts, which then creates its transactional way).
+   */
+  guard?: InsertGuard;
+}
+
+/**
+ * A condition on what a row was built from (the references it names, as read before its statement), which
+ * the statement evaluates once, as `guard.holds`, before its insert.
+ */
+export interface InsertGuard {
+  /** The same key for the same text: statements are compiled once per shape. */
+  shape: string;
+  condition: RawBuilder<SqlBool>;
+  /** The values of the placeholders of `condition`, in order. */
+  parameters: readonly unknown[];
 }
 
 /**
@@ -35,9 +54,13 @@ export interface CompanionWrites {
   counted: string;
 }
 
-/** What an insert did: whether the row was written (not a duplicate), and the companions' counted rows. */
+/**
+ * What an insert did: whether the row was written, whether its guard held (always, without one: when it
+ * held, a row not written was a duplicate), and the companions' counted rows.
+ */
 export interface InsertOutcome {
   created: boolean;
+  guarded: boolean;
   companionRows: number;
 }
 
@@ -51,10 +74,29 @@ export function insertRowStatement(insert: SingleRowInsert, from: RawBuilder<unk
     on conflict on constraint ${sql.id(insert.uniqueConstraint)} do nothing returning 1 as one`;
 }
 
-/** `inserted as (<the row's insert>)`, then the companions' expressions. */
+/**
+ * `guard as (...)` when the insert has one, then `inserted as (<the row's insert>)`, then the companions'
+ * expressions. `from` reads `guard` (`guardHolds`) where there is one.
+ */
 export function insertedWithCompanions(insert: SingleRowInsert, from: RawBuilder<unknown>): RawBuilder<unknown> {
-  const row = sql`inserted as (${insertRowStatement(insert, from)})`;
+  const guarded = insert.guard ? sql`guard as (select ${insert.guard.condition} as holds), ` : sql``;
+  const row = sql`${guarded}inserted as (${insertRowStatement(insert, from)})`;
   return insert.companions ? sql`${row}, ${insert.companions.ctes}` : row;
+}
+
+/** The tables a `from` of `insertedWithCompanions` reads besides its own: `guard`, where there is one. */
+export function guardTable(insert: SingleRowInsert): RawBuilder<unknown> {
+  return insert.guard ? sql`, guard` : sql``;
+}
+
+/** The condition a `from` of `insertedWithCompanions` adds: `guard.holds`, where there is a guard. */
+export function guardHolds(insert: SingleRowInsert): RawBuilder<SqlBool> {
+  return insert.guard ? sql<SqlBool>`guard.holds` : sql<SqlBool>`true`;
+}
+
+/** Whether the guard held, as a select-list expression (true without one). */
+export function guardOutcome(insert: SingleRowInsert): RawBuilder<boolean> {
+  return insert.guard ? sql<boolean>`(select holds from guard)` : sql<boolean>`true`;
 }
 
 /** The companions' counted rows as a select-list expression (0 without companions). */
@@ -64,9 +106,9 @@ export function companionRows(insert: SingleRowInsert): RawBuilder<number> {
     : sql<number>`0`;
 }
 
-/** What a single-row statement's text depends on: the table, the columns, the constraint and the companions. */
+/** What a single-row statement's text depends on: the table, the columns, the constraint, companions and guard. */
 export function insertShape(insert: SingleRowInsert): string {
-  return `${insert.table}|${insert.uniqueConstraint}|${Object.keys(insert.row).join(',')}|${insert.companions?.shape ?? ''}`;
+  return `${insert.table}|${insert.uniqueConstraint}|${Object.keys(insert.row).join(',')}|${insert.companions?.shape ?? ''}|${insert.guard?.shape ?? ''}`;
 }
 
 /** Whether Kysely's compiled parameters are exactly `listed`, in order (then the text can be reused with others). */
@@ -95,18 +137,21 @@ export class CompiledShapes<R> {
   }
 }
 
-/** The insert's statement as Kysely builds it: alone, or with its companions and their count. */
+/** The insert's statement as Kysely builds it: alone, or with its guard, its companions and their count. */
 function insertStatement(insert: SingleRowInsert) {
-  if (!insert.companions) return sql<InsertedRow>`${insertRowStatement(insert, sql``)} ${prepared()}`;
+  if (!insert.companions && !insert.guard) return sql<InsertedRow>`${insertRowStatement(insert, sql``)} ${prepared()}`;
+  const from = insert.guard ? sql`from guard where guard.holds` : sql``;
   return sql<InsertedRow>`
-    with ${insertedWithCompanions(insert, sql``)}
-    select exists (select from inserted) as created, ${companionRows(insert)} as companion_rows ${prepared()}`;
+    with ${insertedWithCompanions(insert, from)}
+    select exists (select from inserted) as created, ${guardOutcome(insert)} as guarded,
+      ${companionRows(insert)} as companion_rows ${prepared()}`;
 }
 
-/** A row of the statement: `one` alone (a row when inserted), `created` and `companion_rows` with companions. */
+/** A row of the statement: `one` alone (a row when inserted); `created`, `guarded`, `companion_rows` otherwise. */
 interface InsertedRow {
   one?: number;
   created?: boolean;
+  guarded?: boolean;
   companion_rows?: number;
 }
 
@@ -122,8 +167,9 @@ export function compileSingleRowInsert(
   return { compiled, reusable: listedInOrder(compiled.parameters, insertParameters(insert)) };
 }
 
-function insertParameters(insert: SingleRowInsert): unknown[] {
-  return [...Object.values(insert.row), ...(insert.companions?.parameters ?? [])];
+/** The insert's parameters in the order of its placeholders: the guard's, the row's, the companions'. */
+export function insertParameters(insert: SingleRowInsert): unknown[] {
+  return [...(insert.guard?.parameters ?? []), ...Object.values(insert.row), ...(insert.companions?.parameters ?? [])];
 }
 
 /** The insert's statement compiled once per shape, as the keyed create's (idempotency-keys.ts). */
@@ -141,6 +187,7 @@ function compiledInsert(executor: Executor, insert: SingleRowInsert): CompiledQu
  */
 export async function insertSingleRow(executor: Executor, insert: SingleRowInsert): Promise<InsertOutcome> {
   const rows = await runInTurnBatch(executor, compiledInsert(executor, insert));
-  if (!insert.companions) return { created: rows.length > 0, companionRows: 0 };
-  return { created: rows[0]!.created!, companionRows: rows[0]!.companion_rows! };
+  if (!insert.companions && !insert.guard) return { created: rows.length > 0, guarded: true, companionRows: 0 };
+  const [row] = rows;
+  return { created: row!.created!, guarded: row!.guarded!, companionRows: row!.companion_rows! };
 }

@@ -84,10 +84,12 @@ export type TransactionalCreate = (tx: Transaction<Database>) => Promise<Resourc
 
 /**
  * A create that reads first what its row needs and is then one row. `prepare` reads outside any
- * transaction (taking no locks, as the transaction's own reads at READ COMMITTED would not) and gives the
- * `SingleRowCreate`, or undefined when its reads found anything to refuse: `inTransaction` then creates
- * the usual way, after the key is checked, so that a retry of a completed request still replays and a
- * refusal is answered exactly as it always is.
+ * transaction (taking no locks, as the transaction's own reads at READ COMMITTED would not), or takes what
+ * it read for an earlier create, and gives the `SingleRowCreate`, or undefined when its reads found
+ * anything to refuse: `inTransaction` then creates the usual way, after the key is checked, so that a
+ * retry of a completed request still replays and a refusal is answered exactly as it always is. The row's
+ * guard (`SingleRowInsert.guard`) checks in its statement that what it was built from still holds; when it
+ * does not, nothing was written and `inTransaction` creates instead.
  */
 export interface ReadFirstCreate {
   prepare: (db: Kysely<Database>) => Promise<SingleRowCreate | undefined>;
@@ -125,6 +127,9 @@ function lockId(tenantId: string, resourceType: string, key: string): string {
 /** The key was committed by a request racing this one after this one looked it up: run again (it replays). */
 class KeyTakenMeanwhile extends Error {}
 
+/** A row's guard did not hold: what it was built from changed, and nothing was written. */
+class GuardFailed extends Error {}
+
 function pending(): Problem {
   return new Problem(
     'idempotency-pending',
@@ -161,11 +166,30 @@ export async function createResource(
   options: CreateOptions,
   creation: Creation,
 ): Promise<CreateOutcome> {
-  const resolved = 'prepare' in creation ? ((await creation.prepare(db)) ?? creation.inTransaction) : creation;
+  if (!('prepare' in creation)) return createSettled(db, clock, request, options, creation);
+  const prepared = await creation.prepare(db);
+  if (prepared) {
+    try {
+      return await createSettled(db, clock, request, options, prepared);
+    } catch (error) {
+      if (!(error instanceof GuardFailed)) throw error;
+    }
+  }
+  return createResolved(db, clock, request, options, creation.inTransaction);
+}
+
+/** `createResolved`, then the single row's `settled` however it ended. */
+async function createSettled(
+  db: Kysely<Database>,
+  clock: Clock,
+  request: CreateRequest,
+  options: CreateOptions,
+  creation: SingleRowCreate | TransactionalCreate,
+): Promise<CreateOutcome> {
   try {
-    return await createResolved(db, clock, request, options, resolved);
+    return await createResolved(db, clock, request, options, creation);
   } finally {
-    if (typeof resolved !== 'function') resolved.settled?.();
+    if (typeof creation !== 'function') creation.settled?.();
   }
 }
 
@@ -204,6 +228,7 @@ async function insertCreation(
   creation: SingleRowCreate,
 ): Promise<CreateOutcome> {
   const inserted = await insertSingleRow(executor, creation.insert);
+  if (!inserted.guarded) throw new GuardFailed();
   if (!inserted.created) throw creation.duplicate();
   const { afterCreate } = creation;
   if (afterCreate) {
@@ -216,8 +241,9 @@ async function insertCreation(
 
 /**
  * The first try of a `SingleRowCreate` with a key: one statement, so one transaction of one round trip. It
- * creates only when it holds the lock and no key row is there; undefined sends every other case to
- * `createInTransaction`, whose transaction decides as it always does:
+ * creates only when it holds the lock, no key row is there and the row's guard holds (`GuardFailed` when it
+ * does not: `createResource` then creates the `ReadFirstCreate`'s transactional way); undefined sends every
+ * other case to `createInTransaction`, whose transaction decides as it always does:
  * - a key row is there (a replay, a conflict, an expired key);
  * - the key was committed by a racing request after this statement's snapshot, seen either as the key's
  *   primary key refusing the snapshot (the statement and its insert roll back) or as the insert finding
@@ -242,6 +268,7 @@ async function createInOneStatement(
       creation.afterCreate?.(result.companion_rows, db);
       return outcome;
     }
+    if (!result.guarded) throw new GuardFailed();
     if (!result.found && !(await keyCommitted(db, keyed.ref))) throw creation.duplicate();
   } catch (error) {
     if (!isUniqueViolation(error, 'idempotency_keys_pkey')) throw error;

@@ -27,6 +27,15 @@ export class TwoGenerationCache<K, V> {
     return old;
   }
 
+  delete(key: K): void {
+    const young = this.young.get(key);
+    if (young !== undefined) {
+      this.young.delete(key);
+      this.youngWeight -= this.weigh(young);
+    }
+    this.old.delete(key);
+  }
+
   set(key: K, value: V): void {
     const weight = this.weigh(value);
     if (weight > this.limit) return;

@@ -1,15 +1,17 @@
 /**
- * A visit's create without site assets reads its references first and is then one statement (the visit,
- * its ticket.created event, the event's deliveries and the Idempotency-Key: src/modules/site-visits/service.ts
- * `visitCreation`). The read happens before the key is checked, so these prove that a key still decides
- * first: a completed request replays whatever its references have become since, and a different body is an
- * idempotency conflict, not the refusal its references would earn.
+ * A visit's create without site assets reads its references first, or takes those an earlier create
+ * found, and is then one statement (the visit, its ticket.created event, the event's deliveries and the
+ * Idempotency-Key: src/modules/site-visits/service.ts `visitCreation`), which checks that those references
+ * still hold. The read happens before the key is checked, so these prove that a key still decides first: a
+ * completed request replays whatever its references have become since, and a different body is an
+ * idempotency conflict, not the refusal its references would earn. And references that changed since an
+ * earlier create found them are answered as they are now, never as they were.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { admin } from '../helpers/tenants.js';
-import { visitBody, visitTenant } from '../helpers/visits.js';
+import { admin, siteBody } from '../helpers/tenants.js';
+import { createItem, createProject, createVisit, postVisit, visitBody, visitTenant } from '../helpers/visits.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -104,5 +106,80 @@ describe('a visit create with an Idempotency-Key', () => {
     expect(visits).toHaveLength(1);
     expect(events).toHaveLength(1);
     expect(deliveries).toEqual([{ event_id: events[0]!.id, subscription_id: subscription.body.data.id }]);
+  });
+});
+
+describe('a visit create naming references an earlier create found', () => {
+  it('follows a site whose code changed: the old code is not found, the new one is the site', async () => {
+    const v = await visitTenant(t);
+    await createVisit(t, v);
+    const renamed = await t.http.patch(`/api/v1/sites/${v.siteId}`, {
+      token: v.fullToken,
+      json: { siteCode: `${v.siteCode}-NEW` },
+    });
+    expect(renamed.status, renamed.text).toBe(200);
+
+    const old = await postVisit(t, v, { clientTicketNumber: `OLD-${randomUUID()}` });
+    expect(old.status).toBe(404);
+    expect(old.body.detail).toContain(v.siteCode);
+    const moved = await createVisit(t, { ...v, siteCode: `${v.siteCode}-NEW` });
+    expect(moved.attributes.clientSiteId).toBe(`${v.siteCode}-NEW`);
+
+    // The old code given to another site: a visit naming it goes there.
+    const other = await t.http.post('/api/v1/sites', {
+      token: v.fullToken,
+      json: siteBody({ siteCode: v.siteCode }),
+    });
+    expect(other.status, other.text).toBe(201);
+    const created = await createVisit(t, v);
+    const stored = await t.database.db
+      .selectFrom('site_visits')
+      .select('site_id')
+      .where('id', '=', created.id)
+      .executeTakeFirstOrThrow();
+    expect(stored.site_id).toBe(other.body.data.id);
+  });
+
+  it('answers a project as it is now: Inactive is refused, Active again is served in its own form', async () => {
+    const v = await visitTenant(t);
+    await createVisit(t, v);
+    const path = `/admin/v1/tenants/${v.tenantId}/projects/${v.projectId}`;
+    expect((await admin(t, 'PATCH', path, { status: 'Inactive' })).status).toBe(200);
+    for (const headers of [{}, { 'idempotency-key': randomUUID() }] as Record<string, string>[]) {
+      const refused = await t.http.post('/api/v1/site-visits', { token: v.token, json: visitBody(v), headers });
+      expect(refused.status).toBe(409);
+      expect(refused.body.type).toMatch(/invalid-project$/);
+    }
+    expect((await admin(t, 'PATCH', path, { status: 'Active' })).status).toBe(200);
+    const created = await createVisit(t, v);
+    expect(created.attributes.projectId).toBe(v.projectId);
+  });
+
+  it('refuses an item that is no longer there under its name, and a duplicate ticket number as a duplicate', async () => {
+    const v = await visitTenant(t);
+    const item = await createItem(t, v.tenantId);
+    const project = await createProject(t, v.tenantId);
+    const named = { ...v, itemName: item.itemName, projectId: Number(project.projectId) };
+    const first = await createVisit(t, named);
+    for (const headers of [{}, { 'idempotency-key': randomUUID() }] as Record<string, string>[]) {
+      const again = await t.http.post('/api/v1/site-visits', {
+        token: v.token,
+        json: visitBody(named, { clientTicketNumber: first.attributes.clientTicketNumber }),
+        headers,
+      });
+      expect(again.status).toBe(409);
+      expect(again.body.type).toMatch(/duplicate-resource$/);
+    }
+
+    // No API renames an item; the operator's database can.
+    await t.database.db
+      .updateTable('items')
+      .set({ item_name: `${item.itemName} (renamed)` })
+      .where('tenant_id', '=', v.tenantId)
+      .where('item_id', '=', String(item.itemId))
+      .execute();
+    const gone = await postVisit(t, named);
+    expect(gone.status).toBe(404);
+    expect(gone.body.detail).toContain(item.itemName);
   });
 });

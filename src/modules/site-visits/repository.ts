@@ -1,10 +1,13 @@
 /** Site visits and their asset assignments. Every function takes the tenant: another tenant's visit is not found. */
-import { sql, type Transaction } from 'kysely';
-import { prepared } from '../../db/prepared-statements.js';
+import type { Transaction } from 'kysely';
 import type { Database, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
-import { type CompanionWrites, insertSingleRow, type SingleRowInsert } from '../../db/single-row-insert.js';
+import {
+  type CompanionWrites,
+  type InsertGuard,
+  insertSingleRow,
+  type SingleRowInsert,
+} from '../../db/single-row-insert.js';
 import { tenantRowReads } from '../../db/tenant-row-reads.js';
-import { readInTurnBatch } from '../../db/turn-batches.js';
 import { newIntegerId } from '../../lib/ids.js';
 import type { Executor } from '../../db/executor.js';
 
@@ -102,65 +105,6 @@ export async function findVisitTenantId(db: Executor, visitId: string): Promise<
   return row?.tenant_id;
 }
 
-/** What a new visit names, as far as the tenant has it (undefined: not the tenant's), and whether its ticket number is taken. */
-export interface VisitReferences {
-  project: { project_id: string; project_id_is_integer: boolean; status: string } | undefined;
-  site: { id: string; site_code: string } | undefined;
-  item: { item_id: string; item_name: string } | undefined;
-  ticketTaken: boolean;
-}
-
-interface VisitReferencesRow {
-  project_id: string | null;
-  project_id_is_integer: boolean | null;
-  project_status: string | null;
-  site_id: string | null;
-  site_code: string | null;
-  item_id: string | null;
-  item_name: string | null;
-  ticket_taken: boolean;
-}
-
-/**
- * The project, site and item a new visit names and its ticket number's use, in one statement (one round
- * trip instead of four; each join is on a unique key, so there is exactly one row).
- */
-export async function findVisitReferences(
-  db: Executor,
-  tenantId: string,
-  names: { projectId: string; siteCode: string; itemName: string; clientTicketNumber: string | null },
-): Promise<VisitReferences> {
-  const ticketTaken =
-    names.clientTicketNumber === null
-      ? sql<boolean>`false`
-      : sql<boolean>`exists (select from site_visits v where v.tenant_id = ${tenantId} and v.client_ticket_number = ${names.clientTicketNumber})`;
-  // With the other reads of this turn (the creates' reference reads arrive together).
-  const rows = await readInTurnBatch(
-    db,
-    sql<VisitReferencesRow>`
-    select p.project_id, p.project_id_is_integer, p.status as project_status, s.id as site_id, s.site_code,
-      i.item_id, i.item_name, ${ticketTaken} as ticket_taken
-    from (select 1) as one
-    left join projects p on p.tenant_id = ${tenantId} and p.project_id = ${names.projectId}
-    left join sites s on s.tenant_id = ${tenantId} and s.site_code = ${names.siteCode}
-    left join items i on i.tenant_id = ${tenantId} and i.item_name = ${names.itemName} ${prepared()}`,
-  );
-  const row = rows[0]!;
-  return {
-    project:
-      row.project_id === null
-        ? undefined
-        : {
-            project_id: row.project_id,
-            project_id_is_integer: row.project_id_is_integer!,
-            status: row.project_status!,
-          },
-    site: row.site_id === null ? undefined : { id: row.site_id, site_code: row.site_code! },
-    item: row.item_id === null ? undefined : { item_id: row.item_id, item_name: row.item_name! },
-    ticketTaken: row.ticket_taken,
-  };
-}
-
 export async function findVisitIdByTicket(
   db: Executor,
   tenantId: string,
@@ -175,9 +119,19 @@ export async function findVisitIdByTicket(
   return row?.id;
 }
 
-/** The insert of a new visit, every column set, with the writes that go with it (its event). */
-export function visitInsert(row: Omit<SiteVisitRow, 'seq'>, companions?: CompanionWrites): SingleRowInsert {
-  return { table: 'site_visits', row, uniqueConstraint: TICKET_CONSTRAINT, ...(companions ? { companions } : {}) };
+/** The insert of a new visit, every column set, with the writes that go with it (its event) and its guard. */
+export function visitInsert(
+  row: Omit<SiteVisitRow, 'seq'>,
+  companions?: CompanionWrites,
+  guard?: InsertGuard,
+): SingleRowInsert {
+  return {
+    table: 'site_visits',
+    row,
+    uniqueConstraint: TICKET_CONSTRAINT,
+    ...(companions ? { companions } : {}),
+    ...(guard ? { guard } : {}),
+  };
 }
 
 /** Inserts the visit; false when the tenant has a visit with its ticket number already. */

@@ -12,6 +12,7 @@ import { listMeta } from '../../http/pagination.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import type { AuthContext } from '../../http/auth.js';
+import { KnownReferences } from './known-references.js';
 import { loadVisitViews, SITE_VISIT_TYPE, toVisitResource } from './representation.js';
 import { type VisitRecord, visitExists } from './repository.js';
 import {
@@ -40,6 +41,8 @@ function withoutAssetAttributes(body: unknown): unknown {
 export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
   const { db, clock, cursors } = ctx;
   const baseUrl = ctx.config.publicBaseUrl;
+  /** What this app's visit creates found of their references (visitCreation). */
+  const knownReferences = new KnownReferences();
 
   const render = async (
     executor: Kysely<Database> | Transaction<Database>,
@@ -97,6 +100,7 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
         request,
         { resourceType: SITE_VISIT_TYPE, exists: visitExists },
         visits.visitCreation(
+          knownReferences,
           request.auth.tenantId,
           request.body,
           clock.now(),

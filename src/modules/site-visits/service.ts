@@ -20,9 +20,11 @@ import { resolveSiteAssets } from '../site-assets/service.js';
 import { getSite, getSiteByCode, siteWithCode } from '../sites/service.js';
 import { loadNewVisitView, newVisitView, SITE_VISIT_TYPE, type VisitView } from './representation.js';
 import * as repository from './repository.js';
+import { findVisitReferences, visitReferencesGuard } from './references-repository.js';
 import { type NewVisitRecord, TICKET_CONSTRAINT, type VisitRecord } from './repository.js';
 import type { SiteVisitCreate, SiteVisitListQueryValue, SiteVisitPatch } from './schemas.js';
 import { INITIAL_STATUS } from './statuses.js';
+import type { KnownReferences, ReferenceNames } from './known-references.js';
 
 /** API field → column, for the fields stored as given. */
 const PLAIN_COLUMNS = {
@@ -70,28 +72,53 @@ interface NewVisitReferences {
   ticketTaken: boolean;
 }
 
+/** The visit's dates, checked (422). */
+function visitDates(input: SiteVisitCreate): { startDate: Date; dueDate: Date } {
+  const startDate = parseDate('startDate', input.startDate);
+  const dueDate = parseDate('dueDate', input.dueDate);
+  assertDueNotBeforeStart(startDate, dueDate, input);
+  return { startDate, dueDate };
+}
+
+/** How the visit names its references. */
+function referenceNames(input: SiteVisitCreate): ReferenceNames {
+  return { projectId: referenceIdText(input.projectId), siteCode: input.clientSiteId, itemName: input.itemName };
+}
+
 /**
  * The dates, then the references: project first (409), then site (404) and item (404). Whether the ticket
  * number is taken is read with them; the caller checks it after the site assets (409).
  */
 async function readReferences(db: Executor, tenantId: string, input: SiteVisitCreate): Promise<NewVisitReferences> {
-  const startDate = parseDate('startDate', input.startDate);
-  const dueDate = parseDate('dueDate', input.dueDate);
-  assertDueNotBeforeStart(startDate, dueDate, input);
-  const named = await repository.findVisitReferences(db, tenantId, {
-    projectId: referenceIdText(input.projectId),
-    siteCode: input.clientSiteId,
-    itemName: input.itemName,
+  const dates = visitDates(input);
+  const named = await findVisitReferences(db, tenantId, {
+    ...referenceNames(input),
     clientTicketNumber: input.clientTicketNumber ?? null,
   });
   return {
-    startDate,
-    dueDate,
+    ...dates,
     project: activeProject(input.projectId, named.project),
     site: siteWithCode(input.clientSiteId, named.site),
     item: namedItem(input.itemName, named.item),
     ticketTaken: named.ticketTaken,
   };
+}
+
+/**
+ * The references as an earlier create of this process found them (`KnownReferences`; the ticket number
+ * unread: the insert's unique constraint decides), else read and remembered.
+ */
+async function knownOrReadReferences(
+  db: Executor,
+  known: KnownReferences,
+  tenantId: string,
+  input: SiteVisitCreate,
+): Promise<NewVisitReferences> {
+  const remembered = known.get(tenantId, referenceNames(input));
+  if (remembered) return { ...visitDates(input), ...remembered, ticketTaken: false };
+  const references = await readReferences(db, tenantId, input);
+  known.remember(tenantId, referenceNames(input), references);
+  return references;
 }
 
 /** The new visit's row, every column set (status New, version 1, no workflow state yet). */
@@ -183,12 +210,15 @@ export interface NewVisitServing {
 }
 
 /**
- * The client API's create of a visit without site assets, as one statement after one read (`ReadFirstCreate`):
- * the references are read first; the visit, its ticket.created event and the event's deliveries are then
- * inserted in the statement that also holds the Idempotency-Key. Anything the read refuses, and a visit
- * with site assets (rows of their own), is created by `createVisit` in the create's transaction instead.
+ * The client API's create of a visit without site assets, as one statement (`ReadFirstCreate`): the
+ * references are those an earlier create found (`known`), or read first; the visit, its ticket.created
+ * event and the event's deliveries are then inserted in the statement that also holds the Idempotency-Key
+ * and checks that the references still hold (`visitReferencesGuard`). Anything the read refuses, a visit
+ * whose references changed, and a visit with site assets (rows of their own) is created by `createVisit`
+ * in the create's transaction instead.
  */
 export function visitCreation(
+  known: KnownReferences,
   tenantId: string,
   input: SiteVisitCreate,
   now: Date,
@@ -199,7 +229,7 @@ export function visitCreation(
   return {
     prepare: async (db) => {
       if (assigned) return undefined;
-      const references = await readReferences(db, tenantId, input).catch((error: unknown) => {
+      const references = await knownOrReadReferences(db, known, tenantId, input).catch((error: unknown) => {
         if (error instanceof Problem) return undefined;
         throw error;
       });
@@ -208,7 +238,7 @@ export function visitCreation(
       const row = newVisitRow(tenantId, input, references, now);
       const event = eventWithRow(db, tenantId, ticketCreated(row, references), log);
       return {
-        insert: repository.visitInsert(row, event.companions),
+        insert: repository.visitInsert(row, event.companions, visitReferencesGuard(tenantId, references)),
         duplicate: () => duplicateTicket(String(row.client_ticket_number)),
         resource: serving.resource(newVisitView(newVisitRecord(row, references), serving.includeAssets)),
         afterCreate: event.afterCreate,
@@ -216,6 +246,8 @@ export function visitCreation(
       };
     },
     inTransaction: async (tx) => {
+      // Read afresh by the next create too: these may be what changed.
+      known.forget(tenantId, referenceNames(input));
       const record = await createVisit(tx, tenantId, input, now, log);
       return serving.resource(await loadNewVisitView(tx, tenantId, record, serving.includeAssets, assigned));
     },

@@ -11,6 +11,7 @@ import type { Database } from '../../../src/db/schema.js';
 import { compileSingleRowInsert } from '../../../src/db/single-row-insert.js';
 import { newId } from '../../../src/lib/ids.js';
 import { eventCompanions } from '../../../src/modules/outbox/repository/events.js';
+import { visitReferencesGuard } from '../../../src/modules/site-visits/references-repository.js';
 import { visitInsert } from '../../../src/modules/site-visits/repository.js';
 import { siteCreation } from '../../../src/modules/sites/service.js';
 import { siteBody } from '../../helpers/tenants.js';
@@ -44,7 +45,7 @@ describe('the one-statement create, compiled once per shape', () => {
     expect(compileCreateWithKey(db, ref, siteInsert('S-1'), snapshot).reusable).toBe(true);
   });
 
-  it("reuses a visit's with its event and deliveries as companions", () => {
+  it("reuses a visit's with its event and deliveries as companions, and its references' guard", () => {
     const event = {
       id: newId('evt'),
       type: 'ticket.created',
@@ -63,14 +64,21 @@ describe('the one-statement create, compiled once per shape', () => {
       status: 'New',
       created_at: now,
     };
-    const insert = visitInsert(row as never, eventCompanions('ten_1', event, sql`(e.type = 'ticket.created')`));
+    const guard = visitReferencesGuard('ten_1', {
+      project: { project_id: '7', project_id_is_integer: true },
+      site: { id: 'site_1', site_code: 'S-1' },
+      item: { item_id: '3', item_name: 'Kiosk' },
+    });
+    const insert = visitInsert(row as never, eventCompanions('ten_1', event, sql`(e.type = 'ticket.created')`), guard);
     const { compiled, reusable } = compileCreateWithKey(db, ref, insert, snapshot);
     expect(reusable).toBe(true);
     expect(compiled.sql).toContain('event_deliveries');
+    expect(compiled.sql).toContain('guard.holds');
     // Without a key: the insert with its companions alone.
     const alone = compileSingleRowInsert(db, insert);
     expect(alone.reusable).toBe(true);
     expect(alone.compiled.sql).toContain('event_deliveries');
+    expect(alone.compiled.sql).toContain('guard.holds');
   });
 
   it("reuses a site's insert without a key", () => {
