@@ -166,38 +166,41 @@ export async function createResource(
   options: CreateOptions,
   creation: Creation,
 ): Promise<CreateOutcome> {
-  if (!('prepare' in creation)) return createSettled(db, clock, request, options, creation);
+  const call: CreateCall = { db, clock, request, options };
+  if (!('prepare' in creation)) return createSettled(call, creation);
   const prepared = await creation.prepare(db);
   if (prepared) {
     try {
-      return await createSettled(db, clock, request, options, prepared);
+      return await createSettled(call, prepared);
     } catch (error) {
       if (!(error instanceof GuardFailed)) throw error;
     }
   }
-  return createResolved(db, clock, request, options, creation.inTransaction);
+  return createResolved(call, creation.inTransaction);
+}
+
+/** What one create is asked with. */
+interface CreateCall {
+  db: Kysely<Database>;
+  clock: Clock;
+  request: CreateRequest;
+  options: CreateOptions;
 }
 
 /** `createResolved`, then the single row's `settled` however it ended. */
 async function createSettled(
-  db: Kysely<Database>,
-  clock: Clock,
-  request: CreateRequest,
-  options: CreateOptions,
+  call: CreateCall,
   creation: SingleRowCreate | TransactionalCreate,
 ): Promise<CreateOutcome> {
   try {
-    return await createResolved(db, clock, request, options, creation);
+    return await createResolved(call, creation);
   } finally {
     if (typeof creation !== 'function') creation.settled?.();
   }
 }
 
 async function createResolved(
-  db: Kysely<Database>,
-  clock: Clock,
-  request: CreateRequest,
-  options: CreateOptions,
+  { db, clock, request, options }: CreateCall,
   creation: SingleRowCreate | TransactionalCreate,
 ): Promise<CreateOutcome> {
   const { tenantId } = request.auth;
