@@ -10,7 +10,7 @@ import type { Database } from './schema.js';
 import { runInTurnBatch } from './turn-batches.js';
 import {
   CompiledShapes,
-  companionRows,
+  companionsOutcome,
   guardHolds,
   guardOutcome,
   guardTable,
@@ -117,8 +117,8 @@ export interface OneStatementCreate {
   found: boolean;
   /** The insert's guard held (always true without one): when it did not, nothing was written. */
   guarded: boolean;
-  /** The insert's companions' counted rows (0 when nothing was created). */
-  companion_rows: number;
+  /** The insert's companions' outcome (null without companions). */
+  companions: unknown;
 }
 
 /** The one-statement create of `insert`, as Kysely builds it. */
@@ -133,7 +133,7 @@ function createWithKeyStatement(ref: KeyRef, insert: SingleRowInsert, snapshot: 
         ${snapshot.completedAt}, ${snapshot.expiresAt}
       from inserted)
     select lock.locked, exists (select from inserted) as created, exists (select from found) as found,
-      ${guardOutcome(insert)} as guarded, ${companionRows(insert)} as companion_rows
+      ${guardOutcome(insert)} as guarded, ${companionsOutcome(insert)} as companions
     from lock ${prepared()}`;
 }
 

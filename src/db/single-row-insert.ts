@@ -50,18 +50,21 @@ export interface CompanionWrites {
   ctes: RawBuilder<unknown>;
   /** The values of the placeholders of `ctes`, in order (checked once per shape against Kysely's). */
   parameters: readonly unknown[];
-  /** The expression whose rows the statement counts as `companion_rows` (the deliveries queued, say). */
-  counted: string;
+  /**
+   * What the statement returns of the companions' writes, as `companions` (the deliveries queued, say): a
+   * select-list expression over their tables, with no placeholders.
+   */
+  outcome: RawBuilder<unknown>;
 }
 
 /**
  * What an insert did: whether the row was written, whether its guard held (always, without one: when it
- * held, a row not written was a duplicate), and the companions' counted rows.
+ * held, a row not written was a duplicate), and the companions' outcome (undefined without companions).
  */
 export interface InsertOutcome {
   created: boolean;
   guarded: boolean;
-  companionRows: number;
+  companions: unknown;
 }
 
 /** `insert ... select <row> <from> on conflict do nothing returning 1`: the row, unless a duplicate. */
@@ -99,11 +102,9 @@ export function guardOutcome(insert: SingleRowInsert): RawBuilder<boolean> {
   return insert.guard ? sql<boolean>`(select holds from guard)` : sql<boolean>`true`;
 }
 
-/** The companions' counted rows as a select-list expression (0 without companions). */
-export function companionRows(insert: SingleRowInsert): RawBuilder<number> {
-  return insert.companions
-    ? sql<number>`(select count(*) from ${sql.table(insert.companions.counted)})::int`
-    : sql<number>`0`;
+/** The companions' outcome as a select-list expression (null without companions). */
+export function companionsOutcome(insert: SingleRowInsert): RawBuilder<unknown> {
+  return insert.companions ? insert.companions.outcome : sql`null`;
 }
 
 /** What a single-row statement's text depends on: the table, the columns, the constraint, companions and guard. */
@@ -137,22 +138,22 @@ export class CompiledShapes<R> {
   }
 }
 
-/** The insert's statement as Kysely builds it: alone, or with its guard, its companions and their count. */
+/** The insert's statement as Kysely builds it: alone, or with its guard, its companions and their outcome. */
 function insertStatement(insert: SingleRowInsert) {
   if (!insert.companions && !insert.guard) return sql<InsertedRow>`${insertRowStatement(insert, sql``)} ${prepared()}`;
   const from = insert.guard ? sql`from guard where guard.holds` : sql``;
   return sql<InsertedRow>`
     with ${insertedWithCompanions(insert, from)}
     select exists (select from inserted) as created, ${guardOutcome(insert)} as guarded,
-      ${companionRows(insert)} as companion_rows ${prepared()}`;
+      ${companionsOutcome(insert)} as companions ${prepared()}`;
 }
 
-/** A row of the statement: `one` alone (a row when inserted); `created`, `guarded`, `companion_rows` otherwise. */
+/** A row of the statement: `one` alone (a row when inserted); `created`, `guarded`, `companions` otherwise. */
 interface InsertedRow {
   one?: number;
   created?: boolean;
   guarded?: boolean;
-  companion_rows?: number;
+  companions?: unknown;
 }
 
 /**
@@ -187,7 +188,7 @@ function compiledInsert(executor: Executor, insert: SingleRowInsert): CompiledQu
  */
 export async function insertSingleRow(executor: Executor, insert: SingleRowInsert): Promise<InsertOutcome> {
   const rows = await runInTurnBatch(executor, compiledInsert(executor, insert));
-  if (!insert.companions && !insert.guard) return { created: rows.length > 0, guarded: true, companionRows: 0 };
+  if (!insert.companions && !insert.guard) return { created: rows.length > 0, guarded: true, companions: undefined };
   const [row] = rows;
-  return { created: row!.created!, guarded: row!.guarded!, companionRows: row!.companion_rows! };
+  return { created: row!.created!, guarded: row!.guarded!, companions: row!.companions ?? undefined };
 }

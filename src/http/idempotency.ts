@@ -73,8 +73,8 @@ export interface SingleRowCreate {
   duplicate: () => Problem;
   /** The row as the response shows it. */
   resource: ResourceObject<unknown>;
-  /** Run once the row is committed, with the companions' counted rows (waking the delivery workers, say). */
-  afterCreate?: (companionRows: number, db: Kysely<Database>) => void;
+  /** Run once the row is committed, with its companions' outcome (the deliveries queued, to start them, say). */
+  afterCreate?: (companions: unknown, db: Kysely<Database>) => void;
   /** Run once the create has ended, whatever its outcome (after `afterCreate` when it created). */
   settled?: () => void;
 }
@@ -235,7 +235,7 @@ async function insertCreation(
   if (!inserted.created) throw creation.duplicate();
   const { afterCreate } = creation;
   if (afterCreate) {
-    const effect = (db: Kysely<Database>) => afterCreate(inserted.companionRows, db);
+    const effect = (db: Kysely<Database>) => afterCreate(inserted.companions, db);
     if (executor.isTransaction) afterCommit(executor as Transaction<Database>, effect);
     else effect(executor);
   }
@@ -268,7 +268,7 @@ async function createInOneStatement(
     );
     if (!result.locked) throw pending();
     if (result.created) {
-      creation.afterCreate?.(result.companion_rows, db);
+      creation.afterCreate?.(result.companions ?? undefined, db);
       return outcome;
     }
     if (!result.guarded) throw new GuardFailed();

@@ -149,6 +149,20 @@ describe('deliveries claimed at birth', () => {
     expect(await claims()).toEqual({ queue: before.queue, birth: before.birth + 2 });
   });
 
+  it('carry the event as stored: its retry, claimed from the queue, sends the same body byte for byte', async () => {
+    const worker = await startedWorker();
+    const endpoint = harness.receiver.endpoint((_request, index) => (index === 0 ? 500 : 200));
+    const v = await subscribedTenant(endpoint);
+    const before = await claims();
+    await createVisit(t, v);
+    const [first, retry] = await endpoint.waitFor(2);
+    await worker.idle();
+
+    expect(await claims()).toEqual({ queue: before.queue + 1, birth: before.birth + 1 });
+    expect([first!.headers['x-svc-attempt'], retry!.headers['x-svc-attempt']]).toEqual(['1', '2']);
+    expect(retry!.body.equals(first!.body)).toBe(true);
+  });
+
   it('give the slot back when the create queues nothing: a replayed create', async () => {
     const worker = await startedWorker();
     const endpoint = harness.receiver.endpoint();

@@ -11,7 +11,7 @@ import { Batcher } from '../../lib/batcher.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../runtime/metrics.js';
 import { type AttemptMade, INACTIVE } from './attempt.js';
-import type { ClaimedDelivery } from './claiming.js';
+import type { ClaimedDelivery } from './types.js';
 import * as attempts from './repository/attempts.js';
 import { outcomeOf } from './retry-schedule.js';
 import { SubscriptionHealth } from './subscription-health.js';

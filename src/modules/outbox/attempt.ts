@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { WebhookConfig } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
 import { type Verdict, verdictForStatus } from './attempt-verdict.js';
-import type { ClaimedDelivery } from './claiming.js';
+import type { ClaimedDelivery } from './types.js';
 import type { DestinationPolicy } from './destination-policy.js';
 import { toEnvelope } from './service.js';
 import { deliveryHeaders, unsealSecret } from './signing.js';

@@ -7,20 +7,11 @@
  */
 import { type Kysely, sql } from 'kysely';
 import { prepared } from '../../db/prepared-statements.js';
-import type { Database, EventRow, WebhookSubscriptionRow } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
 import { readInTurnBatch, runInTurnBatch } from '../../db/turn-batches.js';
 import { type ClaimCandidate, chooseFairly, destinationOf, type InFlight, type Slots } from './fair-claim.js';
 import { lostAttemptEntry } from './repository/queue.js';
-
-/** A claimed delivery with what its attempt needs: the event and the subscription as they are now. */
-export interface ClaimedDelivery {
-  id: string;
-  tenant_id: string;
-  attempt: number;
-  round_start: number;
-  event: EventRow;
-  subscription: Pick<WebhookSubscriptionRow, 'id' | 'target_url' | 'is_active' | 'signing_version' | 'secret_sealed'>;
-}
+import type { ClaimedDelivery } from './types.js';
 
 interface DueCandidates {
   /** In due order (earliest first). */
@@ -187,39 +178,10 @@ async function claimDeliveries(
   return claimed.flat().map(toClaimedDelivery);
 }
 
-/**
- * The deliveries of `eventId` that this worker queued claimed at birth (birth-claims.ts), leased until
- * `leasedUntil` and not attempted since: read back as `claimDeliveries` returns what it claims. Outside a
- * transaction, with the other reads of the turn.
- *
- * Still leased means still pending: every change that ends a delivery ends its lease. So the statement does
- * not name the status, and the planner reads the event's index, never a partial index on pending deliveries
- * (which holds an entry for every version of every row claimed since the last vacuum: a constant 'pending'
- * here made the generic plan read one from end to end, a parameter made PostgreSQL plan at every execution).
- */
-export async function readClaimedAtBirth(
-  db: Kysely<Database>,
-  eventId: string,
-  leasedUntil: Date,
-): Promise<ClaimedDelivery[]> {
-  const rows = await readInTurnBatch(
-    db,
-    sql<ClaimedRow>`
-    select ${CLAIMED_COLUMNS}
-    from webhook_deliveries d
-    join events e on e.id = d.event_id
-    join webhook_subscriptions s on s.id = d.subscription_id
-    where d.event_id = ${eventId} and d.attempts = 1 and d.leased_until = ${leasedUntil}
-    order by s.seq ${prepared()}`,
-  );
-  return rows.map(toClaimedDelivery);
-}
-
 /** A claimed delivery's columns: the delivery's, its event's (`e_`) and its target's (`s_`). */
 const CLAIMED_COLUMNS = sql`d.id, d.tenant_id, d.attempts, d.round_start,
   e.id as e_id, e.type as e_type, e.occurred_at as e_occurred_at, e.resource_type as e_resource_type,
-  e.resource_id as e_resource_id, e.payload_version as e_payload_version, e.data as e_data, e.seq as e_seq,
-  e.created_at as e_created_at,
+  e.resource_id as e_resource_id, e.payload_version as e_payload_version, e.data as e_data,
   s.id as s_id, s.target_url as s_target_url, s.is_active as s_is_active, s.signing_version as s_signing_version,
   s.secret_sealed as s_secret_sealed`;
 
@@ -235,8 +197,6 @@ interface ClaimedRow {
   e_resource_id: string;
   e_payload_version: string;
   e_data: unknown;
-  e_seq: number;
-  e_created_at: Date;
   s_id: string;
   s_target_url: string;
   s_is_active: boolean;
@@ -259,8 +219,6 @@ function toClaimedDelivery(row: ClaimedRow): ClaimedDelivery {
       resource_id: row.e_resource_id,
       payload_version: row.e_payload_version,
       data: row.e_data,
-      seq: row.e_seq,
-      created_at: new Date(row.e_created_at),
     },
     subscription: {
       id: row.s_id,

@@ -11,7 +11,7 @@ import { afterCommit, afterEnd, openedOn } from '../../db/transaction.js';
 import { newId } from '../../lib/ids.js';
 import * as events from './repository/events.js';
 import { claimAtBirth, notifyWorkers, wakeWorkers } from './wake-workers.js';
-import { type EventDataBase, type EventEnvelope, type EventType, PAYLOAD_VERSION } from './types.js';
+import { type ClaimedEvent, type EventDataBase, type EventEnvelope, type EventType, PAYLOAD_VERSION } from './types.js';
 
 export interface NewEvent {
   type: EventType;
@@ -24,7 +24,7 @@ export interface NewEvent {
 /** Where the request recording an event says so (its request logger: request id, tenant id). */
 export type EventLog = Pick<Logger, 'info'>;
 
-export function toEnvelope(row: EventRow): EventEnvelope {
+export function toEnvelope(row: ClaimedEvent): EventEnvelope {
   return {
     id: row.id,
     type: row.type as EventType,
@@ -106,18 +106,18 @@ export async function recordEvent(
   const claim = db && claimAtBirth(db, tenantId);
   if (claim) afterEnd(tx, () => claim.settled());
   const recorded = await events.insertEventWithDeliveries(tx, tenantId, row, PUBLISHED, claim);
-  if (recorded.deliveries > 0) {
-    if (claim) afterCommit(tx, () => claim.committed(row.id, recorded.deliveries));
+  if (recorded.deliveries.length > 0) {
+    if (claim) afterCommit(tx, () => claim.committed(recorded.deliveries));
     else await notifyWorkers(tx);
   }
-  logRecorded(log, row, recorded.deliveries);
+  logRecorded(log, row, recorded.deliveries.length);
   return recorded.event;
 }
 
 /**
  * The event as writes of the statement that inserts the row it is about (`recordEvent` for a create that is
- * one row: `SingleRowInsert.companions`), what to do once that row is committed with the number of
- * deliveries queued (`SingleRowCreate.afterCreate`), and once the create has ended (`settled`).
+ * one row: `SingleRowInsert.companions`), what to do once that row is committed with the deliveries the
+ * statement queued (`SingleRowCreate.afterCreate`), and once the create has ended (`settled`).
  *
  * When a delivery worker of this process reads the queue through `db` and can take them at once, the
  * deliveries are queued already claimed by it (wake-workers.ts's `BirthClaim`): after the commit it
@@ -132,17 +132,18 @@ export function eventWithRow(
   log?: EventLog,
 ): {
   companions: CompanionWrites;
-  afterCreate: (deliveries: number, db: Kysely<Database>) => void;
+  afterCreate: (companions: unknown, db: Kysely<Database>) => void;
   settled: () => void;
 } {
   const row = newEventRow(event);
   const claim = claimAtBirth(db, tenantId);
   return {
     companions: events.eventCompanions(tenantId, row, PUBLISHED, claim),
-    afterCreate: (deliveries, committedOn) => {
-      if (claim) claim.committed(row.id, deliveries);
-      else if (deliveries > 0) wakeWorkers(committedOn);
-      logRecorded(log, row, deliveries);
+    afterCreate: (companions, committedOn) => {
+      const deliveries = events.queuedDeliveries(tenantId, row, companions);
+      if (claim) claim.committed(deliveries);
+      else if (deliveries.length > 0) wakeWorkers(committedOn);
+      logRecorded(log, row, deliveries.length);
     },
     settled: () => claim?.settled(),
   };

@@ -1,4 +1,5 @@
-/** Site-visit lifecycle events (SPEC: Events). */
+/** Site-visit lifecycle events (SPEC: Events), and a delivery of one as a worker holds it. */
+import type { EventRow, WebhookSubscriptionRow } from '../../db/schema.js';
 
 export const EVENT_TYPES = [
   'ticket.created',
@@ -31,4 +32,17 @@ export interface EventEnvelope {
   resourceId: string;
   payloadVersion: string;
   data: EventDataBase & Record<string, unknown>;
+}
+
+/** An event as a delivery carries it: its row as stored, but for the numbering that only listings read. */
+export type ClaimedEvent = Omit<EventRow, 'seq' | 'created_at'>;
+
+/** A claimed delivery with what its attempt needs: the event and the subscription as they are now. */
+export interface ClaimedDelivery {
+  id: string;
+  tenant_id: string;
+  attempt: number;
+  round_start: number;
+  event: ClaimedEvent;
+  subscription: Pick<WebhookSubscriptionRow, 'id' | 'target_url' | 'is_active' | 'signing_version' | 'secret_sealed'>;
 }

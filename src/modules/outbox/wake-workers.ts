@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { isClosing } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { afterCommit } from '../../db/transaction.js';
+import type { ClaimedDelivery } from './types.js';
 
 /** The channel on which committed work wakes the delivery workers. */
 export const DELIVERY_CHANNEL = 'webhook_deliveries';
@@ -80,8 +81,8 @@ export function logWakeFailuresTo(db: Kysely<Database>, logger: Logger): void {
 export interface BirthClaim {
   claimedAt: Date;
   leasedUntil: Date;
-  /** Once the statement that queued `deliveries` of the event `eventId` has committed: deliver them. */
-  committed(eventId: string, deliveries: number): void;
+  /** Once the statement that queued `deliveries` (claimed by this claim) has committed: deliver them. */
+  committed(deliveries: readonly ClaimedDelivery[]): void;
   /** Once the create has ended, whatever its outcome: the worker's slot is free again unless `committed` took it. */
   settled(): void;
 }

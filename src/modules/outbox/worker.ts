@@ -28,7 +28,8 @@ import type { Metrics } from '../../runtime/metrics.js';
 import { AttemptSender, attemptTimeoutMs, type ListenerAttempts } from './attempt.js';
 import { AttemptRecorder } from './attempt-recorder.js';
 import { BirthClaims } from './birth-claims.js';
-import { type ClaimedDelivery, claimFairly } from './claiming.js';
+import { claimFairly } from './claiming.js';
+import type { ClaimedDelivery } from './types.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
 import { destinationOf, expressSlots, type InFlight, inFlightOf, mayClaimAtBirth, type Slots } from './fair-claim.js';
 import { failExhaustedLeases } from './repository/queue.js';
@@ -76,7 +77,7 @@ export class DeliveryWorker implements LocalWorker {
   private abandoned = false;
   /** The deliveries of events about to be written, claimed by this worker. */
   private readonly births: BirthClaims;
-  /** Deliveries claimed at birth, committed and read back, that wait for a slot (startReady), oldest first. */
+  /** Deliveries claimed at birth and committed that wait for a slot (startReady), oldest first. */
   private readonly ready: Array<{ delivery: ClaimedDelivery; leasedUntil: Date }> = [];
   /** The tenants whose due deliveries the last claim left waiting. */
   private waiting: ReadonlySet<string> = new Set();
@@ -109,10 +110,8 @@ export class DeliveryWorker implements LocalWorker {
     this.sender = new AttemptSender({ ...deps, policy, transport: this.transport });
     this.recorder = new AttemptRecorder({ ...deps, db: this.db, random });
     this.births = new BirthClaims({
-      db: this.db,
       clock: deps.clock,
       leaseMs: deps.config.leaseMs,
-      logger: deps.logger,
       // A worker that stopped (or crashed, in tests) meanwhile leaves them to their leases.
       handOver: (delivery, leasedUntil) => {
         if (this.state === 'stopped' || this.abandoned) return;

@@ -4,6 +4,7 @@ import type { EventRow } from '../../../db/schema.js';
 import type { Executor } from '../../../db/executor.js';
 import type { CompanionWrites } from '../../../db/single-row-insert.js';
 import { newId } from '../../../lib/ids.js';
+import type { ClaimedDelivery } from '../types.js';
 
 export interface NewEventRow {
   id: string;
@@ -74,8 +75,50 @@ function eventWrites(
       join tenants t on t.id = s.tenant_id
       where ${published}
       order by s.seq
-      returning 1
+      returning id, subscription_id, attempts, round_start
     )`;
+}
+
+/**
+ * What the statement that writes an event returns of it (`queuedDeliveries` reads it): the event's data as
+ * stored and, in its targets' order, each delivery queued with its target's columns that an attempt needs,
+ * so that deliveries claimed at birth need not be read back.
+ */
+const QUEUED = sql`(select json_build_object('data', (select data from event_row),
+    'deliveries', coalesce(json_agg(json_build_array(d.id, d.attempts, d.round_start, s.id, s.target_url,
+      s.is_active, s.signing_version, s.secret_sealed) order by s.seq), '[]'))
+  from event_deliveries d join webhook_subscriptions s on s.id = d.subscription_id)`;
+
+type QueuedRow = [string, number, number, string, string, boolean, 'legacy' | 'v1', string | null];
+
+/** The deliveries an event's statement queued (`QUEUED`), as a worker delivers them; none when it wrote none. */
+export function queuedDeliveries(tenantId: string, event: NewEventRow, queued: unknown): ClaimedDelivery[] {
+  if (!queued) return [];
+  const { data, deliveries } = queued as { data: unknown; deliveries: QueuedRow[] };
+  const stored = {
+    id: event.id,
+    tenant_id: tenantId,
+    type: event.type,
+    occurred_at: event.occurredAt,
+    resource_type: event.resourceType,
+    resource_id: event.resourceId,
+    payload_version: event.payloadVersion,
+    data,
+  };
+  return deliveries.map(([id, attempts, roundStart, subscriptionId, targetUrl, isActive, signingVersion, secret]) => ({
+    id,
+    tenant_id: tenantId,
+    attempt: attempts,
+    round_start: roundStart,
+    event: stored,
+    subscription: {
+      id: subscriptionId,
+      target_url: targetUrl,
+      is_active: isActive,
+      signing_version: signingVersion,
+      secret_sealed: secret,
+    },
+  }));
 }
 
 /** Ids for the event's first deliveries, made here (`DELIVERY_IDS_PER_EVENT`). */
@@ -108,8 +151,8 @@ function eventWritesParameters(
 
 /**
  * The event and its deliveries as the companions of the insert of the row it is about: written in that
- * row's statement, only when the row is inserted; `companion_rows` counts the deliveries queued (claimed
- * already with `claim`).
+ * row's statement, only when the row is inserted; the statement returns the deliveries queued (claimed
+ * already with `claim`) as `queuedDeliveries` reads them.
  */
 export function eventCompanions(
   tenantId: string,
@@ -122,13 +165,13 @@ export function eventCompanions(
     shape: 'event',
     ctes: eventWrites(tenantId, event, published, sql`from inserted`, claim, deliveryIds),
     parameters: eventWritesParameters(tenantId, event, claim, deliveryIds),
-    counted: 'event_deliveries',
+    outcome: QUEUED,
   };
 }
 
 /**
  * Inserts the event and, in the same statement, its deliveries (`eventWrites`: claimed already with `claim`).
- * Returns the event and how many deliveries were queued.
+ * Returns the event and the deliveries queued.
  */
 export async function insertEventWithDeliveries(
   tx: Executor,
@@ -136,12 +179,12 @@ export async function insertEventWithDeliveries(
   event: NewEventRow,
   published: RawBuilder<SqlBool>,
   claim: ClaimedAtBirth | undefined,
-): Promise<{ event: EventRow; deliveries: number }> {
-  const result = await sql<EventRow & { deliveries: number }>`
+): Promise<{ event: EventRow; deliveries: ClaimedDelivery[] }> {
+  const result = await sql<EventRow & { queued: unknown }>`
     with ${eventWrites(tenantId, event, published, sql``, claim, newDeliveryIds())}
-    select event_row.*, (select count(*) from event_deliveries)::int as deliveries from event_row`.execute(tx);
-  const { deliveries, ...row } = result.rows[0]!;
-  return { event: row as EventRow, deliveries };
+    select event_row.*, ${QUEUED} as queued from event_row`.execute(tx);
+  const { queued, ...row } = result.rows[0]!;
+  return { event: row as EventRow, deliveries: queuedDeliveries(tenantId, event, queued) };
 }
 
 export async function listEventsOfResource(db: Executor, tenantId: string, resourceId: string): Promise<EventRow[]> {
