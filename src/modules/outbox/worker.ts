@@ -28,10 +28,11 @@ import type { Metrics } from '../../runtime/metrics.js';
 import { AttemptSender, attemptTimeoutMs, type ListenerAttempts } from './attempt.js';
 import { AttemptRecorder } from './attempt-recorder.js';
 import { BirthClaims } from './birth-claims.js';
+import { InFlightAttempts } from './in-flight-attempts.js';
 import { claimFairly } from './claiming.js';
 import type { ClaimedDelivery } from './types.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
-import { destinationOf, expressSlots, type InFlight, inFlightOf, mayClaimAtBirth, type Slots } from './fair-claim.js';
+import { expressSlots, type InFlight, inFlightOf, mayClaimAtBirth, type Slots } from './fair-claim.js';
 import { failExhaustedLeases } from './repository/queue.js';
 import { PinnedTransport, type WebhookTransport } from './transport.js';
 import { type BirthClaim, DELIVERY_CHANNEL, type LocalWorker, wakeHere } from './wake-workers.js';
@@ -60,10 +61,8 @@ export class DeliveryWorker implements LocalWorker {
   private readonly db;
   private readonly transport: WebhookTransport;
   private readonly ownsTransport: boolean;
-  private readonly inflight = new Map<
-    string,
-    { promise: Promise<void>; abort: AbortController; tenantId: string; destination: string }
-  >();
+  /** Every attempt not yet recorded, and the slots they hold. */
+  private readonly attempts: InFlightAttempts;
   /** WEBHOOK_CONCURRENCY shared slots, and the express slots of tenants with nothing in flight (fair-claim.ts). */
   private readonly slots: Slots;
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
@@ -77,8 +76,6 @@ export class DeliveryWorker implements LocalWorker {
   private abandoned = false;
   /** The deliveries of events about to be written, claimed by this worker. */
   private readonly births: BirthClaims;
-  /** Deliveries claimed at birth and committed that wait for a slot (startReady), oldest first. */
-  private readonly ready: Array<{ delivery: ClaimedDelivery; leasedUntil: Date }> = [];
   /** The tenants whose due deliveries the last claim left waiting. */
   private waiting: ReadonlySet<string> = new Set();
   /** Attempts launched so far: processAll stops once a claim launches none. */
@@ -109,15 +106,32 @@ export class DeliveryWorker implements LocalWorker {
     const random = deps.random ?? Math.random;
     this.sender = new AttemptSender({ ...deps, policy, transport: this.transport });
     this.recorder = new AttemptRecorder({ ...deps, db: this.db, random });
+    this.attempts = new InFlightAttempts({
+      slots: this.slots.shared + this.slots.express,
+      logger: deps.logger,
+      onSlotFree: () => {
+        this.births.startReady();
+        // Claim again in batches: once half the slots are free (or all, for a concurrency of 1), not after
+        // every single delivery. New work still wakes the worker at once (notification, timer).
+        if (this.attempts.sending <= Math.floor(this.deps.config.concurrency / 2)) this.wake();
+      },
+    });
     this.births = new BirthClaims({
       clock: deps.clock,
       leaseMs: deps.config.leaseMs,
-      // A worker that stopped (or crashed, in tests) meanwhile leaves them to their leases.
-      handOver: (delivery, leasedUntil) => {
-        if (this.state === 'stopped' || this.abandoned) return;
-        this.ready.push({ delivery, leasedUntil });
+      attemptTimeoutMs: attemptTimeoutMs(deps.config),
+      logger: deps.logger,
+      // A shared slot (only half of them while the queue has deliveries waiting, as `mayClaimAtBirth` has
+      // it; the express slots are the claim's).
+      freeSlots: () => {
+        const { concurrency } = this.deps.config;
+        return (
+          (this.waiting.size === 0 ? concurrency : Math.max(1, Math.floor(concurrency / 2))) - this.attempts.sending
+        );
+      },
+      launch: (delivery) => {
+        this.launch(delivery);
         this.deps.metrics?.deliveryClaims.inc({ how: 'birth' });
-        this.startReady();
       },
     });
   }
@@ -152,22 +166,21 @@ export class DeliveryWorker implements LocalWorker {
   /**
    * Claims, for their first attempt, the deliveries of a new event of `tenantId` about to be written
    * (birth-claims.ts), when fair-claim.ts's `mayClaimAtBirth` lets the tenant take a slot now, counting the
-   * attempts in flight and the deliveries waiting to start, and while fewer than WEBHOOK_CONCURRENCY claims
-   * and deliveries are waiting to start.
+   * attempts in flight and the deliveries waiting to start, and while the claims open and the deliveries
+   * waiting to start are fewer than a second round of slots (2 × WEBHOOK_CONCURRENCY): each create under
+   * way holds one, however long its statement waits.
    */
   claimAtBirth(tenantId: string): BirthClaim | undefined {
     if (this.state !== 'running') return undefined;
-    if (this.births.size + this.ready.length >= this.slots.shared) return undefined;
+    if (this.births.size >= 2 * this.slots.shared) return undefined;
     if (!mayClaimAtBirth(tenantId, inFlightOf(this.startedOrReady(), []), this.waiting, this.slots)) return undefined;
     return this.births.claim(tenantId);
   }
 
   /** Resolves when nothing is in flight or waiting to start, no claim is running and no birth claim is open (for tests and shutdown). */
   async idle(): Promise<void> {
-    while (this.pumping || this.inflight.size > 0 || this.births.size > 0 || this.ready.length > 0) {
-      const inflight = [...this.inflight.values()].map((entry) => entry.promise);
-      await Promise.all([this.pumping, this.births.settled(), ...inflight]);
-    }
+    while (this.pumping || this.attempts.size > 0 || this.births.size > 0)
+      await Promise.all([this.pumping, this.births.settled(), this.attempts.settled()]);
   }
 
   /**
@@ -208,7 +221,7 @@ export class DeliveryWorker implements LocalWorker {
           for (const subscriptionId of exhausted)
             await this.recorder.health.record(subscriptionId, false, "no outcome recorded: the worker's lease expired");
         }
-        const room = this.slots.shared + this.slots.express - this.inflight.size - this.ready.length;
+        const room = this.slots.shared + this.slots.express - this.attempts.sending - this.births.waitingToStart;
         if (room <= 0) return;
         const { claimed, lostRace, waiting, nextDueAt } = await claimFairly(this.db, {
           now,
@@ -227,7 +240,7 @@ export class DeliveryWorker implements LocalWorker {
       } while (
         this.pumpAgain &&
         this.state === 'running' &&
-        this.inflight.size < this.slots.shared + this.slots.express
+        this.attempts.sending < this.slots.shared + this.slots.express
       );
     } catch (error) {
       this.deps.logger.warn({ err: error }, 'webhook delivery worker could not claim deliveries; retrying');
@@ -241,32 +254,10 @@ export class DeliveryWorker implements LocalWorker {
     return inFlightOf(this.startedOrReady(), this.births.tenants());
   }
 
-  /** The attempts in flight and the deliveries claimed at birth waiting to start, each to a tenant's destination. */
+  /** The attempts holding a slot and the deliveries claimed at birth waiting to start, each to a tenant's destination. */
   private *startedOrReady(): Iterable<{ tenantId: string; destination: string }> {
-    yield* this.inflight.values();
-    for (const { delivery } of this.ready)
-      yield { tenantId: delivery.tenant_id, destination: destinationOf(delivery.subscription.target_url) };
-  }
-
-  /**
-   * Starts the deliveries claimed at birth that wait for a slot, oldest first, while a shared slot is free
-   * (only half of them while the queue has deliveries waiting, as `mayClaimAtBirth` has it; the express
-   * slots are the claim's). One whose lease would run out before its attempt could end is left to its
-   * lease: it is claimed again from the queue once the lease has run out.
-   */
-  private startReady(): void {
-    const { concurrency } = this.deps.config;
-    const slots = this.waiting.size === 0 ? concurrency : Math.max(1, Math.floor(concurrency / 2));
-    while (this.ready.length > 0 && this.inflight.size < slots) {
-      const { delivery, leasedUntil } = this.ready.shift()!;
-      if (leasedUntil.getTime() - this.deps.clock.now().getTime() >= attemptTimeoutMs(this.deps.config))
-        this.launch(delivery);
-      else
-        this.deps.logger.warn(
-          { deliveryId: delivery.id },
-          'a delivery claimed at birth waited out its lease for a slot; it will be claimed again',
-        );
-    }
+    yield* this.attempts.holdingSlots();
+    yield* this.births.readyTargets();
   }
 
   private schedule(delayMs: number): void {
@@ -288,31 +279,15 @@ export class DeliveryWorker implements LocalWorker {
   }
 
   private launch(delivery: ClaimedDelivery): void {
-    const abort = new AbortController();
-    const promise = this.deliver(delivery, abort.signal)
-      .catch((error) =>
-        this.deps.logger.error({ err: error, deliveryId: delivery.id }, 'webhook delivery bookkeeping failed'),
-      )
-      .finally(() => {
-        this.inflight.delete(delivery.id);
-        this.startReady();
-        // Claim again in batches: once half the slots are free (or all, for a concurrency of 1), not after
-        // every single delivery. New work still wakes the worker at once (notification, timer).
-        if (this.inflight.size <= Math.floor(this.deps.config.concurrency / 2)) this.wake();
-      });
-    this.inflight.set(delivery.id, {
-      promise,
-      abort,
-      tenantId: delivery.tenant_id,
-      destination: destinationOf(delivery.subscription.target_url),
-    });
+    this.attempts.start(delivery, (signal, requestEnded) => this.deliver(delivery, signal, requestEnded));
     this.launched++;
   }
 
   /** One attempt of one delivery, from the policy check to the recorded outcome. */
-  private async deliver(delivery: ClaimedDelivery, stopSignal: AbortSignal): Promise<void> {
-    const attempt = await this.sender.attempt(delivery, stopSignal);
+  private async deliver(delivery: ClaimedDelivery, signal: AbortSignal, requestEnded: () => void): Promise<void> {
+    const attempt = await this.sender.attempt(delivery, signal);
     if (this.abandoned) return;
+    requestEnded();
     const nextAttemptAt = await this.recorder.record(delivery, attempt);
     // Only now: the next attempt sees this one's health (an automatic deactivation) even with a short wait.
     if (nextAttemptAt) this.wakeBy(nextAttemptAt);
@@ -341,14 +316,15 @@ export class DeliveryWorker implements LocalWorker {
     this.state = 'stopping';
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    for (const entry of this.inflight.values()) entry.abort.abort();
-    this.ready.length = 0;
+    this.attempts.abortAll();
+    this.births.close();
     await this.idle();
     await this.shutDown();
   }
 
   private async shutDown(): Promise<void> {
     this.state = 'stopped';
+    this.births.close();
     this.stopLocalWakes?.();
     await this.listener?.close();
     this.listener = undefined;
