@@ -234,6 +234,8 @@ export class DeliveryWorker implements LocalWorker {
         for (const delivery of claimed) this.launch(delivery);
         this.deps.metrics?.deliveryClaims.inc({ how: 'queue' }, claimed.length);
         this.waiting = waiting;
+        // Nothing waiting any more frees the other half of the shared slots for deliveries claimed at birth.
+        this.births.startReady();
         // Another worker took some of the chosen ones in between: choose again among the rest.
         if (lostRace && ++races <= 3) this.pumpAgain = true;
         if (nextDueAt) delayMs = Math.min(delayMs, Math.max(0, nextDueAt.getTime() - this.deps.clock.now().getTime()));
