@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../../config.js';
+import { TwoGenerationCache } from '../../lib/two-generation-cache.js';
 import type { Clock } from '../../lib/clock.js';
 import { type Verdict, verdictForStatus } from './attempt-verdict.js';
 import type { ClaimedDelivery } from './types.js';
@@ -49,7 +50,16 @@ export function attemptTimeoutMs({ timeoutMs, leaseMs }: Pick<WebhookConfig, 'ti
   return Math.max(1, Math.min(timeoutMs, Math.floor(leaseMs * 0.8)));
 }
 
+/** Targets whose opened secret an attempt sender keeps, per generation (`openSecret`). */
+const OPENED_SECRETS = 1_000;
+
 export class AttemptSender {
+  /**
+   * Secrets opened for earlier attempts, by target and sealed text, so that a busy target's attempts do not
+   * each decrypt its secret again. A rotated secret is sealed anew: its text is another key.
+   */
+  private readonly openedSecrets = new TwoGenerationCache<string, string>(OPENED_SECRETS);
+
   constructor(private readonly deps: AttemptSenderDeps) {}
 
   private get timeoutMs(): number {
@@ -100,9 +110,7 @@ export class AttemptSender {
 
     let secret: string | undefined;
     if (subscription.signing_version === 'v1') {
-      secret = subscription.secret_sealed
-        ? unsealSecret(this.deps.keys.webhookEncryptionKey, subscription.id, subscription.secret_sealed)
-        : undefined;
+      secret = subscription.secret_sealed ? this.openSecret(subscription.id, subscription.secret_sealed) : undefined;
       if (secret === undefined)
         return {
           outcome: 'retry',
@@ -131,6 +139,16 @@ export class AttemptSender {
       signal,
     });
     return verdictForStatus(statusCode);
+  }
+
+  /** The target's secret, opened with WEBHOOK_ENCRYPTION_KEY (undefined when it does not open). */
+  private openSecret(subscriptionId: string, sealed: string): string | undefined {
+    const key = `${subscriptionId}\u0000${sealed}`;
+    const opened = this.openedSecrets.get(key);
+    if (opened !== undefined) return opened;
+    const secret = unsealSecret(this.deps.keys.webhookEncryptionKey, subscriptionId, sealed);
+    if (secret !== undefined) this.openedSecrets.set(key, secret);
+    return secret;
   }
 }
 
