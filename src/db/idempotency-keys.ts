@@ -12,8 +12,6 @@ import {
   CompiledShapes,
   companionsOutcome,
   guardHolds,
-  guardOutcome,
-  guardTable,
   insertedWithCompanions,
   insertParameters,
   insertShape,
@@ -126,14 +124,14 @@ function createWithKeyStatement(ref: KeyRef, insert: SingleRowInsert, snapshot: 
   return sql<OneStatementCreate>`
     with lock as (select pg_try_advisory_xact_lock(${ref.lockId}::bigint) as locked),
     found as (select 1 from idempotency_keys where tenant_id = ${ref.tenantId} and resource_type = ${ref.resourceType} and key = ${ref.key}),
-    ${insertedWithCompanions(insert, sql`from lock${guardTable(insert)} where lock.locked and ${guardHolds(insert)} and not exists (select from found)`)},
+    ${insertedWithCompanions(insert, sql`from lock where lock.locked and ${guardHolds(insert)} and not exists (select from found)`)},
     stored as (
       insert into idempotency_keys (tenant_id, resource_type, key, request_hash, resource_id, response_status, response_body, response_etag, completed_at, expires_at)
       select ${ref.tenantId}, ${ref.resourceType}, ${ref.key}, ${snapshot.requestHash}, ${snapshot.resourceId}, ${snapshot.status}, ${jsonb(snapshot.body)}, ${snapshot.etag ?? null},
         ${snapshot.completedAt}, ${snapshot.expiresAt}
       from inserted)
     select lock.locked, exists (select from inserted) as created, exists (select from found) as found,
-      ${guardOutcome(insert)} as guarded, ${companionsOutcome(insert)} as companions
+      ${guardHolds(insert)} as guarded, ${companionsOutcome(insert)} as companions
     from lock ${prepared()}`;
 }
 

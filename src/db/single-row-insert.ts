@@ -59,7 +59,7 @@ export interface CompanionWrites {
 
 /**
  * What an insert did: whether the row was written, whether its guard held (always, without one: when it
- * held, a row not written was a duplicate), and the companions' outcome (undefined without companions).
+ * held, a row not written was a duplicate), and the companions' outcome (null or undefined without them).
  */
 export interface InsertOutcome {
   created: boolean;
@@ -79,7 +79,7 @@ export function insertRowStatement(insert: SingleRowInsert, from: RawBuilder<unk
 
 /**
  * `guard as (...)` when the insert has one, then `inserted as (<the row's insert>)`, then the companions'
- * expressions. `from` reads `guard` (`guardHolds`) where there is one.
+ * expressions. `from` adds `guardHolds` to its condition where there is a guard.
  */
 export function insertedWithCompanions(insert: SingleRowInsert, from: RawBuilder<unknown>): RawBuilder<unknown> {
   const guarded = insert.guard ? sql`guard as (select ${insert.guard.condition} as holds), ` : sql``;
@@ -87,19 +87,9 @@ export function insertedWithCompanions(insert: SingleRowInsert, from: RawBuilder
   return insert.companions ? sql`${row}, ${insert.companions.ctes}` : row;
 }
 
-/** The tables a `from` of `insertedWithCompanions` reads besides its own: `guard`, where there is one. */
-export function guardTable(insert: SingleRowInsert): RawBuilder<unknown> {
-  return insert.guard ? sql`, guard` : sql``;
-}
-
-/** The condition a `from` of `insertedWithCompanions` adds: `guard.holds`, where there is a guard. */
+/** Whether the insert's guard held, as an expression of its statement (true without one). */
 export function guardHolds(insert: SingleRowInsert): RawBuilder<SqlBool> {
-  return insert.guard ? sql<SqlBool>`guard.holds` : sql<SqlBool>`true`;
-}
-
-/** Whether the guard held, as a select-list expression (true without one). */
-export function guardOutcome(insert: SingleRowInsert): RawBuilder<boolean> {
-  return insert.guard ? sql<boolean>`(select holds from guard)` : sql<boolean>`true`;
+  return insert.guard ? sql<SqlBool>`(select holds from guard)` : sql<SqlBool>`true`;
 }
 
 /** The companions' outcome as a select-list expression (null without companions). */
@@ -141,10 +131,10 @@ export class CompiledShapes<R> {
 /** The insert's statement as Kysely builds it: alone, or with its guard, its companions and their outcome. */
 function insertStatement(insert: SingleRowInsert) {
   if (!insert.companions && !insert.guard) return sql<InsertedRow>`${insertRowStatement(insert, sql``)} ${prepared()}`;
-  const from = insert.guard ? sql`from guard where guard.holds` : sql``;
+  const from = insert.guard ? sql`where ${guardHolds(insert)}` : sql``;
   return sql<InsertedRow>`
     with ${insertedWithCompanions(insert, from)}
-    select exists (select from inserted) as created, ${guardOutcome(insert)} as guarded,
+    select exists (select from inserted) as created, ${guardHolds(insert)} as guarded,
       ${companionsOutcome(insert)} as companions ${prepared()}`;
 }
 
@@ -190,5 +180,5 @@ export async function insertSingleRow(executor: Executor, insert: SingleRowInser
   const rows = await runInTurnBatch(executor, compiledInsert(executor, insert));
   if (!insert.companions && !insert.guard) return { created: rows.length > 0, guarded: true, companions: undefined };
   const [row] = rows;
-  return { created: row!.created!, guarded: row!.guarded!, companions: row!.companions ?? undefined };
+  return { created: row!.created!, guarded: row!.guarded!, companions: row!.companions };
 }

@@ -268,7 +268,7 @@ async function createInOneStatement(
     );
     if (!result.locked) throw pending();
     if (result.created) {
-      creation.afterCreate?.(result.companions ?? undefined, db);
+      creation.afterCreate?.(result.companions, db);
       return outcome;
     }
     if (!result.guarded) throw new GuardFailed();

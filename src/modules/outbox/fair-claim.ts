@@ -95,14 +95,21 @@ function withWork(inFlight: ReadonlyMap<string, number>, due: Iterable<string>):
  * slots (the claim, woken when half of them are free, then always finds room for the waiting), and only
  * below the tenant's share, counting those tenants as having work. Express slots are the claim's alone.
  */
+/**
+ * The shared slots that deliveries claimed at birth may fill: all of them while nothing waits in the queue,
+ * half of them while something does (the claim, woken when half are free, then finds room for the waiting).
+ */
+export function birthSlots(waiting: ReadonlySet<string>, slots: Slots): number {
+  return waiting.size === 0 ? slots.shared : Math.floor(slots.shared / 2);
+}
+
 export function mayClaimAtBirth(
   tenantId: string,
   inFlight: InFlight,
   waiting: ReadonlySet<string>,
   slots: Slots,
 ): boolean {
-  const limit = waiting.size === 0 ? slots.shared : Math.floor(slots.shared / 2);
-  if (inFlight.total >= limit) return false;
+  if (inFlight.total >= birthSlots(waiting, slots)) return false;
   const share = shareOf(slots.shared, withWork(inFlight.tenants, [...waiting, tenantId]));
   return (inFlight.tenants.get(tenantId) ?? 0) < share;
 }

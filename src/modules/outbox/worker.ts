@@ -32,7 +32,7 @@ import { InFlightAttempts } from './in-flight-attempts.js';
 import { claimFairly } from './claiming.js';
 import type { ClaimedDelivery } from './types.js';
 import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
-import { expressSlots, type InFlight, inFlightOf, mayClaimAtBirth, type Slots } from './fair-claim.js';
+import { birthSlots, expressSlots, type InFlight, inFlightOf, mayClaimAtBirth, type Slots } from './fair-claim.js';
 import { failExhaustedLeases } from './repository/queue.js';
 import { PinnedTransport, type WebhookTransport } from './transport.js';
 import { type BirthClaim, DELIVERY_CHANNEL, type LocalWorker, wakeHere } from './wake-workers.js';
@@ -121,14 +121,9 @@ export class DeliveryWorker implements LocalWorker {
       leaseMs: deps.config.leaseMs,
       attemptTimeoutMs: attemptTimeoutMs(deps.config),
       logger: deps.logger,
-      // A shared slot (only half of them while the queue has deliveries waiting, as `mayClaimAtBirth` has
-      // it; the express slots are the claim's).
-      freeSlots: () => {
-        const { concurrency } = this.deps.config;
-        return (
-          (this.waiting.size === 0 ? concurrency : Math.max(1, Math.floor(concurrency / 2))) - this.attempts.sending
-        );
-      },
+      // Of the shared slots births may fill (the express slots are the claim's); at least one, so that a
+      // delivery already claimed can always start.
+      freeSlots: () => Math.max(1, birthSlots(this.waiting, this.slots)) - this.attempts.sending,
       launch: (delivery) => {
         this.launch(delivery);
         this.deps.metrics?.deliveryClaims.inc({ how: 'birth' });

@@ -114,10 +114,11 @@ async function knownOrReadReferences(
   tenantId: string,
   input: SiteVisitCreate,
 ): Promise<NewVisitReferences> {
-  const remembered = known.get(tenantId, referenceNames(input));
+  const names = referenceNames(input);
+  const remembered = known.get(tenantId, names);
   if (remembered) return { ...visitDates(input), ...remembered, ticketTaken: false };
   const references = await readReferences(db, tenantId, input);
-  known.remember(tenantId, referenceNames(input), references);
+  known.remember(tenantId, names, references);
   return references;
 }
 

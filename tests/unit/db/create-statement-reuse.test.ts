@@ -73,12 +73,12 @@ describe('the one-statement create, compiled once per shape', () => {
     const { compiled, reusable } = compileCreateWithKey(db, ref, insert, snapshot);
     expect(reusable).toBe(true);
     expect(compiled.sql).toContain('event_deliveries');
-    expect(compiled.sql).toContain('guard.holds');
+    expect(compiled.sql).toContain('(select holds from guard)');
     // Without a key: the insert with its companions alone.
     const alone = compileSingleRowInsert(db, insert);
     expect(alone.reusable).toBe(true);
     expect(alone.compiled.sql).toContain('event_deliveries');
-    expect(alone.compiled.sql).toContain('guard.holds');
+    expect(alone.compiled.sql).toContain('(select holds from guard)');
   });
 
   it("reuses a site's insert without a key", () => {
