@@ -34,8 +34,11 @@ export interface BirthClaimsDeps {
 export class BirthClaims {
   /** One per claim whose create is under way (resolved when it settles or its deliveries are handed over), with its tenant. */
   private readonly open = new Map<Promise<void>, string>();
-  /** Deliveries claimed at birth and committed that wait for a slot (`startReady`), oldest first. */
-  private readonly ready: Array<{ delivery: ClaimedDelivery; leasedUntil: Date }> = [];
+  /**
+   * Deliveries claimed at birth and committed that wait for a slot (`startReady`), oldest first, each with
+   * its destination (taken once: the fair claim asks for it at every claim while the delivery waits).
+   */
+  private readonly ready: Array<{ delivery: ClaimedDelivery; leasedUntil: Date; destination: string }> = [];
   private closed = false;
 
   constructor(private readonly deps: BirthClaimsDeps) {}
@@ -52,8 +55,7 @@ export class BirthClaims {
 
   /** The deliveries waiting to start, each to a tenant's destination. */
   *readyTargets(): Iterable<{ tenantId: string; destination: string }> {
-    for (const { delivery } of this.ready)
-      yield { tenantId: delivery.tenant_id, destination: destinationOf(delivery.subscription.target_url) };
+    for (const { delivery, destination } of this.ready) yield { tenantId: delivery.tenant_id, destination };
   }
 
   /** The tenant of each open claim. */
@@ -113,7 +115,8 @@ export class BirthClaims {
         handedOver = true;
         release();
         if (this.closed) return;
-        for (const delivery of deliveries) this.ready.push({ delivery, leasedUntil });
+        for (const delivery of deliveries)
+          this.ready.push({ delivery, leasedUntil, destination: destinationOf(delivery.subscription.target_url) });
         this.startReady();
       },
       settled: release,
