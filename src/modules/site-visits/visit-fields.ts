@@ -1,0 +1,48 @@
+/**
+ * What a visit's create and its update share: the fields stored as given, the dates' checks, and the
+ * refusal of a ticket number the tenant already used.
+ */
+import type { SiteVisitRow } from '../../db/schema.js';
+import type { ColumnsOf } from '../../db/column-changes.js';
+import { Problem, validationProblem } from '../../http/problem.js';
+import type { SiteVisitCreate, SiteVisitPatch } from './schemas.js';
+
+/** API field → column, for the fields stored as given. */
+export const PLAIN_COLUMNS = {
+  description: 'description',
+  clientTicketNumber: 'client_ticket_number',
+  serviceType: 'service_type',
+  jobInstructions: 'job_instructions',
+  arePartsRequired: 'are_parts_required',
+  trackingNumber: 'tracking_number',
+  partsReturnRequired: 'parts_return_required',
+  schedulingRule: 'scheduling_rule',
+} as const satisfies ColumnsOf<SiteVisitCreate, SiteVisitRow> & ColumnsOf<SiteVisitPatch, SiteVisitRow>;
+
+export function duplicateTicket(clientTicketNumber: string): Problem {
+  return new Problem(
+    'duplicate-resource',
+    `A site visit with clientTicketNumber ${JSON.stringify(clientTicketNumber)} already exists for your client.`,
+  );
+}
+
+export function parseDate(field: 'startDate' | 'dueDate', value: string): Date {
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime()))
+    throw validationProblem({ [field]: ['must be a valid ISO 8601 date-time with a time zone'] });
+  return date;
+}
+
+/** dueDate must not be before startDate; the message goes to the field the request supplied. */
+export function assertDueNotBeforeStart(
+  start: Date,
+  due: Date,
+  supplied: { startDate?: unknown; dueDate?: unknown },
+): void {
+  if (due.getTime() >= start.getTime()) return;
+  throw validationProblem(
+    supplied.dueDate !== undefined
+      ? { dueDate: ['must not be before startDate'] }
+      : { startDate: ['must not be after dueDate'] },
+  );
+}
