@@ -35,3 +35,36 @@ describe('production', () => {
     }
   });
 });
+
+describe('sandbox', () => {
+  it('generates each missing key once and keeps it: a second process and a restart get the same keys', async () => {
+    const config = loadConfig({ ENVIRONMENT: 'sandbox' });
+    const database = await openTestDatabase();
+    try {
+      const [first, second] = await Promise.all([
+        resolveServerKeys(config, database.db),
+        resolveServerKeys(config, database.db),
+      ]);
+      const restarted = await resolveServerKeys(config, database.db);
+      expect(first.adminTokenGenerated).toBe(true);
+      expect(first.adminToken).toMatch(/^adm_/);
+      for (const keys of [second, restarted]) {
+        expect(keys.tokenKeyId).toBe(first.tokenKeyId);
+        expect(keys.cursorKey.equals(first.cursorKey)).toBe(true);
+        expect(keys.webhookEncryptionKey.equals(first.webhookEncryptionKey)).toBe(true);
+        expect(keys.legacyWebhookKey.equals(first.legacyWebhookKey)).toBe(true);
+        expect(keys.adminToken).toBe(first.adminToken);
+      }
+      // A key given in the configuration is taken as given, beside the kept ones.
+      const withAdmin = await resolveServerKeys(
+        loadConfig({ ENVIRONMENT: 'sandbox', ADMIN_TOKEN: 'operator-token-0123456789' }),
+        database.db,
+      );
+      expect(withAdmin.adminToken).toBe('operator-token-0123456789');
+      expect(withAdmin.adminTokenGenerated).toBe(false);
+      expect(withAdmin.tokenKeyId).toBe(first.tokenKeyId);
+    } finally {
+      await database.close();
+    }
+  });
+});

@@ -39,15 +39,33 @@ const generators = {
   adminToken: () => `adm_${randomBytes(24).toString('base64url')}`,
 };
 
-/** Reads a generated secret, creating it first if this is the first process to need it (race-safe). */
-async function keptSecret(db: Kysely<Database>, name: string, generate: () => string): Promise<string> {
+type GeneratedKey = keyof typeof generators;
+
+/**
+ * The generated secrets of these names, each created first by whichever process needs it first (race-safe:
+ * the first value stored wins). A restart finds them all in one read.
+ */
+async function keptSecrets(db: Kysely<Database>, names: readonly GeneratedKey[]): Promise<Map<GeneratedKey, string>> {
+  const stored = (key: GeneratedKey) => `sandbox.${key}`;
+  const read = async () => {
+    const rows = await db
+      .selectFrom('server_secrets')
+      .select(['name', 'value'])
+      .where('name', 'in', names.map(stored))
+      .execute();
+    const values = new Map(rows.map((row) => [row.name, row.value]));
+    return new Map(names.flatMap((key) => (values.has(stored(key)) ? [[key, values.get(stored(key))!]] : [])));
+  };
+  if (names.length === 0) return new Map();
+  const kept = await read();
+  const missing = names.filter((key) => !kept.has(key));
+  if (missing.length === 0) return kept;
   await db
     .insertInto('server_secrets')
-    .values({ name, value: generate() })
+    .values(missing.map((key) => ({ name: stored(key), value: generators[key]() })))
     .onConflict((oc) => oc.column('name').doNothing())
     .execute();
-  const row = await db.selectFrom('server_secrets').select('value').where('name', '=', name).executeTakeFirstOrThrow();
-  return row.value;
+  return read();
 }
 
 export async function resolveServerKeys(
@@ -56,16 +74,27 @@ export async function resolveServerKeys(
 ): Promise<ServerKeys & { adminTokenGenerated: boolean }> {
   const configured = config.keys;
   const sandbox = config.environment === 'sandbox';
-  const take = async (name: keyof typeof generators, value: string | undefined): Promise<string> => {
-    if (value !== undefined) return value;
-    if (!sandbox) throw new Error(`${name} is required in production`);
-    return keptSecret(db, `sandbox.${name}`, generators[name]);
+  const given: Record<GeneratedKey, string | undefined> = {
+    tokenSigningKey: configured.tokenSigningKey,
+    appSecret: configured.appSecret,
+    webhookEncryptionKey: configured.webhookEncryptionKey,
+    adminToken: config.adminToken,
+  };
+  const absent = (Object.keys(given) as GeneratedKey[]).filter((key) => given[key] === undefined);
+  // Production runs without an operator token (the operator API is then off); every other key is required.
+  const required = absent.filter((key) => key !== 'adminToken' || sandbox);
+  if (!sandbox && required.length > 0) throw new Error(`${required[0]} is required in production`);
+  const kept = await keptSecrets(db, required);
+  const take = (key: GeneratedKey): string => {
+    const value = given[key] ?? kept.get(key);
+    if (value === undefined) throw new Error(`the sandbox's ${key} could not be kept in the database`);
+    return value;
   };
   const raw: RawKeys = {
-    tokenSigningKey: await take('tokenSigningKey', configured.tokenSigningKey),
-    appSecret: await take('appSecret', configured.appSecret),
-    webhookEncryptionKey: await take('webhookEncryptionKey', configured.webhookEncryptionKey),
-    adminToken: config.adminToken ?? (sandbox ? await take('adminToken', undefined) : undefined),
+    tokenSigningKey: take('tokenSigningKey'),
+    appSecret: take('appSecret'),
+    webhookEncryptionKey: take('webhookEncryptionKey'),
+    adminToken: given.adminToken ?? (sandbox ? take('adminToken') : undefined),
   };
   return { ...deriveServerKeys(config, raw), adminTokenGenerated: sandbox && config.adminToken === undefined };
 }
