@@ -46,6 +46,7 @@ type GeneratedKey = keyof typeof generators;
  * the first value stored wins). A restart finds them all in one read.
  */
 async function keptSecrets(db: Kysely<Database>, names: readonly GeneratedKey[]): Promise<Map<GeneratedKey, string>> {
+  if (names.length === 0) return new Map();
   const stored = (key: GeneratedKey) => `sandbox.${key}`;
   const read = async () => {
     const rows = await db
@@ -53,10 +54,9 @@ async function keptSecrets(db: Kysely<Database>, names: readonly GeneratedKey[])
       .select(['name', 'value'])
       .where('name', 'in', names.map(stored))
       .execute();
-    const values = new Map(rows.map((row) => [row.name, row.value]));
-    return new Map(names.flatMap((key) => (values.has(stored(key)) ? [[key, values.get(stored(key))!]] : [])));
+    const byName = new Map(rows.map((row) => [row.name, row.value]));
+    return new Map(names.filter((key) => byName.has(stored(key))).map((key) => [key, byName.get(stored(key))!]));
   };
-  if (names.length === 0) return new Map();
   const kept = await read();
   const missing = names.filter((key) => !kept.has(key));
   if (missing.length === 0) return kept;
@@ -94,7 +94,7 @@ export async function resolveServerKeys(
     tokenSigningKey: take('tokenSigningKey'),
     appSecret: take('appSecret'),
     webhookEncryptionKey: take('webhookEncryptionKey'),
-    adminToken: given.adminToken ?? (sandbox ? take('adminToken') : undefined),
+    adminToken: sandbox ? take('adminToken') : given.adminToken,
   };
   return { ...deriveServerKeys(config, raw), adminTokenGenerated: sandbox && config.adminToken === undefined };
 }

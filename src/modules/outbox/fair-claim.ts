@@ -88,14 +88,6 @@ function withWork(inFlight: ReadonlyMap<string, number>, due: Iterable<string>):
 }
 
 /**
- * Whether a new event of `tenantId` may have its deliveries claimed at birth (birth-claims.ts), given what
- * is in flight (the attempts, and the deliveries claimed at birth waiting to start: not the creates still
- * under way) and the tenants whose due deliveries the last claim left waiting:
- * while nothing waits, whenever a shared slot is free; while something does, only below half the shared
- * slots (the claim, woken when half of them are free, then always finds room for the waiting), and only
- * below the tenant's share, counting those tenants as having work. Express slots are the claim's alone.
- */
-/**
  * The shared slots that deliveries claimed at birth may fill: all of them while nothing waits in the queue,
  * half of them while something does (the claim, woken when half are free, then finds room for the waiting).
  */
@@ -103,6 +95,14 @@ export function birthSlots(waiting: ReadonlySet<string>, slots: Slots): number {
   return waiting.size === 0 ? slots.shared : Math.floor(slots.shared / 2);
 }
 
+/**
+ * Whether a new event of `tenantId` may have its deliveries claimed at birth (birth-claims.ts), given what
+ * is in flight (the attempts, and the deliveries claimed at birth waiting to start: not the creates still
+ * under way) and the tenants whose due deliveries the last claim left waiting:
+ * while nothing waits, whenever a shared slot is free; while something does, only below half the shared
+ * slots (the claim, woken when half of them are free, then always finds room for the waiting), and only
+ * below the tenant's share, counting those tenants as having work. Express slots are the claim's alone.
+ */
 export function mayClaimAtBirth(
   tenantId: string,
   inFlight: InFlight,
