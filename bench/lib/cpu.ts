@@ -46,10 +46,79 @@ export interface CpuPerRequest {
   databaseUs: number;
 }
 
+/** How often the backends of the bench database are looked for while counting. */
+const BACKEND_SCAN_MS = 200;
+
+/** The parent of a process (field 4 of its stat file). */
+async function parentPid(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
 /**
- * Starts counting the CPU of the service `pid` (and its children) and of the database's backends; the
- * returned function stops and divides by the requests served meanwhile. Backends are those connected
- * at the start (the service's pool is warm by then); the bench's own connection is left out.
+ * The backends of one database, followed while they come and go: a pool opens connections under load and
+ * closes idle ones, so the backends connected at the start are not all that serve a round. The postmaster's
+ * children are scanned every BACKEND_SCAN_MS; a backend names its database in its process title
+ * ("postgres: user database host(port) state"). One that connects meanwhile counts from zero (all its CPU
+ * is the round's); one that exits counts as last read (losing at most one scan's worth).
+ */
+class DatabaseBackends {
+  /** Each backend's CPU when first seen (0 if it connected during the count) and when last read. */
+  private readonly seen = new Map<number, { first: number; last: number }>();
+  private readonly titleMark: string;
+  private timer: NodeJS.Timeout | undefined;
+  private scanning: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly postmaster: number,
+    database: string,
+    private readonly excluded: number,
+  ) {
+    this.titleMark = ` ${database} `;
+  }
+
+  async start(): Promise<void> {
+    await this.scan(true);
+    this.timer = setInterval(() => {
+      this.scanning = this.scanning.then(() => this.scan(false));
+    }, BACKEND_SCAN_MS);
+  }
+
+  /** Stops following and answers the CPU the backends spent since the start, in microseconds. */
+  async stop(): Promise<number> {
+    clearInterval(this.timer);
+    await this.scanning;
+    await this.scan(false);
+    let spent = 0;
+    for (const { first, last } of this.seen.values()) spent += Math.max(0, last - first);
+    return spent;
+  }
+
+  private async scan(atStart: boolean): Promise<void> {
+    for (const pid of await childPids(this.postmaster)) {
+      if (pid === this.excluded) continue;
+      const known = this.seen.get(pid);
+      if (known === undefined && !(await this.servesDatabase(pid))) continue;
+      const cpu = await statCpuMicros(`/proc/${pid}/stat`);
+      if (cpu === 0 && known !== undefined) continue; // gone between the scan and the read
+      if (known) known.last = cpu;
+      else this.seen.set(pid, { first: atStart ? cpu : 0, last: cpu });
+    }
+  }
+
+  private async servesDatabase(pid: number): Promise<boolean> {
+    try {
+      return (await readFile(`/proc/${pid}/cmdline`, 'utf8')).includes(this.titleMark);
+    } catch {
+      return false;
+    }
+  }
+}
+
+/**
+ * Starts counting the CPU of the service `pid` (and its children) and of the database's backends (those
+ * connected now and those that connect meanwhile; the bench's own connection is left out); the returned
+ * function stops and divides by the requests served meanwhile.
  */
 export async function startCpuCount(
   pid: number,
@@ -57,17 +126,18 @@ export async function startCpuCount(
   database: string,
 ): Promise<(requests: number) => Promise<CpuPerRequest>> {
   const servicePids = [pid, ...(await childPids(pid))];
-  const backends = await pool.query<{ pid: number }>(
-    'select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
-    [database],
-  );
-  const backendPids = backends.rows.map((row) => row.pid);
-  const before = await cpuMicros([...servicePids, ...backendPids]);
+  const own = (await pool.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+  const backends = new DatabaseBackends(await parentPid(own), database, own);
+  await backends.start();
+  const before = await cpuMicros(servicePids);
   return async (requests) => {
-    const after = await cpuMicros([...servicePids, ...backendPids]);
-    const spent = (pids: number[]) =>
-      pids.reduce((sum, each) => sum + Math.max(0, (after.get(each) ?? 0) - (before.get(each) ?? 0)), 0);
+    const after = await cpuMicros(servicePids);
+    const databaseMicros = await backends.stop();
+    const serviceMicros = servicePids.reduce(
+      (sum, each) => sum + Math.max(0, (after.get(each) ?? 0) - (before.get(each) ?? 0)),
+      0,
+    );
     const per = (micros: number) => (requests > 0 ? micros / requests : NaN);
-    return { serviceUs: per(spent(servicePids)), databaseUs: per(spent(backendPids)) };
+    return { serviceUs: per(serviceMicros), databaseUs: per(databaseMicros) };
   };
 }
