@@ -28,9 +28,13 @@ export interface AttemptRecord {
  * each fenced on its attempt number: when a lease ran out and another worker claimed the delivery again (or
  * the operator changed it), that row is left alone. Returns, per record in order, whether it was written.
  *
- * The row is found by primary key alone and fenced once locked (`current` is materialized): with the fence
- * beside the id, the planner may read a partial index on pending deliveries instead, which holds an entry
- * for every version of every row claimed since the last vacuum. One row per statement keeps the prepared
+ * A plain update by primary key: a concurrent writer's change makes it wait and then check the fence on
+ * the row as that writer left it (PostgreSQL re-evaluates the WHERE on the newest version), so no lock is
+ * taken first (a FOR UPDATE before the update cost a WAL record and about a sixth of the statement,
+ * bench/results/history.md, session 11). The fence's `status is not distinct from 'pending'` is equality
+ * on a column that is never null, written so that it does not imply the partial indexes' `status =
+ * 'pending'`: the planner then cannot read one of them (which hold an entry for every version of every
+ * row claimed since the last vacuum) instead of the primary key. One row per statement keeps the prepared
  * statement's generic plan on the primary key however small the queue was when it was made; a statement
  * for many ids (`= any(...)`) got a whole-table scan then, and planning it at every execution instead cost
  * as much as running it (bench/results/history.md, session 8).
@@ -39,14 +43,10 @@ export async function recordAttempts(db: Kysely<Database>, records: readonly Att
   return Promise.all(records.map(async (record) => (await runInTurnBatch(db, recordStatement(record))).length > 0));
 }
 
-function recordStatement({ deliveryId, entry, outcome, now }: AttemptRecord) {
+/** One outcome's statement (exported for its plan's test). */
+export function recordStatement({ deliveryId, entry, outcome, now }: AttemptRecord) {
   const nextAttemptAt = outcome.status === 'pending' ? outcome.nextAttemptAt : null;
   return sql<{ id: string }>`
-    with current as materialized (
-      select d.id, d.attempts, d.status, d.leased_until from webhook_deliveries d
-      where d.id = ${deliveryId}
-      for update
-    )
     update webhook_deliveries d set
       status = ${outcome.status},
       attempt_log = d.attempt_log || ${jsonb([entry])},
@@ -55,9 +55,8 @@ function recordStatement({ deliveryId, entry, outcome, now }: AttemptRecord) {
       next_attempt_at = coalesce(${nextAttemptAt}::timestamptz, d.next_attempt_at),
       completed_at = ${outcome.status === 'pending' ? null : now}::timestamptz,
       updated_at = ${now}
-    from current
-    where d.id = current.id
-      and current.attempts = ${entry.attempt} and current.status = 'pending' and current.leased_until is not null
+    where d.id = ${deliveryId}
+      and d.attempts = ${entry.attempt} and d.status is not distinct from 'pending' and d.leased_until is not null
     returning d.id ${prepared()}`;
 }
 
