@@ -65,11 +65,13 @@ it('reads the delivery by its primary key in a generic plan, whatever the statis
   try {
     await sql.raw(`prepare attempt_record as ${compiled.sql}`).execute(db);
     const parameters = compiled.parameters.map((value) =>
-      value === null ? 'null' : `'${(value instanceof Date ? value.toISOString() : String(value)).replaceAll("'", "''")}'`,
+      value === null
+        ? 'null'
+        : `'${(value instanceof Date ? value.toISOString() : String(value)).replaceAll("'", "''")}'`,
     );
-    const plan = await sql.raw<{ 'QUERY PLAN': string }>(`explain execute attempt_record(${parameters.join(', ')})`).execute(
-      db,
-    );
+    const plan = await sql
+      .raw<{ 'QUERY PLAN': string }>(`explain execute attempt_record(${parameters.join(', ')})`)
+      .execute(db);
     const text = plan.rows.map((row) => Object.values(row)[0]).join('\n');
     expect(text).toContain('webhook_deliveries_pkey');
     expect(text).not.toMatch(/webhook_deliveries_(due|pending_subscription)/);
