@@ -1,7 +1,8 @@
 /**
  * Recording an attempt once its verdict is in: the attempt-log entry and the delivery's outcome (written
  * with the outcomes that end at the same time, in one statement), the metrics, the attempt's log line, and
- * the target's health.
+ * the target's health; and the attempts that never reported, of workers that died during a delivery's last
+ * attempt.
  */
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -13,6 +14,7 @@ import type { Metrics } from '../../runtime/metrics.js';
 import { type AttemptMade, INACTIVE } from './attempt.js';
 import type { ClaimedDelivery } from './types.js';
 import * as attempts from './repository/attempts.js';
+import { failExhaustedLeases } from './repository/queue.js';
 import { outcomeOf } from './retry-schedule.js';
 import { SubscriptionHealth } from './subscription-health.js';
 
@@ -26,7 +28,7 @@ export interface AttemptRecorderDeps {
 }
 
 export class AttemptRecorder {
-  readonly health: SubscriptionHealth;
+  private readonly health: SubscriptionHealth;
   /** Outcomes finishing together are written in one statement (while one is written, the next ones gather). */
   private readonly outcomes: Batcher<attempts.AttemptRecord, boolean>;
 
@@ -78,5 +80,15 @@ export class AttemptRecorder {
     if (verdict.outcome === 'succeeded' || verdict.error !== INACTIVE)
       await this.health.record(delivery.subscription.id, verdict.outcome === 'succeeded', entry.error ?? '');
     return outcome.status === 'pending' ? outcome.nextAttemptAt : undefined;
+  }
+
+  /**
+   * Fails, terminally, the deliveries whose worker died during the last attempt of their budget (the lease
+   * ran out, no attempt is left), and marks each failure on its target's health.
+   */
+  async failLostLastAttempts(now: Date): Promise<void> {
+    const exhausted = await failExhaustedLeases(this.deps.db, now, this.deps.config.maxAttempts);
+    for (const subscriptionId of exhausted)
+      await this.health.record(subscriptionId, false, "no outcome recorded: the worker's lease expired");
   }
 }

@@ -9,11 +9,11 @@ import { TwoGenerationCache } from '../../lib/two-generation-cache.js';
 import type { Clock } from '../../lib/clock.js';
 import { type Verdict, verdictForStatus } from './attempt-verdict.js';
 import type { ClaimedDelivery } from './types.js';
-import type { DestinationPolicy } from './destination-policy.js';
+import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
 import { toEnvelope } from './service.js';
 import { deliveryHeaders, unsealSecret } from './signing.js';
 import { isListenerId } from './targets.js';
-import { describeTransportError, type WebhookTransport } from './transport.js';
+import { describeTransportError, PinnedTransport, type WebhookTransport } from './transport.js';
 
 /** The error of a claim of an inactive subscription: nothing was sent. */
 export const INACTIVE = 'the subscription is inactive';
@@ -48,6 +48,29 @@ export interface AttemptMade {
 /** How long one attempt may take: the configured timeout, kept well inside the lease. */
 export function attemptTimeoutMs({ timeoutMs, leaseMs }: Pick<WebhookConfig, 'timeoutMs' | 'leaseMs'>): number {
   return Math.max(1, Math.min(timeoutMs, Math.floor(leaseMs * 0.8)));
+}
+
+/** The transport a worker sends through unless given one: pinned to checked addresses, `connections` per address. */
+export function pinnedTransportFor(
+  deps: { config: Pick<WebhookConfig, 'timeoutMs'>; extraCa?: readonly string[] | undefined },
+  connections: number,
+): PinnedTransport {
+  return new PinnedTransport({
+    connectTimeoutMs: deps.config.timeoutMs,
+    connections,
+    ...(deps.extraCa ? { extraCa: deps.extraCa } : {}),
+  });
+}
+
+/** The destination policy a worker checks with unless given one: the resolver (the system's by default) and the configured test hosts. */
+export function destinationPolicyFor(deps: {
+  config: Pick<WebhookConfig, 'testAllowedDestinations'>;
+  resolver?: Resolver | undefined;
+}): DestinationPolicy {
+  return new DestinationPolicy({
+    resolver: deps.resolver ?? systemResolver(),
+    testAllowedDestinations: deps.config.testAllowedDestinations,
+  });
 }
 
 /** Targets whose opened secret an attempt sender keeps, per generation (`openSecret`). */

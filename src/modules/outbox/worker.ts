@@ -25,16 +25,22 @@ import type { AppDatabase } from '../../db/database.js';
 import { listenForNotifications, type NotificationListener } from '../../db/notifications.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Metrics } from '../../runtime/metrics.js';
-import { AttemptSender, attemptTimeoutMs, type ListenerAttempts } from './attempt.js';
+import {
+  AttemptSender,
+  attemptTimeoutMs,
+  destinationPolicyFor,
+  type ListenerAttempts,
+  pinnedTransportFor,
+} from './attempt.js';
 import { AttemptRecorder } from './attempt-recorder.js';
 import { BirthClaims } from './birth-claims.js';
 import { InFlightAttempts } from './in-flight-attempts.js';
 import { claimFairly } from './claiming.js';
 import type { ClaimedDelivery } from './types.js';
-import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
+import type { DestinationPolicy, Resolver } from './destination-policy.js';
 import { birthSlots, expressSlots, type InFlight, inFlightOf, mayClaimAtBirth, type Slots } from './fair-claim.js';
-import { failExhaustedLeases } from './repository/queue.js';
-import { PinnedTransport, type WebhookTransport } from './transport.js';
+import type { WebhookTransport } from './transport.js';
+import { WakeTimer } from './wake-timer.js';
 import { type BirthClaim, DELIVERY_CHANNEL, type LocalWorker, wakeHere } from './wake-workers.js';
 
 export interface DeliveryWorkerDeps {
@@ -68,8 +74,8 @@ export class DeliveryWorker implements LocalWorker {
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
   private pumping: Promise<void> | undefined;
   private pumpAgain = false;
-  private timer: NodeJS.Timeout | undefined;
-  private timerDueAt = 0;
+  /** Wakes the worker when the next known delivery is due (or the poll interval has passed). */
+  private readonly timer = new WakeTimer(() => this.wake());
   private listener: NotificationListener | undefined;
   private stopLocalWakes: (() => void) | undefined;
   private lastSweep = 0;
@@ -89,20 +95,9 @@ export class DeliveryWorker implements LocalWorker {
     this.db = deps.database.db;
     this.slots = { shared: deps.config.concurrency, express: expressSlots(deps.config.concurrency) };
     this.ownsTransport = deps.transport === undefined;
-    this.transport =
-      deps.transport ??
-      new PinnedTransport({
-        connectTimeoutMs: deps.config.timeoutMs,
-        // Every slot may go to one receiver, the express ones included.
-        connections: this.slots.shared + this.slots.express,
-        ...(deps.extraCa ? { extraCa: deps.extraCa } : {}),
-      });
-    const policy =
-      deps.policy ??
-      new DestinationPolicy({
-        resolver: deps.resolver ?? systemResolver(),
-        testAllowedDestinations: deps.config.testAllowedDestinations,
-      });
+    // Every slot may go to one receiver, the express ones included.
+    this.transport = deps.transport ?? pinnedTransportFor(deps, this.slots.shared + this.slots.express);
+    const policy = deps.policy ?? destinationPolicyFor(deps);
     const random = deps.random ?? Math.random;
     this.sender = new AttemptSender({ ...deps, policy, transport: this.transport });
     this.recorder = new AttemptRecorder({ ...deps, db: this.db, random });
@@ -212,9 +207,7 @@ export class DeliveryWorker implements LocalWorker {
         const now = clock.now();
         if (now.getTime() - this.lastSweep >= config.pollIntervalMs) {
           this.lastSweep = now.getTime();
-          const exhausted = await failExhaustedLeases(this.db, now, config.maxAttempts);
-          for (const subscriptionId of exhausted)
-            await this.recorder.health.record(subscriptionId, false, "no outcome recorded: the worker's lease expired");
+          await this.recorder.failLostLastAttempts(now);
         }
         const room = this.slots.shared + this.slots.express - this.attempts.sending - this.births.waitingToStart;
         if (room <= 0) return;
@@ -258,21 +251,12 @@ export class DeliveryWorker implements LocalWorker {
   }
 
   private schedule(delayMs: number): void {
-    if (this.state !== 'running') return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timerDueAt = Date.now() + delayMs;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.wake();
-    }, delayMs);
-    this.timer.unref();
+    if (this.state === 'running') this.timer.set(delayMs);
   }
 
   /** Makes sure the worker wakes by `at` (a retry this process just scheduled), without a query. */
   private wakeBy(at: Date): void {
-    const delayMs = Math.max(0, at.getTime() - this.deps.clock.now().getTime());
-    if (this.timer && this.timerDueAt <= Date.now() + delayMs) return;
-    this.schedule(delayMs);
+    if (this.state === 'running') this.timer.setAtLatest(Math.max(0, at.getTime() - this.deps.clock.now().getTime()));
   }
 
   private launch(delivery: ClaimedDelivery): void {
@@ -298,8 +282,7 @@ export class DeliveryWorker implements LocalWorker {
     if (this.state === 'stopped') return;
     // A worker never started may still have delivered (processAll): its connections close too.
     this.state = 'stopping';
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.timer.clear();
     await this.idle();
     await this.shutDown();
   }
@@ -311,8 +294,7 @@ export class DeliveryWorker implements LocalWorker {
   async abandon(): Promise<void> {
     this.abandoned = true;
     this.state = 'stopping';
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.timer.clear();
     this.attempts.abortAll();
     this.births.close();
     await this.idle();
