@@ -60,23 +60,21 @@ it('writes the outcome of the attempt the delivery is leased to, once', async ()
 
 it('reads the delivery by its primary key in a generic plan, whatever the statistics say', async () => {
   const compiled = recordStatement(succeeded('dlv_none', 1)).compile(t.database.db);
-  const db = t.database.db;
-  await sql`set plan_cache_mode = force_generic_plan`.execute(db);
-  try {
-    await sql.raw(`prepare attempt_record as ${compiled.sql}`).execute(db);
-    const parameters = compiled.parameters.map((value) =>
-      value === null
-        ? 'null'
-        : `'${(value instanceof Date ? value.toISOString() : String(value)).replaceAll("'", "''")}'`,
-    );
+  const parameters = compiled.parameters.map((value) =>
+    value === null
+      ? 'null'
+      : `'${(value instanceof Date ? value.toISOString() : String(value)).replaceAll("'", "''")}'`,
+  );
+  // One connection throughout (a transaction): the setting, the prepared statement and its plan are a session's.
+  const text = await t.database.db.transaction().execute(async (tx) => {
+    await sql`set local plan_cache_mode = force_generic_plan`.execute(tx);
+    await sql.raw(`prepare attempt_record as ${compiled.sql}`).execute(tx);
     const plan = await sql
       .raw<{ 'QUERY PLAN': string }>(`explain execute attempt_record(${parameters.join(', ')})`)
-      .execute(db);
-    const text = plan.rows.map((row) => Object.values(row)[0]).join('\n');
-    expect(text).toContain('webhook_deliveries_pkey');
-    expect(text).not.toMatch(/webhook_deliveries_(due|pending_subscription)/);
-  } finally {
-    await sql`deallocate attempt_record`.execute(db).catch(() => undefined);
-    await sql`reset plan_cache_mode`.execute(db);
-  }
+      .execute(tx);
+    await sql`deallocate attempt_record`.execute(tx);
+    return plan.rows.map((row) => Object.values(row)[0]).join('\n');
+  });
+  expect(text).toContain('webhook_deliveries_pkey');
+  expect(text).not.toMatch(/webhook_deliveries_(due|pending_subscription)/);
 });
