@@ -10,6 +10,7 @@
  * list reads pages of 100 sites; visit creates site visits (with an Idempotency-Key) for a tenant with one
  * active webhook subscription, so each also queues an event and a delivery (no worker runs here).
  *   node --import tsx --cpu-prof bench/micro.ts get    (and a V8 profile of it)
+ *   npx tsx bench/micro.ts get 200000 --interleave=40     (an experiment's variants a and b, alternating)
  */
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../src/app.js';
@@ -19,8 +20,13 @@ import { createLogger } from '../src/lib/logger.js';
 import { generateServerKeys } from '../src/runtime/server-keys.js';
 import { createBenchDatabase, generateKeys, loadedSiteId, loadSites, type Tenant, visitBody } from './lib/setup.js';
 
-const [scenario = 'get', countText = '60000'] = process.argv.slice(2);
+const positional = process.argv.slice(2).filter((argument) => !argument.startsWith('--'));
+const [scenario = 'get', countText = '60000'] = positional;
 const total = Number(countText);
+/** --interleave=BLOCKS: an experiment's two variants in alternate blocks of one process (below). */
+const interleaved = Number(
+  process.argv.find((argument) => argument.startsWith('--interleave='))?.slice('--interleave='.length) ?? 0,
+);
 const CONCURRENCY = 32;
 /** The visit scenario's subscription: never called (no worker runs here). */
 const RECEIVER = 'localhost:9';
@@ -136,6 +142,7 @@ async function measure(app: FastifyInstance, token: string): Promise<void> {
     );
   };
   await runFor(Math.min(5_000, total)); // warm-up
+  if (interleaved > 0) return measureInterleaved(runFor);
   const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
   await runFor(total);
@@ -144,6 +151,32 @@ async function measure(app: FastifyInstance, token: string): Promise<void> {
   const per = (micros: number) => (micros / total).toFixed(1);
   console.log(
     `${scenario}: ${total} requests in ${seconds.toFixed(2)} s (${Math.round(total / seconds)}/s); this process ${per(cpu.user + cpu.system)} µs CPU per request (user ${per(cpu.user)}, system ${per(cpu.system)})`,
+  );
+}
+
+/**
+ * An A/B of an experiment's patch that reads `globalThis.benchVariant` ('a' or 'b') on the request path:
+ * `total` requests in `interleaved` blocks, the variants alternating (a b b a), so that the machine's drift in speed
+ * (large on shared cores) falls on both alike. Prints each variant's CPU per request and their ratio.
+ */
+async function measureInterleaved(runFor: (count: number) => Promise<void>): Promise<void> {
+  const block = Math.ceil(total / interleaved);
+  const spent = { a: 0, b: 0 };
+  const done = { a: 0, b: 0 };
+  for (let index = 0; index < interleaved; index++) {
+    // a b b a: neither variant always runs first in its pair.
+    const variant = index % 4 === 0 || index % 4 === 3 ? 'a' : 'b';
+    (globalThis as { benchVariant?: string }).benchVariant = variant;
+    const before = process.cpuUsage();
+    await runFor(block);
+    const cpu = process.cpuUsage(before);
+    spent[variant] += cpu.user + cpu.system;
+    done[variant] += block;
+  }
+  const a = spent.a / done.a;
+  const b = spent.b / done.b;
+  console.log(
+    `${scenario}, interleaved in ${interleaved} blocks: a ${a.toFixed(1)} µs, b ${b.toFixed(1)} µs CPU per request (b/a ${(b / a).toFixed(3)})`,
   );
 }
 

@@ -102,7 +102,7 @@ function closerOf(db: Kysely<Database>): () => Promise<void> {
 
 export function openPostgres(connectionString: string, max: number, statementTimeoutMs?: number): AppDatabase {
   const pool = createPostgresPool(connectionString, max, statementTimeoutMs);
-  const names = new PreparedNames();
+  const names = new PreparedNames(pgTypes);
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: discardingTimedOutConnections(preparingPool(pool, names)) }),
   });

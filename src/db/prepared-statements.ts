@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { type RawBuilder, sql } from 'kysely';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
+import { RowShapes, StatementBatch, type TypeParsers } from './statement-batch.js';
 
 const MARKER = '/* prepared */';
 /** Distinct marked texts named per process; past it (a marked statement whose text varies) they run unnamed. */
@@ -40,6 +41,12 @@ function isStaleResultType(error: unknown): boolean {
 export class PreparedNames {
   private readonly names = new Map<string, string>();
   private generation = 0;
+  /** The rows' shapes of the named statements, so that they are described once, not at every execution. */
+  readonly shapes: RowShapes;
+
+  constructor(types: TypeParsers) {
+    this.shapes = new RowShapes(types);
+  }
 
   /** The name of a marked text, or undefined past the limit (it then runs unnamed). */
   nameOf(text: string): string | undefined {
@@ -66,17 +73,23 @@ export function isMarked(text: string): boolean {
 }
 
 /** Kysely's pool, naming the marked statements of every connection it hands out. */
-export function preparingPool(pool: pg.Pool, names: PreparedNames = new PreparedNames()): PostgresPool {
+export function preparingPool(
+  pool: pg.Pool,
+  names = new PreparedNames(pool.options.types as TypeParsers),
+): PostgresPool {
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
     const wrapped = {
       query(text: unknown, values?: unknown[]) {
         if (typeof text !== 'string' || !isMarked(text)) return client.query(text as string, values);
         const name = names.nameOf(text);
         if (name === undefined) return client.query(text, values);
-        return client.query({ name, text, values }).catch((error: unknown) => {
-          names.failed(text, name, error);
-          throw error;
-        });
+        return new StatementBatch([{ name, text, values: values ?? [] }], names.shapes).run(client).then(
+          ([result]) => result,
+          (error: unknown) => {
+            names.failed(text, name, error);
+            throw error;
+          },
+        );
       },
       // An error makes the pool discard the connection instead of lending it again (timed-out-connections.ts).
       release: (error?: Error) => client.release(error),

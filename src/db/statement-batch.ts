@@ -1,20 +1,29 @@
 /**
  * Several prepared statements sent to PostgreSQL in one write and run as one transaction: each statement's
- * Parse (the first time on a connection), Bind, Describe and Execute, then a single Sync. PostgreSQL runs
- * the messages up to a Sync as one implicit transaction, so the statements commit together (one commit, one
- * WAL flush) or, at the first error, not at all: the messages after a failed one are skipped until the Sync.
+ * Parse (the first time on a connection), Bind, Describe (only while its rows' shape is unknown) and Execute,
+ * then a single Sync. PostgreSQL runs the messages up to a Sync as one implicit transaction, so the
+ * statements commit together (one commit, one WAL flush) or, at the first error, not at all: the messages
+ * after a failed one are skipped until the Sync. A batch of one is how every named statement runs.
  *
  * It is a pg "submittable" (the protocol pg-cursor uses): the client queues it like any query and hands it
  * the backend's messages until the Sync's ReadyForQuery. pg itself only pipelines with a Sync per query,
- * which commits every statement on its own.
+ * which commits every statement on its own, and describes every execution of a named statement again.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import pgModule from 'pg';
 
 /** One statement of a batch: its prepared name, its text and its parameters. */
 export interface BatchedStatement {
   name: string;
   text: string;
   values: readonly unknown[];
+}
+
+/** What a statement answered: its rows, and its command tag's command and row count (as pg's Result). */
+export interface StatementResult {
+  rows: Record<string, unknown>[];
+  command: string | null;
+  rowCount: number | null;
 }
 
 /** The part of pg's connection a submittable writes to (pg/lib/connection.js). */
@@ -30,32 +39,75 @@ interface ProtocolConnection {
   removeListener(event: 'parseComplete', listener: () => void): void;
 }
 
-interface FieldsMessage {
-  fields: unknown[];
+/** A column of a RowDescription (pg-protocol's Field), as far as a row's parsing needs it. */
+interface Field {
+  name: string;
+  dataTypeID: number;
+  format: 'text' | 'binary';
 }
 
-/** pg's Result: parses a row's text values with the client's type parsers. */
-interface ParsingResult {
-  rows: Record<string, unknown>[];
-  addFields(fields: unknown[]): void;
-  parseRow(values: unknown[]): Record<string, unknown>;
+export type TypeParsers = { getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown };
+
+const { utils } = pgModule as unknown as { utils: { prepareValue: (value: unknown) => unknown } };
+
+/** How a statement's rows are read: its columns' names and their values' parsers. */
+class RowShape {
+  private readonly names: string[];
+  private readonly parsers: ((value: string) => unknown)[];
+
+  constructor(fields: readonly Field[], types: TypeParsers) {
+    this.names = fields.map((field) => field.name);
+    this.parsers = fields.map((field) => types.getTypeParser(field.dataTypeID, field.format || 'text'));
+  }
+
+  row(values: readonly (string | null)[]): Record<string, unknown> {
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < values.length; i++) {
+      const value = values[i]!;
+      row[this.names[i]!] = value === null ? null : this.parsers[i]!(value);
+    }
+    return row;
+  }
 }
-
-type TypeParsers = { getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown };
-
-const { Result, utils } = pg as unknown as {
-  Result: new (rowMode: undefined, types: TypeParsers) => ParsingResult;
-  utils: { prepareValue: (value: unknown) => unknown };
-};
 
 /**
- * The statements as one transaction; `run(client)` answers each statement's rows, in order, or rejects
+ * The row shapes of a pool's named statements, learnt from their first Describe. A name stands for one text
+ * (prepared-statements.ts), and a connection that parses it describes it again, so a shape changed by a
+ * migration is learnt anew wherever it could apply; a connection that kept the old statement is refused by
+ * PostgreSQL instead (and the text is named anew).
+ */
+export class RowShapes {
+  private readonly shapes = new Map<string, RowShape>();
+
+  constructor(private readonly types: TypeParsers) {}
+
+  get(name: string): RowShape | undefined {
+    return this.shapes.get(name);
+  }
+
+  learn(name: string, fields: readonly Field[]): RowShape {
+    const shape = new RowShape(fields, this.types);
+    this.shapes.set(name, shape);
+    return shape;
+  }
+}
+
+/** A statement's answer as it arrives: undescribed until its shape is known. */
+interface Answer extends StatementResult {
+  shape: RowShape | undefined;
+  described: boolean;
+}
+
+const COMMAND_TAG = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
+
+/**
+ * The statements as one transaction; `run(client)` answers each statement's result, in order, or rejects
  * with the first error (nothing of the batch is then committed).
  */
 export class StatementBatch {
   /** Called once with the outcome; set by `run`, and wrapped by pg's client.query in its query_timeout. */
-  callback: ((error: Error | null, rows?: Record<string, unknown>[][]) => void) | undefined;
-  private readonly results: ParsingResult[] = [];
+  callback: ((error: Error | null, results?: StatementResult[]) => void) | undefined;
+  private readonly answers: Answer[] = [];
   private current = 0;
   /** The statement the batch failed at (its index), once it failed. */
   failedAt: number | undefined;
@@ -69,12 +121,12 @@ export class StatementBatch {
 
   constructor(
     private readonly statements: readonly BatchedStatement[],
-    private readonly types: TypeParsers,
+    private readonly shapes: RowShapes,
   ) {}
 
-  run(client: pg.PoolClient): Promise<Record<string, unknown>[][]> {
+  run(client: pg.PoolClient): Promise<StatementResult[]> {
     return new Promise((resolve, reject) => {
-      this.callback = (error, rows) => (error ? reject(error) : resolve(rows!));
+      this.callback = (error, results) => (error ? reject(error) : resolve(results!));
       (client as unknown as { query(submittable: StatementBatch): void }).query(this);
     });
   }
@@ -92,10 +144,12 @@ export class StatementBatch {
           parsedHere.add(statement.name);
           this.parsing.push(statement);
         }
+        // Parsed on this connection by this batch: described again, in case its shape changed.
+        const shape = parsedHere.has(statement.name) ? undefined : this.shapes.get(statement.name);
         connection.bind({ statement: statement.name, values: statement.values, valueMapper: utils.prepareValue });
-        connection.describe({ type: 'P', name: '' });
+        if (shape === undefined) connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '', rows: 0 });
-        this.results.push(new Result(undefined, this.types));
+        this.answers.push({ rows: [], command: null, rowCount: null, shape, described: shape === undefined });
       }
       connection.sync();
     } finally {
@@ -104,16 +158,30 @@ export class StatementBatch {
     return null;
   }
 
-  handleRowDescription(message: FieldsMessage): void {
-    this.results[this.current]?.addFields(message.fields);
+  handleRowDescription(message: { fields: Field[] }): void {
+    const answer = this.answers[this.current];
+    const statement = this.statements[this.current];
+    if (answer && statement) answer.shape = this.shapes.learn(statement.name, message.fields);
   }
 
-  handleDataRow(message: FieldsMessage): void {
-    const result = this.results[this.current];
-    result?.rows.push(result.parseRow(message.fields));
+  handleDataRow(message: { fields: (string | null)[] }): void {
+    const answer = this.answers[this.current];
+    if (answer?.shape) answer.rows.push(answer.shape.row(message.fields));
   }
 
-  handleCommandComplete(): void {
+  handleCommandComplete(message: { text: string }): void {
+    const answer = this.answers[this.current];
+    const statement = this.statements[this.current];
+    if (answer && statement) {
+      // Described and no RowDescription came (NoData): the statement returns no rows.
+      if (answer.described && answer.shape === undefined) this.shapes.learn(statement.name, []);
+      const tag = COMMAND_TAG.exec(message.text);
+      if (tag) {
+        answer.command = tag[1]!;
+        const count = tag[3] ?? tag[2];
+        if (count !== undefined) answer.rowCount = Number(count);
+      }
+    }
     this.current += 1;
   }
 
@@ -145,7 +213,7 @@ export class StatementBatch {
     }
     this.callback?.(
       null,
-      this.results.map((result) => result.rows),
+      this.answers.map(({ rows, command, rowCount }) => ({ rows, command, rowCount })),
     );
   }
 

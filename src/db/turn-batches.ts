@@ -129,12 +129,12 @@ class TurnBatches {
     }
     const statements = new StatementBatch(
       batch.map((entry) => entry.statement),
-      this.pool.options.types as ConstructorParameters<typeof StatementBatch>[1],
+      this.names.shapes,
     );
     try {
-      const rows = await statements.run(client);
+      const results = await statements.run(client);
       client.release();
-      return rows;
+      return results.map((result) => result.rows);
     } catch (error) {
       // An error PostgreSQL answered leaves the connection usable; anything else (a client timeout, a
       // broken socket) discards it.

@@ -1,6 +1,7 @@
 /** Named prepared statements on PostgreSQL (src/db/prepared-statements.ts). */
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { AppDatabase } from '../../src/db/database.js';
 import { prepared } from '../../src/db/prepared-statements.js';
 import { openTestDatabase } from '../helpers/app.js';
@@ -38,6 +39,35 @@ describe.skipIf(!databaseUrl)('prepared statements', () => {
       const added = (await statements()).filter((statement) => !before.includes(statement));
       expect(added).toEqual([expect.stringMatching(/where id = \$1 \/\* prepared \*\/$/)]);
     });
+  });
+
+  it('describes a named statement once: later executions read their rows, and count them, with the shape learnt', async () => {
+    const describe = vi.spyOn(
+      (pg as unknown as { Connection: { prototype: { describe(): void } } }).Connection.prototype,
+      'describe',
+    );
+    try {
+      await database.db.connection().execute(async (connection) => {
+        const read = () =>
+          sql<{ id: number; big: number; doc: unknown; none: null }>`select id, 9007199254740991::int8 as big,
+            '{"a":[1]}'::jsonb as doc, null::text as none from ${sql.table(table)} where id = ${1} ${prepared()}`.execute(
+            connection,
+          );
+        const update = () =>
+          sql`update ${sql.table(table)} set id = id where id = ${1} ${prepared()}`.execute(connection);
+        const first = await read();
+        const updated = await update();
+        const describedFirst = describe.mock.calls.length;
+        expect(describedFirst).toBe(2);
+        expect((await read()).rows).toEqual(first.rows);
+        expect(first.rows).toEqual([{ id: 1, big: 9007199254740991, doc: { a: [1] }, none: null }]);
+        expect((await update()).numAffectedRows).toBe(1n);
+        expect(updated.numAffectedRows).toBe(1n);
+        expect(describe.mock.calls.length).toBe(describedFirst);
+      });
+    } finally {
+      describe.mockRestore();
+    }
   });
 
   it('prepares a `select *` again under a new name once a migration changed its result type', async () => {
