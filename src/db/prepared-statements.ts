@@ -73,10 +73,7 @@ export function isMarked(text: string): boolean {
 }
 
 /** Kysely's pool, naming the marked statements of every connection it hands out. */
-export function preparingPool(
-  pool: pg.Pool,
-  names = new PreparedNames(pool.options.types as TypeParsers),
-): PostgresPool {
+export function preparingPool(pool: pg.Pool, names: PreparedNames): PostgresPool {
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
     const wrapped = {
       query(text: unknown, values?: unknown[]) {

@@ -165,8 +165,10 @@ export class StatementBatch {
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
-    const answer = this.answers[this.current];
-    if (answer?.shape) answer.rows.push(answer.shape.row(message.fields));
+    const shape = this.answers[this.current]?.shape;
+    if (shape) this.answers[this.current]!.rows.push(shape.row(message.fields));
+    // Never without a Describe first: a row of unknown shape would be lost, so the batch fails instead.
+    else this.handleError(new Error('a row came with no description of its shape'));
   }
 
   handleCommandComplete(message: { text: string }): void {
