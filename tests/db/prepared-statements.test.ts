@@ -42,7 +42,7 @@ describe.skipIf(!databaseUrl)('prepared statements', () => {
   });
 
   it('describes a named statement once: later executions read their rows, and count them, with the shape learnt', async () => {
-    const describe = vi.spyOn(
+    const describes = vi.spyOn(
       (pg as unknown as { Connection: { prototype: { describe(): void } } }).Connection.prototype,
       'describe',
     );
@@ -57,16 +57,16 @@ describe.skipIf(!databaseUrl)('prepared statements', () => {
           sql`update ${sql.table(table)} set id = id where id = ${1} ${prepared()}`.execute(connection);
         const first = await read();
         const updated = await update();
-        const describedFirst = describe.mock.calls.length;
+        const describedFirst = describes.mock.calls.length;
         expect(describedFirst).toBe(2);
         expect((await read()).rows).toEqual(first.rows);
         expect(first.rows).toEqual([{ id: 1, big: 9007199254740991, doc: { a: [1] }, none: null }]);
         expect((await update()).numAffectedRows).toBe(1n);
         expect(updated.numAffectedRows).toBe(1n);
-        expect(describe.mock.calls.length).toBe(describedFirst);
+        expect(describes.mock.calls.length).toBe(describedFirst);
       });
     } finally {
-      describe.mockRestore();
+      describes.mockRestore();
     }
   });
 
