@@ -5,10 +5,12 @@
  * database's backends are elsewhere, and light-my-request adds its own share). For comparing changes to
  * the request path more finely than the socket benchmark can on 2 shared cores.
  *
- *   npx tsx bench/micro.ts [get|list|create|visit] [requests]     (BENCH_DATABASE_URL as for npm run bench)
+ *   npx tsx bench/micro.ts [get|list|create|visit|deliver] [requests]     (BENCH_DATABASE_URL as for npm run bench)
  *
  * list reads pages of 100 sites; visit creates site visits (with an Idempotency-Key) for a tenant with one
- * active webhook subscription, so each also queues an event and a delivery (no worker runs here).
+ * active webhook subscription, so each also queues an event and a delivery (no worker runs here); deliver
+ * does the same with the delivery worker running in this process (ROLE=all) and the bench's HTTPS receiver
+ * in a process of its own, and counts a visit's CPU until its delivery has been received and recorded.
  *   node --import tsx --cpu-prof bench/micro.ts get    (and a V8 profile of it)
  *   npx tsx bench/micro.ts get 200000 --interleave=40     (an experiment's variants a and b, alternating)
  */
@@ -16,7 +18,14 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openPostgres } from '../src/db/database.js';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { createLogger } from '../src/lib/logger.js';
+import { systemClock } from '../src/lib/clock.js';
+import { DeliveryWorker } from '../src/modules/outbox/worker.js';
+import { ask, forkHelper } from './lib/processes.js';
 import { generateServerKeys } from '../src/runtime/server-keys.js';
 import { createBenchDatabase, generateKeys, loadedSiteId, loadSites, type Tenant, visitBody } from './lib/setup.js';
 
@@ -28,8 +37,16 @@ const interleaved = Number(
   process.argv.find((argument) => argument.startsWith('--interleave='))?.slice('--interleave='.length) ?? 0,
 );
 const CONCURRENCY = 32;
-/** The visit scenario's subscription: never called (no worker runs here). */
-const RECEIVER = 'localhost:9';
+/** Whether the deliveries are made (the deliver scenario), to the bench's receiver. */
+const delivering = scenario === 'deliver';
+/** The visit scenario's subscription: never called (no worker runs there); the deliver scenario's receiver. */
+let receiverProcess: ChildProcess | undefined;
+let RECEIVER = 'localhost:9';
+const receiverCa = path.join(os.tmpdir(), `micro-receiver-ca-${process.pid}.pem`);
+if (delivering) {
+  receiverProcess = forkHelper('receiver.ts', [receiverCa]);
+  RECEIVER = `localhost:${await ask<number>(receiverProcess, { type: 'port' })}`;
+}
 const SITES = 10_000;
 const siteTemplate = {
   name: 'Store',
@@ -69,7 +86,7 @@ async function provision(
     })
   ).json();
   await loadSites(database.pool, tenant.data.tenantId, SITES, 0, 'MICRO');
-  if (scenario === 'visit') {
+  if (scenario === 'visit' || delivering) {
     const admin = { authorization: `Bearer ${adminToken}` };
     const tenantUrl = `/admin/v1/tenants/${tenant.data.tenantId}`;
     await expectStatus(app, 201, {
@@ -111,6 +128,7 @@ async function measure(app: FastifyInstance, token: string): Promise<void> {
           payload: { ...siteTemplate, siteCode: `M-${creates++}` },
         });
       case 'visit':
+      case 'deliver':
         return expectStatus(app, 201, {
           method: 'POST',
           url: '/api/v1/site-visits',
@@ -133,6 +151,7 @@ async function measure(app: FastifyInstance, token: string): Promise<void> {
         });
     }
   };
+  let delivered = 0;
   const runFor = async (count: number) => {
     let sent = 0;
     await Promise.all(
@@ -140,6 +159,14 @@ async function measure(app: FastifyInstance, token: string): Promise<void> {
         while (sent < count) await one(sent++);
       }),
     );
+    // The deliver scenario's visits are done once the receiver has had each one's delivery and the
+    // worker is idle (its outcomes recorded).
+    if (delivering) {
+      delivered += count;
+      while ((await ask<number>(receiverProcess!, { type: 'count' })) < delivered)
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      await worker!.idle();
+    }
   };
   await runFor(Math.min(5_000, total)); // warm-up
   if (interleaved > 0) return measureInterleaved(runFor);
@@ -180,6 +207,7 @@ async function measureInterleaved(runFor: (count: number) => Promise<void>): Pro
   );
 }
 
+let worker: DeliveryWorker | undefined;
 const database = await createBenchDatabase(
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
 );
@@ -187,7 +215,7 @@ try {
   const config = loadConfig({
     ...generateKeys(),
     // Sandbox for the visit scenario's subscription (a destination on this machine); the rest is alike.
-    ...(scenario === 'visit'
+    ...(scenario === 'visit' || delivering
       ? { ENVIRONMENT: 'sandbox', WEBHOOK_TEST_ALLOWED_DESTINATIONS: RECEIVER }
       : { ENVIRONMENT: 'production' }),
     DATABASE_URL: database.url,
@@ -196,14 +224,28 @@ try {
   });
   const keys = generateServerKeys(config);
   const appDatabase = openPostgres(database.url, 10);
-  const app = await buildApp(config, { database: appDatabase, keys, logger: createLogger(config) });
+  const logger = createLogger(config);
+  const app = await buildApp(config, { database: appDatabase, keys, logger });
+  if (delivering)
+    worker = new DeliveryWorker({
+      database: appDatabase,
+      config: config.webhook,
+      keys,
+      logger,
+      clock: systemClock,
+      extraCa: [readFileSync(receiverCa, 'utf8')],
+      listeners: { attempt: () => Promise.reject(new Error('no listeners here')), close: async () => {} },
+    });
   try {
     await app.ready();
+    await worker?.start();
     await measure(app, await provision(app, keys.adminToken!, database));
   } finally {
+    await worker?.stop();
     await app.close();
     await appDatabase.close();
   }
 } finally {
+  receiverProcess?.kill('SIGTERM');
   await database.drop();
 }

@@ -29,7 +29,7 @@ import type { Api } from './http/types.js';
 import { lazySerializerFactory } from './http/lazy-compilers.js';
 import { validatorCompiler } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
-import { lazyRequestLogger } from './lib/request-logger.js';
+import { lazyChildLogger } from './lib/lazy-logger.js';
 import { CredentialStatus } from './modules/auth/credential-status.js';
 import { registerTokenRoute } from './modules/auth/routes.js';
 import { ALL_SCOPES } from './modules/auth/scopes.js';
@@ -110,7 +110,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
-    childLoggerFactory: lazyRequestLogger as unknown as FastifyServerOptions['childLoggerFactory'],
+    childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory'],
     forceCloseConnections: 'idle',
     // Requests arriving while closing get a 503 problem from registerShutdownRefusal instead.
     return503OnClosing: false,

@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../../config.js';
+import { lazyChildLogger } from '../../lib/lazy-logger.js';
 import { TwoGenerationCache } from '../../lib/two-generation-cache.js';
 import type { Clock } from '../../lib/clock.js';
 import { type Verdict, verdictForStatus } from './attempt-verdict.js';
@@ -98,7 +99,8 @@ export class AttemptSender {
     const started = performance.now();
     // Every line of an attempt names the tenant, event, delivery and attempt: an event can be followed from
     // the request that recorded it (its "event recorded" line) to its last attempt.
-    const log = this.deps.logger.child({
+    // Made only when a line is written at an enabled level (most attempts write none at warn).
+    const log = lazyChildLogger(this.deps.logger, {
       tenantId: delivery.tenant_id,
       eventId: delivery.event.id,
       eventType: delivery.event.type,
@@ -106,15 +108,26 @@ export class AttemptSender {
       subscriptionId: delivery.subscription.id,
       attempt: delivery.attempt,
     });
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    const signal = AbortSignal.any([timeout, stopSignal]);
-
+    // One controller and one timer, cleared when the attempt ends; AbortSignal.timeout with AbortSignal.any
+    // would build two more signals per attempt, the composite one tracked through weak references.
+    const cutOff = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      cutOff.abort(new DOMException('The attempt timed out', 'TimeoutError'));
+    }, this.timeoutMs);
+    const stop = () => cutOff.abort(stopSignal.reason);
+    if (stopSignal.aborted) stop();
+    else stopSignal.addEventListener('abort', stop, { once: true });
     let verdict: Verdict;
     try {
-      verdict = await this.send(delivery, signal);
+      verdict = await this.send(delivery, cutOff.signal);
     } catch (error) {
-      const reason = timeout.aborted ? `timed out after ${this.timeoutMs} ms` : describeTransportError(error);
+      const reason = timedOut ? `timed out after ${this.timeoutMs} ms` : describeTransportError(error);
       verdict = { outcome: 'retry', statusCode: null, error: reason };
+    } finally {
+      clearTimeout(timer);
+      stopSignal.removeEventListener('abort', stop);
     }
     return { verdict, startedAt, durationMs: Math.round(performance.now() - started), log };
   }

@@ -1,5 +1,6 @@
 /**
- * Each request's logger (Fastify's `childLoggerFactory`), made only when the request writes a line.
+ * A child logger made only when it writes a line: each request's (Fastify's `childLoggerFactory`), and each
+ * webhook attempt's (outbox/attempt.ts).
  *
  * Fastify gives every request a child logger bound to its request id, and authentication binds the tenant
  * and client: with the redaction paths of `createLogger`, each binding goes through the redacting
@@ -11,7 +12,7 @@ import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 
-export function lazyRequestLogger(parent: Logger, bindings: Bindings, options: ChildLoggerOptions): Logger {
+export function lazyChildLogger(parent: Logger, bindings: Bindings, options: ChildLoggerOptions = {}): Logger {
   // A route with a level or serialisers of its own gets its child at once, as Fastify would make it.
   if (Object.keys(options).length > 0) return parent.child(bindings, options);
   let real: Logger | undefined;

@@ -1,7 +1,7 @@
 /** The lazy request logger writes what an eager child logger would, and makes no child for silent requests. */
 import pino, { type Logger } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import { lazyRequestLogger } from '../../../src/lib/request-logger.js';
+import { lazyChildLogger } from '../../../src/lib/lazy-logger.js';
 
 function capture(level: string): { parent: Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
@@ -12,11 +12,11 @@ function capture(level: string): { parent: Logger; lines: Record<string, unknown
   return { parent, lines };
 }
 
-describe('lazyRequestLogger', () => {
+describe('lazyChildLogger', () => {
   it('makes no child while nothing is written at an enabled level', () => {
     const { parent, lines } = capture('warn');
     const child = vi.spyOn(parent, 'child');
-    const logger = lazyRequestLogger(parent, { requestId: 'r-1' }, {});
+    const logger = lazyChildLogger(parent, { requestId: 'r-1' }, {});
     logger.info('incoming request');
     logger.setBindings({ tenantId: 't-1' });
     logger.debug({ detail: 1 }, 'details');
@@ -26,7 +26,7 @@ describe('lazyRequestLogger', () => {
 
   it('writes with every binding given before and after its first line, and redacts as the parent does', () => {
     const { parent, lines } = capture('info');
-    const logger = lazyRequestLogger(parent, { requestId: 'r-2' }, {});
+    const logger = lazyChildLogger(parent, { requestId: 'r-2' }, {});
     logger.setBindings({ tenantId: 't-2' });
     logger.info({ body: { client_secret: 's3cret' } }, 'first');
     logger.setBindings({ clientId: 'c-2' });
@@ -41,12 +41,12 @@ describe('lazyRequestLogger', () => {
 
   it('children of it carry its bindings; a route with options of its own gets its child at once', () => {
     const { parent, lines } = capture('info');
-    const logger = lazyRequestLogger(parent, { requestId: 'r-3' }, {});
+    const logger = lazyChildLogger(parent, { requestId: 'r-3' }, {});
     logger.setBindings({ tenantId: 't-3' });
     logger.child({ deliveryId: 'd-3' }).info('nested');
     expect(lines[0]).toMatchObject({ requestId: 'r-3', tenantId: 't-3', deliveryId: 'd-3', msg: 'nested' });
     const child = vi.spyOn(parent, 'child');
-    lazyRequestLogger(parent, { requestId: 'r-4' }, { level: 'error' });
+    lazyChildLogger(parent, { requestId: 'r-4' }, { level: 'error' });
     expect(child).toHaveBeenCalledWith({ requestId: 'r-4' }, { level: 'error' });
   });
 });
