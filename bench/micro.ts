@@ -1,8 +1,8 @@
 /**
  * The service's own JavaScript cost of one request, without sockets, the load generator or the other
  * processes' noise: the real app (buildApp, production settings, PostgreSQL) answering `app.inject`
- * requests, 32 at a time, on a fresh bench database; prints this process's CPU µs per request (the
- * database's backends are elsewhere, and light-my-request adds its own share). For comparing changes to
+ * requests, 32 at a time, on a fresh bench database; prints this process's CPU µs per request
+ * (light-my-request adds its own share) and, apart, its database backends'. For comparing changes to
  * the request path more finely than the socket benchmark can on 2 shared cores.
  *
  *   npx tsx bench/micro.ts [get|list|create|visit|deliver] [requests]     (BENCH_DATABASE_URL as for npm run bench)
@@ -13,6 +13,7 @@
  * in a process of its own, and counts a visit's CPU until its delivery has been received and recorded.
  *   node --import tsx --cpu-prof bench/micro.ts get    (and a V8 profile of it)
  *   npx tsx bench/micro.ts get 200000 --interleave=40     (an experiment's variants a and b, alternating)
+ *   MICRO_ENV='{"WEBHOOK_CONCURRENCY":"32"}' npx tsx bench/micro.ts deliver     (the app with other settings)
  */
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../src/app.js';
@@ -27,7 +28,16 @@ import { systemClock } from '../src/lib/clock.js';
 import { DeliveryWorker } from '../src/modules/outbox/worker.js';
 import { ask, forkHelper } from './lib/processes.js';
 import { generateServerKeys } from '../src/runtime/server-keys.js';
-import { createBenchDatabase, generateKeys, loadedSiteId, loadSites, type Tenant, visitBody } from './lib/setup.js';
+import { startCpuCount } from './lib/cpu.js';
+import {
+  type BenchDatabase,
+  createBenchDatabase,
+  generateKeys,
+  loadedSiteId,
+  loadSites,
+  type Tenant,
+  visitBody,
+} from './lib/setup.js';
 
 const positional = process.argv.slice(2).filter((argument) => !argument.startsWith('--'));
 const [scenario = 'get', countText = '60000'] = positional;
@@ -115,7 +125,7 @@ async function provision(
   return token.access_token as string;
 }
 
-async function measure(app: FastifyInstance, token: string): Promise<void> {
+async function measure(app: FastifyInstance, token: string, database: BenchDatabase): Promise<void> {
   const authorization = `Bearer ${token}`;
   let creates = 0;
   const one = (index: number) => {
@@ -170,14 +180,16 @@ async function measure(app: FastifyInstance, token: string): Promise<void> {
   };
   await runFor(Math.min(5_000, total)); // warm-up
   if (interleaved > 0) return measureInterleaved(runFor);
+  const databaseCpu = await startCpuCount(process.pid, database.pool, database.name);
   const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
   await runFor(total);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = process.cpuUsage(cpuBefore);
+  const { databaseUs } = await databaseCpu(total);
   const per = (micros: number) => (micros / total).toFixed(1);
   console.log(
-    `${scenario}: ${total} requests in ${seconds.toFixed(2)} s (${Math.round(total / seconds)}/s); this process ${per(cpu.user + cpu.system)} µs CPU per request (user ${per(cpu.user)}, system ${per(cpu.system)})`,
+    `${scenario}: ${total} requests in ${seconds.toFixed(2)} s (${Math.round(total / seconds)}/s); this process ${per(cpu.user + cpu.system)} µs CPU per request (user ${per(cpu.user)}, system ${per(cpu.system)}); its database's backends ${databaseUs.toFixed(1)} µs`,
   );
 }
 
@@ -221,6 +233,8 @@ try {
     DATABASE_URL: database.url,
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '10000000',
+    // An experiment's settings, as BENCH_SERVICE_ENV gives them to the socket bench's service.
+    ...(JSON.parse(process.env.MICRO_ENV ?? '{}') as Record<string, string>),
   });
   const keys = generateServerKeys(config);
   const appDatabase = openPostgres(database.url, 10);
@@ -239,7 +253,7 @@ try {
   try {
     await app.ready();
     await worker?.start();
-    await measure(app, await provision(app, keys.adminToken!, database));
+    await measure(app, await provision(app, keys.adminToken!, database), database);
   } finally {
     await worker?.stop();
     await app.close();

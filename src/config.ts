@@ -175,7 +175,9 @@ export const variables = {
     description: 'Safety-net poll of the delivery worker (it is woken on commit by LISTEN/NOTIFY)',
   }),
   WEBHOOK_CONCURRENCY: integer({
-    default: 16,
+    // Births may fill half the slots while the queue has deliveries waiting: at 16 that half was below what a
+    // process's own creates keep in flight at full load, and most deliveries went through the queue instead.
+    default: 32,
     minimum: 1,
     maximum: 1_000,
     description:

@@ -2,7 +2,7 @@
  * Fairness (issue 15 item 3): one tenant's webhooks cannot starve another's. Tenant C holds its cap of
  * active subscriptions (16; the 17th is refused 422 subscription-limit-reached), all to a receiver that
  * answers after 2 s, and creates site visits: 16 deliveries each, far more than one worker process
- * (WEBHOOK_CONCURRENCY 16) sends in the time. Meanwhile tenant A creates a visit every 250 ms, subscribed to
+ * (WEBHOOK_CONCURRENCY 32) sends in the time. Meanwhile tenant A creates a visit every 250 ms, subscribed to
  * a receiver that answers at once. Measured: for each of A's visits, the time from the create's response
  * to the receipt of its ticket.created. Target: p99 ≤ 2 s (before fair claiming: 37.7 s behind 300
  * subscriptions of C). C's deliveries go on meanwhile.
