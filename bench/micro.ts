@@ -19,7 +19,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openPostgres } from '../src/db/database.js';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
@@ -261,5 +261,6 @@ try {
   }
 } finally {
   receiverProcess?.kill('SIGTERM');
+  rmSync(receiverCa, { force: true });
   await database.drop();
 }
