@@ -22,28 +22,45 @@ export function unstorableText(text: string): string | undefined {
   return undefined;
 }
 
-/** The JSON pointer and reason of the first string (or member name) that unstorableText refuses. */
-function unstorablePointer(value: unknown, pointer = ''): { pointer: string; message: string } | undefined {
-  if (typeof value === 'string') {
-    const message = unstorableText(value);
-    return message === undefined ? undefined : { pointer, message };
-  }
+/**
+ * The reason unstorableText gives for the first string (or member name) it refuses, in document order, or
+ * undefined. The path to it is pushed onto `path` on the way back out, innermost first: nothing is built
+ * for the values that pass, which are nearly all of them.
+ */
+function firstUnstorable(value: unknown, path: string[]): string | undefined {
+  if (typeof value === 'string') return unstorableText(value);
   if (value === null || typeof value !== 'object') return undefined;
   if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++) {
-      const found = unstorablePointer(value[index], `${pointer}/${index}`);
-      if (found !== undefined) return found;
+      const message = firstUnstorable(value[index], path);
+      if (message === undefined) continue;
+      path.push(String(index));
+      return message;
     }
     return undefined;
   }
-  for (const [name, member] of Object.entries(value)) {
-    const escaped = `${pointer}/${escapePointer(name)}`;
-    const message = unstorableText(name);
-    if (message !== undefined) return { pointer: escaped, message };
-    const found = unstorablePointer(member, escaped);
-    if (found !== undefined) return found;
+  for (const name of Object.keys(value)) {
+    const message = unstorableText(name) ?? firstUnstorable((value as Record<string, unknown>)[name], path);
+    if (message === undefined) continue;
+    path.push(name);
+    return message;
   }
   return undefined;
+}
+
+/** A JSON pointer (RFC 6901) of the path's names, given innermost first. */
+function pointerOf(innermostFirst: readonly string[]): string {
+  let pointer = '';
+  for (let index = innermostFirst.length - 1; index >= 0; index--)
+    pointer += `/${escapePointer(innermostFirst[index]!)}`;
+  return pointer;
+}
+
+/** The JSON pointer and reason of the first string (or member name) that unstorableText refuses. */
+function unstorablePointer(value: unknown): { pointer: string; message: string } | undefined {
+  const path: string[] = [];
+  const message = firstUnstorable(value, path);
+  return message === undefined ? undefined : { pointer: pointerOf(path), message };
 }
 
 function escapePointer(name: string): string {

@@ -82,7 +82,13 @@ function guarded(validate: ValidateFunction, integerNames: readonly string[] = [
     // Coercion replaces the raw text of a parameter with its number, so the spelling is read first; a
     // misspelt integer is reported for its spelling alone, not also for the number coercion made of it.
     const spelling = integerSpellingErrors(data, integerNames);
-    validate(data);
+    const valid = validate(data);
+    // Nearly every request: nothing to merge.
+    if (valid && spelling.length === 0) {
+      const text = textErrorOrTooDeep(data);
+      check.errors = text ? [text] : null;
+      return text === undefined;
+    }
     const misspelt = new Set(spelling.map((error) => error.instancePath));
     const errors = [...(validate.errors ?? []).filter((error) => !misspelt.has(error.instancePath)), ...spelling];
     const text = textErrorOrTooDeep(data);

@@ -4,7 +4,9 @@ import {
   boundedDateTimeFormat,
   integerParameters,
   integerSpellingErrors,
+  NUL_MESSAGE,
   unstorableText,
+  unstorableTextError,
 } from '../../../src/http/request-values.js';
 
 describe('the date-time format: RFC 3339 with a zone, 1900-01-01T00:00:00Z through 9999-12-31T23:59:59Z in UTC', () => {
@@ -106,5 +108,28 @@ describe('the query string parser', () => {
   it('every value it returns that is not UTF-8 is refused as text', () => {
     for (const value of Object.values(parseQueryString('a=%ED%A0%80&b=%FF&c=%E0%A4%A')))
       expect(unstorableText(value as string)).toMatch(/lone surrogate/);
+  });
+});
+
+describe('unstorableTextError: the first string the database cannot hold, by its JSON pointer', () => {
+  const pointer = (data: unknown) => unstorableTextError(data)?.instancePath;
+
+  it('finds nothing in text it can hold, however nested', () => {
+    expect(unstorableTextError({ a: ['x', { b: 'é', c: [1, null, true] }], 'd/e': '' })).toBeUndefined();
+  });
+
+  it('points into objects and arrays, escaping ~ and / in member names (RFC 6901)', () => {
+    expect(pointer({ a: [{ b: 'ok' }, { 'c~/d': ['ok', 'x\u0000'] }] })).toBe('/a/1/c~0~1d/1');
+    expect(unstorableTextError(['\u0000'])).toMatchObject({
+      keyword: 'text',
+      instancePath: '/0',
+      message: NUL_MESSAGE,
+    });
+  });
+
+  it('reports the first in document order, a member name before its value', () => {
+    expect(pointer({ a: 'ok', 'b\ud800': 'x\u0000', c: 'x\u0000' })).toBe('/b\ud800');
+    expect(pointer({ a: { b: '\udfff' }, c: '\u0000' })).toBe('/a/b');
+    expect(pointer('\u0000')).toBe('');
   });
 });
