@@ -9,8 +9,7 @@
  * the backend's messages until the Sync's ReadyForQuery. pg itself only pipelines with a Sync per query,
  * which commits every statement on its own, and describes every execution of a named statement again.
  */
-import type pg from 'pg';
-import pgModule from 'pg';
+import pg from 'pg';
 
 /** One statement of a batch: its prepared name, its text and its parameters. */
 export interface BatchedStatement {
@@ -48,7 +47,7 @@ interface Field {
 
 export type TypeParsers = { getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown };
 
-const { utils } = pgModule as unknown as { utils: { prepareValue: (value: unknown) => unknown } };
+const { utils } = pg as unknown as { utils: { prepareValue: (value: unknown) => unknown } };
 
 /** How a statement's rows are read: its columns' names and their values' parsers. */
 class RowShape {

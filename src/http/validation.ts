@@ -83,15 +83,14 @@ function guarded(validate: ValidateFunction, integerNames: readonly string[] = [
     // misspelt integer is reported for its spelling alone, not also for the number coercion made of it.
     const spelling = integerSpellingErrors(data, integerNames);
     const valid = validate(data);
+    const text = textErrorOrTooDeep(data);
     // Nearly every request: nothing to merge.
     if (valid && spelling.length === 0) {
-      const text = textErrorOrTooDeep(data);
       check.errors = text ? [text] : null;
       return text === undefined;
     }
     const misspelt = new Set(spelling.map((error) => error.instancePath));
     const errors = [...(validate.errors ?? []).filter((error) => !misspelt.has(error.instancePath)), ...spelling];
-    const text = textErrorOrTooDeep(data);
     if (text && !errors.some((error) => error.instancePath === text.instancePath)) errors.push(text);
     check.errors = errors.length > 0 ? errors : null;
     return errors.length === 0;
