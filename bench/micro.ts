@@ -49,6 +49,8 @@ const interleaved = Number(
 const CONCURRENCY = 32;
 /** Whether the deliveries are made (the deliver scenario), to the bench's receiver. */
 const delivering = scenario === 'deliver';
+/** The scenarios that create visits, for a tenant with a project, an item and a subscription. */
+const visiting = scenario === 'visit' || delivering;
 /** The visit scenario's subscription: never called (no worker runs there); the deliver scenario's receiver. */
 let receiverProcess: ChildProcess | undefined;
 let RECEIVER = 'localhost:9';
@@ -96,7 +98,7 @@ async function provision(
     })
   ).json();
   await loadSites(database.pool, tenant.data.tenantId, SITES, 0, 'MICRO');
-  if (scenario === 'visit' || delivering) {
+  if (visiting) {
     const admin = { authorization: `Bearer ${adminToken}` };
     const tenantUrl = `/admin/v1/tenants/${tenant.data.tenantId}`;
     await expectStatus(app, 201, {
@@ -227,7 +229,7 @@ try {
   const config = loadConfig({
     ...generateKeys(),
     // Sandbox for the visit scenario's subscription (a destination on this machine); the rest is alike.
-    ...(scenario === 'visit' || delivering
+    ...(visiting
       ? { ENVIRONMENT: 'sandbox', WEBHOOK_TEST_ALLOWED_DESTINATIONS: RECEIVER }
       : { ENVIRONMENT: 'production' }),
     DATABASE_URL: database.url,
