@@ -37,7 +37,7 @@ export const variables = {
     minimum: 0,
     maximum: 4_096,
     description:
-      "JSON of listed resources kept per process, half by id and version, half as the last answer of each page asked, so that a list page reads only its rows' ids and versions (MiB; 0 keeps none: every page loads and renders all its rows)",
+      "JSON of rendered sites and messages kept per process, half by id and version, so that a list page reads only its rows' ids and versions and a GET by id only its resource's version, half as the last answer of each page asked (MiB; 0 keeps none: every page and every GET loads and renders its rows)",
   }),
   DATABASE_STATEMENT_TIMEOUT_MS: integer({
     default: 30_000,

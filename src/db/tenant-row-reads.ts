@@ -6,11 +6,12 @@
  *
  * The statement may read a row whose id one tenant asked for and another tenant owns (when both tenants
  * are in the batch); a lookup is answered only with the row of its own tenant and id, so another tenant's
- * row is simply not found.
+ * row is simply not found. `tenantVersionReads` reads a row's version alone the same way.
  */
 import type { Compilable, CompiledQuery, Kysely, RawBuilder, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import { BatchedLookup } from './batched-lookup.js';
+import { prepared } from './prepared-statements.js';
 import type { Database } from './schema.js';
 
 type Lookup = [tenantId: string, id: string];
@@ -71,4 +72,29 @@ export function tenantRowReads<Row extends { tenant_id: string; id: string }>(
     }
     return lookup.find(tenantId, id);
   };
+}
+
+/** A row's version, and whose row it is. */
+export interface RowVersion {
+  tenant_id: string;
+  id: string;
+  version: number;
+}
+
+/** The tables of resources whose representation is a function of their version (http/rendered-resources.ts). */
+type VersionedTable = 'sites' | 'messages';
+
+/**
+ * The read of a resource's version by (tenant, id), batched as `tenantRowReads`: one small row, for a GET
+ * by id that may answer with the JSON it rendered for that version before.
+ */
+export function tenantVersionReads(
+  table: VersionedTable,
+): (db: Kysely<Database> | Transaction<Database>, tenantId: string, id: string) => Promise<RowVersion | undefined> {
+  // One table's columns stand for all of them: each versioned table has these three.
+  const from = (db: Kysely<Database>) => db.selectFrom(table as 'sites').select(['id', 'tenant_id', 'version']);
+  return tenantRowReads<RowVersion>(
+    (db, ids, tenantIds) => from(db).where('id', '=', ids).where('tenant_id', '=', tenantIds).modifyEnd(prepared()),
+    (tx, tenantId, id) => from(tx).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst(),
+  );
 }

@@ -1,6 +1,6 @@
 /**
  * A list page reads which rows it holds and at which versions, and renders only what it has not rendered
- * before.
+ * before; a GET by id of a resource rendered before reads only its version (`one`).
  *
  * A resource's representation is a function of its version: every change of the resource, a new version of
  * one of its files included, raises `meta.version` by one (SPEC). So the JSON of a tenant's (type, id,
@@ -18,15 +18,19 @@
  * The listing comes as one text (src/db/listing.ts), so a page is kept whole too: the same page asked again
  * (the same list, tenant and query) whose listing's text is the same holds the same rows at the same versions
  * and the same next position, and its answer is the one sent last time, byte for byte.
+ *
+ * Lists and GETs by id share the rendered rows: a row a page rendered answers a GET of it, and the other way
+ * round. Only resources whose representation is made of their own row (and their files) qualify: a site
+ * visit shows its site's code, which changes without the visit's version, so visits are rendered each time.
  */
 import type { FastifyReply } from 'fastify';
 import type { ListedVersion } from '../db/listing.js';
 import { TwoGenerationCache } from '../lib/two-generation-cache.js';
-import type { ListMetaValue, ResourceObject } from './envelope.js';
+import { etagOf, type ListMetaValue, type ResourceObject } from './envelope.js';
 import { type ListingPage, listMeta } from './pagination.js';
 
 /** The rendered JSON of one version of one resource, and whose it is. */
-interface Rendered {
+export interface RenderedResource {
   kind: string;
   tenantId: string;
   version: number;
@@ -50,7 +54,7 @@ export class RenderedResources {
    * By resource id (ids are unique across kinds and tenants; the entry says whose it is), the latest version
    * rendered replacing an older one; a quarter of the capacity per generation.
    */
-  private readonly rows: TwoGenerationCache<string, Rendered>;
+  private readonly rows: TwoGenerationCache<string, RenderedResource>;
   /** By page key (`ListingPage.key`), the last answer; a quarter of the capacity per generation. */
   private readonly pages: TwoGenerationCache<string, RenderedPage>;
 
@@ -83,6 +87,47 @@ export class RenderedResources {
     return body;
   }
 
+  /**
+   * The JSON of one resource, for a GET by id: the JSON rendered before when the resource is still at the
+   * version it was rendered at, which costs the database one small row (its version) instead of the whole
+   * resource, and the service no parsing or serialising. A resource this process holds no JSON of is loaded
+   * at once, in the one read a GET would make anyway; only one that changed since it was rendered here
+   * costs a read more (its version, then the resource).
+   * @param versionOf the tenant's resource's version, read now (it throws the 404 when there is none)
+   * @param load the tenant's resource (it throws the 404 when there is none)
+   * @param serialize a resource's JSON by the response's compiled serialiser (`serializeResource`)
+   */
+  async one<A>(
+    kind: string,
+    tenantId: string,
+    id: string,
+    versionOf: () => Promise<number>,
+    load: () => Promise<ResourceObject<A>>,
+    serialize: (resource: ResourceObject<A>) => string,
+  ): Promise<RenderedResource> {
+    const held = this.heldFor(kind, tenantId, id);
+    if (held !== undefined && (await versionOf()) === held.version) return held;
+    return this.render(kind, tenantId, await load(), serialize);
+  }
+
+  /** The JSON held for this id, if it is of this kind and tenant (any version). */
+  private heldFor(kind: string, tenantId: string, id: string): RenderedResource | undefined {
+    const rendered = this.rows.get(id);
+    return rendered?.tenantId === tenantId && rendered.kind === kind ? rendered : undefined;
+  }
+
+  /** Renders the resource and keeps its JSON for its version. */
+  private render<A>(
+    kind: string,
+    tenantId: string,
+    resource: ResourceObject<A>,
+    serialize: (resource: ResourceObject<A>) => string,
+  ): RenderedResource {
+    const rendered = { kind, tenantId, version: resource.meta.version, json: Buffer.from(serialize(resource), 'utf8') };
+    this.rows.set(resource.id, rendered);
+    return rendered;
+  }
+
   /** The JSON of each listed row, in the page's order (a row gone since it was listed is left out). */
   private async rowsOf<A>(
     kind: string,
@@ -92,24 +137,15 @@ export class RenderedResources {
     serialize: (resource: ResourceObject<A>) => string,
   ): Promise<PageRows> {
     const held = listed.map((row) => {
-      const rendered = this.rows.get(row.id);
-      return rendered?.version === row.version && rendered.tenantId === tenantId && rendered.kind === kind
-        ? rendered.json
-        : undefined;
+      const rendered = this.heldFor(kind, tenantId, row.id);
+      return rendered?.version === row.version ? rendered.json : undefined;
     });
     const missing = listed.filter((_, at) => held[at] === undefined);
     if (missing.length === 0) return { json: held as Buffer[], asListed: true };
 
-    const loaded = new Map<string, Rendered>();
+    const loaded = new Map<string, RenderedResource>();
     for (const resource of await load(missing.map((row) => row.id))) {
-      const rendered = {
-        kind,
-        tenantId,
-        version: resource.meta.version,
-        json: Buffer.from(serialize(resource), 'utf8'),
-      };
-      loaded.set(resource.id, rendered);
-      this.rows.set(resource.id, rendered);
+      loaded.set(resource.id, this.render(kind, tenantId, resource, serialize));
     }
     const json: Buffer[] = [];
     let asListed = true;
@@ -140,4 +176,15 @@ function listBody(rows: readonly Buffer[], meta: ListMetaValue): Buffer {
 /** Sends a page of a list (`RenderedResources.list`): it goes out as it is, without encoding. */
 export function sendRenderedList(reply: FastifyReply, body: Buffer) {
   return reply.type('application/json; charset=utf-8').send(body);
+}
+
+const DOCUMENT_START = Buffer.from('{"data":');
+const DOCUMENT_END = Buffer.from('}');
+
+/** Sends one resource as rendered (`RenderedResources.one`), in the single envelope, with its ETag. */
+export function sendRenderedResource(reply: FastifyReply, rendered: RenderedResource) {
+  return reply
+    .header('etag', etagOf(rendered.version))
+    .type('application/json; charset=utf-8')
+    .send(Buffer.concat([DOCUMENT_START, rendered.json, DOCUMENT_END]));
 }

@@ -3,7 +3,7 @@ import type { Transaction } from 'kysely';
 import type { Database, MessageRow, MessageUpdate, NewMessage } from '../../db/schema.js';
 import type { Executor } from '../../db/executor.js';
 import { readListing } from '../../db/listing.js';
-import { tenantRowReads } from '../../db/tenant-row-reads.js';
+import { tenantRowReads, tenantVersionReads } from '../../db/tenant-row-reads.js';
 
 export async function insertMessage(tx: Transaction<Database>, message: NewMessage): Promise<MessageRow> {
   return tx.insertInto('messages').values(message).returningAll().executeTakeFirstOrThrow();
@@ -24,6 +24,9 @@ export const readMessage = tenantRowReads<MessageRow>(
     db.selectFrom('messages').selectAll().where('id', '=', ids).where('tenant_id', '=', tenantIds),
   findMessage,
 );
+
+/** The tenant's message's version by id, batched as `readMessage`. */
+export const readMessageVersion = tenantVersionReads('messages');
 
 export async function messageExists(db: Executor, tenantId: string, id: string): Promise<boolean> {
   return (

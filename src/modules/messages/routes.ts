@@ -4,7 +4,7 @@ import { transaction } from '../../db/transaction.js';
 import type { AppContext } from '../../app-context.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
 import { sendResource, serializeResource } from '../../http/envelope.js';
-import { sendRenderedList } from '../../http/rendered-resources.js';
+import { sendRenderedList, sendRenderedResource } from '../../http/rendered-resources.js';
 import { createdHeaders, etagHeaders } from '../../http/headers.js';
 import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
@@ -105,9 +105,19 @@ export function registerMessageRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { tenantId } = request.auth;
-      const row = await messages.getMessage(db, tenantId, request.params.id);
-      const [view] = await messages.loadMessageViews(db, tenantId, [row]);
-      return sendResource(reply, 200, messages.toMessageResource(view!, baseUrl));
+      const { id } = request.params;
+      const message = await rendered.one(
+        messages.MESSAGE_TYPE,
+        tenantId,
+        id,
+        () => messages.messageVersion(db, tenantId, id),
+        async () => {
+          const [view] = await messages.loadMessageViews(db, tenantId, [await messages.getMessage(db, tenantId, id)]);
+          return messages.toMessageResource(view!, baseUrl);
+        },
+        (resource) => serializeResource(reply, MessageResource, resource),
+      );
+      return sendRenderedResource(reply, message);
     },
   );
 

@@ -124,6 +124,13 @@ export async function getMessage(db: Kysely<Database>, tenantId: string, id: str
   return message;
 }
 
+/** The tenant's message's version (404 when the tenant has no such message). */
+export async function messageVersion(db: Kysely<Database>, tenantId: string, id: string): Promise<number> {
+  const message = await repository.readMessageVersion(db, tenantId, id);
+  if (!message) throw notFound('Message');
+  return message.version;
+}
+
 /** API field → column, for the writable fields stored as given (urgency is stored in its full form). */
 const COLUMNS = {
   type: 'type',

@@ -5,7 +5,7 @@ import type { Executor } from '../../db/executor.js';
 import type { Database, SiteRow, SiteUpdate } from '../../db/schema.js';
 import { readListing } from '../../db/listing.js';
 import { insertSingleRow, type SingleRowInsert } from '../../db/single-row-insert.js';
-import { tenantRowReads } from '../../db/tenant-row-reads.js';
+import { tenantRowReads, tenantVersionReads } from '../../db/tenant-row-reads.js';
 
 /** The unique constraint a second site with the same siteCode of the tenant runs into. */
 export const SITE_CODE_CONSTRAINT = 'sites_tenant_site_code';
@@ -65,6 +65,9 @@ export const readSite = tenantRowReads<SiteRow>(
       .modifyEnd(prepared()),
   findSite,
 );
+
+/** The tenant's site's version by id, batched as `readSite`. */
+export const readSiteVersion = tenantVersionReads('sites');
 
 /** The site, locked until the transaction ends, so that a concurrent update waits and then re-reads. */
 export async function findSiteForUpdate(

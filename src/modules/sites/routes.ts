@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
 import { sendResource, serializeResource } from '../../http/envelope.js';
-import { sendRenderedList } from '../../http/rendered-resources.js';
+import { sendRenderedList, sendRenderedResource } from '../../http/rendered-resources.js';
 import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
@@ -88,8 +88,17 @@ export function registerSiteRoutes(app: Api, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const site = await sites.getSite(db, request.auth.tenantId, request.params.id);
-      return sendResource(reply, 200, sites.toSiteResource(site));
+      const { tenantId } = request.auth;
+      const { id } = request.params;
+      const site = await rendered.one(
+        sites.SITE_TYPE,
+        tenantId,
+        id,
+        () => sites.siteVersion(db, tenantId, id),
+        async () => sites.toSiteResource(await sites.getSite(db, tenantId, id)),
+        (resource) => serializeResource(reply, SiteResource, resource),
+      );
+      return sendRenderedResource(reply, site);
     },
   );
 

@@ -124,6 +124,13 @@ export async function getSite(
   return site;
 }
 
+/** The tenant's site's version (404 when the tenant has no such site). */
+export async function siteVersion(db: Kysely<Database>, tenantId: string, id: string): Promise<number> {
+  const site = await repository.readSiteVersion(db, tenantId, id);
+  if (!site) throw notFound('Site');
+  return site.version;
+}
+
 /** The tenant's site with this siteCode (404 otherwise), for the modules that name a site by its code. */
 export async function getSiteByCode(
   db: Kysely<Database> | Transaction<Database>,

@@ -1,7 +1,7 @@
 /**
- * List pages rendered once per version (src/http/rendered-resources.ts): a page reads its rows' ids and
+ * Resources rendered once per version (src/http/rendered-resources.ts): a page reads its rows' ids and
  * versions, and only the rows not rendered at that version are loaded and serialised; the same page with
- * the same listing is the answer sent before.
+ * the same listing is the answer sent before; a GET by id of a resource rendered before reads its version.
  */
 import { describe, expect, it } from 'vitest';
 import { type ResourceObject, resourceObject } from '../../../src/http/envelope.js';
@@ -160,5 +160,81 @@ describe('RenderedResources', () => {
     await rendered.list('notes', 'ten_1', pageOf('n39'), db.load, serialize);
     await rendered.list('notes', 'ten_1', pageOf('n0'), db.load, serialize);
     expect(db.loads.slice(40)).toEqual([['n0']]);
+  });
+});
+
+describe('RenderedResources.one (a GET by id)', () => {
+  /** The rows, and what a GET of one asked the database: its version, or the resource. */
+  function single(rows: Record<string, { version: number; text: string }>) {
+    const db = store(rows);
+    const asked: string[] = [];
+    const get = (rendered: RenderedResources, id: string, tenantId = 'ten_1', kind = 'notes') =>
+      rendered.one(
+        kind,
+        tenantId,
+        id,
+        async () => {
+          asked.push(`version ${id}`);
+          const row = rows[id];
+          if (!row) throw new Error('not found');
+          return row.version;
+        },
+        async () => {
+          asked.push(`load ${id}`);
+          const [note] = await db.load([id]);
+          if (!note) throw new Error('not found');
+          return note;
+        },
+        serialize,
+      );
+    return { rows, asked, get };
+  }
+  const textOf = (json: Buffer) => (JSON.parse(json.toString('utf8')) as Note).attributes.text;
+
+  it('loads a resource it holds no JSON of at once, and answers it again from its version alone', async () => {
+    const rendered = new RenderedResources(1 << 20);
+    const db = single({ a: { version: 2, text: 'A' } });
+    const first = await db.get(rendered, 'a');
+    const again = await db.get(rendered, 'a');
+    expect(again).toBe(first);
+    expect(first.version).toBe(2);
+    expect(textOf(first.json)).toBe('A');
+    expect(db.asked).toEqual(['load a', 'version a']);
+  });
+
+  it('renders a changed resource at its new version: its version, then the resource', async () => {
+    const rendered = new RenderedResources(1 << 20);
+    const db = single({ a: { version: 1, text: 'first' } });
+    await db.get(rendered, 'a');
+    db.rows.a = { version: 2, text: 'second' };
+    const changed = await db.get(rendered, 'a');
+    expect([changed.version, textOf(changed.json)]).toEqual([2, 'second']);
+    expect(db.asked).toEqual(['load a', 'version a', 'load a']);
+  });
+
+  it('shares the rows a list rendered, and holds them for their tenant and kind only', async () => {
+    const rendered = new RenderedResources(1 << 20);
+    const db = single({ a: { version: 1, text: 'A' } });
+    await rendered.list('notes', 'ten_1', listed('q', [['a', 1]]), store(db.rows).load, serialize);
+    await db.get(rendered, 'a');
+    await db.get(rendered, 'a', 'ten_2');
+    await db.get(rendered, 'a', 'ten_1', 'memos');
+    expect(db.asked).toEqual(['version a', 'load a', 'load a']);
+  });
+
+  it("answers what the version's read throws (a resource gone is a 404, not the JSON held)", async () => {
+    const rendered = new RenderedResources(1 << 20);
+    const db = single({ a: { version: 1, text: 'A' } });
+    await db.get(rendered, 'a');
+    delete db.rows.a;
+    await expect(db.get(rendered, 'a')).rejects.toThrow('not found');
+  });
+
+  it('with a capacity of 0 loads the resource every time, and never reads a version alone', async () => {
+    const rendered = new RenderedResources(0);
+    const db = single({ a: { version: 1, text: 'A' } });
+    await db.get(rendered, 'a');
+    await db.get(rendered, 'a');
+    expect(db.asked).toEqual(['load a', 'load a']);
   });
 });

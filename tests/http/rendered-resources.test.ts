@@ -1,7 +1,9 @@
 /**
- * Lists rendered once per version (src/http/rendered-resources.ts), over HTTP: a page of sites or messages is
- * exactly what the GETs of its rows answer, at their latest versions, whether the page was rendered before,
- * after a change, or by a process that keeps nothing (LIST_CACHE_MB=0).
+ * Resources rendered once per version (src/http/rendered-resources.ts), over HTTP: a page of sites or
+ * messages is exactly what the GETs of its rows answer, at their latest versions, whether the page was
+ * rendered before, after a change, or by a process that keeps nothing (LIST_CACHE_MB=0); a GET by id answers
+ * the same bytes whether its JSON was held or not, and another tenant's resource is not found even while
+ * this process holds its JSON.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -129,5 +131,61 @@ describe('messages listed once rendered', () => {
 
     const uncached = await pageAndGets(keepingNothing, '/api/v1/messages', m.token);
     expect(uncached.page).toEqual(after.page);
+  });
+});
+
+describe('a GET by id rendered once per version', () => {
+  /** The GET's status, ETag and exact body, as a client receives them. */
+  async function fetched(app: TestApp, path: string, token: string) {
+    const response = await app.http.get(path, { token });
+    return { status: response.status, etag: response.headers.get('etag'), text: response.text };
+  }
+
+  it('answers a site with the same bytes and ETag held or not, its new version after a change, and 404 to another tenant', async () => {
+    const tenant = await tenantWithToken(t);
+    const created = await t.http.post('/api/v1/sites', { token: tenant.token, json: siteBody({ name: 'Held' }) });
+    const path = `/api/v1/sites/${created.body.data.id}`;
+
+    const first = await fetched(t, path, tenant.token);
+    const again = await fetched(t, path, tenant.token);
+    const uncached = await fetched(keepingNothing, path, tenant.token);
+    expect(first).toMatchObject({ status: 200, etag: '"1"' });
+    expect(JSON.parse(first.text)).toEqual({ data: created.body.data });
+    expect(again).toEqual(first);
+    expect(uncached).toEqual(first);
+
+    await t.http.patch(path, { token: tenant.token, json: { name: 'Changed' } });
+    const changed = await fetched(t, path, tenant.token);
+    expect(changed.etag).toBe('"2"');
+    expect(JSON.parse(changed.text).data).toMatchObject({ attributes: { name: 'Changed' }, meta: { version: 2 } });
+    expect(await fetched(t, path, tenant.token)).toEqual(changed);
+
+    const other = await tenantWithToken(t);
+    const theirs = await t.http.get(path, { token: other.token });
+    expect(theirs.status).toBe(404);
+    expect(theirs.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+  });
+
+  it('answers a site a page rendered from that rendering, as its GET would', async () => {
+    const tenant = await tenantWithToken(t);
+    const created = await t.http.post('/api/v1/sites', { token: tenant.token, json: siteBody() });
+    await t.http.get('/api/v1/sites', { token: tenant.token });
+    const held = await fetched(t, `/api/v1/sites/${created.body.data.id}`, tenant.token);
+    expect(held).toEqual(await fetched(keepingNothing, `/api/v1/sites/${created.body.data.id}`, tenant.token));
+  });
+
+  it('answers a message at the version a new attachment raised', async () => {
+    const m = await messageTenant(t);
+    const message = await createMessage(t, m);
+    const path = `/api/v1/messages/${message.id}`;
+    const before = await fetched(t, path, m.token);
+    expect(await fetched(t, path, m.token)).toEqual(before);
+    expect(JSON.parse(before.text).data.attributes.fileAttachment).toBeNull();
+
+    expect((await uploadAttachment(t, m.token, message.id, pdfBytes(3000))).status).toBe(201);
+    const after = await fetched(t, path, m.token);
+    expect(after.etag).toBe(`"${message.meta.version + 1}"`);
+    expect(JSON.parse(after.text).data.attributes.fileAttachment.versions).toHaveLength(1);
+    expect(after).toEqual(await fetched(keepingNothing, path, m.token));
   });
 });
