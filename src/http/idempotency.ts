@@ -16,7 +16,7 @@
  * answers in http/create-request.ts; the key table's SQL is in src/db/idempotency-keys.ts, a row's insert in
  * the repository that describes it (src/db/single-row-insert.ts).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import type { Kysely, Transaction } from 'kysely';
 import { Type } from 'typebox';
@@ -119,7 +119,7 @@ async function createResolved(
   }
   const keyed: KeyedRequest = {
     ref: { tenantId, resourceType: options.resourceType, key, lockId: lockId(tenantId, options.resourceType, key) },
-    requestHash: createHash('sha256').update(canonicalJson(request.body)).digest('hex'),
+    requestHash: hash('sha256', canonicalJson(request.body), 'hex'),
     stillAccessible: (tx, id) => options.exists(tx, tenantId, id),
   };
   if (typeof creation !== 'function') {
