@@ -34,6 +34,9 @@ export interface RenderedResource {
   kind: string;
   tenantId: string;
   version: number;
+  /** The resource's JSON in the single envelope, `{"data":...}`: a GET's whole answer. */
+  document: Buffer;
+  /** The resource's JSON alone, a list's row: a view into `document`, not a copy. */
   json: Buffer;
 }
 
@@ -60,7 +63,7 @@ export class RenderedResources {
 
   /** @param capacity bytes of JSON kept at most, half rows and half pages; 0 keeps nothing */
   constructor(capacity: number) {
-    this.rows = new TwoGenerationCache(capacity / 4, (rendered) => rendered.json.length);
+    this.rows = new TwoGenerationCache(capacity / 4, (rendered) => rendered.document.length);
     this.pages = new TwoGenerationCache(capacity / 4, (page) => page.body.length + page.listing.length);
   }
 
@@ -123,7 +126,9 @@ export class RenderedResources {
     resource: ResourceObject<A>,
     serialize: (resource: ResourceObject<A>) => string,
   ): RenderedResource {
-    const rendered = { kind, tenantId, version: resource.meta.version, json: Buffer.from(serialize(resource), 'utf8') };
+    const document = Buffer.from(`${DOCUMENT_START}${serialize(resource)}${DOCUMENT_END}`, 'utf8');
+    const json = document.subarray(DOCUMENT_START.length, document.length - DOCUMENT_END.length);
+    const rendered = { kind, tenantId, version: resource.meta.version, document, json };
     this.rows.set(resource.id, rendered);
     return rendered;
   }
@@ -159,6 +164,9 @@ export class RenderedResources {
   }
 }
 
+/** The single envelope around a resource's JSON (`SingleSchema`); ASCII, so its length in bytes too. */
+const DOCUMENT_START = '{"data":';
+const DOCUMENT_END = '}';
 const DATA_START = Buffer.from('{"data":[');
 const COMMA = Buffer.from(',');
 
@@ -178,13 +186,7 @@ export function sendRenderedList(reply: FastifyReply, body: Buffer) {
   return reply.type('application/json; charset=utf-8').send(body);
 }
 
-const DOCUMENT_START = Buffer.from('{"data":');
-const DOCUMENT_END = Buffer.from('}');
-
 /** Sends one resource as rendered (`RenderedResources.one`), in the single envelope, with its ETag. */
 export function sendRenderedResource(reply: FastifyReply, rendered: RenderedResource) {
-  return reply
-    .header('etag', etagOf(rendered.version))
-    .type('application/json; charset=utf-8')
-    .send(Buffer.concat([DOCUMENT_START, rendered.json, DOCUMENT_END]));
+  return reply.header('etag', etagOf(rendered.version)).type('application/json; charset=utf-8').send(rendered.document);
 }
