@@ -110,7 +110,7 @@ export class RenderedResources {
   ): Promise<RenderedResource> {
     const held = this.heldFor(kind, tenantId, id);
     if (held !== undefined && (await versionOf()) === held.version) return held;
-    return this.render(kind, tenantId, await load(), serialize);
+    return this.keep(kind, tenantId, await load(), serialize);
   }
 
   /** The JSON held for this id, if it is of this kind and tenant (any version). */
@@ -119,8 +119,11 @@ export class RenderedResources {
     return rendered?.tenantId === tenantId && rendered.kind === kind ? rendered : undefined;
   }
 
-  /** Renders the resource and keeps its JSON for its version. */
-  private render<A>(
+  /**
+   * Renders the resource and keeps its JSON for its version: for what `one` and `list` load, and for a
+   * resource a request has just changed (a PATCH's answer), so that the next GET of it reads its version only.
+   */
+  keep<A>(
     kind: string,
     tenantId: string,
     resource: ResourceObject<A>,
@@ -150,7 +153,7 @@ export class RenderedResources {
 
     const loaded = new Map<string, RenderedResource>();
     for (const resource of await load(missing.map((row) => row.id))) {
-      loaded.set(resource.id, this.render(kind, tenantId, resource, serialize));
+      loaded.set(resource.id, this.keep(kind, tenantId, resource, serialize));
     }
     const json: Buffer[] = [];
     let asListed = true;

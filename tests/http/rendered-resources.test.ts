@@ -154,9 +154,10 @@ describe('a GET by id rendered once per version', () => {
     expect(again).toEqual(first);
     expect(uncached).toEqual(first);
 
-    await t.http.patch(path, { token: tenant.token, json: { name: 'Changed' } });
+    const patched = await t.http.patch(path, { token: tenant.token, json: { name: 'Changed' } });
     const changed = await fetched(t, path, tenant.token);
     expect(changed.etag).toBe('"2"');
+    expect(changed.text).toBe(patched.text);
     expect(JSON.parse(changed.text).data).toMatchObject({ attributes: { name: 'Changed' }, meta: { version: 2 } });
     expect(await fetched(t, path, tenant.token)).toEqual(changed);
 

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { transaction } from '../../db/transaction.js';
 import type { AppContext } from '../../app-context.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
-import { sendResource, serializeResource } from '../../http/envelope.js';
+import { serializeResource } from '../../http/envelope.js';
 import { sendRenderedList, sendRenderedResource } from '../../http/rendered-resources.js';
 import { createdHeaders, etagHeaders } from '../../http/headers.js';
 import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
@@ -155,7 +155,13 @@ export function registerMessageRoutes(app: Api, ctx: AppContext): void {
         );
         return (await messages.loadMessageViews(tx, tenantId, [row]))[0]!;
       });
-      return sendResource(reply, 200, messages.toMessageResource(view, baseUrl));
+      const kept = rendered.keep(
+        messages.MESSAGE_TYPE,
+        tenantId,
+        messages.toMessageResource(view, baseUrl),
+        (resource) => serializeResource(reply, MessageResource, resource),
+      );
+      return sendRenderedResource(reply, kept);
     },
   );
 }

@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
-import { sendResource, serializeResource } from '../../http/envelope.js';
+import { serializeResource } from '../../http/envelope.js';
 import { sendRenderedList, sendRenderedResource } from '../../http/rendered-resources.js';
 import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
@@ -129,7 +129,10 @@ export function registerSiteRoutes(app: Api, ctx: AppContext): void {
         .execute((tx) =>
           sites.patchSite(tx, tenantId, request.params.id, request.body, request.headers['if-match'], clock.now()),
         );
-      return sendResource(reply, 200, sites.toSiteResource(site));
+      const kept = rendered.keep(sites.SITE_TYPE, tenantId, sites.toSiteResource(site), (resource) =>
+        serializeResource(reply, SiteResource, resource),
+      );
+      return sendRenderedResource(reply, kept);
     },
   );
 }

@@ -222,6 +222,16 @@ describe('RenderedResources.one (a GET by id)', () => {
     expect(db.asked).toEqual(['version a', 'load a', 'load a']);
   });
 
+  it('answers a resource kept as a change answered it from its version alone', async () => {
+    const rendered = new RenderedResources(1 << 20);
+    const db = single({ a: { version: 1, text: 'first' } });
+    await db.get(rendered, 'a');
+    db.rows.a = { version: 2, text: 'patched' };
+    const kept = rendered.keep('notes', 'ten_1', resourceObject('notes', 'a', { text: 'patched' }, 2), serialize);
+    expect(await db.get(rendered, 'a')).toBe(kept);
+    expect(db.asked).toEqual(['load a', 'version a']);
+  });
+
   it("answers what the version's read throws (a resource gone is a 404, not the JSON held)", async () => {
     const rendered = new RenderedResources(1 << 20);
     const db = single({ a: { version: 1, text: 'A' } });
