@@ -5,6 +5,7 @@
  */
 import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
+import { isoTimeOf } from '../lib/iso-time.js';
 
 export const ResourceMeta = Type.Object(
   {
@@ -88,7 +89,7 @@ export function serializeResource<A>(reply: FastifyReply, schema: TSchema, resou
 
 /** ISO 8601 with milliseconds and Z, the one timestamp format of every response. */
 export function isoTime(value: Date): string {
-  return value.toISOString();
+  return isoTimeOf(value);
 }
 
 export function isoTimeOrNull(value: Date | null): string | null {

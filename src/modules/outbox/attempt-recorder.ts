@@ -17,6 +17,7 @@ import * as attempts from './repository/attempts.js';
 import { failExhaustedLeases } from './repository/queue.js';
 import { outcomeOf } from './retry-schedule.js';
 import { SubscriptionHealth } from './subscription-health.js';
+import { isoTimeOf } from '../../lib/iso-time.js';
 
 export interface AttemptRecorderDeps {
   db: Kysely<Database>;
@@ -52,7 +53,7 @@ export class AttemptRecorder {
     const now = clock.now();
     const entry: DeliveryAttempt = {
       attempt: delivery.attempt,
-      at: attempt.startedAt.toISOString(),
+      at: isoTimeOf(attempt.startedAt),
       statusCode: verdict.statusCode,
       error: verdict.outcome === 'succeeded' ? null : verdict.error,
       durationMs: attempt.durationMs,

@@ -12,6 +12,7 @@ import { newId } from '../../lib/ids.js';
 import * as events from './repository/events.js';
 import { claimAtBirth, notifyWorkers, wakeWorkers } from './wake-workers.js';
 import { type ClaimedEvent, type EventDataBase, type EventEnvelope, type EventType, PAYLOAD_VERSION } from './types.js';
+import { isoTimeOf } from '../../lib/iso-time.js';
 
 export interface NewEvent {
   type: EventType;
@@ -28,7 +29,7 @@ export function toEnvelope(row: ClaimedEvent): EventEnvelope {
   return {
     id: row.id,
     type: row.type as EventType,
-    occurredAt: row.occurred_at.toISOString(),
+    occurredAt: isoTimeOf(row.occurred_at),
     resourceType: 'site-visits',
     resourceId: row.resource_id,
     payloadVersion: row.payload_version,

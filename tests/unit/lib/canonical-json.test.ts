@@ -35,3 +35,43 @@ describe('canonical JSON', () => {
     expect(new Set(texts).size).toBe(texts.length);
   });
 });
+
+/** The first release's canonical JSON: stored keys' hashes were made with it, and must still match. */
+function firstRelease(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(firstRelease).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, member]) => member !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([name, member]) => `${JSON.stringify(name)}:${firstRelease(member)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+describe('canonical JSON across releases', () => {
+  it("is the first release's text for any parsed body", () => {
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const names = ['a', 'b', 'Z', 'é', '', '10', '2', 'siteCode', 'a"b', 'x y'];
+    const anyValue = (depth: number): unknown => {
+      const pick = Math.floor(random() * (depth > 3 ? 5 : 7));
+      if (pick === 0) return null;
+      if (pick === 1) return random() < 0.5;
+      if (pick === 2) return Math.floor(random() * 2000) / 7;
+      if (pick === 3) return `${names[Math.floor(random() * names.length)]!}\n\u2028`;
+      if (pick === 4) return undefined;
+      if (pick === 5) return Array.from({ length: Math.floor(random() * 4) }, () => anyValue(depth + 1));
+      const object: Record<string, unknown> = {};
+      for (let count = Math.floor(random() * 5); count > 0; count--)
+        object[names[Math.floor(random() * names.length)]!] = anyValue(depth + 1);
+      return object;
+    };
+    for (let index = 0; index < 5_000; index++) {
+      const value = anyValue(0);
+      expect(canonicalJson(value)).toBe(firstRelease(value));
+    }
+  });
+});
