@@ -1,7 +1,7 @@
 /** What a route's body limit is derived from (body-limit.ts) and the structural check before parsing (json-body.ts). */
 import { describe, expect, it } from 'vitest';
 import { jsonBodyLimit, longestBody } from '../../../src/http/body-limit.js';
-import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS, structureRefusal } from '../../../src/http/json-body.js';
+import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS, stringEnd, structureRefusal } from '../../../src/http/json-body.js';
 
 const closed = (properties: Record<string, unknown>) => ({ type: 'object', properties, additionalProperties: false });
 
@@ -60,5 +60,26 @@ describe('structureRefusal', () => {
   it('a malformed text is left to the parser', () => {
     expect(structureRefusal('{"a": ]]]]')).toBeUndefined();
     expect(structureRefusal('"unterminated')).toBeUndefined();
+  });
+
+  it('ends a string where a walk of its characters does: after any run of backslashes', () => {
+    const walked = (text: string, open: number) => {
+      let index = open + 1;
+      for (; index < text.length; index++) {
+        if (text[index] === '\\') index++;
+        else if (text[index] === '"') break;
+      }
+      return Math.min(index, text.length);
+    };
+    let seed = 3;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const alphabet = ['"', '\\', 'a', ','];
+    for (let round = 0; round < 50_000; round++) {
+      const text = `"${Array.from({ length: Math.floor(random() * 12) }, () => alphabet[Math.floor(random() * 4)]).join('')}`;
+      expect([text, stringEnd(text, 0)]).toEqual([text, walked(text, 0)]);
+    }
   });
 });
