@@ -10,6 +10,7 @@
  * which commits every statement on its own, and describes every execution of a named statement again.
  */
 import pg from 'pg';
+import { isoTimeOf, YEAR_10000_MS } from '../lib/iso-time.js';
 
 /** One statement of a batch: its prepared name, its text and its parameters. */
 export interface BatchedStatement {
@@ -48,6 +49,20 @@ interface Field {
 export type TypeParsers = { getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown };
 
 const { utils } = pg as unknown as { utils: { prepareValue: (value: unknown) => unknown } };
+
+/**
+ * A parameter as pg sends it, but a Date of 1970 to 9999 as ISO 8601 in UTC (`isoTimeOf`) rather than pg's
+ * text of it in the process's zone: the same instant to a timestamptz, which every time column of the schema
+ * is, for a third of the formatting's cost (a create binds two to four). pg formats any other Date (an
+ * earlier or invalid one) as it always did.
+ */
+function prepareValue(value: unknown): unknown {
+  if (value instanceof Date) {
+    const time = value.getTime();
+    if (time >= 0 && time < YEAR_10000_MS) return isoTimeOf(value);
+  }
+  return utils.prepareValue(value);
+}
 
 /** How a statement's rows are read: its columns' names and their values' parsers. */
 class RowShape {
@@ -145,7 +160,7 @@ export class StatementBatch {
         }
         // Parsed on this connection by this batch: described again, in case its shape changed.
         const shape = parsedHere.has(statement.name) ? undefined : this.shapes.get(statement.name);
-        connection.bind({ statement: statement.name, values: statement.values, valueMapper: utils.prepareValue });
+        connection.bind({ statement: statement.name, values: statement.values, valueMapper: prepareValue });
         if (shape === undefined) connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '', rows: 0 });
         this.answers.push({ rows: [], command: null, rowCount: null, shape, described: shape === undefined });

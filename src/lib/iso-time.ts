@@ -7,7 +7,7 @@
 
 const DAY_MS = 86_400_000;
 /** 10000-01-01T00:00:00.000Z: from here `toISOString` writes a six-digit year. */
-const YEAR_10000_MS = 253_402_300_800_000;
+export const YEAR_10000_MS = 253_402_300_800_000;
 
 const two = (value: number) => (value < 10 ? `0${value}` : `${value}`);
 const three = (value: number) => (value < 10 ? `00${value}` : value < 100 ? `0${value}` : `${value}`);
