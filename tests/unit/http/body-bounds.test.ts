@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { jsonBodyLimit, longestBody } from '../../../src/http/body-limit.js';
 import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS, stringEnd, structureRefusal } from '../../../src/http/json-body.js';
+import { seededRandom } from '../../helpers/seeded-random.js';
 
 const closed = (properties: Record<string, unknown>) => ({ type: 'object', properties, additionalProperties: false });
 
@@ -71,11 +72,7 @@ describe('structureRefusal', () => {
       }
       return Math.min(index, text.length);
     };
-    let seed = 3;
-    const random = () => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
-      return seed / 2 ** 31;
-    };
+    const random = seededRandom(3);
     const alphabet = ['"', '\\', 'a', ','];
     for (let round = 0; round < 50_000; round++) {
       const text = `"${Array.from({ length: Math.floor(random() * 12) }, () => alphabet[Math.floor(random() * 4)]).join('')}`;

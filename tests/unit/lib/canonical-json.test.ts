@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../../src/lib/canonical-json.js';
+import { seededRandom } from '../../helpers/seeded-random.js';
 
 describe('canonical JSON', () => {
   it('sorts object members at every depth, and keeps array order', () => {
@@ -50,11 +51,7 @@ function firstRelease(value: unknown): string {
 
 describe('canonical JSON across releases', () => {
   it("is the first release's text for any parsed body", () => {
-    let seed = 7;
-    const random = () => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
-      return seed / 2 ** 31;
-    };
+    const random = seededRandom(7);
     const names = ['a', 'b', 'Z', 'é', '', '10', '2', 'siteCode', 'a"b', 'x y'];
     const anyValue = (depth: number): unknown => {
       const pick = Math.floor(random() * (depth > 3 ? 5 : 7));

@@ -1,6 +1,7 @@
 /** `isoTimeOf` (src/lib/iso-time.ts) writes exactly what `Date#toISOString` writes, for every time. */
 import { describe, expect, it } from 'vitest';
 import { isoTimeOf } from '../../../src/lib/iso-time.js';
+import { seededRandom } from '../../helpers/seeded-random.js';
 
 const both = (time: number) => {
   const date = new Date(time);
@@ -25,11 +26,7 @@ describe('isoTimeOf', () => {
   });
 
   it('agrees with toISOString on a million times spread over 1970 to 9999', () => {
-    let seed = 42;
-    const random = () => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
-      return seed / 2 ** 31;
-    };
+    const random = seededRandom(42);
     for (let index = 0; index < 1_000_000; index++) {
       const time = Math.floor(random() * 253_402_300_800_000);
       const [ours, theirs] = both(time);
