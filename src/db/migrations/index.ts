@@ -8,6 +8,7 @@ import * as m0006 from './0006_visit_workflow.js';
 import * as m0007 from './0007_webhook_fairness.js';
 import * as m0008 from './0008_webhook_listeners.js';
 import * as m0009 from './0009_visit_ticket_constraint.js';
+import * as m0010 from './0010_tenant_keys.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scanning) so that the compiled
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '0007_webhook_fairness': m0007,
   '0008_webhook_listeners': m0008,
   '0009_visit_ticket_constraint': m0009,
+  '0010_tenant_keys': m0010,
 };
