@@ -53,9 +53,14 @@ export class PinnedTransport implements WebhookTransport {
   private readonly connector: buildConnector.connector;
 
   constructor(private readonly options: PinnedTransportOptions) {
+    // Extra CAs as one secure context made here: given as `ca`, every connection would parse Node's root
+    // certificates and build a context of its own.
+    const secureContext = options.extraCa?.length
+      ? tls.createSecureContext({ ca: [...tls.rootCertificates, ...options.extraCa] })
+      : undefined;
     this.connector = buildConnector({
       timeout: options.connectTimeoutMs,
-      ...(options.extraCa?.length ? { ca: [...tls.rootCertificates, ...options.extraCa] } : {}),
+      ...(secureContext ? { secureContext } : {}),
     });
   }
 
