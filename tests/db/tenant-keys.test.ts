@@ -6,21 +6,26 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { tenantWithToken } from '../helpers/tenants.js';
 import { type VisitTenant, visitTenant } from '../helpers/visits.js';
-import { readDeliveries, recordTicketCreated, TestReceiver, testWebhookConfig } from '../helpers/webhooks.js';
+import {
+  type DeliveryHarness,
+  readDeliveries,
+  recordTicketCreated,
+  startDeliveryHarness,
+  type TestReceiver,
+} from '../helpers/webhooks.js';
 
-let receiver: TestReceiver;
+let harness: DeliveryHarness;
 let t: TestApp;
+let receiver: TestReceiver;
 beforeAll(async () => {
-  receiver = await TestReceiver.start();
-  t = await startTestApp({ config: { webhook: testWebhookConfig(receiver.port) } });
+  // Its worker is never started: the deliveries written here are only read back.
+  harness = await startDeliveryHarness({}, { started: false });
+  ({ t, receiver } = harness);
 });
-afterAll(async () => {
-  await t?.close();
-  await receiver?.close();
-});
+afterAll(async () => harness?.close());
 
 /** A new target of the tenant, subscribed to ticket.created. */
 async function subscribe(token: string): Promise<string> {
