@@ -18,7 +18,7 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { pgbench } from './lib/pgbench.js';
 import { ask, forkHelper, startService } from './lib/processes.js';
-import { startCpuCount } from './lib/cpu.js';
+import { startCpuCount, startIdleCount } from './lib/cpu.js';
 import type { ScenarioResult } from './lib/report.js';
 import {
   accessToken,
@@ -145,11 +145,14 @@ export async function integratorPhase(ctx: IntegratorContext): Promise<void> {
       ]),
     );
     let cpuMicros = { service: 0, database: 0 };
+    const idleShares: number[] = [];
     for (let round = 0; round < ctx.rounds; round++) {
       for (const [name, baseline] of Object.entries(baselines))
         if (typeof baseline === 'function') baselineRounds[name]!.push(await baseline());
       const stop = await startCpuCount(api.pid, database.pool, database.name);
+      const idle = await startIdleCount();
       const result = await service();
+      idleShares.push(await idle());
       const cpu = await stop(1);
       cpuMicros = { service: cpuMicros.service + cpu.serviceUs, database: cpuMicros.database + cpu.databaseUs };
       serviceRounds.push(result);
@@ -172,6 +175,7 @@ export async function integratorPhase(ctx: IntegratorContext): Promise<void> {
       ratios,
       target,
       loadAverage: [loadAverage[0]!, os.loadavg()[0]!],
+      machineIdle: idleShares.reduce((sum, share) => sum + share, 0) / idleShares.length,
       met: figures.failures === 0 && check(figures, ratios),
     };
     ctx.scenarios.push(result);

@@ -141,3 +141,24 @@ export async function startCpuCount(
     return { serviceUs: per(serviceMicros), databaseUs: per(databaseMicros) };
   };
 }
+
+/** The machine's CPU time from /proc/stat's first line: all of it and the idle part (idle and iowait), in ticks. */
+export function machineTicks(procStat: string): { total: number; idle: number } {
+  const fields = procStat.slice(0, procStat.indexOf('\n')).trim().split(/\s+/).slice(1, 9).map(Number);
+  const [, , , idle = 0, iowait = 0] = fields;
+  return { total: fields.reduce((sum, value) => sum + value, 0), idle: idle + iowait };
+}
+
+/**
+ * Starts counting the machine's idle share (all cores); the returned function stops and answers it (0 to 1).
+ * Whether a scenario leaves cores idle tells a rate bound by its latency (a closed loop of connections each
+ * waiting for its answer) from one bound by the CPU.
+ */
+export async function startIdleCount(): Promise<() => Promise<number>> {
+  const before = machineTicks(await readFile('/proc/stat', 'utf8'));
+  return async () => {
+    const after = machineTicks(await readFile('/proc/stat', 'utf8'));
+    const total = after.total - before.total;
+    return total > 0 ? (after.idle - before.idle) / total : NaN;
+  };
+}

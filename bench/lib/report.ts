@@ -11,6 +11,8 @@ interface Common {
   ratios?: Record<string, number>;
   /** The 1-minute load average when the scenario started and when it ended. */
   loadAverage?: [start: number, end: number];
+  /** The machine's idle share (all cores, 0 to 1) while the service was measured. */
+  machineIdle?: number;
 }
 
 export type ScenarioResult = Common &
@@ -89,6 +91,8 @@ function rows(results: BenchResults): string[][] {
     const row = scenarioRow(scenario);
     if (scenario.loadAverage)
       row[1] += `; load average ${scenario.loadAverage.map((value) => value.toFixed(1)).join(' → ')}`;
+    if (scenario.machineIdle !== undefined && Number.isFinite(scenario.machineIdle))
+      row[1] += `; machine ${Math.round(scenario.machineIdle * 100)} % idle`;
     return row;
   });
 }
