@@ -9,8 +9,9 @@ import { runScript } from './sql-script.js';
  * - a delivery's keys to its tenant and to its target become one key to the target of that tenant: the
  *   target must exist, as before, and now belong to the delivery's tenant (which exists, the target's own
  *   key says so), a tenancy rule the database did not check until now.
- * The new key is added unchecked and then validated, so that the existing deliveries are checked without
- * holding off writes to them.
+ * Adding the key checks every stored delivery against it (a scan of webhook_deliveries), inside the
+ * migrations' transaction, while writes to the table wait (docs/deployment.md, "Upgrade note: 0010").
+ * Rows the old release writes satisfy it: it may run before a rolling upgrade.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await runScript(
@@ -21,9 +22,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     alter table webhook_subscriptions add constraint webhook_subscriptions_tenant_target unique (tenant_id, id);
     alter table webhook_deliveries
       add constraint webhook_deliveries_tenant_target foreign key (tenant_id, subscription_id)
-        references webhook_subscriptions (tenant_id, id) not valid;
-    alter table webhook_deliveries validate constraint webhook_deliveries_tenant_target;
-    alter table webhook_deliveries
+        references webhook_subscriptions (tenant_id, id),
       drop constraint webhook_deliveries_tenant_id_fkey,
       drop constraint webhook_deliveries_subscription_id_fkey;
   `,
