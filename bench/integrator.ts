@@ -15,7 +15,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
+import type { RunContext } from './lib/bench-context.js';
 import { pgbench } from './lib/pgbench.js';
 import { ask, forkHelper, startService } from './lib/processes.js';
 import { startCpuCount, startIdleCount } from './lib/cpu.js';
@@ -23,8 +23,6 @@ import type { ScenarioResult } from './lib/report.js';
 import {
   accessToken,
   apiCall,
-  type BenchDatabase,
-  type Keys,
   loadSites,
   provisionTenant,
   SITE_TEMPLATE,
@@ -36,22 +34,12 @@ import { webhookEndToEnd } from './lib/webhook-e2e.js';
 import { wrk, type WrkSpec } from './lib/wrk.js';
 import type { RoundResult } from './load.js';
 
-export interface IntegratorContext {
-  database: BenchDatabase;
-  keys: Keys;
-  loader: ChildProcess;
-  bare: ChildProcess;
-  bareUrl: string;
-  dataDir: string;
-  nodeArgs: string[];
+export interface IntegratorContext extends RunContext {
   quick: boolean;
   rounds: number;
   /** Whether to measure a scenario: get, list, create, visits, webhook. */
   selected: (scenario: string) => boolean;
   rateLimitPerMinute: number;
-  log: (text: string) => void;
-  scenarios: ScenarioResult[];
-  notes: string[];
 }
 
 export const WRK_CONNECTIONS = Number(process.env.BENCH_WRK_CONNECTIONS ?? 16);
