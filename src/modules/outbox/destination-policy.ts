@@ -155,15 +155,35 @@ function classifyIPv4(address: ipaddr.IPv4): string | undefined {
   return IPV4_TABLE.find((entry) => address.match(entry.range as [ipaddr.IPv4, number]))?.description;
 }
 
+/** An IPv6 text that ends in a dotted quad ("::1.2.3.4", "64:ff9b::1.2.3.4"): its head and four octets. */
+const TRAILING_QUAD = /^(.*:)(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+
+/**
+ * The address an IP text names (its zone left out), or undefined when it names none. An IPv6 text's
+ * trailing dotted quad is read as the two groups it stands for before ipaddr.js parses it: ipaddr.js takes
+ * "::1.2.3.4" (IPv4-compatible, ::/96, as Node's resolver writes ::102:304) for the IPv4-mapped
+ * "::ffff:1.2.3.4", which would be judged, and connected to, as the IPv4 address 1.2.3.4.
+ */
+function parseAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  let unzoned = text.replace(/%.*$/, '');
+  const quad = TRAILING_QUAD.exec(unzoned);
+  if (quad) {
+    const octets = quad.slice(2).map(Number);
+    if (octets.some((octet) => octet > 255)) return undefined;
+    const group = (high: number, low: number) => ((high << 8) | low).toString(16);
+    unzoned = `${quad[1]}${group(octets[0]!, octets[1]!)}:${group(octets[2]!, octets[3]!)}`;
+  }
+  return ipaddr.isValid(unzoned) ? ipaddr.parse(unzoned) : undefined;
+}
+
 /**
  * Why an address is not a public destination (e.g. "a private address"), or undefined when it is public.
  * IPv6 forms that embed an IPv4 address (IPv4-mapped, NAT64 64:ff9b::/96, 6to4) are judged by the
  * embedded address; an address that cannot be parsed is never public.
  */
 export function classifyAddress(text: string): string | undefined {
-  const unzoned = text.replace(/%.*$/, '');
-  if (!ipaddr.isValid(unzoned)) return 'not a valid IP address';
-  const parsed = ipaddr.parse(unzoned);
+  const parsed = parseAddress(text);
+  if (parsed === undefined) return 'not a valid IP address';
   if (parsed.kind() === 'ipv4') {
     // ipaddr.parse accepts legacy forms ("127.1", "0x7f.1"); judge the canonical dotted quad.
     return classifyIPv4(parsed as ipaddr.IPv4);
@@ -186,8 +206,7 @@ export function classifyAddress(text: string): string | undefined {
 
 /** The canonical text of an IP address (IPv4 dotted quad; IPv6 compressed, lower case, no zone). */
 function canonicalAddress(text: string): string {
-  const unzoned = text.replace(/%.*$/, '');
-  return ipaddr.isValid(unzoned) ? ipaddr.parse(unzoned).toString() : text;
+  return parseAddress(text)?.toString() ?? text;
 }
 
 const DOTTED_QUAD = /^\d{1,3}(\.\d{1,3}){3}$/;

@@ -31,6 +31,10 @@ describe('address classification', () => {
     ['ff02::1', 'a multicast address'],
     ['fd00:ec2::254', 'a cloud metadata address'],
     ['::ffff:10.0.0.1', 'an IPv4-mapped form of 10.0.0.1, a private address'],
+    // IPv4-compatible, as Node's resolver writes ::808:808: not the IPv4-mapped ::ffff:8.8.8.8.
+    ['::8.8.8.8', 'an IPv4-compatible address (deprecated)'],
+    ['::808:808', 'an IPv4-compatible address (deprecated)'],
+    ['::1.2.3.256', 'not a valid IP address'],
     ['64:ff9b::7f00:1', 'a NAT64 form of 127.0.0.1, a loopback address'],
     ['2002:a9fe:a9fe::', 'a 6to4 form of 169.254.169.254, a cloud metadata address'],
     ['4000::1', 'a reserved address (outside global unicast 2000::/3)'],
@@ -57,6 +61,8 @@ const table: Record<string, string[]> = {
   'hooks.example.com': ['93.184.216.34', '2606:4700:4700::1111'],
   'mixed.example.com': ['93.184.216.34', '10.0.0.5'],
   'empty.example.com': [],
+  'compatible.example.com': ['::8.8.8.8'],
+  'mapped.example.com': ['::ffff:8.8.8.8'],
   // Allowed for tests on its port only (WEBHOOK_TEST_ALLOWED_DESTINATIONS); refused as loopback elsewhere.
   localhost: ['127.0.0.1'],
 };
@@ -84,6 +90,7 @@ describe('destination policy', () => {
     ['https://localhost/x', 'address'],
     ['https://api.localhost/x', 'address'],
     ['https://mixed.example.com/x', 'address'],
+    ['https://compatible.example.com/x', 'address'],
     ['https://unknown.example.com/x', 'dns'],
     ['https://empty.example.com/x', 'dns'],
     ['https://flaky.example.com/x', 'unavailable'],
@@ -99,6 +106,13 @@ describe('destination policy', () => {
       hostname: 'hooks.example.com',
       port: 443,
       addresses: ['93.184.216.34', '2606:4700:4700::1111'],
+    });
+  });
+
+  it('connects to an IPv4-mapped answer as the IPv4 address it is', async () => {
+    expect(await policy.check('https://mapped.example.com/x')).toMatchObject({
+      kind: 'allowed',
+      addresses: ['8.8.8.8'],
     });
   });
 
