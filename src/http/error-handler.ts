@@ -10,7 +10,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isDatabaseTimeout } from '../db/errors.js';
 import { bodyTooLargeDetail } from './body-limit.js';
 import { validationProblemFromAjv } from './validation.js';
-import { Problem, problemBody } from './problem.js';
+import { echo, Problem, problemBody } from './problem.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -157,11 +157,21 @@ export function clientErrorHandler(problemBaseUrl: string) {
   };
 }
 
+/** The path with its percent-encoding decoded where it stands for characters other than separators. */
+function decodedPath(path: string): string {
+  try {
+    return decodeURI(path);
+  } catch {
+    return path;
+  }
+}
+
 export function registerErrorHandling(app: FastifyInstance, problemBaseUrl: string): void {
   // Routes by pattern, to tell "no such path" (404) from "no such method on this path" (405).
   const routes: { pattern: RegExp; methods: Set<string> }[] = [];
   app.addHook('onRoute', (route) => {
-    const source = route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\?:[A-Za-z_][\w-]*/g, '[^/]+');
+    // A parameter may be empty, as the router lets it be at a path's end (`/api/v1/sites/` is the site route).
+    const source = route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\?:[A-Za-z_][\w-]*/g, '[^/]*');
     // Exact, like the router: `/health/` is not `/health` (ignoreTrailingSlash is off).
     const pattern = new RegExp(`^${source}$`);
     let entry = routes.find((candidate) => candidate.pattern.source === pattern.source);
@@ -189,7 +199,9 @@ export function registerErrorHandling(app: FastifyInstance, problemBaseUrl: stri
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
-    const allowed = routes.find((route) => route.pattern.test(path))?.methods;
+    // Matched as the router matches it, percent-encoding decoded (`/api/v1/%73ites` is the sites route); decodeURI
+    // keeps an encoded `/` as it is, as the router does.
+    const allowed = routes.find((route) => route.pattern.test(decodedPath(path)))?.methods;
     if (allowed && allowed.size > 0 && !allowed.has(request.method)) {
       const allow = [...allowed].sort().join(', ');
       reply.header('allow', allow);
@@ -200,6 +212,6 @@ export function registerErrorHandling(app: FastifyInstance, problemBaseUrl: stri
         problemBaseUrl,
       );
     }
-    return sendProblem(request, reply, new Problem('not-found', `No resource lives at ${path}.`), problemBaseUrl);
+    return sendProblem(request, reply, new Problem('not-found', `No resource lives at ${echo(path)}.`), problemBaseUrl);
   });
 }

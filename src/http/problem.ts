@@ -151,19 +151,42 @@ export interface ProblemOptions {
   extensions?: Record<string, unknown>;
 }
 
+/** The longest part of a request a problem's text repeats (a path, a scope, a field name). */
+export const MAX_ECHO = 100;
+
+/** `text` as a problem repeats it: cut at `MAX_ECHO` characters, with an ellipsis where it was cut. */
+export function echo(text: string): string {
+  return text.length > MAX_ECHO ? `${text.slice(0, MAX_ECHO)}…` : text;
+}
+
+/**
+ * The longest detail a problem carries, far above any honest one (ten field names of `MAX_ECHO`): where a
+ * detail repeats something of the request that `echo` did not bound, it is cut here, so that no problem's
+ * size grows with the input.
+ */
+export const MAX_DETAIL = 2_000;
+
+/** `detail` as a problem carries it: cut at `MAX_DETAIL` characters, with an ellipsis where it was cut. */
+export function boundedDetail(detail: string): string {
+  return detail.length > MAX_DETAIL ? `${detail.slice(0, MAX_DETAIL)}…` : detail;
+}
+
 export class Problem extends Error {
   readonly status: number;
   readonly title: string;
+  readonly detail: string;
   readonly errors: FieldErrors | undefined;
   readonly headers: Record<string, string>;
   readonly extensions: Record<string, unknown>;
 
   constructor(
     readonly slug: ProblemSlug,
-    readonly detail: string,
+    detail: string,
     options: ProblemOptions = {},
   ) {
-    super(detail);
+    const bounded = boundedDetail(detail);
+    super(bounded);
+    this.detail = bounded;
     this.name = 'Problem';
     this.status = options.status ?? PROBLEM_TYPES[slug].status;
     this.title = PROBLEM_TYPES[slug].title;
@@ -182,16 +205,14 @@ export const MAX_FIELD_ERRORS = 50;
 /** The most fields `detail` names; `errors` has them all (up to MAX_FIELD_ERRORS). */
 const DETAIL_FIELDS = 10;
 /** The longest field name repeated: names of unknown members come from the request and may be huge. */
-export const MAX_FIELD_NAME = 100;
-
-const shortName = (field: string) => (field.length > MAX_FIELD_NAME ? `${field.slice(0, MAX_FIELD_NAME)}…` : field);
+export const MAX_FIELD_NAME = MAX_ECHO;
 
 /** `omitted`: failing fields found beyond those in `errors` (counted, not named, by the size check). */
 export function validationProblem(errors: FieldErrors, detail?: string, omitted = 0): Problem {
   const all = Object.keys(errors);
   const named: FieldErrors = Object.create(null) as FieldErrors;
   for (const field of all.slice(0, MAX_FIELD_ERRORS)) {
-    const name = shortName(field);
+    const name = echo(field);
     const list = named[name] ?? [];
     named[name] = list;
     for (const text of errors[field] ?? []) if (!list.includes(text)) list.push(text);

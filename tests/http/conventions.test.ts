@@ -90,10 +90,37 @@ describe('unknown routes and methods', () => {
     ['POST', '/health', 'GET, HEAD'],
     ['DELETE', '/ready', 'GET, HEAD'],
     ['OPTIONS', '/api/v1/sites', 'GET, HEAD, POST'],
+    // As the router reads them: percent-encoding decoded, an empty last parameter a parameter.
+    ['DELETE', '/api/v1/%73ites', 'GET, HEAD, POST'],
+    ['DELETE', '/api/v1/sites/', 'GET, HEAD, PATCH'],
   ])('%s %s is 405 with Allow: %s', async (method, path, allow) => {
     const response = await t.http.request(method, path, { token });
     expectProblem(response, 405, 'method-not-allowed');
     expect(response.headers.get('allow')).toBe(allow);
+  });
+});
+
+describe("a problem's size does not grow with the request", () => {
+  it('an unknown path is repeated cut short', async () => {
+    const response = await t.http.get(`/api/v1/${'q'.repeat(15_000)}`, { token });
+    expectProblem(response, 404, 'not-found');
+    expect(response.body.detail).toBe(`No resource lives at /api/v1/${'q'.repeat(92)}….`);
+    expect(JSON.stringify(response.body).length).toBeLessThan(1_000);
+  });
+
+  it("the token endpoint's unknown scope is repeated cut short, in detail and error_description alike", async () => {
+    const response = await t.http.post('/api/v1/oauth/token', {
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: 'c',
+        client_secret: 's',
+        scope: 'x'.repeat(16_000),
+      }),
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ error: 'invalid_scope', detail: `Unknown scope: ${'x'.repeat(100)}….` });
+    expect(response.body.error_description).toBe(response.body.detail);
+    expect(JSON.stringify(response.body).length).toBeLessThan(1_000);
   });
 });
 

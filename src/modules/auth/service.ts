@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Executor } from '../../db/executor.js';
 import type { Database } from '../../db/schema.js';
 import { verifySecret } from '../../lib/secrets.js';
-import { Problem, type ProblemSlug } from '../../http/problem.js';
+import { boundedDetail, echo, Problem, type ProblemSlug } from '../../http/problem.js';
 import * as repository from './repository.js';
 import { isScope } from './scopes.js';
 import type { TokenService } from './tokens.js';
@@ -29,8 +29,10 @@ export function oauthProblem(
   description: string,
   headers?: Record<string, string>,
 ): Problem {
-  return new Problem(slug, description, {
-    extensions: { error, error_description: description },
+  // The OAuth description is the problem's detail, bounded as it is.
+  const detail = boundedDetail(description);
+  return new Problem(slug, detail, {
+    extensions: { error, error_description: detail },
     ...(headers ? { headers } : {}),
   });
 }
@@ -55,7 +57,7 @@ export async function grantClientCredentials(
   const requested = request.scope === undefined ? undefined : request.scope.split(' ').filter(Boolean);
   const unknown = requested?.filter((scope) => !isScope(scope)) ?? [];
   if (unknown.length > 0) {
-    throw oauthProblem('malformed-request', 'invalid_scope', `Unknown scope: ${unknown.join(', ')}.`);
+    throw oauthProblem('malformed-request', 'invalid_scope', `Unknown scope: ${echo(unknown.join(', '))}.`);
   }
 
   const credential = await repository.findActiveCredential(db, request.clientId);

@@ -1,6 +1,6 @@
 /** The size check run before Ajv (src/http/size-bounds.ts) and the cap on the fields a problem names. */
 import { describe, expect, it } from 'vitest';
-import { MAX_FIELD_ERRORS, validationProblem } from '../../../src/http/problem.js';
+import { MAX_DETAIL, MAX_FIELD_ERRORS, Problem, validationProblem } from '../../../src/http/problem.js';
 import { compileSizeCheck, OMITTED_KEYWORD } from '../../../src/http/size-bounds.js';
 import { compileBodyValidator, validationProblemFromAjv } from '../../../src/http/validation.js';
 
@@ -151,5 +151,18 @@ describe('validationProblem', () => {
     expect(Object.keys(problem.errors!)).toHaveLength(MAX_FIELD_ERRORS);
     expect(problem.extensions).toEqual({ errorsOmitted: 50 });
     expect(problem.detail.length).toBeLessThan(400);
+  });
+});
+
+describe("a problem's detail", () => {
+  it('is cut at MAX_DETAIL wherever it was built, so no problem grows with the request', () => {
+    const problem = new Problem('not-found', `No such thing: ${'x'.repeat(50_000)}.`);
+    expect(problem.detail).toHaveLength(MAX_DETAIL + 1);
+    expect(problem.detail.endsWith('…')).toBe(true);
+    expect(problem.message).toBe(problem.detail);
+  });
+
+  it('is kept whole below it', () => {
+    expect(new Problem('not-found', 'Site was not found.').detail).toBe('Site was not found.');
   });
 });
