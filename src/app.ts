@@ -48,6 +48,7 @@ import { registerSandboxRoutes } from './modules/site-visits/sandbox-routes.js';
 import { registerReturnLabelRoutes } from './modules/site-visits/return-label-routes.js';
 import { registerSiteVisitRoutes } from './modules/site-visits/routes.js';
 import { registerSiteRoutes } from './modules/sites/routes.js';
+import { followSiteCodeChange } from './modules/site-visits/service.js';
 import { registerTenantAdminRoutes } from './modules/tenants/admin-routes.js';
 import { registerWebhookAdminRoutes } from './modules/webhook-subscriptions/admin-routes.js';
 import { registerDeliveryAdminRoutes } from './modules/outbox/admin-routes.js';
@@ -159,7 +160,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerOperationsRoutes(app, ctx);
   registerDocsRoutes(app, config);
   await registerTokenRoute(app, ctx);
-  registerSiteRoutes(app, ctx);
+  // A visit shows its site's code: a new code is a new version of each visit of the site.
+  registerSiteRoutes(app, ctx, [followSiteCodeChange]);
   registerWebhookRoutes(app, ctx);
   registerReferenceRoutes(app, ctx);
   registerSiteVisitRoutes(app, ctx);

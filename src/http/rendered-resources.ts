@@ -21,7 +21,7 @@
  *
  * Lists and GETs by id share the rendered rows: a row a page rendered answers a GET of it, and the other way
  * round. Only resources whose representation is made of their own row (and their files) qualify: a site
- * visit shows its site's code, which changes without the visit's version, so visits are rendered each time.
+ * visit shows its assets to some callers only (by scope), so visits are rendered each time.
  */
 import type { FastifyReply } from 'fastify';
 import type { ListedVersion } from '../db/listing.js';

@@ -274,9 +274,10 @@ describe('POST /admin/v1/site-visits/{visitId}/workflow', () => {
       token: v.token,
       json: { clientTicketNumber: 'LATER-1' },
     });
-    expect(patched.body.data.meta.version).toBe(2);
+    // Version 2 is the site's new code, 3 the ticket number.
+    expect(patched.body.data.meta.version).toBe(3);
     const scheduled = await workflowAction(t, created.id, { action: 'schedule', scheduledDate: '2026-12-02' });
-    expect(scheduled.body.data.meta.version).toBe(3);
+    expect(scheduled.body.data.meta.version).toBe(4);
     const events = await eventsOf(v.tenantId, created.id);
     expect(events.map((event) => event.data)).toEqual([
       { clientTicketNumber: null, clientSiteId: v.siteCode, status: 'New' },

@@ -169,6 +169,30 @@ describe('GET /api/v1/site-visits/{id}', () => {
     const response = await t.http.get(`/api/v1/site-visits/${created.id}`, { token: v.token });
     expect(response.body.data.attributes.clientSiteId).toBe(`${v.siteCode}-NEW`);
   });
+
+  it("takes a new version when its site's code changes, and only then (its ETag follows its representation)", async () => {
+    const v = await withNewSite(t, shared, 0);
+    const created = await createVisit(t, v);
+    const site = `/api/v1/sites/${v.siteId}`;
+    // A change of the site that leaves its code as it was leaves the visit as it was.
+    expect((await t.http.patch(site, { token: v.fullToken, json: { name: 'Another name' } })).status).toBe(200);
+    const unchanged = await t.http.get(`/api/v1/site-visits/${created.id}`, { token: v.token });
+    expect(unchanged.headers.get('etag')).toBe('"1"');
+
+    expect((await t.http.patch(site, { token: v.fullToken, json: { siteCode: `${v.siteCode}-V2` } })).status).toBe(200);
+    const renamed = await t.http.get(`/api/v1/site-visits/${created.id}`, { token: v.token });
+    expect(renamed.headers.get('etag')).toBe('"2"');
+    expect(renamed.body.data.meta.version).toBe(2);
+    expect(renamed.body.data.attributes.updatedAt > created.attributes.updatedAt).toBe(true);
+
+    // An If-Match taken before the rename is stale now.
+    const stale = await t.http.patch(`/api/v1/site-visits/${created.id}`, {
+      token: v.fullToken,
+      headers: { 'if-match': '"1"' },
+      json: { description: 'Changed' },
+    });
+    expect(stale.status).toBe(409);
+  });
 });
 
 describe('GET /api/v1/site-visits', () => {

@@ -170,6 +170,21 @@ export async function updateVisit(
   return result.numUpdatedRows > 0n;
 }
 
+/** Adds 1 to the version of every visit of the site (its representation changed with the site's code). */
+export async function bumpVisitsOfSite(
+  tx: Transaction<Database>,
+  tenantId: string,
+  siteId: string,
+  now: Date,
+): Promise<void> {
+  await tx
+    .updateTable('site_visits')
+    .set((eb) => ({ version: eb('version', '+', 1), updated_at: now }))
+    .where('tenant_id', '=', tenantId)
+    .where('site_id', '=', siteId)
+    .execute();
+}
+
 /** The assets assigned to each of the visits, in assignment order. */
 export async function listAssignedAssets(
   db: Executor,

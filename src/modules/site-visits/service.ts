@@ -69,6 +69,20 @@ async function assignmentChange(
 }
 
 /**
+ * A visit shows its site's current code (clientSiteId, and the siteCode of its assets), so a new code is a
+ * change of every visit of the site: each gets a new version (and updatedAt), in the transaction that renames
+ * the site, so that its ETag changes with its representation. No event: none is about a visit's fields.
+ */
+export async function followSiteCodeChange(
+  tx: Transaction<Database>,
+  tenantId: string,
+  siteId: string,
+  now: Date,
+): Promise<void> {
+  await repository.bumpVisitsOfSite(tx, tenantId, siteId, now);
+}
+
+/**
  * Applies the supplied fields with the same reference rules as a create. The version grows by one
  * only when a stored value or the asset assignment actually changes.
  */

@@ -13,7 +13,8 @@ import * as sites from './service.js';
 
 const tags = ['Sites'];
 
-export function registerSiteRoutes(app: Api, ctx: AppContext): void {
+/** `codeFollowers`: what changes with a site's code (sites.patchSite), handed in by the composition root. */
+export function registerSiteRoutes(app: Api, ctx: AppContext, codeFollowers: readonly sites.SiteCodeFollower[]): void {
   const { db, clock, cursors, rendered } = ctx;
 
   app.get(
@@ -127,7 +128,15 @@ export function registerSiteRoutes(app: Api, ctx: AppContext): void {
       const site = await db
         .transaction()
         .execute((tx) =>
-          sites.patchSite(tx, tenantId, request.params.id, request.body, request.headers['if-match'], clock.now()),
+          sites.patchSite(
+            tx,
+            tenantId,
+            request.params.id,
+            request.body,
+            request.headers['if-match'],
+            clock.now(),
+            codeFollowers,
+          ),
         );
       const kept = rendered.keep(sites.SITE_TYPE, tenantId, sites.toSiteResource(site), (resource) =>
         serializeResource(reply, SiteResource, resource),

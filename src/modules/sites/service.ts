@@ -147,9 +147,22 @@ export function siteWithCode<S>(siteCode: string, site: S | undefined): S {
 }
 
 /**
- * Applies the supplied fields. The version grows by one only when a stored value actually changes;
- * a patch that changes nothing answers the current representation.
+ * What else changes with a site's code, in the same transaction: the resources that show it (the visits of
+ * the site, whose module depends on this one and hands this in through the composition root).
  */
+export type SiteCodeFollower = (
+  tx: Transaction<Database>,
+  tenantId: string,
+  siteId: string,
+  now: Date,
+) => Promise<void>;
+
+/**
+ * Applies the supplied fields. The version grows by one only when a stored value actually changes;
+ * a patch that changes nothing answers the current representation. A new siteCode is handed to
+ * `codeFollowers` in the same transaction.
+ */
+
 export async function patchSite(
   tx: Transaction<Database>,
   tenantId: string,
@@ -157,6 +170,7 @@ export async function patchSite(
   patch: SitePatch,
   ifMatch: string | undefined,
   now: Date,
+  codeFollowers: readonly SiteCodeFollower[] = [],
 ): Promise<SiteRow> {
   const site = await repository.findSiteForUpdate(tx, tenantId, id);
   if (!site) throw notFound('Site');
@@ -167,11 +181,13 @@ export async function patchSite(
   if (changes.site_code !== undefined && (await repository.findSiteByCode(tx, tenantId, changes.site_code as string))) {
     throw duplicateSiteCode(changes.site_code as string);
   }
-  return refusingDuplicate(
+  const updated = await refusingDuplicate(
     () => repository.updateSite(tx, tenantId, id, { ...changes, updated_at: now }),
     () => duplicateSiteCode(String(changes.site_code)),
     repository.SITE_CODE_CONSTRAINT,
   );
+  if (changes.site_code !== undefined) for (const follow of codeFollowers) await follow(tx, tenantId, id, now);
+  return updated;
 }
 
 /** A page of the tenant's sites: their ids and versions, which `RenderedResources` turns into the page. */
