@@ -7,7 +7,7 @@ export const PROBLEM_TYPES = {
   'malformed-request': {
     status: 400,
     title: 'Malformed request',
-    help: 'The request body could not be parsed. Send well-formed JSON (or the form encoding the endpoint documents).',
+    help: 'The request body could not be parsed. Send well-formed JSON encoded as UTF-8 (or the form encoding the endpoint documents).',
   },
   unauthorized: {
     status: 401,

@@ -63,7 +63,8 @@ function unstorablePointer(value: unknown): { pointer: string; message: string }
   return message === undefined ? undefined : { pointer: pointerOf(path), message };
 }
 
-function escapePointer(name: string): string {
+/** A member name as a segment of a JSON pointer (RFC 6901): `~` and `/` escaped. */
+export function escapePointer(name: string): string {
   return name.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 

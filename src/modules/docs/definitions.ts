@@ -73,7 +73,9 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
 
 - Unknown members and read-only members (\`clientId\`, \`status\` of sites and visits, \`createdAt\`,
   \`updatedAt\`, \`svcPm\`, \`recordOwner\`, \`assetsToService\`, \`siteVisitAssets\`, \`returnLabel\`,
-  \`fileAttachment\`) in a body are refused with 422 \`validation-error\` naming each. \`null\` for a required
+  \`fileAttachment\`) in a body are refused with 422 \`validation-error\` naming each. So is, at any depth and
+  even where any member is allowed, a member that could change a prototype: \`__proto__\`, or \`constructor\`
+  holding a member \`prototype\` (on the token endpoint, 400 \`invalid_request\` naming it). \`null\` for a required
   member is 422; optional string and boolean members accept \`null\`, meaning "no value" (on PATCH it
   clears the field).
 - **String limits:** every string member of a request body must be non-empty and has a maximum length,
@@ -85,7 +87,8 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
   200, \`eventTypes\` the 7 event types); a longer list is 422 naming that bound alone, its items unchecked.
 - **Text** is Unicode: U+0000, and a lone surrogate (half of a UTF-16 pair, such as \`"\\ud800"\` in JSON),
   in any string of a body, path or query is 422 naming the field, as are percent-encoded query bytes that are
-  not UTF-8 (\`%ED%A0%80\`, \`%FF\`); a path that is not UTF-8 is 400 \`malformed-request\`.
+  not UTF-8 (\`%ED%A0%80\`, \`%FF\`); a path that is not UTF-8 is 400 \`malformed-request\`, and so is a JSON body
+  with bytes that are not UTF-8 (RFC 8259 §8.1: JSON is UTF-8), refused before it is read as text.
 - **Date-times** (\`startDate\`, \`dueDate\`, the operator's \`createdFrom\`, ...) are ISO 8601 (RFC 3339) with
   a time zone, from \`1900-01-01T00:00:00Z\` through \`9999-12-31T23:59:59Z\`, compared in UTC:
   \`0001-01-01T00:00:00+14:00\` is year 0 in UTC and is 422, like a leap second (\`:60\`).
@@ -93,7 +96,8 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
 - Exact-match filters and uniqueness (\`siteCode\`, \`clientTicketNumber\`) are case-sensitive.
 - Unknown query parameters are 422. PATCH changes only the members supplied; a PATCH that changes nothing
   answers 200 with the current representation and version.
-- Unparseable JSON is 400 \`malformed-request\`; a body of another media type is 415.
+- Unparseable JSON, and a JSON body that is not UTF-8, is 400 \`malformed-request\`; a body of another media
+  type is 415.
 - A JSON body is read only as far as its operation can use it: each operation's 413 names its limit, which is
   twice the longest body its schema admits (every character escaped), at least 16 KiB. An object of more than
   1,000 members or nesting deeper than 64 levels is 422 on \`body\` without being parsed.
