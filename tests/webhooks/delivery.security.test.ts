@@ -1,6 +1,7 @@
 /**
  * The destination at delivery time: the policy is applied again before every attempt (a name that now
- * resolves to a private address is refused without a connection), the connection goes to the address that
+ * resolves to a private address is refused without a connection; a stored target it refuses by its text, such
+ * as a name DNS cannot carry, fails at once without a lookup), the connection goes to the address that
  * was checked (no second lookup), and TLS is verified against the host name.
  */
 import net from 'node:net';
@@ -25,7 +26,10 @@ const answers = new Map<string, string[]>([
   ['hooks.test', ['127.0.0.1']],
   ['wrong-name.test', ['127.0.0.1']],
 ]);
+/** The names looked up, in order. */
+const lookups: string[] = [];
 const resolver: Resolver = async (hostname) => {
+  lookups.push(hostname);
   const found = answers.get(hostname);
   if (!found) throw new DnsFailure(true, `${hostname} is unknown`);
   return found;
@@ -46,6 +50,19 @@ function unusedPort(): Promise<number> {
   });
 }
 let worker: DeliveryWorker;
+
+/** A transport that never connects, and the URLs it was asked to send to. */
+function spyTransport(): { sent: string[]; spy: WebhookTransport } {
+  const sent: string[] = [];
+  const spy: WebhookTransport = {
+    send: async (request) => {
+      sent.push(request.url.href);
+      throw new Error('the spy transport never connects');
+    },
+    close: async () => undefined,
+  };
+  return { sent, spy };
+}
 
 beforeAll(async () => {
   receiver = await TestReceiver.start(await createTestCertificates(['localhost', 'hooks.test', 'gone.test']));
@@ -92,14 +109,7 @@ describe('webhook destinations at delivery', () => {
   it('refuses at delivery a destination that now resolves to a private address (mixed answers too), without connecting', async () => {
     // A destination on port 443 that passed the check at create; at delivery DNS answers differently.
     answers.set('rebinding.example', ['93.184.216.34']);
-    const sent: string[] = [];
-    const spy: WebhookTransport = {
-      send: async (request) => {
-        sent.push(request.url.href);
-        throw new Error('the spy transport never connects');
-      },
-      close: async () => undefined,
-    };
+    const { sent, spy } = spyTransport();
     const tenant = await tenantWithToken(t);
     const created = await t.http.post('/api/v1/webhook-subscriptions', {
       token: tenant.token,
@@ -141,6 +151,41 @@ describe('webhook destinations at delivery', () => {
       lastError: 'destination refused: gone.test does not resolve',
     });
     expect(endpoint.requests).toHaveLength(0);
+  });
+
+  it('fails the delivery at once when the stored target has a name DNS cannot carry or white space, without a lookup', async () => {
+    // Targets stored before the policy refused them (written here behind the API's back); DNS would answer both.
+    const long = `${'a.'.repeat(130)}com`;
+    answers.set(long, ['93.184.216.34']);
+    answers.set('public.test', ['93.184.216.34']);
+    const { sent, spy } = spyTransport();
+    const strict = createTestWorker(t, receiver, { deps: { resolver, transport: spy } });
+    try {
+      for (const [targetUrl, reason] of [
+        [
+          `https://${long}/hook`,
+          `${long.slice(0, 100)}… is not a DNS name: 263 characters, more than the 253 a DNS name may have`,
+        ],
+        [' https://public.test/hook', 'must not contain white space or control characters (U+0020 at character 1)'],
+      ] as const) {
+        const tenant = await subscribe(receiver.url(receiver.endpoint().path, 'hooks.test'));
+        await t.database.db
+          .updateTable('webhook_subscriptions')
+          .set({ target_url: targetUrl })
+          .where('tenant_id', '=', tenant.tenantId)
+          .execute();
+        lookups.length = 0;
+        const event = await recordTestEvent(t, tenant.tenantId);
+        const [delivery] = await deliveredNow(t, strict, event.id);
+        expect(delivery).toMatchObject({ status: 'failed', attempts: 1, lastError: `destination refused: ${reason}` });
+        expect(lookups).toEqual([]);
+      }
+      expect(sent).toEqual([]);
+    } finally {
+      await strict.stop();
+      answers.delete(long);
+      answers.delete('public.test');
+    }
   });
 
   it('treats a certificate for another name as a failed attempt and retries', async () => {

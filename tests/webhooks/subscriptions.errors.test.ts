@@ -4,10 +4,15 @@ import { DnsFailure, type Resolver } from '../../src/modules/outbox/destination-
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { admin, tenantWithToken } from '../helpers/tenants.js';
 
-/** DNS the tests steer: `slow.example` waits for a gate; `flaky.example` fails temporarily while `dnsDown`. */
+/**
+ * DNS the tests steer: every name is public; `slow.example` waits for a gate; `flaky.example` fails
+ * temporarily while `dnsDown`. `asked` lists the names looked up.
+ */
 let dnsDown = false;
 let gate: { entered: () => void; release: Promise<void> } | undefined;
+const asked: string[] = [];
 const resolver: Resolver = async (hostname) => {
+  asked.push(hostname);
   if (hostname === 'slow.example' && gate) {
     const current = gate;
     current.entered();
@@ -95,6 +100,47 @@ describe('webhook subscription errors', () => {
     });
     expectInvalid(await patch(tenant.token, id, { targetUrl: 'http://hooks.example.com/' }), { targetUrl: /https/ });
     expectInvalid(await patch(tenant.token, id, { secret: 'x'.repeat(513) }), { secret: /at most 512/ });
+  });
+
+  it.each([
+    ['a leading space', ' https://1.1.1.1/h', 'U+0020 at character 1'],
+    ['a trailing tab', 'https://1.1.1.1/h\t', 'U+0009 at character 18'],
+    ['a line feed inside', 'https://hooks.example.com/i\nn', 'U+000A at character 28'],
+  ])(
+    'refuses a targetUrl with %s on create and patch, as it refuses one that is not a URL',
+    async (_name, targetUrl, where) => {
+      const tenant = await tenantWithToken(t);
+      const notAUrl = await create(tenant.token, { ...VALID, targetUrl: 'hooks.example.com/in' });
+      expectInvalid(notAUrl, { targetUrl: /^must be an absolute https URL$/ });
+      const id = (await create(tenant.token, VALID)).body.data.id;
+      const message = `must not contain white space or control characters (${where})`;
+      for (const response of [
+        await create(tenant.token, { ...VALID, targetUrl }),
+        await patch(tenant.token, id, { targetUrl }),
+      ]) {
+        expectInvalid(response, { targetUrl: /white space or control/ });
+        expect(response.body.errors.targetUrl).toEqual([message]);
+        expect(response.body.detail).toBe(`The targetUrl is not an allowed webhook destination: ${message}.`);
+        expect(Object.keys(response.body).sort()).toEqual(Object.keys(notAUrl.body).sort());
+      }
+      const list = await t.http.get('/api/v1/webhook-subscriptions', { token: tenant.token });
+      expect(list.body.data.map((subscription: any) => subscription.targetUrl)).toEqual([VALID.targetUrl]);
+    },
+  );
+
+  it('refuses a host name that cannot be a DNS name with 422 before any lookup, naming it bounded', async () => {
+    const tenant = await tenantWithToken(t);
+    const host = `${'a.'.repeat(130)}com`;
+    const response = await create(tenant.token, { ...VALID, targetUrl: `https://${host}/` });
+    expectInvalid(response, { targetUrl: /^a\.a\.[a.]*… is not a DNS name: 263 characters, more than the 253/ });
+    expect(response.body.detail).toMatch(/^The targetUrl is not an allowed webhook destination: a\.a\.[a.]*… is not/);
+    expect(response.text).not.toContain(host);
+    const id = (await create(tenant.token, VALID)).body.data.id;
+    const label = `${'b'.repeat(64)}.example.com`;
+    expectInvalid(await patch(tenant.token, id, { targetUrl: `https://${label}/` }), {
+      targetUrl: /a label of 64 characters, more than the 63/,
+    });
+    expect(asked.filter((name) => name === host || name === label)).toEqual([]);
   });
 
   it("answers 404 for an unknown subscription or another tenant's", async () => {

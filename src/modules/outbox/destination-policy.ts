@@ -3,14 +3,18 @@
  * service may send a request to a target URL. Used when a subscription is created, at every patch and
  * before every delivery attempt; the delivery then connects to exactly the addresses checked here.
  *
- * Rules, in order: an absolute URL; https only; no user credentials; no fragment; port 443 only
- * (an explicit :443 is the same URL); and every address of the host public. IP literals are judged
- * after the WHATWG URL parser has normalised them (decimal, octal, hex and short IPv4 forms become
- * dotted quads; IPv6 is compressed), so every notation of one address gets the same verdict.
+ * Rules, in order: an absolute URL without white space or control characters; https only; no user
+ * credentials; no fragment; port 443 only (an explicit :443 is the same URL); a host name that can be a
+ * DNS name; and every address of the host public (address-classification.ts says which are). IP literals
+ * are judged after the WHATWG URL parser has normalised them (decimal, octal, hex and short IPv4 forms
+ * become dotted quads; IPv6 is compressed), so every notation of one address gets the same verdict.
  * Hosts listed in WEBHOOK_TEST_ALLOWED_DESTINATIONS (tests only) skip the port and address rules.
+ * Messages repeat parts of the URL cut to a bounded length (echo): no answer grows with the input.
  */
 import dns from 'node:dns';
 import ipaddr from 'ipaddr.js';
+import { echo } from '../../http/problem.js';
+import { canonicalAddress, classifyAddress } from './address-classification.js';
 
 /** A DNS failure: permanent (the name does not exist) or temporary (retry later); the message is the reason (e.g. EAI_AGAIN). */
 export class DnsFailure extends Error {
@@ -26,8 +30,13 @@ export class DnsFailure extends Error {
 /** Resolves a host name to every address it has; throws DnsFailure. Injectable for tests. */
 export type Resolver = (hostname: string) => Promise<string[]>;
 
-/** Errors of getaddrinfo that mean "no such name" rather than "try again". */
-const PERMANENT_DNS_CODES = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA', 'NXDOMAIN']);
+/**
+ * Errors of getaddrinfo that mean "this name will never resolve" rather than "try again". EINVAL is libuv
+ * refusing, before any query, a name it cannot convert to one (over 255 characters, or not valid IDNA):
+ * asking again cannot change that. EAI_FAIL (the resolver's non-recoverable failure, e.g. a refused query)
+ * and EAI_AGAIN say something about the resolver, not the name, and stay temporary.
+ */
+const PERMANENT_DNS_CODES = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA', 'NXDOMAIN', 'EINVAL']);
 
 /**
  * Lookups of one name that overlap share one answer: a lookup that starts while another of the same name
@@ -82,134 +91,42 @@ export type DestinationDecision =
   | { kind: 'violation'; rule: DestinationRule; message: string }
   | { kind: 'unavailable'; message: string };
 
-type Range = readonly [cidr: string, description: string];
+const DOTTED_QUAD = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /**
- * IPv4 addresses that are not public: the IANA IPv4 Special-Purpose Address Registry, multicast,
- * and the cloud metadata services (more specific entries first; the first match names the address).
+ * White space (Unicode's White_Space) and control characters: a URI has none (RFC 3986), and the WHATWG
+ * parser drops some of them silently (leading and trailing ones, tabs and newlines anywhere), so a target
+ * stored as given would not be the URL the deliveries go to.
  */
-const IPV4_RANGES: readonly Range[] = [
-  ['169.254.169.254/32', 'a cloud metadata address'],
-  ['169.254.170.2/32', 'a cloud metadata address'],
-  ['169.254.170.23/32', 'a cloud metadata address'],
-  ['100.100.100.200/32', 'a cloud metadata address'],
-  ['192.0.0.192/32', 'a cloud metadata address'],
-  ['0.0.0.0/32', 'an unspecified address'],
-  ['0.0.0.0/8', 'a "this network" address'],
-  ['10.0.0.0/8', 'a private address'],
-  ['100.64.0.0/10', 'a shared (carrier-grade NAT) address'],
-  ['127.0.0.0/8', 'a loopback address'],
-  ['169.254.0.0/16', 'a link-local address'],
-  ['172.16.0.0/12', 'a private address'],
-  ['192.0.0.0/24', 'an IETF protocol assignment address'],
-  ['192.0.2.0/24', 'a documentation address'],
-  ['192.31.196.0/24', 'an AS112 address'],
-  ['192.52.193.0/24', 'an AMT address'],
-  ['192.88.99.0/24', 'a 6to4 relay anycast address'],
-  ['192.168.0.0/16', 'a private address'],
-  ['192.175.48.0/24', 'an AS112 address'],
-  ['198.18.0.0/15', 'a benchmarking address'],
-  ['198.51.100.0/24', 'a documentation address'],
-  ['203.0.113.0/24', 'a documentation address'],
-  ['224.0.0.0/4', 'a multicast address'],
-  ['255.255.255.255/32', 'a broadcast address'],
-  ['240.0.0.0/4', 'a reserved address'],
-];
+const WHITE_SPACE_OR_CONTROL = /[\p{White_Space}\p{Cc}]/u;
 
-/** IPv6 addresses that are not public (after the embedded-IPv4 forms below have been judged). */
-const IPV6_RANGES: readonly Range[] = [
-  ['fd00:ec2::254/128', 'a cloud metadata address'],
-  ['::/128', 'an unspecified address'],
-  ['::1/128', 'a loopback address'],
-  ['::ffff:0:0:0/96', 'an IPv4-translated address'],
-  ['::/96', 'an IPv4-compatible address (deprecated)'],
-  ['64:ff9b:1::/48', 'a local-use NAT64 address'],
-  ['100::/64', 'a discard-only address'],
-  ['100:0:0:1::/64', 'a dummy address'],
-  ['2001::/32', 'a Teredo address'],
-  ['2001:2::/48', 'a benchmarking address'],
-  ['2001:db8::/32', 'a documentation address'],
-  ['2001::/23', 'an IETF protocol assignment address'],
-  ['2620:4f:8000::/48', 'an AS112 address'],
-  ['3fff::/20', 'a documentation address'],
-  ['5f00::/16', 'a segment routing (SRv6) address'],
-  ['fc00::/7', 'a private (unique local) address'],
-  ['fe80::/10', 'a link-local address'],
-  ['fec0::/10', 'a site-local address (deprecated)'],
-  ['ff00::/8', 'a multicast address'],
-];
-
-const compile = (ranges: readonly Range[]) =>
-  ranges.map(([cidr, description]) => ({ range: ipaddr.parseCIDR(cidr), description }));
-const IPV4_TABLE = compile(IPV4_RANGES);
-const IPV6_TABLE = compile(IPV6_RANGES);
-const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
-const NAT64 = ipaddr.parseCIDR('64:ff9b::/96');
-const SIX_TO_FOUR = ipaddr.parseCIDR('2002::/16');
-
-function ipv4FromParts(high: number, low: number): ipaddr.IPv4 {
-  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
-}
-
-function classifyIPv4(address: ipaddr.IPv4): string | undefined {
-  return IPV4_TABLE.find((entry) => address.match(entry.range as [ipaddr.IPv4, number]))?.description;
-}
-
-/** An IPv6 text that ends in a dotted quad ("::1.2.3.4", "64:ff9b::1.2.3.4"): its head and four octets. */
-const TRAILING_QUAD = /^(.*:)(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+/** RFC 1035: a name has at most 255 octets on the wire, 253 characters as text; a label 1 to 63. */
+const MAX_DNS_NAME = 253;
+const MAX_DNS_LABEL = 63;
 
 /**
- * The address an IP text names (its zone left out), or undefined when it names none. An IPv6 text's
- * trailing dotted quad is read as the two groups it stands for before ipaddr.js parses it: ipaddr.js takes
- * "::1.2.3.4" (IPv4-compatible, ::/96, as Node's resolver writes ::102:304) for the IPv4-mapped
- * "::ffff:1.2.3.4", which would be judged, and connected to, as the IPv4 address 1.2.3.4.
+ * Why `host` (the URL parser's ASCII form) can never be a DNS name, or undefined when it can be. Decided
+ * before any lookup: getaddrinfo answers a name over 255 characters with EINVAL, which reads as a temporary
+ * failure, and its answer to the others depends on the resolver.
  */
-function parseAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
-  let unzoned = text.replace(/%.*$/, '');
-  const quad = TRAILING_QUAD.exec(unzoned);
-  if (quad) {
-    const octets = quad.slice(2).map(Number);
-    if (octets.some((octet) => octet > 255)) return undefined;
-    const group = (high: number, low: number) => ((high << 8) | low).toString(16);
-    unzoned = `${quad[1]}${group(octets[0]!, octets[1]!)}:${group(octets[2]!, octets[3]!)}`;
-  }
-  return ipaddr.isValid(unzoned) ? ipaddr.parse(unzoned) : undefined;
-}
-
-/**
- * Why an address is not a public destination (e.g. "a private address"), or undefined when it is public.
- * IPv6 forms that embed an IPv4 address (IPv4-mapped, NAT64 64:ff9b::/96, 6to4) are judged by the
- * embedded address; an address that cannot be parsed is never public.
- */
-export function classifyAddress(text: string): string | undefined {
-  const parsed = parseAddress(text);
-  if (parsed === undefined) return 'not a valid IP address';
-  if (parsed.kind() === 'ipv4') {
-    // ipaddr.parse accepts legacy forms ("127.1", "0x7f.1"); judge the canonical dotted quad.
-    return classifyIPv4(parsed as ipaddr.IPv4);
-  }
-  const v6 = parsed as ipaddr.IPv6;
-  const embedded = (form: string, v4: ipaddr.IPv4) => {
-    const verdict = classifyIPv4(v4);
-    return verdict === undefined ? undefined : `${form} of ${v4.toString()}, ${verdict}`;
-  };
-  if (v6.isIPv4MappedAddress()) return embedded('an IPv4-mapped form', v6.toIPv4Address());
-  const parts = v6.parts;
-  if (v6.match(NAT64 as [ipaddr.IPv6, number])) return embedded('a NAT64 form', ipv4FromParts(parts[6]!, parts[7]!));
-  if (v6.match(SIX_TO_FOUR as [ipaddr.IPv6, number]))
-    return embedded('a 6to4 form', ipv4FromParts(parts[1]!, parts[2]!));
-  const special = IPV6_TABLE.find((entry) => v6.match(entry.range as [ipaddr.IPv6, number]))?.description;
-  if (special !== undefined) return special;
-  if (!v6.match(GLOBAL_UNICAST as [ipaddr.IPv6, number])) return 'a reserved address (outside global unicast 2000::/3)';
+function notADnsName(host: string): string | undefined {
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  if (name.length > MAX_DNS_NAME) return `${name.length} characters, more than the ${MAX_DNS_NAME} a DNS name may have`;
+  const labels = name.split('.');
+  if (labels.includes('')) return 'an empty label (two dots in a row, or a leading dot)';
+  const long = labels.find((label) => label.length > MAX_DNS_LABEL);
+  if (long !== undefined)
+    return `a label of ${long.length} characters, more than the ${MAX_DNS_LABEL} a DNS label may have`;
   return undefined;
 }
 
-/** The canonical text of an IP address (IPv4 dotted quad; IPv6 compressed, lower case, no zone). */
-function canonicalAddress(text: string): string {
-  return parseAddress(text)?.toString() ?? text;
+/** Where `text` has white space or a control character (its code point and its position, from 1), if it has. */
+function whiteSpaceOrControl(text: string): string | undefined {
+  const found = WHITE_SPACE_OR_CONTROL.exec(text);
+  if (found === null) return undefined;
+  const codePoint = found[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+  return `U+${codePoint} at character ${Array.from(text.slice(0, found.index)).length + 1}`;
 }
-
-const DOTTED_QUAD = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 export interface DestinationPolicyOptions {
   resolver?: Resolver;
@@ -232,13 +149,16 @@ export class DestinationPolicy {
       rule,
       message,
     });
+    const stray = whiteSpaceOrControl(targetUrl);
+    if (stray !== undefined) return violation('url', `must not contain white space or control characters (${stray})`);
     let url: URL;
     try {
       url = new URL(targetUrl);
     } catch {
       return violation('url', 'must be an absolute https URL');
     }
-    if (url.protocol !== 'https:') return violation('https', `must use https, not ${url.protocol.replace(/:$/, '')}`);
+    if (url.protocol !== 'https:')
+      return violation('https', `must use https, not ${echo(url.protocol.replace(/:$/, ''))}`);
     if (url.username !== '' || url.password !== '')
       return violation('userinfo', 'must not contain user credentials (user:password@)');
     // URL.hash is empty for a bare "#" too; the raw text tells.
@@ -255,24 +175,33 @@ export class DestinationPolicy {
     if (literal !== undefined) {
       addresses = [canonicalAddress(literal)];
     } else {
+      // A name that can never resolve is the 'dns' rule's "does not resolve", known without asking.
+      const malformed = notADnsName(host);
+      if (malformed !== undefined) return violation('dns', `${echo(host)} is not a DNS name: ${malformed}`);
       // RFC 6761: localhost and its subdomains are loopback by definition, whatever a resolver says.
       if (!allowedForTests && /(^|\.)localhost\.?$/.test(host))
-        return violation('address', `${host} is a loopback name`);
+        return violation('address', `${echo(host)} is a loopback name`);
       try {
         addresses = (await this.resolver(host)).map(canonicalAddress);
       } catch (error) {
-        if (error instanceof DnsFailure && error.permanent) return violation('dns', `${host} does not resolve`);
-        const reason = error instanceof Error ? error.message : String(error);
-        return { kind: 'unavailable', message: `DNS lookup of ${host} failed temporarily (${reason}); retry later` };
+        if (error instanceof DnsFailure && error.permanent) return violation('dns', `${echo(host)} does not resolve`);
+        const reason = echo(error instanceof Error ? error.message : String(error));
+        return {
+          kind: 'unavailable',
+          message: `DNS lookup of ${echo(host)} failed temporarily (${reason}); retry later`,
+        };
       }
-      if (addresses.length === 0) return violation('dns', `${host} does not resolve`);
+      if (addresses.length === 0) return violation('dns', `${echo(host)} does not resolve`);
     }
 
     if (!allowedForTests) {
       for (const address of addresses) {
         const reason = classifyAddress(address);
         if (reason === undefined) continue;
-        const message = literal !== undefined ? `${address} is ${reason}` : `${host} resolves to ${address}, ${reason}`;
+        const message =
+          literal !== undefined
+            ? `${echo(address)} is ${reason}`
+            : `${echo(host)} resolves to ${echo(address)}, ${reason}`;
         return violation('address', message);
       }
     }

@@ -11,7 +11,7 @@ export const WEBHOOK_LIMITS = { targetUrl: 2048, description: 500, secretMin: 16
 const fields = {
   targetUrl: Text(WEBHOOK_LIMITS.targetUrl, {
     description:
-      'The receiver: https, port 443, no user credentials or fragment; every DNS address of the host must be public.',
+      'The receiver: https, port 443, no user credentials, fragment, white space or control characters; a host name DNS can carry (at most 253 characters, labels of at most 63); every DNS address of the host must be public.',
     examples: ['https://hooks.example.com/site-services'],
   }),
   eventTypes: Type.Array(EventTypeSchema, {

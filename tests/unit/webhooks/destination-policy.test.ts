@@ -3,11 +3,12 @@
  * whatever their notation, and each rule of a target URL in order, with DNS answers from a table.
  */
 import { describe, expect, it } from 'vitest';
+import { classifyAddress } from '../../../src/modules/outbox/address-classification.js';
 import {
-  classifyAddress,
   DestinationPolicy,
   DnsFailure,
   type Resolver,
+  systemResolver,
 } from '../../../src/modules/outbox/destination-policy.js';
 
 describe('address classification', () => {
@@ -119,6 +120,97 @@ describe('destination policy', () => {
   it('names the address that made a name refused', async () => {
     expect(await policy.check('https://mixed.example.com/x')).toMatchObject({
       message: 'mixed.example.com resolves to 10.0.0.5, a private address',
+    });
+  });
+});
+
+describe('white space and control characters (a URI has none; the URL parser would drop some silently)', () => {
+  it.each([
+    ['a leading space', ' https://hooks.example.com/x', 'U+0020 at character 1'],
+    ['a trailing tab', 'https://hooks.example.com/x\t', 'U+0009 at character 28'],
+    ['a newline in the host', 'https://hooks.exa\nmple.com/x', 'U+000A at character 18'],
+    ['a carriage return and line feed at the end', 'https://hooks.example.com/x\r\n', 'U+000D at character 28'],
+    ['a no-break space in the path', 'https://hooks.example.com/a\u00a0b', 'U+00A0 at character 28'],
+    ['an ideographic space in the query', 'https://hooks.example.com/x?a=\u3000', 'U+3000 at character 31'],
+    ['a NUL', 'https://hooks.example.com/\u0000', 'U+0000 at character 27'],
+    ['a DEL', 'https://hooks.example.com/\u007f', 'U+007F at character 27'],
+    ['a C1 control', 'https://hooks.example.com/\u0085', 'U+0085 at character 27'],
+    ['a space after an astral character (counted as one)', 'https://hooks.example.com/🔑 x', 'U+0020 at character 28'],
+  ])('refuses %s under the url rule, naming the character and where it is', async (_name, url, where) => {
+    expect(await policy.check(url)).toEqual({
+      kind: 'violation',
+      rule: 'url',
+      message: `must not contain white space or control characters (${where})`,
+    });
+  });
+
+  it('still allows a path of other non-ASCII characters (the parser percent-encodes them)', async () => {
+    expect(await ruleOf('https://hooks.example.com/café')).toBe('allowed');
+  });
+});
+
+describe('host names that cannot be DNS names (RFC 1035): refused before any lookup', () => {
+  const asked: string[] = [];
+  /** Answers every name: whatever a resolver would say, the name itself decides. */
+  const answering = new DestinationPolicy({
+    resolver: async (hostname) => {
+      asked.push(hostname);
+      return ['93.184.216.34'];
+    },
+  });
+  const label = (length: number) => 'a'.repeat(length);
+  const longest = [label(63), label(63), label(63), label(61)].join('.');
+
+  it.each([
+    ['a name over 253 characters', `${'a.'.repeat(130)}com`, /is not a DNS name: 263 characters, more than the 253/],
+    ['254 characters', `${longest}a`, /254 characters, more than the 253/],
+    ['a label over 63 characters', `${label(64)}.example.com`, /a label of 64 characters, more than the 63/],
+    ['an internationalised label over 63 characters as ASCII', `${'aé'.repeat(30)}.example`, /a label of 67/],
+    ['an empty label', 'hooks..example.com', /an empty label/],
+    ['a leading dot', '.example.com', /an empty label/],
+  ])('refuses %s under the dns rule', async (_name, host, message) => {
+    asked.length = 0;
+    const decision = await answering.check(`https://${host}/x`);
+    expect(decision).toMatchObject({ kind: 'violation', rule: 'dns', message: expect.stringMatching(message) });
+    expect(asked).toEqual([]);
+  });
+
+  it.each([
+    ['253 characters', longest],
+    ['253 characters and the root dot', `${longest}.`],
+    ['a label of 63 characters', `${label(63)}.example.com`],
+  ])('allows %s', async (_name, host) => {
+    expect(await answering.check(`https://${host}/x`)).toMatchObject({ kind: 'allowed', hostname: host });
+  });
+
+  it('bounds every part of the URL a message repeats (no answer grows with the input)', async () => {
+    const long = `${'a.'.repeat(130)}com`;
+    const refused = await answering.check(`https://${long}/`);
+    expect(refused).toMatchObject({
+      message: `${long.slice(0, 100)}… is not a DNS name: ${long.length} characters, more than the 253 a DNS name may have`,
+    });
+
+    const scheme = await answering.check(`${'x'.repeat(1000)}://hooks.example.com/`);
+    expect(scheme).toMatchObject({ rule: 'https', message: `must use https, not ${'x'.repeat(100)}…` });
+
+    const failing = new DestinationPolicy({
+      resolver: async () => {
+        throw new DnsFailure(false, `SERVFAIL ${'detail '.repeat(500)}`);
+      },
+    });
+    const unavailable = await failing.check(`https://${longest}/`);
+    expect(unavailable.kind).toBe('unavailable');
+    expect((unavailable as { message: string }).message.length).toBeLessThan(300);
+  });
+});
+
+describe('the system resolver', () => {
+  it('takes EINVAL (a name getaddrinfo cannot even ask about) for a name that never resolves', async () => {
+    // libuv refuses a name over 255 characters before any query, so this needs no network.
+    await expect(systemResolver()('a'.repeat(300))).rejects.toMatchObject({
+      name: 'DnsFailure',
+      permanent: true,
+      message: 'EINVAL',
     });
   });
 });

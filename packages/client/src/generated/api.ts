@@ -1377,7 +1377,7 @@ export interface components {
          */
         WebhookSubscriptionCreate: {
             /**
-             * @description The receiver: https, port 443, no user credentials or fragment; every DNS address of the host must be public.
+             * @description The receiver: https, port 443, no user credentials, fragment, white space or control characters; a host name DNS can carry (at most 253 characters, labels of at most 63); every DNS address of the host must be public.
              * @example https://hooks.example.com/site-services
              */
             targetUrl: string;
@@ -1410,7 +1410,7 @@ export interface components {
          */
         WebhookSubscriptionPatch: {
             /**
-             * @description The receiver: https, port 443, no user credentials or fragment; every DNS address of the host must be public.
+             * @description The receiver: https, port 443, no user credentials, fragment, white space or control characters; a host name DNS can carry (at most 253 characters, labels of at most 63); every DNS address of the host must be public.
              * @example https://hooks.example.com/site-services
              */
             targetUrl?: string;
