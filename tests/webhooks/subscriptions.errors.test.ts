@@ -169,6 +169,18 @@ describe('webhook subscription errors', () => {
     expect((await t.http.get('/api/v1/webhook-subscriptions', { token: tenant.token })).status).toBe(200);
   });
 
+  it('lets a tenant without webhook access switch a subscription off (ticket.created still goes to it), not on', async () => {
+    const tenant = await tenantWithToken(t);
+    const id = (await create(tenant.token, VALID)).body.data.id;
+    await admin(t, 'PATCH', `/admin/v1/tenants/${tenant.tenantId}`, { webhookAccess: false });
+    const off = await patch(tenant.token, id, { isActive: false });
+    expect(off.status, off.text).toBe(200);
+    expect(off.body.data.isActive).toBe(false);
+    // Anything more than switching off still needs the access.
+    expect((await patch(tenant.token, id, { isActive: true })).status).toBe(403);
+    expect((await patch(tenant.token, id, { isActive: false, description: 'x' })).status).toBe(403);
+  });
+
   it('requires webhooks:read to list and webhooks:write to create and patch', async () => {
     const reader = await tenantWithToken(t, { scope: 'webhooks:read' });
     const writer = await tenantWithToken(t, { scope: 'webhooks:write' });

@@ -199,7 +199,11 @@ export async function patchSubscription(
 ): Promise<SubscriptionValue> {
   const current = await repository.findSubscription(deps.db, tenantId, id);
   if (!current) throw notFound('Webhook subscription');
-  await assertWebhookAccess(deps.db, tenantId);
+  // Switching a subscription off is always the tenant's to do: without webhook access its ticket.created
+  // events are still delivered (SPEC publishes them whatever the access), and without this it could not stop
+  // them. It sends nothing, so neither the access nor the destination rules are asked.
+  const onlyDeactivates = Object.keys(patch).length === 1 && patch.isActive === false;
+  if (!onlyDeactivates) await assertWebhookAccess(deps.db, tenantId);
   assertSecretEncodable(patch.secret);
 
   const changes: Updateable<WebhookSubscriptionsTable> = {};
@@ -228,7 +232,6 @@ export async function patchSubscription(
       Object.assign(changes, { consecutive_failures: 0, failing_since: null, deactivated_reason: null });
   }
 
-  const onlyDeactivates = Object.keys(patch).length === 1 && patch.isActive === false;
   if (!onlyDeactivates) await assertDestinationAllowed(deps.destinations, patch.targetUrl ?? current.target_url);
   if (Object.keys(changes).length === 0) return toSubscription(current);
 

@@ -144,7 +144,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook subscription
-         * @description Only supplied fields change. A new secret rotates it (the signing version stays); signingVersion v1 with a secret upgrades a legacy subscription; downgrading is refused. The destination is checked again on every patch except one that only sets isActive false. Setting isActive true on an inactive subscription needs room under the active-subscription limit (422 subscription-limit-reached otherwise); setting it false always succeeds and frees a place.
+         * @description Only supplied fields change. A new secret rotates it (the signing version stays); signingVersion v1 with a secret upgrades a legacy subscription; downgrading is refused. The destination is checked again on every patch except one that only sets isActive false. Setting isActive true on an inactive subscription needs room under the active-subscription limit (422 subscription-limit-reached otherwise); setting it false always succeeds and frees a place. Without webhook access for your client a patch is 403, except one that only sets isActive false: a tenant can always stop what is sent to it.
          *
          *     **Scope:** `webhooks:write`.
          */
