@@ -101,8 +101,8 @@ export const PROBLEM_TYPES = {
   },
   'subscription-limit-reached': {
     status: 422,
-    title: 'Active subscription limit reached',
-    help: "Your client already has as many active webhook subscriptions as it may have: 16 unless the operator set another limit (the problem's maxActiveSubscriptions member says how many). Deactivate one you no longer need (PATCH isActive false) before creating or activating another, or ask the operator to raise the limit. Subscriptions over the limit keep working.",
+    title: 'Subscription limit reached',
+    help: "Your client already has as many active webhook subscriptions as it may have: 16 unless the operator set another limit (the problem's maxActiveSubscriptions member says how many). Deactivate one you no longer need (PATCH isActive false) before creating or activating another, or ask the operator to raise the limit. Subscriptions over the limit keep working. A create can also meet the limit on subscriptions held in all, 100 inactive ones beside the active limit (maxSubscriptions): there is no delete, so reuse an inactive subscription (PATCH its targetUrl, eventTypes and secret, and isActive true).",
   },
   'listener-limit-reached': {
     status: 422,

@@ -155,3 +155,31 @@ describe('the cap on active subscriptions', () => {
     expect(await activeCount(client.token)).toBe(3);
   });
 });
+
+describe('the subscriptions a tenant holds in all', () => {
+  it('are its active cap and 100 inactive ones: a create past them is 422 naming both, an inactive one is reused', async () => {
+    const client = await tenant(1);
+    let last = '';
+    // Create and switch off, as a tenant flooding its (and the operator's) lists would: 101 held in all.
+    for (let index = 0; index < 101; index++) {
+      const created = await create(client.token);
+      expect(created.status, created.text).toBe(201);
+      last = created.body.data.id;
+      if (index < 100) expect((await setActive(client.token, last, false)).status).toBe(200);
+    }
+    expect((await setActive(client.token, last, false)).status).toBe(200);
+    const refused = await create(client.token);
+    expectProblem(refused, 422, 'subscription-limit-reached');
+    expect(refused.body).toMatchObject({
+      maxActiveSubscriptions: 1,
+      activeSubscriptions: 0,
+      maxSubscriptions: 101,
+      subscriptions: 101,
+    });
+    expect(refused.body.detail).toContain('Reuse an inactive one');
+    // Reusing one switches it on: the active cap alone applies.
+    expect((await setActive(client.token, last, true)).status).toBe(200);
+    const listed = (await h.t.http.get('/api/v1/webhook-subscriptions', { token: client.token })).body.data;
+    expect(listed).toHaveLength(101);
+  });
+});

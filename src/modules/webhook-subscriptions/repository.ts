@@ -48,6 +48,17 @@ export async function listSubscriptions(db: Executor, tenantId: string): Promise
     .execute();
 }
 
+/** How many subscriptions the tenant holds, active and inactive (a sandbox listener is none). */
+export async function countSubscriptions(db: Executor, tenantId: string): Promise<number> {
+  const { count } = await db
+    .selectFrom('webhook_subscriptions')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('tenant_id', '=', tenantId)
+    .where(SUBSCRIPTIONS_ONLY)
+    .executeTakeFirstOrThrow();
+  return Number(count);
+}
+
 /** How many of the tenant's subscriptions are active, leaving out `exceptId` (one about to be activated). */
 export async function countActiveSubscriptions(db: Executor, tenantId: string, exceptId?: string): Promise<number> {
   let query = db

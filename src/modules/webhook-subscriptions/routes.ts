@@ -56,6 +56,7 @@ export function registerWebhookRoutes(app: Api, ctx: AppContext): void {
         description:
           'The new subscription is active and signs with v1. The destination is checked (URL rules and every DNS address) but not contacted: no test event is sent. ' +
           'A client may have 16 active subscriptions unless the operator set another limit; one more is 422 subscription-limit-reached (deactivate one first). ' +
+          'It may hold 100 inactive ones beside them; a create past that is 422 subscription-limit-reached with maxSubscriptions (there is no delete: reuse an inactive one). ' +
           'Not idempotent: after a lost response, list and reconcile before creating again (a second subscription means a second delivery of each event).',
         tags,
         body: SubscriptionCreateBody,
@@ -65,7 +66,7 @@ export function registerWebhookRoutes(app: Api, ctx: AppContext): void {
             [401, 403, 422, 429, 503],
             {
               403: 'The token lacks webhooks:write, or webhook access is not enabled for your client.',
-              422: 'Validation failed, or the destination violates the policy (errors.targetUrl names the rule and the address), or your client already has as many active subscriptions as it may have (subscription-limit-reached, with maxActiveSubscriptions).',
+              422: 'Validation failed, or the destination violates the policy (errors.targetUrl names the rule and the address), or your client already has as many active subscriptions, or subscriptions in all, as it may have (subscription-limit-reached, with maxActiveSubscriptions, and maxSubscriptions for the second).',
               503: 'A temporary DNS failure while checking the destination; retry later.',
             },
             limitForms,

@@ -110,12 +110,22 @@ export const SubscriptionLimitProblem = Type.Object(
       description: 'How many active subscriptions your client may have (16 unless the operator set another limit).',
     }),
     activeSubscriptions: Type.Integer({ minimum: 0, description: 'How many it has now.' }),
+    maxSubscriptions: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          'Only when a create met the limit on subscriptions held in all, active and inactive (the active limit and 100 inactive ones): that limit.',
+      }),
+    ),
+    subscriptions: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'With maxSubscriptions: how many your client holds now.' }),
+    ),
   },
   {
     $id: SUBSCRIPTION_LIMIT_PROBLEM_ID,
     title: 'Subscription limit problem (422)',
     description:
-      'A create, or a PATCH setting isActive true, would exceed the active-subscription limit. Deactivate a subscription (PATCH isActive false) first, or ask the operator to raise the limit.',
+      'A create, or a PATCH setting isActive true, would exceed the active-subscription limit: deactivate a subscription (PATCH isActive false) first, or ask the operator to raise the limit. Or a create would exceed the subscriptions your client may hold in all, inactive ones included (maxSubscriptions): there is no delete, so reuse an inactive one (PATCH its targetUrl, eventTypes and secret, and isActive true).',
     additionalProperties: true,
   },
 );

@@ -85,28 +85,51 @@ export async function assertWebhookAccess(db: Kysely<Database>, tenantId: string
 }
 
 /**
- * Runs `write` (which adds one active subscription) only if the tenant has room for one more: 422
- * subscription-limit-reached otherwise. The tenant's row stays locked until the transaction ends, so
- * concurrent creates and activations of one tenant are counted one after the other (two creates at 15
- * of 16 cannot both pass). `activating` is left out of the count: the subscription being switched on.
+ * Inactive subscriptions a tenant may keep beside its active cap. There is no delete (SPEC), so without a
+ * bound a tenant could create and switch off subscriptions without end, and every list of them (its own, the
+ * operator's and the console's, none paged) would grow with it; an inactive one can be reused instead (a
+ * PATCH of its targetUrl, eventTypes and secret, and isActive true).
+ */
+export const INACTIVE_SUBSCRIPTIONS_KEPT = 100;
+
+/**
+ * Runs `write` (which adds one active subscription, a new one with `creating`) only if the tenant has room
+ * for one more: 422 subscription-limit-reached otherwise, for its active cap or, for a new one, for the
+ * subscriptions it holds in all (its active cap and `INACTIVE_SUBSCRIPTIONS_KEPT`). The tenant's row stays
+ * locked until the transaction ends, so concurrent creates and activations of one tenant are counted one
+ * after the other (two creates at 15 of 16 cannot both pass). `activating` is left out of the count: the
+ * subscription being switched on.
  */
 async function withRoomForActiveSubscription<T>(
   db: Kysely<Database>,
   tenantId: string,
   write: (tx: Transaction<Database>) => Promise<T>,
-  activating?: string,
+  room: { activating: string } | { creating: true },
 ): Promise<T> {
   return db.transaction().execute(async (tx) => {
     const tenant = await lockTenant(tx, tenantId);
     if (!tenant) throw notFound('Tenant');
-    const active = await repository.countActiveSubscriptions(tx, tenantId, activating);
+    const exceptId = 'activating' in room ? room.activating : undefined;
+    const active = await repository.countActiveSubscriptions(tx, tenantId, exceptId);
     const cap = tenant.max_active_subscriptions;
+    const counts = { maxActiveSubscriptions: cap, activeSubscriptions: active };
     if (active >= cap) {
       throw new Problem(
         'subscription-limit-reached',
         `Your client has ${active} active webhook subscriptions and may have at most ${cap}. Deactivate one (PATCH isActive false) before creating or activating another, or ask the operator to raise the limit.`,
-        { extensions: { maxActiveSubscriptions: cap, activeSubscriptions: active } },
+        { extensions: counts },
       );
+    }
+    if ('creating' in room) {
+      const held = await repository.countSubscriptions(tx, tenantId);
+      const most = cap + INACTIVE_SUBSCRIPTIONS_KEPT;
+      if (held >= most) {
+        throw new Problem(
+          'subscription-limit-reached',
+          `Your client holds ${held} webhook subscriptions, active and inactive, and may hold at most ${most}; there is no delete. Reuse an inactive one instead: PATCH its targetUrl, eventTypes and secret, and isActive true.`,
+          { extensions: { ...counts, maxSubscriptions: most, subscriptions: held } },
+        );
+      }
     }
     return write(tx);
   });
@@ -134,19 +157,23 @@ export async function createSubscription(
   assertSecretEncodable(input.secret);
   await assertDestinationAllowed(deps.destinations, input.targetUrl);
   const id = newId('whsub');
-  const row = await withRoomForActiveSubscription(deps.db, tenantId, (tx) =>
-    repository.insertSubscription(tx, {
-      id,
-      tenant_id: tenantId,
-      target_url: input.targetUrl,
-      description: input.description ?? null,
-      event_types: input.eventTypes,
-      is_active: true,
-      signing_version: 'v1',
-      secret_sealed: sealSecret(deps.encryptionKey, id, input.secret),
-      created_at: now,
-      updated_at: now,
-    }),
+  const row = await withRoomForActiveSubscription(
+    deps.db,
+    tenantId,
+    (tx) =>
+      repository.insertSubscription(tx, {
+        id,
+        tenant_id: tenantId,
+        target_url: input.targetUrl,
+        description: input.description ?? null,
+        event_types: input.eventTypes,
+        is_active: true,
+        signing_version: 'v1',
+        secret_sealed: sealSecret(deps.encryptionKey, id, input.secret),
+        created_at: now,
+        updated_at: now,
+      }),
+    { creating: true },
   );
   return toSubscription(row);
 }
@@ -243,7 +270,7 @@ export async function patchSubscription(
   // Switching one on needs room under the cap; every other change (deactivating included) never does.
   const updated =
     changes.is_active === true
-      ? await withRoomForActiveSubscription(deps.db, tenantId, update, id)
+      ? await withRoomForActiveSubscription(deps.db, tenantId, update, { activating: id })
       : await update(deps.db);
   if (!updated) {
     throw new Problem(

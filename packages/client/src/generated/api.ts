@@ -118,7 +118,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook subscription
-         * @description The new subscription is active and signs with v1. The destination is checked (URL rules and every DNS address) but not contacted: no test event is sent. A client may have 16 active subscriptions unless the operator set another limit; one more is 422 subscription-limit-reached (deactivate one first). Not idempotent: after a lost response, list and reconcile before creating again (a second subscription means a second delivery of each event).
+         * @description The new subscription is active and signs with v1. The destination is checked (URL rules and every DNS address) but not contacted: no test event is sent. A client may have 16 active subscriptions unless the operator set another limit; one more is 422 subscription-limit-reached (deactivate one first). It may hold 100 inactive ones beside them; a create past that is 422 subscription-limit-reached with maxSubscriptions (there is no delete: reuse an inactive one). Not idempotent: after a lost response, list and reconcile before creating again (a second subscription means a second delivery of each event).
          *
          *     **Scope:** `webhooks:write`.
          */
@@ -1873,7 +1873,7 @@ export interface components {
          *     - `headers-too-large` (431): Request header fields too large
          *     - `unsupported-media-type` (415): Unsupported media type
          *     - `validation-error` (422): Validation failed
-         *     - `subscription-limit-reached` (422): Active subscription limit reached
+         *     - `subscription-limit-reached` (422): Subscription limit reached
          *     - `listener-limit-reached` (422): Webhook listener limit reached
          *     - `rate-limit-exceeded` (429): Rate limit exceeded
          *     - `internal-error` (500): Internal error
@@ -1970,7 +1970,7 @@ export interface components {
         };
         /**
          * Subscription limit problem (422)
-         * @description A create, or a PATCH setting isActive true, would exceed the active-subscription limit. Deactivate a subscription (PATCH isActive false) first, or ask the operator to raise the limit.
+         * @description A create, or a PATCH setting isActive true, would exceed the active-subscription limit: deactivate a subscription (PATCH isActive false) first, or ask the operator to raise the limit. Or a create would exceed the subscriptions your client may hold in all, inactive ones included (maxSubscriptions): there is no delete, so reuse an inactive one (PATCH its targetUrl, eventTypes and secret, and isActive true).
          */
         SubscriptionLimitProblem: {
             /**
@@ -1986,6 +1986,10 @@ export interface components {
             maxActiveSubscriptions: number;
             /** @description How many it has now. */
             activeSubscriptions: number;
+            /** @description Only when a create met the limit on subscriptions held in all, active and inactive (the active limit and 100 inactive ones): that limit. */
+            maxSubscriptions?: number;
+            /** @description With maxSubscriptions: how many your client holds now. */
+            subscriptions?: number;
         } & {
             [key: string]: unknown;
         };
@@ -2974,7 +2978,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed, or the destination violates the policy (errors.targetUrl names the rule and the address), or your client already has as many active subscriptions as it may have (subscription-limit-reached, with maxActiveSubscriptions). Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed, or the destination violates the policy (errors.targetUrl names the rule and the address), or your client already has as many active subscriptions, or subscriptions in all, as it may have (subscription-limit-reached, with maxActiveSubscriptions, and maxSubscriptions for the second). Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
