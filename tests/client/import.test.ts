@@ -7,11 +7,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FetchLike } from '@site-services/client';
-import { main } from '@site-services/client/cli';
 import { runImport } from '../../packages/client/src/cli/import/run.js';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { clientFor, contractCheckedFetch, svcEnv } from '../helpers/client.js';
+import { clientFor, svcEnv } from '../helpers/client.js';
+import { runSvcInProcess } from './svc-in-process.js';
 import { createTenant, siteBody, type TestTenant } from '../helpers/tenants.js';
 import { visitBody, visitTenant } from '../helpers/visits.js';
 
@@ -34,34 +34,8 @@ function file(name: string, content: string): string {
   return target;
 }
 
-/**
- * Runs `svc` in this process, its answers contract-checked like every client's; returns the exit code and
- * what it printed. `requests` records the method and path of each request it sends.
- */
-async function svc(args: string[], env: NodeJS.ProcessEnv, requests: string[] = []) {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    const code = await main(args, env, {
-      fetch: contractCheckedFetch(t, (request) => {
-        requests.push(`${request.method} ${new URL(request.url).pathname}`);
-        return fetch(request);
-      }),
-    });
-    return { code, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+/** `svc` in this process against the test app (svc-in-process.ts). */
+const svc = (args: string[], env: NodeJS.ProcessEnv, requests?: string[]) => runSvcInProcess(t, args, env, requests);
 
 const fast = (tenant: TestTenant) => svcEnv(t, tenant, { SVC_ALLOW_RATE_ABOVE_LIMIT: '1' });
 const jsonl = (rows: unknown[]) =>

@@ -5,7 +5,7 @@
  *   svc token [--json]
  *   svc get <path>
  *   svc listen --forward-to <url> [--events type,type]
- *   svc trigger <visit-id> <action> [name=value ...]
+ *   svc trigger <visit-id> <action> [name=value | name:=json ...]
  *
  * Exit codes: 0 success; 1 rows rejected (import) or an error status (get); 2 usage, configuration,
  * credentials or scope refused; 3 interrupted by temporary failures that outlasted the retries, or stopped
@@ -33,9 +33,16 @@ const USAGE = `usage:
       GET /api/v1/<path> and print the answer
   svc listen --forward-to <url> [--events type,type]
       sandbox: receive your webhooks on this machine; forwards each delivery to <url> (http or https) until Ctrl-C
-  svc trigger <visit-id> <action> [name=value ...]
+  svc trigger <visit-id> <action> [name=value | name:=json ...]
       sandbox: run a simulator action on a visit (complete-lifecycle, assign-rep, schedule, dispatch, complete,
-      transmit-deliverables); name=value pairs go into the body, e.g. scheduledDate=2026-12-02 etaTime=09:30
+      transmit-deliverables). Each pair is a body member in the type the action declares: name=value is text,
+      or true/false for a boolean member; name:=json sends a JSON value as written (name:=null for null).
+        svc trigger <id> assign-rep fieldRepName='Jordan Lee'      fieldRepName:=null clears the rep
+        svc trigger <id> schedule scheduledDate=2026-12-02 etaTime=09:30
+        svc trigger <id> dispatch
+        svc trigger <id> complete qualityReviewPassed=true         required: the service completes a visit
+                                                                   only after its quality review passed
+        svc trigger <id> transmit-deliverables notes='Meter replaced'
 credentials from the environment: SVC_BASE_URL, SVC_CLIENT_ID, SVC_CLIENT_SECRET, or SVC_CREDENTIALS_FILE`;
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 3 } as const;
