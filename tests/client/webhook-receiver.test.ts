@@ -270,6 +270,26 @@ describe('verifyWebhook on a genuine delivery', () => {
     }
   });
 
+  it('never accepts with an invalid clock or tolerance (NaN, infinite, negative): a usage error, however old the delivery', () => {
+    const verify = (input: Partial<Parameters<typeof verifyWebhook>[0]>) => () =>
+      verifyWebhook({ headers: genuine.headers, rawBody: genuine.body, secret: secrets.current, ...input });
+    const replayed = (timestamp + 86_400 * 365) * 1000;
+    const invalid = {
+      'tolerance NaN': { toleranceSeconds: Number.NaN },
+      'tolerance Infinity': { toleranceSeconds: Number.POSITIVE_INFINITY },
+      'tolerance -1': { toleranceSeconds: -1 },
+      'tolerance "300"': { toleranceSeconds: '300' as never },
+      'now NaN': { now: Number.NaN },
+      'now Invalid Date': { now: new Date('not a date') },
+      'now Infinity': { now: Number.POSITIVE_INFINITY },
+    };
+    for (const [label, input] of Object.entries(invalid)) {
+      expect(verify({ now: replayed, ...input }), label).toThrow(RangeError);
+      expect(verify({ now: timestamp * 1000, ...input }), label).toThrow(/^verifyWebhook: (toleranceSeconds|now) must/);
+    }
+    expect(refusal({ toleranceSeconds: 0 })).toBe('accepted');
+  });
+
   it('refuses a wrong or missing version or algorithm header, never falling back to legacy', () => {
     const { 'x-svc-signature-version': _version, 'x-svc-timestamp': _timestamp, ...legacyShaped } = genuine.headers;
     expect(refusal({ headers: legacyShaped })).toBe('version');

@@ -17,9 +17,9 @@ export interface VerifyWebhookInput {
   rawBody: Uint8Array | string;
   /** The subscription's secret, used as given; several during a rotation (any one may match). */
   secret: string | readonly string[];
-  /** The receiver's clock (default: now). */
+  /** The receiver's clock (default: now): a valid Date or finite milliseconds since the epoch. */
   now?: Date | number;
-  /** Allowed distance of the signing timestamp from `now`, both ways (SPEC: 300). */
+  /** Allowed distance of the signing timestamp from `now`, both ways (SPEC: 300): finite, 0 or more. */
   toleranceSeconds?: number;
 }
 
@@ -42,9 +42,33 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
   return typeof direct === 'string' ? direct : undefined;
 }
 
-/** Returns the verified event, or throws WebhookVerificationError saying which check failed. */
+/**
+ * The receiver's clock in milliseconds. A NaN clock or tolerance would make the freshness comparison false
+ * and accept a replay of any age, so an invalid one is the caller's mistake, thrown as a RangeError (not a
+ * WebhookVerificationError: no delivery can pass, whatever it carries).
+ */
+function checkedClock(now: VerifyWebhookInput['now'], toleranceSeconds: unknown): number {
+  if (typeof toleranceSeconds !== 'number' || !Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
+    throw new RangeError(
+      `verifyWebhook: toleranceSeconds must be a finite number of seconds, 0 or more (SPEC: 300), got ${String(toleranceSeconds)}`,
+    );
+  }
+  const nowMs = now === undefined ? Date.now() : now instanceof Date ? now.getTime() : now;
+  if (typeof nowMs !== 'number' || !Number.isFinite(nowMs)) {
+    throw new RangeError(
+      `verifyWebhook: now must be a valid Date or finite milliseconds since the epoch, got ${String(now)}`,
+    );
+  }
+  return nowMs;
+}
+
+/**
+ * Returns the verified event, or throws WebhookVerificationError saying which check failed. Throws a
+ * RangeError, before looking at the delivery, when `now` or `toleranceSeconds` is invalid.
+ */
 export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
   const { headers, toleranceSeconds = 300 } = input;
+  const nowMs = checkedClock(input.now, toleranceSeconds);
   if (header(headers, 'x-svc-signature-version') !== 'v1')
     throw new WebhookVerificationError('version', 'x-svc-signature-version is not v1');
   if (header(headers, 'x-svc-signature-alg') !== 'hmac-sha256')
@@ -53,8 +77,8 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
   if (timestamp === undefined || !/^(0|[1-9][0-9]{0,15})$/.test(timestamp)) {
     throw new WebhookVerificationError('timestamp', 'x-svc-timestamp is not canonical decimal Unix seconds');
   }
-  const nowMs = input.now === undefined ? Date.now() : typeof input.now === 'number' ? input.now : input.now.getTime();
-  if (Math.abs(nowMs / 1000 - Number(timestamp)) > toleranceSeconds) {
+  // Written so that anything not a number (NaN) fails: fresh only when the distance is provably within.
+  if (!(Math.abs(nowMs / 1000 - Number(timestamp)) <= toleranceSeconds)) {
     throw new WebhookVerificationError(
       'stale',
       `x-svc-timestamp is more than ${toleranceSeconds} seconds from this receiver's clock`,
