@@ -33,6 +33,7 @@ import type {
   WebhookSubscriptionPatch,
 } from './types.js';
 import { type FileSource, uploadForm, type UploadOptions } from './uploads.js';
+import { urlUnder } from './urls.js';
 
 /** openapi-fetch's methods, called with a path chosen at run time (the generic resource client). */
 type UntypedCall = (path: string, init: unknown) => Promise<unknown>;
@@ -226,7 +227,10 @@ export interface SiteServicesClient {
   items(pageSize?: number): Promise<Item[]>;
   /** The typed openapi-fetch client on the same transport, for anything the helpers do not cover. */
   api: OpenApiClient;
-  /** A GET of any path under the base address (`/api/v1/...`), with the read retry rules; JSON or text. */
+  /**
+   * A GET of any path under the base address (`/api/v1/...`, appended to a base with a path prefix as the
+   * typed calls' paths are), with the read retry rules; JSON or text.
+   */
   getRaw(path: string): Promise<{ status: number; headers: Headers; body: unknown }>;
   /** A fresh token response (does not replace the cached token). */
   requestToken(): Promise<TokenResponse>;
@@ -264,7 +268,7 @@ export function createClient(options: ClientOptions): SiteServicesClient {
     api,
     async getRaw(path) {
       const response = await transport(
-        new Request(new URL(path, `${baseUrl}/`), { method: 'GET', headers: { accept: 'application/json' } }),
+        new Request(urlUnder(baseUrl, path), { method: 'GET', headers: { accept: 'application/json' } }),
       );
       const text = await response.text();
       let body: unknown = text;

@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ApiError, toProblem } from '../../errors.js';
 import type { SiteServicesClient } from '../../client.js';
+import { urlUnder } from '../../urls.js';
 import { UsageError } from '../credentials.js';
 import { type AttemptResult, attemptLine, type ForwardFetch, forwardAttempt, type StreamAttempt } from './forward.js';
 
@@ -123,7 +124,7 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
   let timeoutMs = 10_000;
   let ready = false;
   const streamUrl = () => {
-    const url = new URL(listener!.streamPath, `${deps.baseUrl.replace(/\/+$/, '')}/`);
+    const url = urlUnder(deps.baseUrl, listener!.streamPath);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     return url;
   };
