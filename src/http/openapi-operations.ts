@@ -113,9 +113,48 @@ function operationNotes(schema: JsonObject): string[] {
   return notes;
 }
 
+/**
+ * What Node's HTTP parser answers before any route or hook runs (clientErrorHandler in error-handler.ts): a
+ * request not received within the request timeout (its headers or its body), headers over 16 KiB. Any
+ * operation can get them, always as a problem (the token endpoint's too), without the headers the service's
+ * own answers carry (the rate limit's).
+ */
+export const PARSER_STATUSES: readonly ProblemStatus[] = [408, 431];
+
+/** The time a request has to arrive (REQUEST_TIMEOUT_MS), as the documents say it: `120 seconds`. */
+export function requestTimeoutText(timeoutMs: number): string {
+  return `${(timeoutMs / 1000).toLocaleString('en-US', { maximumFractionDigits: 3 })} seconds`;
+}
+
+/** The 408's description in the documents. */
+function requestTimeoutDescription(timeoutMs: number): string {
+  return `The request did not arrive completely within ${requestTimeoutText(timeoutMs)} (a slow upload, a stalled connection): nothing was done, and the connection is closed.`;
+}
+
+/** The parser's answers (PARSER_STATUSES) as a route shows them. */
+function parserResponses(
+  statuses: ProblemStatus[],
+  definition: DocumentDefinition,
+  oauthErrors: boolean,
+): Record<string, JsonObject> {
+  const responses = problemResponses(statuses, {
+    408: requestTimeoutDescription(definition.requestTimeoutMs),
+  }) as Record<string, JsonObject>;
+  if (!oauthErrors) return responses;
+  // Raised before the route is known, so not in the endpoint's OAuth shape.
+  const note =
+    'Answered before the request reaches this endpoint: a problem (application/problem+json), not an OAuth error.';
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]) => [
+      status,
+      { ...response, description: `${response.description} ${note}` },
+    ]),
+  );
+}
+
 /** Response statuses every route of this shape can answer, whether or not it lists them. */
 function impliedStatuses(schema: JsonObject, definition: DocumentDefinition, oauthErrors: boolean): ProblemStatus[] {
-  const statuses: ProblemStatus[] = [];
+  const statuses: ProblemStatus[] = [...PARSER_STATUSES];
   const body = schema.body as JsonObject | undefined;
   if (body !== undefined) statuses.push(413);
   if (body !== undefined && !oauthErrors) {
@@ -166,13 +205,21 @@ export function describeRoute(
   const oauthErrors = route.config?.oauthErrors === true;
   const declared = { ...((schema.response as Record<string, JsonObject> | undefined) ?? {}) };
   const implied = impliedStatuses(schema, definition, oauthErrors).filter((status) => !(String(status) in declared));
-  const added: Record<string, JsonObject> = oauthErrors
-    ? Object.fromEntries(implied.map((status) => [String(status), { description: STATUS_CODES[status] }]))
-    : (problemResponses(implied, {
-        // The route's body limit (body-limit.ts) when it has one of its own.
-        413: bodyTooLargeDetail(route.bodyLimit),
-        404: 'Not found, or not owned by your client; on a replay of an Idempotency-Key, the resource it created is no longer accessible.',
-      }) as Record<string, JsonObject>);
+  const routed = implied.filter((status) => !PARSER_STATUSES.includes(status));
+  const added: Record<string, JsonObject> = {
+    ...(oauthErrors
+      ? Object.fromEntries(routed.map((status) => [String(status), { description: STATUS_CODES[status] }]))
+      : (problemResponses(routed, {
+          // The route's body limit (body-limit.ts) when it has one of its own.
+          413: bodyTooLargeDetail(route.bodyLimit),
+          404: 'Not found, or not owned by your client; on a replay of an Idempotency-Key, the resource it created is no longer accessible.',
+        }) as Record<string, JsonObject>)),
+    ...parserResponses(
+      implied.filter((status) => PARSER_STATUSES.includes(status)),
+      definition,
+      oauthErrors,
+    ),
+  };
 
   const requiredHeaders: Record<string, string[]> = {};
   const response: Record<string, JsonObject> = {};
@@ -200,8 +247,8 @@ export function describeRoute(
       shown = { type: 'null', description: text };
     } else if (body.content) {
       shown = { description: text, content: body.content };
-    } else if (oauthErrors && Number(status) >= 400) {
-      // The error handler answers every error of such a route in the OAuth shape.
+    } else if (oauthErrors && Number(status) >= 400 && !isProblemReference(body)) {
+      // The error handler answers every error of such a route in the OAuth shape (not what the parser answers).
       shown = { description: text, content: { 'application/json': { schema: Type.Ref(OAuthProblemComponent.$id) } } };
     } else if (isProblemReference(body)) {
       const problem = status === '422' ? unprocessableForm(body) : body;

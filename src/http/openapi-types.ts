@@ -37,6 +37,8 @@ export interface DocumentDefinition {
   schemaAnnotations?: Record<string, JsonObject>;
   /** Counted by the client rate limit: every operation may answer 429. */
   rateLimited: boolean;
+  /** REQUEST_TIMEOUT_MS: every operation may answer 408 after it (openapi-operations.ts, PARSER_STATUSES). */
+  requestTimeoutMs: number;
 }
 
 export interface OpenApiDefinitions {

@@ -8,7 +8,8 @@
  * - security from `config.scope` (auth.ts) or the operator plugin (admin-auth.ts), with the scope also
  *   named in the operation's description;
  * - the responses every route can give whether or not it lists them: 400 and 415 for a body, 422 for any
- *   validated input, 404 for a path parameter, 401/403 for a protected route, 429 (client API) and 503;
+ *   validated input, 404 for a path parameter, 401/403 for a protected route, 429 (client API), 500 and 503,
+ *   and on every route the parser's 408 and 431;
  * - problem responses as `application/problem+json` (`application/json` on the OAuth token endpoint), 422
  *   as the ValidationProblem form, response headers (`headers` of a response schema) with `required`;
  * - the rate limit's x-ratelimit-* headers on every response of the client API (components.headers);
@@ -26,11 +27,12 @@ import {
   describeRoute,
   OAuthProblemComponent,
   type OperationPatch,
+  PARSER_STATUSES,
   type RouteTransformInput,
 } from './openapi-operations.js';
 import type { DocumentDefinition, JsonObject, OpenApiDefinitions, OpenApiDocument } from './openapi-types.js';
 import { RATE_LIMIT_HEADER_COMPONENTS } from './rate-limit.js';
-import { ValidationProblemSchema } from './schemas.js';
+import { type ProblemStatus, ValidationProblemSchema } from './schemas.js';
 
 export type { DocumentDefinition, JsonObject, OpenApiDefinitions, OpenApiDocument } from './openapi-types.js';
 
@@ -46,7 +48,8 @@ export function operatorOpenApiDocument(app: FastifyInstance): OpenApiDocument {
 
 /**
  * The rate limit's headers (rate-limit.ts), which every answer of a rate-limited document carries, errors
- * and 429 included: declared once under components.headers and referenced from every response.
+ * and 429 included: declared once under components.headers and referenced from every response, except
+ * those that Node's parser gives before the service sees the request (PARSER_STATUSES: 408, 431).
  */
 function declareRateLimitHeaders(document: JsonObject): void {
   document.components.headers = { ...document.components.headers, ...RATE_LIMIT_HEADER_COMPONENTS };
@@ -55,7 +58,8 @@ function declareRateLimitHeaders(document: JsonObject): void {
   );
   for (const item of Object.values(document.paths as Record<string, Record<string, JsonObject>>)) {
     for (const operation of Object.values(item)) {
-      for (const response of Object.values((operation.responses ?? {}) as Record<string, JsonObject>)) {
+      for (const [status, response] of Object.entries((operation.responses ?? {}) as Record<string, JsonObject>)) {
+        if (PARSER_STATUSES.includes(Number(status) as ProblemStatus)) continue;
         response.headers = { ...response.headers, ...references };
       }
     }

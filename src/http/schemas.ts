@@ -148,16 +148,18 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
   403: 'The token lacks the required scope.',
   404: 'Not found, or not owned by your client.',
   405: 'Method not allowed on this path.',
+  408: 'The request did not arrive completely in time (a slow upload, a stalled connection): nothing was done, and the connection is closed.',
   409: 'Conflict.',
   413: `Uploaded file larger than 10 MiB.`,
   415: 'Unsupported media type.',
   422: 'Validation failed; `errors` names each failing field.',
   429: 'Rate limit exceeded; wait Retry-After seconds.',
+  431: 'The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed.',
   500: 'Unexpected failure; does not prove that a write failed.',
   503: 'Temporarily unavailable; retry with backoff.',
 };
 
-export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
+export type ProblemStatus = 400 | 401 | 403 | 404 | 408 | 409 | 413 | 415 | 422 | 429 | 431 | 500 | 503;
 
 /**
  * Response schemas for the problem statuses a route can answer, with SPEC's meaning of each. `forms` names

@@ -25,6 +25,9 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
+/** What Node's HTTP parser answers before any route runs (tests/http/client-errors.test.ts): any operation can get them. */
+const PARSER_STATUSES = ['408', '431'];
+
 /** `{id}` and `{visitId}` name the same path shape. */
 const shape = (path: string) => path.replace(/\{[^}]+\}/g, '{}');
 
@@ -140,7 +143,12 @@ describe('the client document', () => {
       for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
         if (Number(status) < 400) continue;
         const where = `${method} ${path} ${status}`;
-        if (op.operationId === 'createToken') {
+        if (PARSER_STATUSES.includes(status)) {
+          // Answered before any route runs: a problem on every operation (below).
+          expect(response.content, where).toEqual({
+            'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
+          });
+        } else if (op.operationId === 'createToken') {
           expect(response.content, where).toEqual({
             'application/json': { schema: { $ref: '#/components/schemas/OAuthProblem' } },
           });
@@ -181,7 +189,7 @@ describe('the client document', () => {
     }
   });
 
-  it('declares the x-ratelimit-* headers once and references them from every response of every operation', () => {
+  it('declares the x-ratelimit-* headers once and references them from every response the service gives', () => {
     expect(Object.keys(doc.components.headers)).toEqual(
       expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']),
     );
@@ -191,6 +199,11 @@ describe('the client document', () => {
     for (const [method, path, op] of allOperations(doc)) {
       for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
         for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) {
+          // Node's HTTP parser answers these before the rate limit sees the request.
+          if (PARSER_STATUSES.includes(status)) {
+            expect(response.headers?.[name], `${method} ${path} ${status} ${name}`).toBeUndefined();
+            continue;
+          }
           expect(response.headers?.[name], `${method} ${path} ${status} ${name}`).toEqual({
             $ref: `#/components/headers/${name}`,
           });
@@ -457,6 +470,39 @@ describe('the webhooks map', () => {
         data: { ...common, status: 'Completed', fieldRepName: 'Jo' },
       }),
     ).toBe(false);
+  });
+});
+
+describe('what the HTTP server answers before any operation runs: 408 and 431', () => {
+  it('is declared on every operation of both documents, as a problem with its type and the timeout', async () => {
+    const admin = (await t.http.get('/admin/v1/openapi.json', { token: t.adminToken })).body;
+    const seconds = `within ${t.config.requestTimeoutMs / 1000} seconds`;
+    let operations = 0;
+    for (const document of [doc, admin]) {
+      for (const [method, path, op] of allOperations(document)) {
+        operations += 1;
+        for (const [status, slug] of [
+          ['408', 'request-timeout'],
+          ['431', 'headers-too-large'],
+        ] as const) {
+          const where = `${method} ${path} ${status}`;
+          const response = op.responses[status];
+          expect(response, where).toBeDefined();
+          expect(response.content, where).toEqual({
+            'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
+          });
+          expect(response.description, where).toContain(`Problem types: ${slug}.`);
+          expect(response.headers, where).toBeUndefined();
+        }
+        expect(op.responses['408'].description, `${method} ${path}`).toContain(seconds);
+      }
+    }
+    expect(operations).toBeGreaterThan(40);
+    // The token endpoint's other errors are OAuth's; these say why they are not.
+    expect(operation('POST', '/api/v1/oauth/token').responses['431'].description).toContain('not an OAuth error');
+    expect(doc.info.description.replace(/\s+/g, ' ')).toContain(
+      `408 \`request-timeout\` when the request has not arrived completely ${seconds}`,
+    );
   });
 });
 

@@ -6,6 +6,7 @@ import type { Config } from '../../config.js';
 import { ADMIN_SECURITY_SCHEME } from '../../http/admin-auth.js';
 import { SECURITY_SCHEME } from '../../http/auth.js';
 import { type OpenApiDefinitions, ownBaseUrl } from '../../http/openapi.js';
+import { requestTimeoutText } from '../../http/openapi-operations.js';
 import { problemTypesOf } from '../../http/problem.js';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../auth/scopes.js';
 import { EVENT_TYPES } from '../outbox/types.js';
@@ -162,6 +163,11 @@ Errors are problem details (RFC 9457, \`application/problem+json\`) with \`type\
 \`detail\`; a 422 also has \`errors\`, mapping each failing field (or query parameter or header, as sent) to
 its messages: at most 50 of them, with \`errorsOmitted\` counting any others. The token endpoint answers
 errors as \`application/json\` with the problem members plus OAuth's \`error\` and \`error_description\`.
+Two problems come from the HTTP server before the request reaches any operation, so every operation (the token
+endpoint's included) can answer them, without \`X-RateLimit-*\` headers, and the connection is closed: 408
+\`request-timeout\` when the request has not arrived completely within
+${requestTimeoutText(config.requestTimeoutMs)} (a slow upload), 431 \`headers-too-large\` for request headers over
+16 KiB.
 Each \`type\` is an address that explains the problem and what to do:
 
 ${problemTypeTable(config)}
@@ -260,6 +266,7 @@ export function openApiDefinitions(config: Config): OpenApiDefinitions {
     client: {
       prefix: '/api/v1/',
       rateLimited: true,
+      requestTimeoutMs: config.requestTimeoutMs,
       info: {
         title: 'Site Services API',
         version: API_VERSION,
@@ -288,6 +295,7 @@ export function openApiDefinitions(config: Config): OpenApiDefinitions {
     operator: {
       prefix: '/admin/v1/',
       rateLimited: false,
+      requestTimeoutMs: config.requestTimeoutMs,
       info: {
         title: 'Site Services operator API',
         version: API_VERSION,

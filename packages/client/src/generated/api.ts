@@ -2030,6 +2030,15 @@ export interface operations {
                     "application/json": components["schemas"]["OpenApiDocument"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limit exceeded; wait Retry-After seconds. Problem types: rate-limit-exceeded. */
             429: {
                 headers: {
@@ -2038,6 +2047,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2123,6 +2141,15 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthProblem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. Answered before the request reaches this endpoint: a problem (application/problem+json), not an OAuth error. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload Too Large */
             413: {
                 headers: {
@@ -2159,6 +2186,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthProblem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. Answered before the request reaches this endpoint: a problem (application/problem+json), not an OAuth error. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Internal Server Error */
@@ -2249,6 +2285,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
@@ -2269,6 +2314,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2387,6 +2441,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Duplicate siteCode for your client, or an Idempotency-Key conflict or pending request. Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
             409: {
                 headers: {
@@ -2445,6 +2508,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2557,6 +2629,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
@@ -2577,6 +2658,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2696,6 +2786,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Duplicate siteCode, or If-Match does not match (version-conflict). Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
             409: {
                 headers: {
@@ -2752,6 +2851,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2835,6 +2943,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
@@ -2855,6 +2972,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2954,6 +3080,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The request body is larger than this endpoint accepts (at most 76186 bytes). Problem types: payload-too-large. */
             413: {
                 headers: {
@@ -2998,6 +3133,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3112,6 +3256,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The signing version changed while this update was in flight (signing-version-conflict): list again and repeat if still needed. Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
             409: {
                 headers: {
@@ -3168,6 +3321,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3254,6 +3416,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
@@ -3274,6 +3445,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3360,6 +3540,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
@@ -3380,6 +3569,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3470,6 +3668,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
@@ -3490,6 +3697,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3608,6 +3824,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description invalid-project, invalid-site-asset, duplicate clientTicketNumber, or an Idempotency-Key conflict or pending request. Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
             409: {
                 headers: {
@@ -3666,6 +3891,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3778,6 +4012,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
@@ -3798,6 +4041,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3917,6 +4169,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description invalid-project, invalid-site-asset, site-asset-conflict, duplicate clientTicketNumber, or If-Match does not match (version-conflict). Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
             409: {
                 headers: {
@@ -3973,6 +4234,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4128,6 +4398,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The visit's status does not allow the action (invalid-state). Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
             409: {
                 headers: {
@@ -4184,6 +4463,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4283,6 +4571,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The request body is larger than this endpoint accepts (at most 16384 bytes). Problem types: payload-too-large. */
             413: {
                 headers: {
@@ -4327,6 +4624,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4435,6 +4741,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unsupported media type. Problem types: unsupported-media-type. */
             415: {
                 headers: {
@@ -4467,6 +4782,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4581,6 +4905,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
@@ -4601,6 +4934,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4721,6 +5063,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The file is larger than 10 MiB (10,485,760 bytes). Problem types: payload-too-large. */
             413: {
                 headers: {
@@ -4765,6 +5116,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4853,6 +5213,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
@@ -4873,6 +5242,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4991,6 +5369,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description An Idempotency-Key conflict or pending request. Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
             409: {
                 headers: {
@@ -5049,6 +5436,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5161,6 +5557,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
@@ -5181,6 +5586,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5300,6 +5714,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description If-Match does not match the current ETag (version-conflict). Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
             409: {
                 headers: {
@@ -5356,6 +5779,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5472,6 +5904,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
             422: {
                 headers: {
@@ -5492,6 +5933,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5612,6 +6062,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The request did not arrive completely within 120 seconds (a slow upload, a stalled connection): nothing was done, and the connection is closed. Problem types: request-timeout. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The file is larger than 10 MiB (10,485,760 bytes). Problem types: payload-too-large. */
             413: {
                 headers: {
@@ -5656,6 +6115,15 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request headers are larger than 16 KiB in total: nothing was done, and the connection is closed. Problem types: headers-too-large. */
+            431: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
