@@ -30,6 +30,19 @@ export function when(iso) {
   return `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
 }
 
+/**
+ * Text a tenant chose (a ticket number, a site code, a target URL, a receiver's error), with the characters
+ * that change how text is shown made visible: a bidi override or another invisible format or control
+ * character would let `STORE-\u202E21` pass for `STORE-12` on the operator's screen.
+ */
+export function shown(text) {
+  if (text === null || text === undefined) return text;
+  return String(text).replace(
+    /[\p{Cf}\p{Cc}]/gu,
+    (character) => `⟨U+${character.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`,
+  );
+}
+
 export function percent(rate) {
   return rate === null || rate === undefined ? '—' : `${Math.round(rate * 1000) / 10}%`;
 }

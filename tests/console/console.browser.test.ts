@@ -201,6 +201,17 @@ describe.skipIf(!runnable)('the operator console', () => {
     await until(async () => (await page.locator('tr[data-delivery][data-status="succeeded"]').count()) === 7);
     await shot(page, '5-deliveries-all-succeeded');
 
+    // A ticket number with a bidi override is shown with the override made visible, not obeyed.
+    const disguised = await createVisit(t, v, { clientTicketNumber: 'CONSOLE-\u202E21' });
+    await page.evaluate((id) => {
+      location.hash = `#/tenants/${encodeURIComponent(id)}`;
+    }, tenantId);
+    await page.getByRole('button', { name: 'Refresh' }).first().click();
+    await page
+      .locator(`tr[data-visit="${disguised.id}"]`)
+      .getByText('CONSOLE-⟨U+202E⟩21', { exact: true })
+      .waitFor(WAIT);
+
     // The token lived in memory only: nothing stored, and a reload signs out.
     expect(await page.evaluate('[localStorage.length, sessionStorage.length, document.cookie]')).toEqual([0, 0, '']);
     await page.reload();
