@@ -251,7 +251,9 @@ export function createClient(options: ClientOptions): SiteServicesClient {
     pacer: new RateLimitPacer(runtime, retry.maxRetryAfterMs),
     ...(options.onRetry ? { onRetry: options.onRetry } : {}),
   };
-  const tokens = new TokenSource(baseUrl, options, createTransport(settings), runtime);
+  // The token transport says when each attempt is sent, so that a token is dated from its own attempt.
+  const tokenTransport = createTransport({ ...settings, onSend: (request, sentAt) => tokens.sent(request, sentAt) });
+  const tokens: TokenSource = new TokenSource(baseUrl, options, tokenTransport, runtime);
   const transport = createTransport({ ...settings, tokens });
   const api = createFetchClient<paths>({ baseUrl, fetch: transport });
   const reference = async <T>(path: '/api/v1/projects' | '/api/v1/items', pageSize?: number): Promise<T[]> => {

@@ -31,6 +31,8 @@ function renewalMargin(expiresInSeconds: number): number {
 export class TokenSource implements TokenProvider {
   private cached: CachedToken | undefined;
   private pending: Promise<string> | undefined;
+  /** When the latest attempt of each token request was sent (the transport's onSend calls `sent`). */
+  private readonly sentAt = new WeakMap<Request, number>();
 
   constructor(
     private readonly baseUrl: string,
@@ -52,24 +54,39 @@ export class TokenSource implements TokenProvider {
     if (this.cached?.value === token) this.cached = undefined;
   }
 
+  /** The transport's onSend: an attempt of a token request left at `sentAt`. */
+  sent(request: Request, sentAt: number): void {
+    this.sentAt.set(request, sentAt);
+  }
+
   /** A fresh token response (also what `svc token` prints). */
   async request(): Promise<TokenResponse> {
+    return (await this.exchange()).token;
+  }
+
+  /**
+   * A token response and a time before it was issued: when the attempt that got it was sent, after any
+   * 429 or pacing wait (a token dated from before such a wait would be renewed late, or used expired).
+   * Without onSend wired, the time before sending (early: a token renewed early, never late).
+   */
+  private async exchange(): Promise<{ token: TokenResponse; issuedAfter: number }> {
+    const startedAt = this.runtime.now();
     const body = {
       grant_type: 'client_credentials',
       client_id: this.credentials.clientId,
       client_secret: this.credentials.clientSecret,
       ...(this.credentials.scope ? { scope: this.credentials.scope } : {}),
     };
-    const response = await this.send(
-      new Request(`${this.baseUrl}/api/v1/oauth/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify(body),
-      }),
-    );
+    const request = new Request(`${this.baseUrl}/api/v1/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const response = await this.send(request);
     const text = await response.text();
     const json = parse(text);
-    if (response.status === 200) return json as TokenResponse;
+    if (response.status === 200)
+      return { token: json as TokenResponse, issuedAfter: this.sentAt.get(request) ?? startedAt };
     const problem = toProblem(response.status, json, response.statusText);
     if (response.status === 400 || response.status === 401) {
       const oauth = json as { error?: string; error_description?: string };
@@ -82,11 +99,10 @@ export class TokenSource implements TokenProvider {
   }
 
   private async fetchToken(): Promise<string> {
-    const requestedAt = this.runtime.now();
-    const token = await this.request();
+    const { token, issuedAfter } = await this.exchange();
     this.cached = {
       value: token.access_token,
-      renewAt: requestedAt + token.expires_in * 1000 - renewalMargin(token.expires_in),
+      renewAt: issuedAfter + token.expires_in * 1000 - renewalMargin(token.expires_in),
     };
     return token.access_token;
   }

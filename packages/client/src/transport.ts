@@ -61,6 +61,8 @@ export interface TransportOptions {
   /** Holds requests back while the service's rate-limit headers say no request remains (shared by transports). */
   pacer?: RateLimitPacer;
   onRetry?: (event: RetryEvent) => void;
+  /** Told as each attempt of `request` (the caller's) is sent, after every wait: the token cache dates a token by it. */
+  onSend?: (request: Request, sentAt: number) => void;
 }
 
 const TEMPORARY = new Set([500, 502, 503, 504]);
@@ -78,7 +80,12 @@ export function createTransport(options: TransportOptions): FetchLike {
     let refreshed = false;
 
     for (let attempt = 1; ; attempt++) {
-      const token = authenticate ? await options.tokens!.token() : undefined;
+      // The token is taken after the pacer's last wait: one taken before a long wait may expire during it.
+      // Taking it may itself wait or spend the window's last request (the token endpoint counts too): then
+      // wait again and take it again.
+      let token: string | undefined;
+      do token = authenticate ? await options.tokens!.token() : undefined;
+      while (((await options.pacer?.wait()) ?? 0) > 0);
       if (token !== undefined) headers.set('authorization', `Bearer ${token}`);
       /** The wait before the next attempt, or undefined when this failure is final. */
       const delayFor = (retryAfter?: number): number | undefined => {
@@ -93,7 +100,7 @@ export function createTransport(options: TransportOptions): FetchLike {
         await options.runtime.sleep(delayMs);
       };
 
-      await options.pacer?.wait();
+      options.onSend?.(request, options.runtime.now());
       let response: Response;
       try {
         response = await options.fetch(
