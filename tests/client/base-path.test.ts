@@ -96,17 +96,18 @@ it('svc listen opens its listener and its stream under the prefix, and closes it
   const stop = new AbortController();
   const lines: string[] = [];
   const notes: string[] = [];
-  const ready = Promise.withResolvers<void>();
+  let onReady = () => {};
+  const ready = new Promise<void>((resolve) => (onReady = resolve));
   const out = (line: string) => {
     lines.push(line);
-    if (line.startsWith('Ready.')) ready.resolve();
+    if (line.startsWith('Ready.')) onReady();
   };
   const client = clientFor({ ...t, baseUrl: prefixed }, tenant);
   const deps = { client, baseUrl: prefixed, clientId: tenant.clientId, out, note: (line: string) => notes.push(line) };
   const exited = runListen({ forwardTo: 'http://127.0.0.1:9/hooks' }, deps, stop.signal);
   // Ready, or given up on (a stream that never opens is retried until the listener's grace runs out).
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([ready.promise, exited, new Promise((resolve) => (timer = setTimeout(resolve, 15_000)))]);
+  await Promise.race([ready, exited, new Promise((resolve) => (timer = setTimeout(resolve, 15_000)))]);
   clearTimeout(timer);
   stop.abort();
   expect(await exited, notes.join('\n')).toBe(0);
