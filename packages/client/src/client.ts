@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import createFetchClient, { type Client } from 'openapi-fetch';
-import { ApiError, toProblem } from './errors.js';
+import { ApiError, NetworkError, toProblem } from './errors.js';
 import type { paths } from './generated/api.js';
 import { RateLimitPacer } from './pacing.js';
 import { DEFAULT_RETRY, type RetryOptions, type Runtime, systemRuntime } from './retry.js';
@@ -56,7 +56,10 @@ export interface ClientOptions {
 }
 
 export interface CreateOptions {
-  /** Sent as Idempotency-Key; a random one when omitted. Repeat it to make a repeated create safe. */
+  /**
+   * Sent as Idempotency-Key; a random one when omitted. Repeat it to make a repeated create safe: after a
+   * failure, the thrown ApiError or NetworkError carries the key sent as `idempotencyKey`.
+   */
   idempotencyKey?: string;
 }
 
@@ -102,12 +105,22 @@ export class Collection<P extends CollectionPath> {
 
   async createWithDetails(body: CreateBody<P>, options: CreateOptions = {}): Promise<CreateResult<ResourceOf<P>>> {
     const idempotencyKey = options.idempotencyKey ?? randomUUID();
-    const result = (await (this.api.POST as UntypedCall)(this.path, {
-      body,
-      params: { header: { 'Idempotency-Key': idempotencyKey } },
-    })) as FetchResult;
-    const { data } = unwrap<{ data: ResourceOf<P> }>(result, 'POST', this.path);
-    return { resource: data, replayed: result.response.headers.get('idempotent-replayed') === 'true', idempotencyKey };
+    try {
+      const result = (await (this.api.POST as UntypedCall)(this.path, {
+        body,
+        params: { header: { 'Idempotency-Key': idempotencyKey } },
+      })) as FetchResult;
+      const { data } = unwrap<{ data: ResourceOf<P> }>(result, 'POST', this.path);
+      return {
+        resource: data,
+        replayed: result.response.headers.get('idempotent-replayed') === 'true',
+        idempotencyKey,
+      };
+    } catch (error) {
+      // A key made up here is known to the caller only through the error: needed to repeat the create safely.
+      if (error instanceof ApiError || error instanceof NetworkError) error.idempotencyKey = idempotencyKey;
+      throw error;
+    }
   }
 
   async get(id: string): Promise<ResourceOf<P>> {

@@ -27,6 +27,12 @@ export class ApiError extends SiteServicesError {
   readonly slug: string;
   readonly problem: ProblemDetails;
   readonly fieldErrors: Record<string, string[]>;
+  /**
+   * On a create (sites, site visits, messages): the Idempotency-Key it was sent with, the client's own when
+   * the caller gave none. After a 5xx or a network failure the create may have run: repeat it with this key
+   * and the same body (SPEC Retry rules 2) and the service answers with the one resource.
+   */
+  idempotencyKey?: string;
 
   constructor(
     problem: ProblemDetails,
@@ -80,6 +86,8 @@ export class UncertainResultError extends SiteServicesError {
 /** The request could not be completed (network failure or timeout) and its retries, if any, ran out. */
 export class NetworkError extends SiteServicesError {
   override name = 'NetworkError';
+  /** On a create: the Idempotency-Key it was sent with; repeat the create with it (as ApiError's). */
+  idempotencyKey?: string;
   constructor(
     readonly method: string,
     readonly path: string,
