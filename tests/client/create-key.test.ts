@@ -15,6 +15,17 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
+/** A fetch that answers every POST /api/v1/sites itself (or throws), recording its Idempotency-Key; the rest goes on. */
+function answeringSiteCreates(answer: () => Response) {
+  const sent: (string | null)[] = [];
+  const fetchLike: FetchLike = async (request) => {
+    if (request.method !== 'POST' || !request.url.endsWith('/api/v1/sites')) return fetch(request);
+    sent.push(request.headers.get('idempotency-key'));
+    return answer();
+  };
+  return { sent, fetch: fetchLike };
+}
+
 it('a create whose every answer was lost throws NetworkError with its key; repeated with it, the service replays', async () => {
   const tenant = await createTenant(t);
   const proxy = await startDroppingProxy(
@@ -47,16 +58,13 @@ it('a create whose every answer was lost throws NetworkError with its key; repea
 
 it('a create answered 5xx until the retries ran out throws ApiError with its key; a key given is the one carried', async () => {
   const tenant = await createTenant(t);
-  const sent: (string | null)[] = [];
-  const unavailable: FetchLike = async (request) => {
-    if (request.method !== 'POST' || !request.url.endsWith('/api/v1/sites')) return fetch(request);
-    sent.push(request.headers.get('idempotency-key'));
+  const { sent, fetch: unavailable } = answeringSiteCreates(() => {
     const problem = { type: 'x/service-unavailable', title: 'Unavailable', status: 503, detail: 'try later' };
     return new Response(JSON.stringify(problem), {
       status: 503,
       headers: { 'content-type': 'application/problem+json' },
     });
-  };
+  });
   const client = clientFor(t, tenant, { fetch: unavailable, retry: { maxAttempts: 3 } });
   const error = await client.sites.create(siteBody()).catch((caught: unknown) => caught);
   expect(error).toBeInstanceOf(ApiError);
@@ -73,12 +81,9 @@ it('a create answered 5xx until the retries ran out throws ApiError with its key
 
 it('a create sent through client.api without a key gets one from the transport, carried by its NetworkError', async () => {
   const tenant = await createTenant(t);
-  const sent: (string | null)[] = [];
-  const offline: FetchLike = async (request) => {
-    if (request.method !== 'POST' || !request.url.endsWith('/api/v1/sites')) return fetch(request);
-    sent.push(request.headers.get('idempotency-key'));
+  const { sent, fetch: offline } = answeringSiteCreates(() => {
     throw new TypeError('fetch failed');
-  };
+  });
   const client = clientFor(t, tenant, { fetch: offline, retry: { maxAttempts: 2 } });
   const error = await client.api
     .POST('/api/v1/sites', { body: siteBody() as never })

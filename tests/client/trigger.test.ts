@@ -4,18 +4,17 @@
  * `assign-rep fieldRepName:=null` clears its rep, while text stays text (a rep may be called "true").
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { clientFor, svcEnv } from '../helpers/client.js';
 import { admin } from '../helpers/tenants.js';
-import { type VisitTenant, visitBody, visitTenant } from '../helpers/visits.js';
+import { startVisitApp, type VisitTenant, visitBody } from '../helpers/visits.js';
 import { runSvcInProcess } from './svc-in-process.js';
 
 let t: TestApp;
 let v: VisitTenant;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  v = await visitTenant(t, { assets: 0 });
+  ({ t, v } = await startVisitApp());
 });
 afterAll(async () => t?.close());
 
