@@ -1,0 +1,75 @@
+/**
+ * README "Walkthrough: the first integration" and the bulk import block, run as written against a sandbox
+ * started with `npm start` (tests/helpers/readme-shell.ts): every answer a success, the uploads made by the
+ * README's own commands accepted and downloaded unchanged, and step 7's events delivered for real through
+ * `svc listen` to the example receiver, which verifies each. Also what the README says of a first start: the
+ * progress lines on stderr, the credential packet on stdout.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openReadmeShell, type ReadmeShell, readmeBlock } from '../helpers/readme-shell.js';
+import { until } from '../helpers/real-processes.js';
+
+let shell: ReadmeShell;
+beforeAll(async () => {
+  shell = await openReadmeShell('readme-walkthrough');
+  await shell.run('npm start &');
+  await shell.sandboxStarted();
+}, 300_000);
+afterAll(async () => shell?.close());
+
+describe('README', () => {
+  it('a first start: progress on stderr, the credential packet and the operator token on stdout', () => {
+    expect(shell.stderr()).toContain('site-services: provisioning the sandbox tenant…');
+    expect(shell.stderr()).toMatch(/site-services: listening on http:\/\/127\.0\.0\.1:\d+/);
+    expect(shell.stdout()).toMatch(/Its credential packet \(also in \S+credentials\.json\):\n\{\n {2}"baseUrl"/);
+    expect(shell.stdout()).toContain('Operator API token');
+    expect(shell.stderr()).not.toMatch(/credential packet|"client_secret"/);
+  });
+
+  it('the walkthrough works as written, to events verified by a receiver on this machine', async () => {
+    await shell.runBlock(readmeBlock('## Walkthrough: the first integration'));
+    // Every answer a success: a problem's type is an address under /problems/.
+    expect(shell.output()).not.toMatch(/\/problems\//);
+    expect(shell.stdout()).toContain('etag: "1"');
+    // The files the README's commands make are accepted, and come back unchanged.
+    expect(shell.read('return-label.pdf')).toMatch(/^%PDF-1\.4\n/);
+    expect(shell.read('downloaded-label.pdf')).toBe(shell.read('return-label.pdf'));
+    expect(shell.exists('downloaded-photo.png')).toBe(true);
+    expect(shell.read('downloaded-photo.png')).toBe(shell.read('photo.png'));
+
+    const simulated = /\{\n {2}"status": "Completed",\n {2}"events": (\[[\s\S]*?\n {2}\])\n\}/.exec(shell.stdout());
+    expect(simulated, shell.output()).not.toBeNull();
+    const events = (JSON.parse(simulated![1]!) as { id: string; type: string }[]).map(
+      (event) => `${event.type} ${event.id}`,
+    );
+    expect(events).toHaveLength(6);
+    // The example receiver stores an event only once verifyWebhook accepted it; each arrived at the first attempt.
+    await until(
+      () => events.every((event) => shell.output().includes(`stored ${event}`)),
+      `the receiver storing every event\n${shell.output()}`,
+    );
+    expect(shell.output()).not.toMatch(/refused delivery/);
+    for (const event of events) {
+      const [type, id] = event.split(' ');
+      expect(shell.read('listen.log')).toMatch(
+        new RegExp(`${type!.replace('.', '\\.')} {2}${id} {2}attempt 1 {2}200 `),
+      );
+    }
+  }, 300_000);
+
+  it('the bulk import block works as written (the sandbox commands that run until Ctrl-C or name a visit left out)', async () => {
+    const block = readmeBlock('### Bulk import: `svc import`')
+      .split('\n')
+      .filter((line) => !/^npx svc (listen|trigger) /.test(line))
+      .join('\n');
+    await shell.runBlock(block);
+    expect(shell.output()).toContain('sites: 2 rows; created 2 now');
+    expect(shell.output()).toContain('site-visits: 2 rows; created 2 now');
+    expect(shell.output()).toMatch(/"siteCode": "S-1"/);
+    expect(JSON.parse(shell.read('visits-report.json'))).toMatchObject({
+      status: 'completed',
+      created: 2,
+      rejected: [],
+    });
+  }, 300_000);
+});
