@@ -203,9 +203,7 @@ describe.skipIf(!runnable)('the operator console', () => {
 
     // A ticket number with a bidi override is shown with the override made visible, not obeyed.
     const disguised = await createVisit(t, v, { clientTicketNumber: 'CONSOLE-\u202E21' });
-    await page.evaluate((id) => {
-      location.hash = `#/tenants/${encodeURIComponent(id)}`;
-    }, tenantId);
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/tenants/${encodeURIComponent(tenantId)}`)}`);
     await page.getByRole('button', { name: 'Refresh' }).first().click();
     await page
       .locator(`tr[data-visit="${disguised.id}"]`)
