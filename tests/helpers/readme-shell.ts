@@ -1,9 +1,10 @@
 /**
  * README sections run as written (tests/readme/): their sh blocks, read from the README itself, typed into one
- * bash session in a copy of the checkout (every top-level entry linked; no data/ and nothing a reader's commands
- * write), through real processes (`npm start`, `npx svc`, the example receiver, curl). Ports 3000 (the service)
- * and 8080 (a receiver) are replaced by free ones; on PostgreSQL the service gets an empty database of its own.
- * Every process the shell starts is in its process group, killed when the shell is closed.
+ * bash session beside a copy of the checkout, `site-services/` (where `git clone` would make it: every top-level
+ * entry linked, dist/ even before it is built; no data/ and nothing a reader's commands write), through real
+ * processes (`npm start`, `npx svc`, the example receiver, curl). Ports 3000 (the service) and 8080 (a receiver)
+ * are replaced by free ones; on PostgreSQL the service gets an empty database of its own. Every process the
+ * shell starts is in its process group, killed when the shell is closed.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -56,6 +57,8 @@ export interface ReadmeShell {
    * a file, stdin /dev/null, so that no command can read the lines after it as its input.
    */
   runBlock(text: string, timeoutMs?: number): Promise<void>;
+  /** Waits for `condition`; on a timeout the error shows what the shell wrote by then. */
+  until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs?: number): Promise<void>;
   /** A file of the copy ('' when absent). */
   read(file: string): string;
   exists(file: string): boolean;
@@ -69,14 +72,15 @@ export async function openReadmeShell(name: string): Promise<ReadmeShell> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
   const clone = path.join(directory, 'site-services');
   fs.mkdirSync(clone);
-  for (const entry of fs.readdirSync(ROOT)) {
+  // dist/ too when it is not built yet: the first `npm start` builds it in the checkout.
+  for (const entry of new Set([...fs.readdirSync(ROOT), 'dist'])) {
     if (!LEFT_OUT.includes(entry)) fs.symlinkSync(path.join(ROOT, entry), path.join(clone, entry));
   }
   const databaseUrl = inject('databaseUrl');
   const empty = databaseUrl ? await openEmptyDatabase(`ss_${name.replaceAll('-', '_')}`) : undefined;
   const [apiPort, receiverPort] = [await freePort(), await freePort()];
   const shell: ChildProcess = spawn('bash', ['--norc', '--noprofile'], {
-    cwd: clone,
+    cwd: directory,
     detached: true,
     env: {
       PATH: process.env.PATH,
@@ -100,11 +104,18 @@ export async function openReadmeShell(name: string): Promise<ReadmeShell> {
   let commands = 0;
   const file = (name: string) => path.join(clone, name);
   const withPorts = (text: string) => text.replaceAll('3000', String(apiPort)).replaceAll('8080', String(receiverPort));
+  const waitFor = async (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000) => {
+    try {
+      await until(condition, what, timeoutMs);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}; the shell wrote:\n${all}`);
+    }
+  };
   const run = async (typed: string, what: string, timeoutMs: number) => {
     commands += 1;
     const marker = `__readme_command_${commands}_done__`;
     shell.stdin!.write(`${typed}\necho ${marker}\n`);
-    await until(() => out.includes(marker), `${what}\n${all}`, timeoutMs);
+    await waitFor(() => out.includes(marker), what, timeoutMs);
   };
   return {
     apiPort,
@@ -118,14 +129,15 @@ export async function openReadmeShell(name: string): Promise<ReadmeShell> {
       fs.writeFileSync(script, withPorts(text));
       await run(`source ${script} < /dev/null`, text, timeoutMs);
     },
+    until: waitFor,
     read: (name) => (fs.existsSync(file(name)) ? fs.readFileSync(file(name), 'utf8') : ''),
     exists: (name) => fs.existsSync(file(name)),
     sandboxStarted: () =>
-      until(
+      waitFor(
         async () =>
           fs.existsSync(file('data/credentials.json')) &&
           (await fetch(`http://127.0.0.1:${apiPort}/ready`).catch(() => undefined))?.ok === true,
-        `the sandbox's first start\n${all}`,
+        "the sandbox's first start",
         240_000,
       ),
     async close() {

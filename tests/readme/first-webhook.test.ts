@@ -8,7 +8,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openReadmeShell, type ReadmeShell, readmeBlock } from '../helpers/readme-shell.js';
-import { until } from '../helpers/real-processes.js';
 
 const NOT_RUN = [/^git clone /, /^npm install\b/];
 
@@ -33,12 +32,9 @@ describe('README: Receive your first webhook', () => {
       // What a reader waits for before the next command.
       if (/^npm start/.test(command)) await shell.sandboxStarted();
       else if (/svc listen/.test(command))
-        await until(() => /^Ready\./m.test(shell.read('listen.log')), `svc listen's Ready line\n${shell.output()}`);
+        await shell.until(() => /^Ready\./m.test(shell.read('listen.log')), "svc listen's Ready line");
       else if (/webhook-receiver/.test(command))
-        await until(
-          () => shell.output().includes('receiving webhooks on port'),
-          `the receiver's start\n${shell.output()}`,
-        );
+        await shell.until(() => shell.output().includes('receiving webhooks on port'), "the receiver's start");
     }
 
     const ready = shell.read('listen.log').split('\n')[0]!;
@@ -51,11 +47,11 @@ describe('README: Receive your first webhook', () => {
     const triggered = [...output().matchAll(/^ {2}(\S+) (evt_\S+)$/gm)].map((match) => `${match[1]} ${match[2]}`);
     expect(triggered).toHaveLength(6);
     // The example receiver stores an event only once verifyWebhook accepted it.
-    await until(
+    await shell.until(
       () =>
         triggered.every((event) => output().includes(`stored ${event}`)) &&
         /stored ticket\.created evt_/.test(output()),
-      `the receiver storing every event\n${output()}`,
+      'the receiver storing every event',
     );
     expect(output()).not.toMatch(/refused delivery/);
     expect(shell.read('listen.log')).toMatch(/ticket\.created {2}evt_\S+ {2}attempt 1 {2}200 {2}\d+ ms/);

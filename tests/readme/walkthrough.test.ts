@@ -7,11 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openReadmeShell, type ReadmeShell, readmeBlock } from '../helpers/readme-shell.js';
-import { until } from '../helpers/real-processes.js';
 
 let shell: ReadmeShell;
 beforeAll(async () => {
   shell = await openReadmeShell('readme-walkthrough');
+  // A reader of the walkthrough is in the checkout, with the sandbox started.
+  await shell.run('cd site-services');
   await shell.run('npm start &');
   await shell.sandboxStarted();
 }, 300_000);
@@ -44,9 +45,9 @@ describe('README', () => {
     );
     expect(events).toHaveLength(6);
     // The example receiver stores an event only once verifyWebhook accepted it; each arrived at the first attempt.
-    await until(
+    await shell.until(
       () => events.every((event) => shell.output().includes(`stored ${event}`)),
-      `the receiver storing every event\n${shell.output()}`,
+      'the receiver storing every event',
     );
     expect(shell.output()).not.toMatch(/refused delivery/);
     for (const event of events) {
