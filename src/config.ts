@@ -16,6 +16,8 @@ export { parseDuration } from './config/duration.js';
 export { ConfigError, deepFreeze } from './config/read.js';
 
 const GENERATED_IN_SANDBOX = 'sandbox: generated';
+/** RFC 6750 §2.1's `b64token` (token68): what `Authorization: Bearer <token>` can carry. */
+const BEARER_TOKEN68 = '^[A-Za-z0-9._~+/-]+=*$';
 
 export const variables = {
   PORT: integer({ default: 3000, minimum: 0, maximum: 65535, description: 'HTTP port' }),
@@ -92,6 +94,12 @@ export const variables = {
   }),
   ADMIN_TOKEN: text({
     minLength: 16,
+    // The operator sends it as `Authorization: Bearer <token>`: one word (src/http/auth.ts), of RFC 6750's
+    // characters. A token with white space, or one a header cannot carry as is (non-ASCII), could never match,
+    // and the operator API would be locked out without a word: refused at start instead.
+    pattern: BEARER_TOKEN68,
+    accepts:
+      'at least 16 characters of a Bearer token (RFC 6750): letters, digits and `-._~+/`, then `=` only at the end; no white space',
     secret: true,
     defaultText: `${GENERATED_IN_SANDBOX}; production: unset`,
     description: 'Bearer token of the operator API (`/admin/v1`); unset in production turns the operator API off (404)',

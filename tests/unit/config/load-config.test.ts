@@ -85,6 +85,11 @@ describe('loadConfig defaults', () => {
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
   });
 
+  it('trims ADMIN_TOKEN as every variable (a trailing line break), and takes token68 with its = padding', () => {
+    expect(loadConfig({ ADMIN_TOKEN: ' adm_0123456789abcdef\n' }).adminToken).toBe('adm_0123456789abcdef');
+    expect(loadConfig({ ADMIN_TOKEN: 'adm-0.1_2~3+4/5abcdef==' }).adminToken).toBe('adm-0.1_2~3+4/5abcdef==');
+  });
+
   it('treats empty and blank variables as unset', () => {
     expect(loadConfig({ PORT: '', ADMIN_TOKEN: '   ', DATABASE_URL: '' })).toMatchObject({
       port: 3000,
@@ -120,6 +125,10 @@ describe('loadConfig validation names the bad variable', () => {
     ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: '0' }],
     ['DATABASE_STATEMENT_TIMEOUT_MS', { DATABASE_STATEMENT_TIMEOUT_MS: '0' }],
     ['ADMIN_TOKEN', { ADMIN_TOKEN: 'short' }],
+    // What `Authorization: Bearer` cannot carry (RFC 6750 token68): the operator API could never be reached.
+    ['ADMIN_TOKEN', { ADMIN_TOKEN: 'operator token 0123456789' }],
+    ['ADMIN_TOKEN', { ADMIN_TOKEN: 'operator-token-\u00e9-0123456789' }],
+    ['ADMIN_TOKEN', { ADMIN_TOKEN: 'operator=token-0123456789' }],
     ['TOKEN_TTL_SECONDS', { TOKEN_TTL_SECONDS: '10' }],
     ['TOKEN_TTL_SECONDS', { TOKEN_TTL_SECONDS: 'an hour' }],
     ['RATE_LIMIT_PER_MINUTE', { RATE_LIMIT_PER_MINUTE: '0' }],
