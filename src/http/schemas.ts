@@ -16,6 +16,12 @@ export function Nullable<T extends TSchema>(schema: T): TUnion<[T, TNull]> {
   >;
 }
 
+/**
+ * The query of a route that takes no parameters: declared (not left out) so that an unknown parameter is a
+ * 422 naming it, as on every list (product decisions), rather than silently ignored.
+ */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
 /** A required, non-empty string of at most `max` characters. */
 export function Text(max: number, options: { description?: string; examples?: unknown[]; pattern?: string } = {}) {
   return Type.String({ minLength: 1, maxLength: max, ...options });

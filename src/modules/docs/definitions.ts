@@ -197,6 +197,8 @@ The operator's API: provisioning of tenants (clients), their credential pairs an
 Every request needs \`Authorization: Bearer <ADMIN_TOKEN>\`; a missing or wrong token is 401. In production
 the operator API exists only when \`ADMIN_TOKEN\` is set (otherwise every path answers 404). It is not counted
 by the client rate limit. Every response wraps its payload in \`{data: …}\`; errors are problem details.
+
+An unknown query parameter of a GET is 422 \`validation-error\` naming it (on those that take none too).
 `.trim();
 }
 

@@ -1,7 +1,7 @@
 /** Operator API: the delivery records with their attempt logs, and their retry. */
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
-import { DataOf as data, problemResponses } from '../../http/schemas.js';
+import { DataOf as data, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { BulkRetryBody, BulkRetryResult, Delivery, DeliveryListQuery, DeliveryParams } from './delivery-schemas.js';
 import * as deliveries from './operator-deliveries.js';
@@ -37,6 +37,7 @@ export function registerDeliveryAdminRoutes(app: Api, ctx: AppContext): void {
           'The delivery of one event to one subscription, with its status, the log of every attempt (status code, error, duration) and when the next attempt is due.',
         tags,
         params: DeliveryParams,
+        querystring: NoQuery,
         response: { 200: data(Delivery), ...problemResponses([401, 404]) },
       },
     },

@@ -1,7 +1,7 @@
 /** Operator API: a tenant's projects and items. */
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
-import { DataOf, problemResponses } from '../../http/schemas.js';
+import { DataOf, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { TenantParams } from '../tenants/schemas.js';
 import { getTenant } from '../tenants/service.js';
@@ -45,6 +45,7 @@ export function registerReferenceAdminRoutes(app: Api, ctx: AppContext): void {
         description: 'Every project of the tenant, Inactive ones included (the client API lists only Active ones).',
         tags,
         params: TenantParams,
+        querystring: NoQuery,
         response: { 200: DataOf(Type.Array(Project)), ...problemResponses([401, 404]) },
       },
     },
@@ -111,6 +112,7 @@ export function registerReferenceAdminRoutes(app: Api, ctx: AppContext): void {
         description: 'Every item of the tenant.',
         tags,
         params: TenantParams,
+        querystring: NoQuery,
         response: { 200: DataOf(Type.Array(Item)), ...problemResponses([401, 404]) },
       },
     },

@@ -9,7 +9,7 @@ import type { AppContext } from '../../app-context.js';
 import type { Database } from '../../db/schema.js';
 import { sendResource } from '../../http/envelope.js';
 import { etagHeaders } from '../../http/headers.js';
-import { problemResponses } from '../../http/schemas.js';
+import { NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { TenantParams } from '../tenants/schemas.js';
 import { getTenant } from '../tenants/service.js';
@@ -116,6 +116,7 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
           "The visit as the client sees it plus the workflow's own fields (field rep, schedule, dispatch, completion and deliverables times).",
         tags,
         params: VisitParams,
+        querystring: NoQuery,
         response: { 200: visitResponse, ...problemResponses([401, 404]) },
       },
     },

@@ -1,7 +1,7 @@
 /** Operator API: tenants and their credential pairs. */
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
-import { DataOf as data, problemResponses } from '../../http/schemas.js';
+import { DataOf as data, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import {
   CredentialPair,
@@ -45,6 +45,7 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
         summary: 'List tenants',
         description: 'Every tenant with its scopes and flags, without credentials.',
         tags,
+        querystring: NoQuery,
         response: { 200: data(Type.Array(Tenant)), ...problemResponses([401]) },
       },
     },
@@ -60,6 +61,7 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
         description: 'The tenant with its scopes and flags, without credentials.',
         tags,
         params: TenantParams,
+        querystring: NoQuery,
         response: { 200: data(Tenant), ...problemResponses([401, 404]) },
       },
     },
@@ -97,6 +99,7 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
           'Each pair by client_id, with when it was issued and, once revoked, when; secrets are never shown again.',
         tags,
         params: TenantParams,
+        querystring: NoQuery,
         response: { 200: data(Type.Array(CredentialSummary)), ...problemResponses([401, 404]) },
       },
     },

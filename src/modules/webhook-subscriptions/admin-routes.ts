@@ -1,7 +1,7 @@
 /** Operator API: legacy subscriptions and the subscriptions' delivery health. */
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
-import { DataOf as data, problemResponses } from '../../http/schemas.js';
+import { DataOf as data, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { TenantParams } from '../tenants/schemas.js';
 import { AdminSubscriptionCreateBody, Subscription, SubscriptionWithHealth } from './schemas.js';
@@ -47,6 +47,7 @@ export function registerWebhookAdminRoutes(app: Api, ctx: AppContext): void {
           'Each subscription of the tenant, legacy and v1, with its delivery health: consecutive failures, last success and failure, and the outcome of its deliveries of the last 24 hours.',
         tags,
         params: TenantParams,
+        querystring: NoQuery,
         response: { 200: data(Type.Array(SubscriptionWithHealth)), ...problemResponses([401, 404]) },
       },
     },

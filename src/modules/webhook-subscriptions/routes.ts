@@ -3,10 +3,9 @@
  * or If-Match here: both headers are ignored (DECISIONS: Idempotency).
  */
 import type { AppContext } from '../../app-context.js';
-import { IdParams, problemResponses } from '../../http/schemas.js';
+import { IdParams, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import {
-  NoQuery,
   SubscriptionCreateBody,
   SubscriptionDocument,
   SubscriptionList,

@@ -132,7 +132,6 @@ export const SubscriptionLimitProblem = Type.Object(
 
 export const SubscriptionDocument = Type.Object({ data: Subscription }, { additionalProperties: false });
 export const SubscriptionList = Type.Object({ data: Type.Array(Subscription) }, { additionalProperties: false });
-export const NoQuery = Type.Object({}, { additionalProperties: false });
 
 /** A subscription as the operator sees it: the client's view plus its delivery health. */
 export const SubscriptionWithHealth = Type.Object(
