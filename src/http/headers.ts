@@ -11,3 +11,11 @@ export const createdHeaders = Type.Object({
     Type.Literal('true', { description: 'Present on a replay of an earlier request with the same Idempotency-Key.' }),
   ),
 });
+
+/**
+ * On every answer that carries a secret (a client secret, a listener's signing secret, an access token): no
+ * cache, shared or private, may keep it (RFC 9111 §5.2.2.5; RFC 6749 §5.1 asks it of token responses).
+ */
+export const noStoreHeaders = Type.Object({
+  'cache-control': Type.Literal('no-store', { description: 'The answer carries a secret: no cache may keep it.' }),
+});

@@ -3,6 +3,7 @@ import formbody from '@fastify/formbody';
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../app-context.js';
+import { noStoreHeaders } from '../../http/headers.js';
 import { parseQueryString } from '../../http/query-string.js';
 import { unstorableText } from '../../http/request-values.js';
 import { OAuthProblemSchema } from '../../http/schemas.js';
@@ -33,8 +34,6 @@ export const TokenResponseBody = Type.Object(
   },
   { additionalProperties: false },
 );
-
-const noStore = Type.Object({ 'cache-control': Type.Literal('no-store') });
 
 /** Reads one OAuth parameter: a string, or absent; repeated or non-string values are malformed (RFC 6749 §3.2). */
 function parameter(body: Record<string, unknown>, name: string): string | undefined {
@@ -128,7 +127,7 @@ export async function registerTokenRoute(app: Api, ctx: AppContext): Promise<voi
             },
           },
           response: {
-            200: { ...TokenResponseBody, headers: noStore },
+            200: { ...TokenResponseBody, headers: noStoreHeaders },
             400: {
               ...OAuthProblemSchema,
               description: 'Malformed token request (invalid_request, unsupported_grant_type, invalid_scope).',

@@ -199,6 +199,8 @@ the operator API exists only when \`ADMIN_TOKEN\` is set (otherwise every path a
 by the client rate limit. Every response wraps its payload in \`{data: …}\`; errors are problem details.
 
 An unknown query parameter of a GET is 422 \`validation-error\` naming it (on those that take none too).
+Answers that carry a secret (a new tenant with its first credential pair, a further pair) are sent with
+\`Cache-Control: no-store\`: keep the secret, then let the answer go.
 `.trim();
 }
 

@@ -1,6 +1,7 @@
 /** Operator API: tenants and their credential pairs. */
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
+import { noStoreHeaders } from '../../http/headers.js';
 import { DataOf as data, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import {
@@ -31,10 +32,14 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
           "The client's credential pair (client_id and client_secret) is in the answer and shown only this once: only a hash of the secret is stored. Scopes default to all six, apiEnabled and webhookAccess to true.",
         tags,
         body: TenantCreateBody,
-        response: { 201: data(TenantWithCredentials), ...problemResponses([401, 422]) },
+        response: { 201: { ...data(TenantWithCredentials), headers: noStoreHeaders }, ...problemResponses([401, 422]) },
       },
     },
-    async (request, reply) => reply.code(201).send({ data: await tenants.createTenant(db, request.body, clock.now()) }),
+    async (request, reply) =>
+      reply
+        .code(201)
+        .header('cache-control', 'no-store')
+        .send({ data: await tenants.createTenant(db, request.body, clock.now()) }),
   );
 
   app.get(
@@ -116,11 +121,14 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
           'For rotating credentials: hand the new pair to the client, then revoke the old one. The secret is shown only in this answer.',
         tags,
         params: TenantParams,
-        response: { 201: data(CredentialPair), ...problemResponses([401, 404]) },
+        response: { 201: { ...data(CredentialPair), headers: noStoreHeaders }, ...problemResponses([401, 404]) },
       },
     },
     async (request, reply) =>
-      reply.code(201).send({ data: await tenants.addCredentialPair(db, request.params.tenantId, clock.now()) }),
+      reply
+        .code(201)
+        .header('cache-control', 'no-store')
+        .send({ data: await tenants.addCredentialPair(db, request.params.tenantId, clock.now()) }),
   );
 
   app.delete(

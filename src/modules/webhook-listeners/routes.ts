@@ -7,6 +7,7 @@ import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
+import { noStoreHeaders } from '../../http/headers.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { ListenerHub } from './hub.js';
@@ -59,7 +60,7 @@ export async function registerListenerRoutes(app: Api, ctx: AppContext): Promise
         tags,
         body: ListenerCreateBody,
         response: {
-          201: ListenerDocument,
+          201: { ...ListenerDocument, headers: noStoreHeaders },
           ...problemResponses([401, 403, 422, 429], {
             403: 'The token lacks webhooks:write, or webhook access is not enabled for your client.',
             422: 'Validation failed, or your client already has 5 open listeners (listener-limit-reached).',
@@ -71,7 +72,7 @@ export async function registerListenerRoutes(app: Api, ctx: AppContext): Promise
       const listener = await service.createListener(deps, request.auth.tenantId, request.body, clock.now());
       // This process now sweeps listeners past their grace (any process holding a stream does too).
       await hub.activate();
-      return reply.code(201).send({ data: listener });
+      return reply.code(201).header('cache-control', 'no-store').send({ data: listener });
     },
   );
 

@@ -2107,6 +2107,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description The answer carries a secret: no cache may keep it. */
                     "Cache-Control": "no-store";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -4522,6 +4523,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    /** @description The answer carries a secret: no cache may keep it. */
+                    "Cache-Control": "no-store";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
