@@ -22,7 +22,10 @@ const MaxActiveSubscriptions = Type.Integer({
 
 export const TenantCreateBody = Type.Object(
   {
-    name: Text(200),
+    name: Text(200, {
+      description:
+        'Stored as given. At least one character must be visible: a name of only white space or invisible characters (zero-width, bidi controls such as U+202E) is 422.',
+    }),
     scopes: Type.Optional(ScopeList),
     apiEnabled: Type.Optional(
       Type.Boolean({

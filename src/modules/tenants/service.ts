@@ -4,9 +4,10 @@ import { suppliedColumns } from '../../db/column-changes.js';
 import type { Executor } from '../../db/executor.js';
 import type { Database } from '../../db/schema.js';
 import { isoTime } from '../../http/envelope.js';
-import { notFound } from '../../http/problem.js';
+import { notFound, validationProblem } from '../../http/problem.js';
 import { newId, newSecret } from '../../lib/ids.js';
 import { hashSecret } from '../../lib/secrets.js';
+import { isBlank } from '../../lib/visible-text.js';
 import * as credentials from '../auth/service.js';
 import { ALL_SCOPES } from '../auth/scopes.js';
 import * as repository from './repository.js';
@@ -38,6 +39,17 @@ export function toTenant(row: repository.TenantRow): TenantValue {
   };
 }
 
+export const BLANK_NAME_MESSAGE =
+  'must not be blank: it has only white space or invisible characters (such as U+200B, U+202E)';
+
+/**
+ * What the body schema does not say: a tenant's name shows something. Checked after the schema (422) and
+ * before the tenant is looked up (404), as a rep's name is.
+ */
+function assertNamed(name: string | undefined): void {
+  if (name !== undefined && isBlank(name)) throw validationProblem({ name: [BLANK_NAME_MESSAGE] });
+}
+
 /** Scopes in the canonical order of ALL_SCOPES, whatever order they were given in. */
 function canonicalScopes(scopes: readonly string[]): string[] {
   return ALL_SCOPES.filter((scope) => scopes.includes(scope));
@@ -58,6 +70,7 @@ export async function createTenant(
   input: TenantCreate,
   now: Date,
 ): Promise<TenantValue & { credentials: CredentialPairValue }> {
+  assertNamed(input.name);
   // Hash before the transaction: scrypt is slow and PGlite serialises transactions.
   const pair = { client_id: newId('cli'), client_secret: newSecret('secret') };
   const secretHash = await hashSecret(pair.client_secret);
@@ -89,6 +102,7 @@ export async function patchTenant(
   patch: TenantPatch,
   now: Date,
 ): Promise<TenantValue> {
+  assertNamed(patch.name);
   const row = await repository.updateTenant(db, tenantId, {
     ...suppliedColumns<TenantPatch, repository.TenantRow>(TENANT_COLUMNS, patch),
     ...(patch.scopes !== undefined ? { scopes: canonicalScopes(patch.scopes) } : {}),

@@ -1,0 +1,13 @@
+/**
+ * Whether a text shows anything. A name made only of white space, or of characters that render as nothing
+ * (bidi controls such as U+202E, zero-width spaces and joiners, the byte-order mark, variation selectors,
+ * Hangul fillers), passes a length check yet names nothing an operator can read or tell apart in a list.
+ * Unicode's own classes decide: White_Space, controls (Cc), format characters (Cf) and the code points it
+ * says to ignore in rendering (Default_Ignorable_Code_Point). Such characters inside a real name (a ZWNJ in a
+ * Persian word, a bidi mark between scripts) are kept: only a text of nothing else is blank.
+ */
+const INVISIBLE_ONLY = /^[\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]*$/u;
+
+export function isBlank(text: string): boolean {
+  return INVISIBLE_ONLY.test(text);
+}
