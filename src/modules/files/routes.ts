@@ -6,7 +6,7 @@ import type { TSchema } from 'typebox';
 import type { AppContext } from '../../app-context.js';
 import type { FileVersionRow } from '../../db/schema.js';
 import { BinaryFile, BinaryResponse, MultipartBody } from '../../http/media.js';
-import { IdParams, problemResponses } from '../../http/schemas.js';
+import { IdParams, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { DownloadHeaders } from './schemas.js';
 import { acceptUpload, type FileOwner, sendLatestFile } from './service.js';
@@ -50,6 +50,7 @@ export async function registerFileRoutes(app: Api, ctx: AppContext, routes: File
         description: download.description,
         tags: routes.tags,
         params: IdParams,
+        querystring: NoQuery,
         response: {
           200: BinaryResponse([...routes.mediaTypes], download.response, DownloadHeaders),
           ...problemResponses([401, 403, 404, 429]),

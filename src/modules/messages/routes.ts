@@ -7,7 +7,7 @@ import { serializeResource } from '../../http/envelope.js';
 import { sendRenderedList, sendRenderedResource } from '../../http/rendered-resources.js';
 import { createdHeaders, etagHeaders } from '../../http/headers.js';
 import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
-import { IdParams, problemResponses } from '../../http/schemas.js';
+import { IdParams, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import {
   MessageCreateBody,
@@ -100,6 +100,7 @@ export function registerMessageRoutes(app: Api, ctx: AppContext): void {
         summary: 'Get a message',
         tags,
         params: IdParams,
+        querystring: NoQuery,
         response: { 200: { ...MessageDocument, headers: etagHeaders }, ...problemResponses([401, 403, 404, 429]) },
       },
     },

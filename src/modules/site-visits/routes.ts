@@ -9,7 +9,7 @@ import { sendResource } from '../../http/envelope.js';
 import { createdHeaders, etagHeaders } from '../../http/headers.js';
 import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
 import { listMeta } from '../../http/pagination.js';
-import { IdParams, problemResponses } from '../../http/schemas.js';
+import { IdParams, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import type { AuthContext } from '../../http/auth.js';
 import { KnownReferences } from './known-references.js';
@@ -122,6 +122,7 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
         summary: 'Get a site visit',
         tags,
         params: IdParams,
+        querystring: NoQuery,
         response: { 200: { ...SiteVisitDocument, headers: etagHeaders }, ...problemResponses([401, 403, 404, 429]) },
       },
     },

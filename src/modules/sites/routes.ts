@@ -5,7 +5,7 @@ import { IfMatchHeader } from '../../http/concurrency.js';
 import { serializeResource } from '../../http/envelope.js';
 import { sendRenderedList, sendRenderedResource } from '../../http/rendered-resources.js';
 import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
-import { IdParams, problemResponses } from '../../http/schemas.js';
+import { IdParams, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { etagHeaders, createdHeaders } from '../../http/headers.js';
 import { SiteCreateBody, SiteDocument, SiteList, SiteListQuery, SitePatchBody, SiteResource } from './schemas.js';
@@ -85,6 +85,7 @@ export function registerSiteRoutes(app: Api, ctx: AppContext, codeFollowers: rea
         summary: 'Get a site',
         tags,
         params: IdParams,
+        querystring: NoQuery,
         response: { 200: { ...SiteDocument, headers: etagHeaders }, ...problemResponses([401, 403, 404, 429]) },
       },
     },
