@@ -154,9 +154,14 @@ export interface ProblemOptions {
 /** The longest part of a request a problem's text repeats (a path, a scope, a field name). */
 export const MAX_ECHO = 100;
 
+/** `text` cut at `max` characters, with an ellipsis where it was cut. */
+function cutAt(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
 /** `text` as a problem repeats it: cut at `MAX_ECHO` characters, with an ellipsis where it was cut. */
 export function echo(text: string): string {
-  return text.length > MAX_ECHO ? `${text.slice(0, MAX_ECHO)}…` : text;
+  return cutAt(text, MAX_ECHO);
 }
 
 /**
@@ -168,7 +173,7 @@ export const MAX_DETAIL = 2_000;
 
 /** `detail` as a problem carries it: cut at `MAX_DETAIL` characters, with an ellipsis where it was cut. */
 export function boundedDetail(detail: string): string {
-  return detail.length > MAX_DETAIL ? `${detail.slice(0, MAX_DETAIL)}…` : detail;
+  return cutAt(detail, MAX_DETAIL);
 }
 
 export class Problem extends Error {

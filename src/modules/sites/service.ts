@@ -162,7 +162,6 @@ export type SiteCodeFollower = (
  * a patch that changes nothing answers the current representation. A new siteCode is handed to
  * `codeFollowers` in the same transaction.
  */
-
 export async function patchSite(
   tx: Transaction<Database>,
   tenantId: string,

@@ -48,28 +48,30 @@ export async function listSubscriptions(db: Executor, tenantId: string): Promise
     .execute();
 }
 
-/** How many subscriptions the tenant holds, active and inactive (a sandbox listener is none). */
-export async function countSubscriptions(db: Executor, tenantId: string): Promise<number> {
-  const { count } = await db
+/**
+ * How many subscriptions the tenant holds, active and inactive, and how many of them are active leaving out
+ * `exceptId` (one about to be activated), in one statement. A sandbox listener is none: it does not count.
+ */
+export async function subscriptionCounts(
+  db: Executor,
+  tenantId: string,
+  exceptId?: string,
+): Promise<{ active: number; held: number }> {
+  const { active, held } = await db
     .selectFrom('webhook_subscriptions')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .select((eb) => [
+      eb.fn
+        .countAll<number>()
+        .filterWhere((f) =>
+          f.and([f('is_active', '=', true), ...(exceptId === undefined ? [] : [f('id', '<>', exceptId)])]),
+        )
+        .as('active'),
+      eb.fn.countAll<number>().as('held'),
+    ])
     .where('tenant_id', '=', tenantId)
     .where(SUBSCRIPTIONS_ONLY)
     .executeTakeFirstOrThrow();
-  return Number(count);
-}
-
-/** How many of the tenant's subscriptions are active, leaving out `exceptId` (one about to be activated). */
-export async function countActiveSubscriptions(db: Executor, tenantId: string, exceptId?: string): Promise<number> {
-  let query = db
-    .selectFrom('webhook_subscriptions')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('tenant_id', '=', tenantId)
-    .where('is_active', '=', true)
-    // A sandbox listener does not count toward the cap.
-    .where(SUBSCRIPTIONS_ONLY);
-  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
-  return Number((await query.executeTakeFirstOrThrow()).count);
+  return { active: Number(active), held: Number(held) };
 }
 
 /**

@@ -110,7 +110,7 @@ async function withRoomForActiveSubscription<T>(
     const tenant = await lockTenant(tx, tenantId);
     if (!tenant) throw notFound('Tenant');
     const exceptId = 'activating' in room ? room.activating : undefined;
-    const active = await repository.countActiveSubscriptions(tx, tenantId, exceptId);
+    const { active, held } = await repository.subscriptionCounts(tx, tenantId, exceptId);
     const cap = tenant.max_active_subscriptions;
     const counts = { maxActiveSubscriptions: cap, activeSubscriptions: active };
     if (active >= cap) {
@@ -121,7 +121,6 @@ async function withRoomForActiveSubscription<T>(
       );
     }
     if ('creating' in room) {
-      const held = await repository.countSubscriptions(tx, tenantId);
       const most = cap + INACTIVE_SUBSCRIPTIONS_KEPT;
       if (held >= most) {
         throw new Problem(
