@@ -176,7 +176,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     registerConsoleRoutes(app);
     await app.register(async (operator) => {
       const api = operator as unknown as Api;
-      registerAdminAuth(api, adminToken);
+      registerAdminAuth(api, { adminToken, failuresPerMinute: config.adminAuthFailuresPerMinute, clock });
       registerOperatorOpenApiRoute(api);
       registerMetricsRoute(api, metrics);
       registerTenantAdminRoutes(api, ctx);

@@ -116,6 +116,13 @@ export const variables = {
     maximum: 10_000_000,
     description: 'Requests per client address per minute, per process',
   }),
+  ADMIN_AUTH_FAILURES_PER_MINUTE: integer({
+    default: 10,
+    minimum: 1,
+    maximum: 10_000_000,
+    description:
+      'Wrong operator tokens one client address may send in any one minute; past that, the operator API refuses the address (429) until the oldest is a minute old',
+  }),
   REQUEST_TIMEOUT_MS: integer({
     default: 120_000,
     minimum: 1_000,
@@ -289,6 +296,7 @@ function toConfig(values: Values) {
     adminToken: values.ADMIN_TOKEN,
     tokenTtlSeconds: values.TOKEN_TTL_SECONDS,
     rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
+    adminAuthFailuresPerMinute: values.ADMIN_AUTH_FAILURES_PER_MINUTE,
     /** Longest a request may take to arrive completely (headers and body); slower ones get 408. */
     requestTimeoutMs: values.REQUEST_TIMEOUT_MS,
     trustProxy: values.TRUST_PROXY,

@@ -1,22 +1,63 @@
 /**
  * The operator API's authentication: `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time.
- * Registered inside the operator API's plugin, so it covers exactly those routes.
+ * Registered inside the operator API's plugin, so it covers exactly those routes (and the console, which
+ * calls them).
+ *
+ * ADMIN_TOKEN is chosen by the operator and may be as short as 16 characters, so wrong tokens are counted per
+ * client address (a request with no Bearer token guesses nothing and is not counted): past
+ * ADMIN_AUTH_FAILURES_PER_MINUTE in any one minute, every operator request from that
+ * address is refused with 429 until the oldest wrong one is a minute old. Refused before the comparison, so
+ * that a guess made while refused learns nothing, the right token included (docs/decisions.md).
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { Clock } from '../lib/clock.js';
 import { constantTimeEqual } from '../lib/secrets.js';
 import { bearerToken } from './auth.js';
 import { Problem } from './problem.js';
+import { SlidingWindowLimiter } from './sliding-window.js';
 
 export const ADMIN_SECURITY_SCHEME = 'operatorToken';
 
-export function registerAdminAuth(app: FastifyInstance, adminToken: string): void {
+const SWEEP_INTERVAL_MS = 60_000;
+
+export interface AdminAuthOptions {
+  adminToken: string;
+  /** Wrong tokens one client address may send in any one minute (ADMIN_AUTH_FAILURES_PER_MINUTE). */
+  failuresPerMinute: number;
+  clock: Clock;
+}
+
+export function registerAdminAuth(
+  app: FastifyInstance,
+  { adminToken, failuresPerMinute, clock }: AdminAuthOptions,
+): void {
+  const failures = new SlidingWindowLimiter(failuresPerMinute);
+  const sweeper = setInterval(() => failures.sweep(clock.now().getTime()), SWEEP_INTERVAL_MS);
+  sweeper.unref();
+  app.addHook('onClose', async () => clearInterval(sweeper));
+
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, security: [{ [ADMIN_SECURITY_SCHEME]: [] }] } as typeof route.schema;
   });
   app.addHook('onRequest', async (request) => {
+    const now = clock.now().getTime();
+    const standing = failures.peek(request.ip, now);
+    if (!standing.allowed) {
+      const wait = standing.resetSeconds;
+      throw new Problem(
+        'rate-limit-exceeded',
+        `More than ${failuresPerMinute} wrong operator tokens in one minute from your address. Retry after ${wait} seconds.`,
+        { headers: { 'retry-after': String(wait) } },
+      );
+    }
     const token = bearerToken(request);
     if (token === undefined || !constantTimeEqual(token, adminToken)) {
+      if (token !== undefined && failures.take(request.ip, now).remaining === 0)
+        request.log.warn(
+          { address: request.ip },
+          'operator API: too many wrong tokens from one address; its requests are refused for a minute',
+        );
       throw new Problem('unauthorized', 'The operator API needs Authorization: Bearer <ADMIN_TOKEN>.', {
         headers: { 'www-authenticate': 'Bearer realm="site-services-operator"' },
       });

@@ -169,7 +169,8 @@ function impliedStatuses(schema: JsonObject, definition: DocumentDefinition, oau
   if (!oauthErrors && (body ?? schema.params ?? schema.querystring ?? schema.headers) !== undefined) statuses.push(422);
   const security = securityOf(schema as FastifySchema);
   if (security.some((requirement) => SECURITY_SCHEME in requirement)) statuses.push(401, 403);
-  if (security.some((requirement) => ADMIN_SECURITY_SCHEME in requirement)) statuses.push(401);
+  // The operator API refuses an address that sent too many wrong tokens (admin-auth.ts).
+  if (security.some((requirement) => ADMIN_SECURITY_SCHEME in requirement)) statuses.push(401, 429);
   if (definition.rateLimited) statuses.push(429);
   // SPEC: 5xx may come from any operation; a 500 is a bare internal-error problem.
   statuses.push(500, 503);

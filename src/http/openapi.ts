@@ -8,7 +8,8 @@
  * - security from `config.scope` (auth.ts) or the operator plugin (admin-auth.ts), with the scope also
  *   named in the operation's description;
  * - the responses every route can give whether or not it lists them: 400 and 415 for a body, 422 for any
- *   validated input, 404 for a path parameter, 401/403 for a protected route, 429 (client API), 500 and 503,
+ *   validated input, 404 for a path parameter, 401/403 for a protected route, 429 (client API; operator API:
+ *   too many wrong tokens), 500 and 503,
  *   and on every route the parser's 408 and 431;
  * - problem responses as `application/problem+json` (`application/json` on the OAuth token endpoint), 422
  *   as the ValidationProblem form, response headers (`headers` of a response schema) with `required`;

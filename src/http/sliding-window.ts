@@ -75,6 +75,15 @@ export class SlidingWindowLimiter {
     return this.decision(window, true, at);
   }
 
+  /** Where `address` stands at `now`, counting nothing: `allowed` says whether a request would be counted. */
+  peek(address: string, now: number): WindowDecision {
+    const window = this.windows.get(address);
+    if (!window) return { allowed: true, limit: this.limit, remaining: this.limit, resetSeconds: 0 };
+    const at = Math.max(now, window.second * 1000);
+    this.expire(window, Math.floor(at / 1000), at);
+    return this.decision(window, window.total < this.limit, at);
+  }
+
   private decision(window: AddressWindow, allowed: boolean, now: number): WindowDecision {
     return {
       allowed,

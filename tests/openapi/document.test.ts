@@ -526,7 +526,10 @@ describe('the operator document', () => {
       expect(path.startsWith('/admin/v1/'), path).toBe(true);
       expect(op.security, `${method} ${path}`).toEqual([{ operatorToken: [] }]);
       expect(op.responses['401'], `${method} ${path}`).toBeDefined();
-      expect(op.responses['429'], `${method} ${path}`).toBeUndefined();
+      // Not the client API's rate limit: an address that sent too many wrong operator tokens.
+      expect(op.responses['429'], `${method} ${path}`).toBeDefined();
+      expect(op.responses['429'].headers?.['Retry-After']?.required, `${method} ${path}`).toBe(true);
+      expect(op.responses['429'].headers?.['X-RateLimit-Limit'], `${method} ${path}`).toBeUndefined();
     }
     expect(admin.paths['/admin/v1/openapi.json']).toBeUndefined();
     // Every tag an operation uses is declared with a description (Redocly's tag-description rule).

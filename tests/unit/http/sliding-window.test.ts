@@ -81,6 +81,26 @@ describe('sliding window of one minute', () => {
     expect(limiter.take('a', T0 + 60_000).allowed).toBe(true);
   });
 
+  it('peek says where an address stands without counting, and keeps no window for an unknown one', () => {
+    const limiter = new SlidingWindowLimiter(3);
+    expect(limiter.peek('192.0.2.1', T0)).toEqual({ allowed: true, limit: 3, remaining: 3, resetSeconds: 0 });
+    expect(limiter.size).toBe(0);
+    burst(limiter, 3, T0);
+    expect(limiter.peek('192.0.2.1', T0 + 10_000)).toEqual({
+      allowed: false,
+      limit: 3,
+      remaining: 0,
+      resetSeconds: 50,
+    });
+    expect(limiter.peek('192.0.2.1', T0 + 10_000)).toEqual({
+      allowed: false,
+      limit: 3,
+      remaining: 0,
+      resetSeconds: 50,
+    });
+    expect(limiter.peek('192.0.2.1', T0 + 60_000)).toEqual({ allowed: true, limit: 3, remaining: 3, resetSeconds: 0 });
+  });
+
   it('sweep forgets addresses whose window is empty, and only those', () => {
     const limiter = new SlidingWindowLimiter(LIMIT);
     limiter.take('old', T0);
