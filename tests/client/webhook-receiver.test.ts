@@ -5,7 +5,7 @@
  * genuine deliveries then feed the verifier's refusals: tampered body, wrong secret, stale and future
  * timestamps, wrong version and algorithm headers.
  */
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -288,6 +288,30 @@ describe('verifyWebhook on a genuine delivery', () => {
       expect(verify({ now: timestamp * 1000, ...input }), label).toThrow(/^verifyWebhook: (toleranceSeconds|now) must/);
     }
     expect(refusal({ toleranceSeconds: 0 })).toBe('accepted');
+  });
+
+  it('never verifies under an empty or short secret (an unset variable read as ""): a usage error, not a pass', () => {
+    const timestampText = String(timestamp);
+    // What anyone can compute without knowing the subscription's secret.
+    const forgedUnder = (secret: string) => ({
+      headers: {
+        ...genuine.headers,
+        'x-svc-signature': createHmac('sha256', secret).update(`${timestampText}.`).update(genuine.body).digest('hex'),
+      },
+      rawBody: genuine.body,
+      now: timestamp * 1000,
+    });
+    for (const secret of ['', 'changeme', '123456789012345']) {
+      expect(() => verifyWebhook({ ...forgedUnder(secret), secret }), JSON.stringify(secret)).toThrow(
+        /^verifyWebhook: every secret must be text of at least 16 characters/,
+      );
+      expect(() => verifyWebhook({ ...forgedUnder(secret), secret: [secrets.current, secret] })).toThrow(RangeError);
+    }
+    for (const secret of [undefined, null, 42]) {
+      expect(() => verifyWebhook({ ...forgedUnder(''), secret: secret as never })).toThrow(RangeError);
+    }
+    // Sixteen characters (code points, as the service counts them) is a secret the service may sign with.
+    expect(refusal({ secret: '✓'.repeat(16) })).toBe('signature');
   });
 
   it('refuses a wrong or missing version or algorithm header, never falling back to legacy', () => {

@@ -15,7 +15,10 @@ export interface VerifyWebhookInput {
   headers: WebhookHeaders;
   /** The body exactly as received: never a re-serialised object. */
   rawBody: Uint8Array | string;
-  /** The subscription's secret, used as given; several during a rotation (any one may match). */
+  /**
+   * The subscription's secret, used as given; several during a rotation (any one may match). Each is text of
+   * at least 16 characters (SPEC: the service never signs with a shorter one).
+   */
   secret: string | readonly string[];
   /** The receiver's clock (default: now): a valid Date or finite milliseconds since the epoch. */
   now?: Date | number;
@@ -62,13 +65,36 @@ function checkedClock(now: VerifyWebhookInput['now'], toleranceSeconds: unknown)
   return nowMs;
 }
 
+/** What the service requires of a secret (SPEC Limits), in Unicode code points as it counts them. */
+const MIN_SECRET_LENGTH = 16;
+
+/**
+ * The secrets to try. An empty or short secret is the caller's mistake (an unset variable read as `''`, a
+ * placeholder), not a delivery's: under the empty key anyone can compute a matching signature, so it would
+ * accept forgeries. It throws a RangeError, as an invalid clock does. An empty list matches nothing.
+ */
+function checkedSecrets(secret: unknown): readonly string[] {
+  const secrets: unknown[] = typeof secret === 'string' ? [secret] : Array.isArray(secret) ? secret : [secret];
+  for (const candidate of secrets) {
+    if (typeof candidate !== 'string' || Array.from(candidate).length < MIN_SECRET_LENGTH) {
+      throw new RangeError(
+        `verifyWebhook: every secret must be text of at least ${MIN_SECRET_LENGTH} characters (the subscription's secret), got ${
+          typeof candidate === 'string' ? `${Array.from(candidate).length} characters` : typeof candidate
+        }`,
+      );
+    }
+  }
+  return secrets as string[];
+}
+
 /**
  * Returns the verified event, or throws WebhookVerificationError saying which check failed. Throws a
- * RangeError, before looking at the delivery, when `now` or `toleranceSeconds` is invalid.
+ * RangeError, before looking at the delivery, when `now`, `toleranceSeconds` or a secret is invalid.
  */
 export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
   const { headers, toleranceSeconds = 300 } = input;
   const nowMs = checkedClock(input.now, toleranceSeconds);
+  const secrets = checkedSecrets(input.secret);
   if (header(headers, 'x-svc-signature-version') !== 'v1')
     throw new WebhookVerificationError('version', 'x-svc-signature-version is not v1');
   if (header(headers, 'x-svc-signature-alg') !== 'hmac-sha256')
@@ -89,7 +115,6 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
     throw new WebhookVerificationError('signature', 'x-svc-signature is not a lower-case hex SHA-256 digest');
   const body = typeof input.rawBody === 'string' ? Buffer.from(input.rawBody, 'utf8') : input.rawBody;
   const given = Buffer.from(signature, 'hex');
-  const secrets = typeof input.secret === 'string' ? [input.secret] : input.secret;
   // Every secret is tried (no early exit), so the time taken does not say which one matched.
   let matched = false;
   for (const secret of secrets) {
