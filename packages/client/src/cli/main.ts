@@ -8,12 +8,12 @@
  *   svc trigger <visit-id> <action> [name=value | name:=json ...]
  *
  * Exit codes: 0 success; 1 rows rejected (import) or an error status (get); 2 usage, configuration,
- * credentials or scope refused; 3 interrupted by temporary failures that outlasted the retries, or stopped
- * by a signal (re-run the same command to resume).
+ * credentials or scope refused, or another request the service refused (4xx); 3 interrupted by temporary
+ * failures that outlasted the retries, or stopped by a signal (re-run the same command to resume).
  */
 import { parseArgs } from 'node:util';
 import { createClient } from '../client.js';
-import { CredentialsError, SiteServicesError } from '../errors.js';
+import { ApiError, CredentialsError, SiteServicesError } from '../errors.js';
 import { systemRuntime } from '../retry.js';
 import type { FetchLike } from '../transport.js';
 import { type CliCredentials, credentialsFromEnv, UsageError } from './credentials.js';
@@ -259,6 +259,13 @@ export async function main(argv: string[], env: Env, options: MainOptions = {}):
     }
     if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`svc: ${(error as Error).message}\n${USAGE}\n`);
+      return EXIT.usage;
+    }
+    // A request the service refused (a 4xx other than 408 and 429, the temporary ones the client retries), e.g.
+    // svc listen's unknown --events or a token without webhooks:write: the same command cannot succeed when
+    // run again, so this is the usage exit, not "interrupted" (3, which says to re-run).
+    if (error instanceof ApiError && error.status >= 400 && error.status < 500 && ![408, 429].includes(error.status)) {
+      process.stderr.write(`svc: ${error.message}\n`);
       return EXIT.usage;
     }
     if (error instanceof SiteServicesError) {
