@@ -90,7 +90,7 @@ describe('download names', () => {
 
   it('keeps quotes out of the fallback and exact in filename*', async () => {
     const message = await createMessage(t, m);
-    // A quote in a multipart file name arrives in the RFC 5987 form (a backslash is a path separator and cut).
+    // A quote in a multipart file name may arrive in the RFC 5987 form (a backslash is a path separator and cut).
     const sent = 'say "cheese"; x=1.png';
     const body = Buffer.concat([
       Buffer.from(
@@ -112,6 +112,25 @@ describe('download names', () => {
     expect(header).toBe(
       `attachment; filename="say _cheese_; x=1.png"; filename*=UTF-8''say%20%22cheese%22%3B%20x%3D1.png`,
     );
+  });
+
+  it('takes a name with quotes or line breaks as browsers, curl and FormData send it (%22, %0D, %0A)', async () => {
+    const message = await createMessage(t, m);
+    // Node's FormData escapes the name the way the HTML standard's multipart/form-data encoding does.
+    const form = new FormData();
+    form.append('file', new Blob([pngBytes()], { type: 'image/png' }), 'say "cheese"\r\n.png');
+    const response = await fetch(`${t.baseUrl}${attachmentPath(message.id)}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${m.fullToken}` },
+      body: form,
+    });
+    const body = (await response.json()) as { data: { fileAttachment: { versions: { fileName: string }[] } } };
+    expect(response.status, JSON.stringify(body)).toBe(201);
+    expect(body.data.fileAttachment.versions[0]!.fileName).toBe('say "cheese".png');
+    expect(await servedName(attachmentPath(message.id))).toEqual({
+      header: `attachment; filename="say _cheese_.png"; filename*=UTF-8''say%20%22cheese%22.png`,
+      name: 'say "cheese".png',
+    });
   });
 
   it.each([

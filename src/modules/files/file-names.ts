@@ -53,6 +53,17 @@ function cleaned(raw: string): string {
     .replace(TRAILING_DOTS_AND_SPACES, '');
 }
 
+/**
+ * The file name of a multipart part as its sender meant it. Browsers (the HTML standard's multipart/form-data
+ * encoding), curl and Node's FormData, the client package's, cannot put `"`, CR or LF in the quoted
+ * `filename`, and send them as `%22`, `%0D` and `%0A`; nothing undoes that on the way in, so `say "hi".pdf`
+ * was stored as `say %22hi%22.pdf`. Only those three are decoded (any other `%` is the name's own); CR and
+ * LF are then removed as control characters.
+ */
+export function formFileName(sent: string | undefined): string | undefined {
+  return sent?.replace(/%(22|0D|0A)/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
 /** The name's stem and its extension (without the dot), when it has one. */
 function splitExtension(name: string): { stem: string; extension?: string } {
   const dot = name.lastIndexOf('.');

@@ -9,7 +9,7 @@ import type { Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { Problem, validationProblem } from '../../http/problem.js';
 import { type AcceptedFileType, checkedContent, tooLarge } from './content-check.js';
-import { safeFileName } from './file-names.js';
+import { formFileName, safeFileName } from './file-names.js';
 import { MAX_UPLOAD_BYTES, MAX_UPLOAD_REQUEST_BYTES } from './limits.js';
 import type { FileStore, StoredBlob } from './store.js';
 
@@ -123,7 +123,7 @@ export async function receiveFile(
       received = {
         ...blob,
         contentType: found.type!.mime,
-        fileName: safeFileName(part.filename, found.type!.mime, rules.defaultBaseName),
+        fileName: safeFileName(formFileName(part.filename), found.type!.mime, rules.defaultBaseName),
       };
     }
     if (received === undefined)
