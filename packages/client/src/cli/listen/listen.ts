@@ -131,6 +131,9 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
 
   const session = async (): Promise<SessionEnd> => {
     const token = await client.token();
+    // Stopped while the token was on its way: the abort has fired already and would never close a socket
+    // opened now, which would hold the command until the server ends the stream.
+    if (stop.aborted) return { opened: false, code: 0, reason: '' };
     // Node's WebSocket (undici) takes headers in its second argument; the DOM typing does not say so.
     const socket = new WebSocket(streamUrl(), { headers: { authorization: `Bearer ${token}` } } as never);
     let opened = false;
