@@ -3,8 +3,11 @@
  * the typed calls, `getRaw`, `svc get` and `svc listen`'s stream (a WebSocket upgrade) all keep the
  * prefix. The proxy strips `/ss` and answers 404 to anything without it, recording what it saw.
  */
+import { mkdtempSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { connect } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runListen } from '../../packages/client/src/cli/listen/listen.js';
@@ -103,7 +106,15 @@ it('svc listen opens its listener and its stream under the prefix, and closes it
     if (line.startsWith('Ready.')) onReady();
   };
   const client = clientFor({ ...t, baseUrl: prefixed }, tenant);
-  const deps = { client, baseUrl: prefixed, clientId: tenant.clientId, out, note: (line: string) => notes.push(line) };
+  const stateDirectory = mkdtempSync(path.join(os.tmpdir(), 'base-path-listen-'));
+  const deps = {
+    client,
+    baseUrl: prefixed,
+    clientId: tenant.clientId,
+    out,
+    note: (line: string) => notes.push(line),
+    stateDirectory,
+  };
   const exited = runListen({ forwardTo: 'http://127.0.0.1:9/hooks' }, deps, stop.signal);
   // Ready, or given up on (a stream that never opens is retried until the listener's grace runs out).
   let timer: NodeJS.Timeout | undefined;

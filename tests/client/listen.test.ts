@@ -98,8 +98,8 @@ function svc(v: VisitTenant, args: string[]): RealProcess {
     SVC_BASE_URL: baseUrl,
     SVC_CLIENT_ID: v.clientId,
     SVC_CLIENT_SECRET: v.clientSecret,
-    // Where svc listen remembers its listener (to resume after a kill).
-    TMPDIR: directory,
+    // Where svc listen remembers its listener (to resume after a kill): $XDG_STATE_HOME/svc.
+    XDG_STATE_HOME: directory,
   });
 }
 
@@ -174,6 +174,12 @@ describe('svc listen through real processes', { timeout: 240_000 }, () => {
   });
 
   it('resumes the same listener when svc listen is killed and started again within the grace', async () => {
+    // Remembered where only this user can read it.
+    const stateDirectory = path.join(directory, 'svc');
+    expect(fs.statSync(stateDirectory).mode & 0o777).toBe(0o700);
+    const files = fs.readdirSync(stateDirectory);
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) expect(fs.statSync(path.join(stateDirectory, file)).mode & 0o777).toBe(0o600);
     listenA.command.child.kill('SIGKILL');
     await listenA.command.exited;
     const before = verifiedAt('/a', listenA.secret).length;

@@ -16,18 +16,14 @@ const server = createServer();
 const sockets = new WebSocketServer({ server });
 let baseUrl: string;
 let tmpdir: string;
-const previousTmpdir = process.env.TMPDIR;
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   // Where svc listen remembers its listener.
   tmpdir = fs.mkdtempSync(path.join(os.tmpdir(), 'listen-stop-'));
-  process.env.TMPDIR = tmpdir;
 });
 afterAll(async () => {
-  if (previousTmpdir === undefined) delete process.env.TMPDIR;
-  else process.env.TMPDIR = previousTmpdir;
   for (const socket of sockets.clients) socket.terminate();
   await new Promise((resolve) => sockets.close(resolve));
   await new Promise((resolve) => server.close(resolve));
@@ -55,7 +51,14 @@ it('a stop while the stream token is fetched closes the listener and exits 0', a
   const notes: string[] = [];
   const ran = runListen(
     { forwardTo: 'http://127.0.0.1:9/webhooks' },
-    { client, baseUrl, clientId: 'cli_test', out: () => undefined, note: (line) => notes.push(line) },
+    {
+      client,
+      baseUrl,
+      clientId: 'cli_test',
+      out: () => undefined,
+      note: (line) => notes.push(line),
+      stateDirectory: tmpdir,
+    },
     stop.signal,
   );
   const outcome = await Promise.race([

@@ -6,17 +6,14 @@
  * one line per attempt. A dropped stream is reconnected until the listener's grace period runs out;
  * stopping (Ctrl-C) closes the listener. A command that was killed and started again with the same
  * credentials and options within the grace period resumes the same listener (same secret): the listener
- * is remembered in a state file (mode 0600) in the system's temporary directory until it is closed.
+ * is remembered in a state file of the user's own (state.ts) until it is closed.
  */
-import { createHash } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { ApiError, toProblem } from '../../errors.js';
 import type { SiteServicesClient } from '../../client.js';
 import { urlUnder } from '../../urls.js';
 import { UsageError } from '../credentials.js';
 import { type AttemptResult, attemptLine, type ForwardFetch, forwardAttempt, type StreamAttempt } from './forward.js';
+import { ListenerState, type RememberedListener } from './state.js';
 
 export interface ListenOptions {
   forwardTo: string;
@@ -32,6 +29,8 @@ export interface ListenDeps {
   /** A line on stderr (connection notes). */
   note: (line: string) => void;
   fetch?: ForwardFetch;
+  /** Where the listener is remembered (state.ts's `stateDirectory` unless given). */
+  stateDirectory?: string;
 }
 
 /** The close codes the service ends a stream with (see its reference). */
@@ -40,12 +39,7 @@ const REPLACED = 4409;
 const MAX_BACKOFF_MS = 5_000;
 const PATH = '/api/v1/sandbox/webhook-listeners';
 
-interface Listener {
-  id: string;
-  secret: string;
-  streamPath: string;
-  graceSeconds: number;
-}
+type Listener = RememberedListener;
 
 type SessionEnd = { opened: boolean; code: number; reason: string };
 
@@ -88,33 +82,18 @@ async function openListener(client: SiteServicesClient, eventTypes: string[] | u
   return result.data!.data;
 }
 
-/** Where a listener of these credentials and options is remembered while it is open. */
-function statePath(deps: ListenDeps, options: ListenOptions): string {
-  const identity = JSON.stringify([deps.baseUrl, deps.clientId, options.forwardTo, options.eventTypes ?? []]);
-  const hash = createHash('sha256').update(identity).digest('hex').slice(0, 16);
-  return path.join(os.tmpdir(), `svc-listen-${hash}.json`);
-}
-
-function remembered(file: string): Listener | undefined {
-  try {
-    const saved = JSON.parse(readFileSync(file, 'utf8')) as Partial<Listener>;
-    if (typeof saved.id === 'string' && typeof saved.secret === 'string' && typeof saved.streamPath === 'string')
-      return { graceSeconds: 60, ...saved } as Listener;
-  } catch {
-    // none, or unreadable: a new listener
-  }
-  return undefined;
-}
-
 /** Runs until `stop` aborts (then closes the listener: exit 0) or the listener is lost (exit 1). */
 export async function runListen(options: ListenOptions, deps: ListenDeps, stop: AbortSignal): Promise<number> {
   const { client, note } = deps;
-  const state = statePath(deps, options);
-  let listener = remembered(state);
-  const forget = () => rmSync(state, { force: true });
+  const state = new ListenerState(
+    [deps.baseUrl, deps.clientId, options.forwardTo, options.eventTypes ?? []],
+    deps.stateDirectory,
+  );
+  let listener: Listener | undefined = state.read();
+  const forget = () => state.forget();
   const open = async () => {
     listener = await openListener(client, options.eventTypes);
-    writeFileSync(state, JSON.stringify(listener), { mode: 0o600 });
+    state.save(listener);
     return listener;
   };
   let resuming = listener !== undefined;
