@@ -64,8 +64,15 @@ function describe(error: unknown, timeoutMs: number): string {
   return text.length > 200 ? `${text.slice(0, 197)}...` : text;
 }
 
+/** The status as the line shows it: a redirect says what the service makes of it (SPEC: never followed). */
+function statusText(statusCode: number): string {
+  return statusCode >= 300 && statusCode < 400
+    ? `${statusCode} (a redirect: not followed, the delivery fails)`
+    : `${statusCode}`;
+}
+
 /** The line printed for an attempt: time, event type, event id, attempt number, status (or error) and duration. */
 export function attemptLine(attempt: StreamAttempt, result: AttemptResult, at: Date): string {
-  const outcome = result.statusCode !== undefined ? `${result.statusCode}` : `error (${result.error})`;
+  const outcome = result.statusCode !== undefined ? statusText(result.statusCode) : `error (${result.error})`;
   return `${at.toISOString()}  ${attempt.eventType}  ${attempt.eventId}  attempt ${attempt.attempt}  ${outcome}  ${result.durationMs} ms`;
 }
