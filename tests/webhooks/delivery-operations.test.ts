@@ -149,6 +149,38 @@ describe('operator delivery tools', () => {
     });
   });
 
+  it('pages the list with after: every record once, in either order, with the filters kept', async () => {
+    const { tenantId, token } = await tenantWithToken(t);
+    await subscribe(
+      token,
+      harness.receiver.endpoint(() => 204),
+      ['ticket.created'],
+    );
+    await subscribe(
+      token,
+      harness.receiver.endpoint(() => 204),
+      ['ticket.created'],
+    );
+    for (let index = 0; index < 4; index++) await recordTestEvent(t, tenantId, 'ticket.created');
+    const all = (await deliveries({ tenantId })).map((delivery) => delivery.deliveryId);
+    expect(all).toHaveLength(8);
+    for (const order of ['asc', 'desc'] as const) {
+      const expected = order === 'asc' ? all : [...all].reverse();
+      const paged: string[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await deliveries({ tenantId, order, limit: '3', ...(after ? { after } : {}) });
+        paged.push(...page.map((delivery) => delivery.deliveryId));
+        if (page.length < 3) break;
+        after = page.at(-1).deliveryId;
+      }
+      expect(paged).toEqual(expected);
+    }
+    // The page after the last record is empty; an id that names no delivery is refused, not an empty page.
+    expect(await deliveries({ tenantId, after: all.at(-1)! })).toEqual([]);
+    expectInvalid(await admin(t, 'GET', '/admin/v1/deliveries?after=dlv_nothing'), ['after']);
+  });
+
   it('refuses bad filters', async () => {
     expectInvalid(await admin(t, 'GET', '/admin/v1/deliveries?createdFrom=yesterday'), ['createdFrom']);
     expectInvalid(await admin(t, 'GET', '/admin/v1/deliveries?eventType=job.exploded'), ['eventType']);

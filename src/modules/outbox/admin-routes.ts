@@ -18,7 +18,7 @@ export function registerDeliveryAdminRoutes(app: Api, ctx: AppContext): void {
         operationId: 'listDeliveries',
         summary: 'List webhook deliveries with their attempts',
         description:
-          'At most `limit` (default and maximum 1000), oldest first unless `order=desc`. Every filter is optional and exact; `createdFrom` (inclusive) and `createdBefore` (exclusive) bound the time each delivery was queued (its event recorded).',
+          'At most `limit` (default and maximum 1000), oldest first unless `order=desc`. Every filter is optional and exact; `createdFrom` (inclusive) and `createdBefore` (exclusive) bound the time each delivery was queued (its event recorded). The next page: the same query with `after` set to the last `deliveryId` of this one; a page shorter than `limit` is the last.',
         tags,
         querystring: DeliveryListQuery,
         response: { 200: data(Type.Array(Delivery)), ...problemResponses([401, 422]) },

@@ -66,6 +66,13 @@ export const DeliveryListQuery = Type.Object(
     limit: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 1000, default: 1000, description: 'At most this many records.' }),
     ),
+    after: Type.Optional(
+      Type.String({
+        maxLength: 100,
+        description:
+          'A delivery id: only the records after it in this order (the next page: the last deliveryId of the page before, with the same filters and order). 422 when no delivery has this id.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

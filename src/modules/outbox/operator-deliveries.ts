@@ -7,7 +7,7 @@ import { transaction } from '../../db/transaction.js';
 import type { Executor } from '../../db/executor.js';
 import type { Database, WebhookDeliveryRow } from '../../db/schema.js';
 import { isoTime, isoTimeOrNull } from '../../http/envelope.js';
-import { notFound, Problem } from '../../http/problem.js';
+import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import type {
   BulkRetryBodyValue,
   BulkRetryResultValue,
@@ -47,8 +47,12 @@ export function toDelivery(row: WebhookDeliveryRow): DeliveryValue {
   };
 }
 
+/** The records matching the query, one page of them (`after` the last of the page before). */
 export async function listDeliveries(db: Kysely<Database>, query: DeliveryListQueryValue): Promise<DeliveryValue[]> {
-  const rows = await views.listDeliveries(db, query, query.limit ?? 1000, query.order ?? 'asc');
+  const { after, limit = 1000, order = 'asc', ...filter } = query;
+  const afterSeq = after === undefined ? undefined : await views.deliverySeq(db, after);
+  if (after !== undefined && afterSeq === undefined) throw validationProblem({ after: ['names no delivery'] });
+  const rows = await views.listDeliveries(db, filter, { limit, order, afterSeq });
   return rows.map(toDelivery);
 }
 

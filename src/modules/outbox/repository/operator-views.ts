@@ -63,19 +63,27 @@ function matching(filter: DeliveryFilter) {
   };
 }
 
+/** A page of the list: at most `limit` records, in queue order, after the record of `afterSeq` when given. */
+export interface DeliveryPage {
+  limit: number;
+  order: 'asc' | 'desc';
+  afterSeq?: number | undefined;
+}
+
 export async function listDeliveries(
   db: Executor,
   filter: DeliveryFilter,
-  limit: number,
-  order: 'asc' | 'desc' = 'asc',
+  { limit, order, afterSeq }: DeliveryPage,
 ): Promise<WebhookDeliveryRow[]> {
-  return db
-    .selectFrom('webhook_deliveries')
-    .selectAll()
-    .where(matching(filter))
-    .orderBy('seq', order)
-    .limit(limit)
-    .execute();
+  let query = db.selectFrom('webhook_deliveries').selectAll().where(matching(filter));
+  if (afterSeq !== undefined) query = query.where('seq', order === 'asc' ? '>' : '<', afterSeq);
+  return query.orderBy('seq', order).limit(limit).execute();
+}
+
+/** The queue position of a delivery (what a page after it starts from). */
+export async function deliverySeq(db: Executor, id: string): Promise<number | undefined> {
+  const row = await db.selectFrom('webhook_deliveries').select('seq').where('id', '=', id).executeTakeFirst();
+  return row === undefined ? undefined : Number(row.seq);
 }
 
 /** How many terminally failed deliveries match the filter (a bulk retry's dry run). */
