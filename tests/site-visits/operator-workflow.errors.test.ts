@@ -147,6 +147,29 @@ describe('workflow bodies', () => {
     expectProblem(malformed, 400, 'malformed-request');
   });
 
+  // A name that shows nothing is blank however it is made (src/lib/visible-text.ts, as for tenant names).
+  it.each([
+    ['zero-width spaces', '\u200b\u200b'],
+    ['ideographic spaces', '\u3000\u3000'],
+    ['a word joiner between no-break spaces', '\u00a0\u2060\u00a0'],
+    ['a right-to-left override and a byte-order mark', '\u202e\ufeff'],
+  ])('a fieldRepName of only %s is 422 naming fieldRepName', async (_label, fieldRepName) => {
+    const errors = expectInvalid(await workflowAction(t, visitId, { action: 'assign-rep', fieldRepName }), [
+      'fieldRepName',
+    ]);
+    expect(errors).toEqual({ fieldRepName: ['must not be blank; send null to clear the rep'] });
+  });
+
+  it('a name with such characters around or inside it is a name, stored and reported as given', async () => {
+    const fieldRepName = '\u3000Par\u200bvin\u200cه\u200b';
+    const visit = await createVisit(t, v);
+    const response = await workflowAction(t, visit.id, { action: 'assign-rep', fieldRepName });
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.data.attributes.fieldRepName).toBe(fieldRepName);
+    const [, assigned] = await listEventsOfResource(t.database.db, v.tenantId, visit.id);
+    expect(assigned?.data).toMatchObject({ fieldRepName });
+  });
+
   it('changed nothing: the visit is still at version 1 with its one event', async () => {
     const visit = await admin(t, 'GET', `/admin/v1/site-visits/${visitId}`);
     expect(visit.body.data.meta.version).toBe(1);

@@ -9,6 +9,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, EventRow, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
+import { isBlank } from '../../lib/visible-text.js';
 import { type EventLog, recordEvent } from '../outbox/service.js';
 import type { EventType } from '../outbox/types.js';
 import * as repository from './repository.js';
@@ -51,14 +52,15 @@ function assertAllowed(visit: SiteVisitRow, action: WorkflowActionName): void {
 }
 
 /**
- * What the body schema does not say: a rep's name is not blank, and is not the text that reports a
- * cleared assignment (receivers could not tell the two apart).
+ * What the body schema does not say: a rep's name shows something (isBlank: not only white space or
+ * characters that render as nothing, such as U+200B, which a receiver would show as an empty name), and is
+ * not the text that reports a cleared assignment (receivers could not tell the two apart).
  */
 export function assertValid(action: WorkflowAction): void {
   if (action.action !== 'assign-rep' || action.fieldRepName === null) return;
-  const name = action.fieldRepName.trim();
-  if (name === '') throw validationProblem({ fieldRepName: ['must not be blank; send null to clear the rep'] });
-  if (name.toLowerCase() === AWAITING_REASSIGNMENT.toLowerCase()) {
+  if (isBlank(action.fieldRepName))
+    throw validationProblem({ fieldRepName: ['must not be blank; send null to clear the rep'] });
+  if (action.fieldRepName.trim().toLowerCase() === AWAITING_REASSIGNMENT.toLowerCase()) {
     throw validationProblem({
       fieldRepName: [
         `must not be "${AWAITING_REASSIGNMENT}", which reports a cleared assignment; send null to clear the rep`,
