@@ -12,7 +12,7 @@ import { backoffDelay, type RetryOptions, retryAfterMs, type Runtime } from './r
 export type FetchLike = (request: Request) => Promise<Response>;
 
 /**
- * - `read`: GET/HEAD, retried on 429, 5xx and network failures.
+ * - `read`: GET/HEAD, retried on 408, 429, 5xx and network failures.
  * - `create`: POST of a site, visit or message, always with an Idempotency-Key, retried like a read and on
  *   409 idempotency-pending, with the same key and the same body bytes.
  * - `token`: the token endpoint (rule 7), retried like a read, never with a bearer token.
@@ -65,7 +65,12 @@ export interface TransportOptions {
   onSend?: (request: Request, sentAt: number) => void;
 }
 
-const TEMPORARY = new Set([500, 502, 503, 504]);
+/**
+ * Answers after which a read, a create or a token request is repeated. 408 is the service's (or a proxy's)
+ * "the request did not arrive completely in time": nothing was done, and the next attempt, on a new
+ * connection, may well arrive.
+ */
+const TEMPORARY = new Set([408, 500, 502, 503, 504]);
 
 export function createTransport(options: TransportOptions): FetchLike {
   return async (request) => {
@@ -155,7 +160,10 @@ export function createTransport(options: TransportOptions): FetchLike {
         );
       }
       const pending = kind === 'create' && status === 409 && (await isIdempotencyPending(response));
-      if (TEMPORARY.has(status) || pending) {
+      // An update's or an unsafe write's 5xx threw above; its 408 (nothing was done) goes back to the caller as
+      // an ApiError: such a write is repeated only by the caller (Retry rules 3 and 4).
+      const repeatable = kind === 'read' || kind === 'create' || kind === 'token';
+      if ((repeatable && TEMPORARY.has(status)) || pending) {
         const delayMs = delayFor(retryAfter);
         if (delayMs !== undefined) {
           await pause(delayMs, pending ? '409 idempotency-pending' : `status ${status}`, response);
