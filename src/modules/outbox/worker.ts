@@ -16,8 +16,9 @@
  * rather than in due order, and a tenant with nothing in flight may take one of a few express slots when
  * all are busy, so that one tenant's backlog to a slow receiver cannot starve another tenant's events.
  *
- * This file is the loop (claim, launch, wake, stop); one attempt is sent by attempt.ts and recorded by
- * attempt-recorder.ts (the wait before a retry: retry-schedule.ts; the target's health: subscription-health.ts).
+ * This file is the worker's life (start, wake, launch, drain, stop); its claims are made in rounds by
+ * claim-rounds.ts; one attempt is sent by attempt.ts and recorded by attempt-recorder.ts (the wait before a
+ * retry: retry-schedule.ts; the target's health: subscription-health.ts).
  */
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../../config.js';
@@ -34,11 +35,11 @@ import {
 } from './attempt.js';
 import { AttemptRecorder } from './attempt-recorder.js';
 import { BirthClaims } from './birth-claims.js';
+import { ClaimRounds } from './claim-rounds.js';
 import { InFlightAttempts } from './in-flight-attempts.js';
-import { claimFairly } from './claiming.js';
 import type { ClaimedDelivery } from './types.js';
 import type { DestinationPolicy, Resolver } from './destination-policy.js';
-import { birthSlots, expressSlots, type InFlight, inFlightOf, mayClaimAtBirth, type Slots } from './fair-claim.js';
+import { birthSlots, expressSlots, inFlightOf, mayClaimAtBirth, type Slots } from './fair-claim.js';
 import type { WebhookTransport } from './transport.js';
 import { WakeTimer } from './wake-timer.js';
 import { type BirthClaim, DELIVERY_CHANNEL, type LocalWorker, wakeHere } from './wake-workers.js';
@@ -72,18 +73,15 @@ export class DeliveryWorker implements LocalWorker {
   /** WEBHOOK_CONCURRENCY shared slots, and the express slots of tenants with nothing in flight (fair-claim.ts). */
   private readonly slots: Slots;
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
-  private pumping: Promise<void> | undefined;
-  private pumpAgain = false;
+  /** Claims due deliveries from the queue, one run of rounds at a time. */
+  private readonly rounds: ClaimRounds;
   /** Wakes the worker when the next known delivery is due (or the poll interval has passed). */
   private readonly timer = new WakeTimer(() => this.wake());
   private listener: NotificationListener | undefined;
   private stopLocalWakes: (() => void) | undefined;
-  private lastSweep = 0;
   private abandoned = false;
   /** The deliveries of events about to be written, claimed by this worker. */
   private readonly births: BirthClaims;
-  /** The tenants whose due deliveries the last claim left waiting. */
-  private waiting: ReadonlySet<string> = new Set();
   /** Attempts launched so far: processAll stops once a claim launches none. */
   private launched = 0;
   /** Sends each attempt (to the receiver, or a listener's stream). */
@@ -118,11 +116,23 @@ export class DeliveryWorker implements LocalWorker {
       logger: deps.logger,
       // Of the shared slots births may fill (the express slots are the claim's); at least one, so that a
       // delivery already claimed can always start.
-      freeSlots: () => Math.max(1, birthSlots(this.waiting, this.slots)) - this.attempts.sending,
+      freeSlots: () => Math.max(1, birthSlots(this.rounds.waiting, this.slots)) - this.attempts.sending,
       launch: (delivery) => {
         this.launch(delivery);
         this.deps.metrics?.deliveryClaims.inc({ how: 'birth' });
       },
+    });
+    this.rounds = new ClaimRounds({
+      ...deps,
+      db: this.db,
+      slots: this.slots,
+      attempts: this.attempts,
+      births: this.births,
+      recorder: this.recorder,
+      inFlight: () => inFlightOf(this.startedOrReady(), this.births.tenants()),
+      launch: (delivery) => this.launch(delivery),
+      running: () => this.state === 'running',
+      schedule: (delayMs) => this.schedule(delayMs),
     });
   }
 
@@ -143,14 +153,7 @@ export class DeliveryWorker implements LocalWorker {
 
   /** Claims and starts due deliveries now (also what a notification, a timer or a finished delivery does). */
   wake(): void {
-    if (this.state !== 'running') return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = this.pump().finally(() => {
-      this.pumping = undefined;
-    });
+    if (this.state === 'running') this.rounds.request();
   }
 
   /**
@@ -163,14 +166,15 @@ export class DeliveryWorker implements LocalWorker {
   claimAtBirth(tenantId: string): BirthClaim | undefined {
     if (this.state !== 'running') return undefined;
     if (this.births.size >= 2 * this.slots.shared) return undefined;
-    if (!mayClaimAtBirth(tenantId, inFlightOf(this.startedOrReady(), []), this.waiting, this.slots)) return undefined;
+    if (!mayClaimAtBirth(tenantId, inFlightOf(this.startedOrReady(), []), this.rounds.waiting, this.slots))
+      return undefined;
     return this.births.claim(tenantId);
   }
 
   /** Resolves when nothing is in flight or waiting to start, no claim is running and no birth claim is open (for tests and shutdown). */
   async idle(): Promise<void> {
-    while (this.pumping || this.attempts.size > 0 || this.births.size > 0)
-      await Promise.all([this.pumping, this.births.settled(), this.attempts.settled()]);
+    while (this.rounds.underWay || this.attempts.size > 0 || this.births.size > 0)
+      await Promise.all([this.rounds.underWay, this.births.settled(), this.attempts.settled()]);
   }
 
   /**
@@ -186,62 +190,13 @@ export class DeliveryWorker implements LocalWorker {
       if (stopped()) return this.launched - first;
       await this.idle();
       // A claim of its own, issued after everything committed before this call (not one already under way).
-      if (this.pumping) continue;
+      if (this.rounds.underWay) continue;
       const before = this.launched;
-      this.pumping = this.pump().finally(() => {
-        this.pumping = undefined;
-      });
+      this.rounds.start();
       await this.idle();
-      // Nothing launched and no lost race to choose again after (pumpAgain): nothing is due.
-      if ((this.launched === before && !this.pumpAgain) || stopped()) return this.launched - first;
+      // Nothing launched and no lost race to choose again after (askedAgain): nothing is due.
+      if ((this.launched === before && !this.rounds.askedAgain) || stopped()) return this.launched - first;
     }
-  }
-
-  private async pump(): Promise<void> {
-    let delayMs = this.deps.config.pollIntervalMs;
-    let races = 0;
-    try {
-      do {
-        this.pumpAgain = false;
-        const { config, clock } = this.deps;
-        const now = clock.now();
-        if (now.getTime() - this.lastSweep >= config.pollIntervalMs) {
-          this.lastSweep = now.getTime();
-          await this.recorder.failLostLastAttempts(now);
-        }
-        const room = this.slots.shared + this.slots.express - this.attempts.sending - this.births.waitingToStart;
-        if (room <= 0) return;
-        const { claimed, lostRace, waiting, nextDueAt } = await claimFairly(this.db, {
-          now,
-          leaseUntil: new Date(now.getTime() + config.leaseMs),
-          maxAttempts: config.maxAttempts,
-          room,
-          inFlight: this.inFlightCounts(),
-          slots: this.slots,
-        });
-        for (const delivery of claimed) this.launch(delivery);
-        this.deps.metrics?.deliveryClaims.inc({ how: 'queue' }, claimed.length);
-        this.waiting = waiting;
-        // Nothing waiting any more frees the other half of the shared slots for deliveries claimed at birth.
-        this.births.startReady();
-        // Another worker took some of the chosen ones in between: choose again among the rest.
-        if (lostRace && ++races <= 3) this.pumpAgain = true;
-        if (nextDueAt) delayMs = Math.min(delayMs, Math.max(0, nextDueAt.getTime() - this.deps.clock.now().getTime()));
-      } while (
-        this.pumpAgain &&
-        this.state === 'running' &&
-        this.attempts.sending < this.slots.shared + this.slots.express
-      );
-    } catch (error) {
-      this.deps.logger.warn({ err: error }, 'webhook delivery worker could not claim deliveries; retrying');
-    } finally {
-      this.schedule(delayMs);
-    }
-  }
-
-  /** What is in flight on this worker, the deliveries waiting to start and the open birth claims included. */
-  private inFlightCounts(): InFlight {
-    return inFlightOf(this.startedOrReady(), this.births.tenants());
   }
 
   /** The attempts holding a slot and the deliveries claimed at birth waiting to start, each to a tenant's destination. */
