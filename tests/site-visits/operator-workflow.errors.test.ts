@@ -126,15 +126,17 @@ describe('workflow bodies', () => {
     expect(expectInvalid(await workflowAction(t, visitId, body), Object.keys(errors))).toEqual(errors);
   });
 
-  it.each(['Awaiting reassignment', 'awaiting REASSIGNMENT '])(
-    'refuses %j as a rep name: it reports a cleared assignment',
-    async (fieldRepName) => {
-      const errors = expectInvalid(await workflowAction(t, visitId, { action: 'assign-rep', fieldRepName }), [
-        'fieldRepName',
-      ]);
-      expect(errors.fieldRepName![0]).toMatch(/send null to clear/);
-    },
-  );
+  it.each([
+    'Awaiting reassignment',
+    'awaiting REASSIGNMENT ',
+    '\u200bAwaiting  reassignment',
+    'Awaiting\u00a0re\u200dassignment\u202e',
+  ])('refuses %j as a rep name: it reports a cleared assignment', async (fieldRepName) => {
+    const errors = expectInvalid(await workflowAction(t, visitId, { action: 'assign-rep', fieldRepName }), [
+      'fieldRepName',
+    ]);
+    expect(errors.fieldRepName![0]).toMatch(/send null to clear/);
+  });
 
   it('refuses bodies that are not an object, and malformed JSON', async () => {
     for (const body of [[{ action: 'dispatch' }], 'dispatch', null])

@@ -9,7 +9,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, EventRow, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
-import { isBlank } from '../../lib/visible-text.js';
+import { isBlank, seenAs } from '../../lib/visible-text.js';
 import { type EventLog, recordEvent } from '../outbox/service.js';
 import type { EventType } from '../outbox/types.js';
 import * as repository from './repository.js';
@@ -60,7 +60,7 @@ export function assertValid(action: WorkflowAction): void {
   if (action.action !== 'assign-rep' || action.fieldRepName === null) return;
   if (isBlank(action.fieldRepName))
     throw validationProblem({ fieldRepName: ['must not be blank; send null to clear the rep'] });
-  if (action.fieldRepName.trim().toLowerCase() === AWAITING_REASSIGNMENT.toLowerCase()) {
+  if (seenAs(action.fieldRepName) === seenAs(AWAITING_REASSIGNMENT)) {
     throw validationProblem({
       fieldRepName: [
         `must not be "${AWAITING_REASSIGNMENT}", which reports a cleared assignment; send null to clear the rep`,
