@@ -178,6 +178,19 @@ describe('token endpoint: invalid_client (401)', () => {
     expectOAuthError(response, 401, 'invalid_client');
   });
 
+  it('a failed HTTP Basic authentication names the Basic scheme in WWW-Authenticate (RFC 6749 §5.2)', async () => {
+    const unknown = await t.http.post(TOKEN, {
+      body: new URLSearchParams({ grant_type: 'client_credentials' }),
+      headers: { authorization: basic('cli_unknown', tenant.clientSecret) },
+    });
+    expectOAuthError(unknown, 401, 'invalid_client');
+    expect(unknown.headers.get('www-authenticate')).toBe('Basic realm="site-services", charset="UTF-8"');
+    // Credentials in the body: no authentication scheme was used, so none is named.
+    const inBody = await t.http.post(TOKEN, { json: { ...valid(), client_secret: 'wrong' } });
+    expectOAuthError(inBody, 401, 'invalid_client');
+    expect(inBody.headers.get('www-authenticate')).toBeNull();
+  });
+
   it('the secret of another tenant', async () => {
     const other = await createTenant(t);
     expectOAuthError(

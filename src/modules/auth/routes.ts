@@ -99,7 +99,7 @@ function tokenRequest(request: FastifyRequest): TokenRequest {
     if (reason !== undefined)
       throw oauthProblem('malformed-request', 'invalid_request', `The token request's parameters ${reason}.`);
   }
-  return parsed;
+  return { ...parsed, viaBasic: basic !== null };
 }
 
 export async function registerTokenRoute(app: Api, ctx: AppContext): Promise<void> {
@@ -132,7 +132,17 @@ export async function registerTokenRoute(app: Api, ctx: AppContext): Promise<voi
               ...OAuthProblemSchema,
               description: 'Malformed token request (invalid_request, unsupported_grant_type, invalid_scope).',
             },
-            401: { ...OAuthProblemSchema, description: 'Bad client credentials (invalid_client).' },
+            401: {
+              ...OAuthProblemSchema,
+              description: 'Bad client credentials (invalid_client).',
+              headers: Type.Object({
+                'www-authenticate': Type.Optional(
+                  Type.Literal('Basic realm="site-services", charset="UTF-8"', {
+                    description: 'Present when the client authenticated with HTTP Basic (RFC 6749 §5.2).',
+                  }),
+                ),
+              }),
+            },
             415: { ...OAuthProblemSchema, description: 'Body neither JSON nor form-encoded.' },
             429: {
               ...OAuthProblemSchema,

@@ -13,6 +13,8 @@ export interface TokenRequest {
   clientId: string | undefined;
   clientSecret: string | undefined;
   scope: string | undefined;
+  /** The client authenticated with HTTP Basic (its 401 then names that scheme). */
+  viaBasic: boolean;
 }
 
 export interface TokenResponse {
@@ -68,6 +70,8 @@ export async function grantClientCredentials(
       'unauthorized',
       'invalid_client',
       'Client authentication failed: unknown client_id or wrong client_secret.',
+      // RFC 6749 §5.2: a client that tried the Authorization header is told the scheme it used (RFC 7617).
+      request.viaBasic ? { 'www-authenticate': 'Basic realm="site-services", charset="UTF-8"' } : undefined,
     );
   }
 

@@ -2133,6 +2133,8 @@ export interface operations {
             /** @description Bad client credentials (invalid_client). */
             401: {
                 headers: {
+                    /** @description Present when the client authenticated with HTTP Basic (RFC 6749 §5.2). */
+                    "WWW-Authenticate"?: "Basic realm=\"site-services\", charset=\"UTF-8\"";
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
