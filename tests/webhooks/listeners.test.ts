@@ -204,6 +204,29 @@ describe('a sandbox webhook listener', () => {
     expectProblem(unknown, 404, 'not-found');
   });
 
+  it('ends its stream (4401) once the credentials that opened it are revoked or lose webhooks:write', async () => {
+    const a = await tenant();
+    const listener = await createListener(t.http, a.token);
+    const stream = await openStream(t.baseUrl, listener.streamPath, a.token);
+    await stream.next();
+    const revoked = await admin(t, 'DELETE', `/admin/v1/tenants/${a.tenantId}/credentials/${a.clientId}`);
+    expect(revoked.status).toBe(204);
+    expect(await stream.closed).toMatchObject({ code: 4401 });
+    // Its tenant's events no longer reach a client that lost its credentials.
+    const event = await recordTestEvent(t, a.tenantId, 'ticket.created');
+    const waiting = await deliveryOf(event.id, (d) => d.attemptLog.length >= 1);
+    expect(waiting.attemptLog[0]).toMatchObject({ statusCode: null, error: expect.stringMatching(/listener|stream/) });
+    expect(stream.pending()).toEqual([]);
+
+    const b = await tenant();
+    const other = await createListener(t.http, b.token);
+    const narrowed = await openStream(t.baseUrl, other.streamPath, b.token);
+    await narrowed.next();
+    const patched = await admin(t, 'PATCH', `/admin/v1/tenants/${b.tenantId}`, { scopes: ['webhooks:read'] });
+    expect(patched.status).toBe(200);
+    expect(await narrowed.closed).toMatchObject({ code: 4401 });
+  });
+
   it('is capped at 5 open listeners per tenant, and needs webhook access and webhooks:write', async () => {
     const a = await tenant();
     for (let index = 0; index < 5; index++) await createListener(t.http, a.token);

@@ -11,7 +11,10 @@
  *   and closes every listener past its grace (any process does this, so a crashed holder's listeners
  *   close too);
  * - a dropped stream starts the grace; a stream that reconnects takes the listener over, and the
- *   deliveries that waited only for a stream are due at once (on attaching and at every tick).
+ *   deliveries that waited only for a stream are due at once (on attaching and at every tick);
+ * - every tick it also checks the standing of the client whose token opened each stream (as every request
+ *   is checked, at most seconds old) and ends the streams of revoked credentials or of a tenant that no
+ *   longer grants webhooks:write.
  *
  * Activated by the first listener created or stream opened in this process; idle otherwise.
  */
@@ -23,6 +26,7 @@ import type { WebSocket } from 'ws';
 import type { WebhookConfig } from '../../config.js';
 import type { AppDatabase } from '../../db/database.js';
 import { listenForNotifications, type NotificationListener } from '../../db/notifications.js';
+import type { ClientStandingLookup } from '../../http/auth.js';
 import type { Clock } from '../../lib/clock.js';
 import { toEnvelope } from '../outbox/service.js';
 import * as listeners from './repository.js';
@@ -45,11 +49,18 @@ export interface ListenerHubDeps {
   logger: Logger;
   config: WebhookConfig;
   keys: { webhookEncryptionKey: Buffer; legacyWebhookKey: Buffer };
+  credentialStatus: ClientStandingLookup;
 }
+
+/** The scope a stream needs (its route's), checked again while it is open. */
+const STREAM_SCOPE = 'webhooks:write';
 
 interface Stream {
   id: string;
   listenerId: string;
+  /** Who opened the stream: it lasts only while this client's credentials stand. */
+  tenantId: string;
+  clientId: string;
   socket: WebSocket;
   /** Answered the last ping. */
   alive: boolean;
@@ -112,8 +123,9 @@ export class ListenerHub {
   }
 
   /** Takes a freshly upgraded socket as the listener's stream (the route checked tenant and state). */
-  async attach(socket: WebSocket, listenerId: string, tenantId: string): Promise<void> {
-    const stream: Stream = { id: randomUUID(), listenerId, socket, alive: true, sent: new Set() };
+  async attach(socket: WebSocket, listenerId: string, auth: { tenantId: string; clientId: string }): Promise<void> {
+    const { tenantId, clientId } = auth;
+    const stream: Stream = { id: randomUUID(), listenerId, tenantId, clientId, socket, alive: true, sent: new Set() };
     let attached = false;
     let dropped = false;
     socket.on('close', () => {
@@ -243,8 +255,15 @@ export class ListenerHub {
     );
     const holding = streams.filter((stream) => held.has(stream.id)).map((stream) => stream.listenerId);
     await transaction(this.db, (tx) => listeners.resumeDeliveries(tx, holding, now));
+    const revoked = await this.revokedStreams(streams.filter((stream) => held.has(stream.id)));
     for (const stream of streams) {
-      if (!held.has(stream.id)) {
+      if (revoked.has(stream)) {
+        this.end(
+          stream,
+          CLOSE_CODES.unauthorized,
+          'the credentials of this stream were revoked or lost webhooks:write',
+        );
+      } else if (!held.has(stream.id)) {
         this.streams.delete(stream.id);
         this.end(stream, CLOSE_CODES.replaced, 'another stream holds this listener now');
       } else if (!stream.alive) {
@@ -254,6 +273,17 @@ export class ListenerHub {
         stream.socket.ping();
       }
     }
+  }
+
+  /** The streams whose client no longer stands: revoked, moved to another tenant, or without the scope. */
+  private async revokedStreams(streams: Stream[]): Promise<Set<Stream>> {
+    const revoked = new Set<Stream>();
+    for (const stream of streams) {
+      const standing = await this.deps.credentialStatus.lookup(stream.clientId);
+      if (!standing.active || standing.tenantId !== stream.tenantId || !standing.tenantScopes.has(STREAM_SCOPE))
+        revoked.add(stream);
+    }
+    return revoked;
   }
 
   /** Ends this process's streams (their listeners' grace starts) and stops listening. */

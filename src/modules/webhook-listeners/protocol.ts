@@ -48,6 +48,11 @@ export const CLOSE_CODES = {
   closed: 4410,
   /** Another stream took the listener over (a newer `svc listen` for the same listener). */
   replaced: 4409,
+  /**
+   * The credentials that opened the stream were revoked, or its tenant no longer grants webhooks:write: a
+   * stream authenticated once must not outlive them (a leaked pair is revoked to stop exactly this).
+   */
+  unauthorized: 4401,
   /** The server is shutting down: reconnect (another process may serve it). */
   goingAway: 1001,
 } as const;

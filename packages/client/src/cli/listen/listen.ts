@@ -36,6 +36,7 @@ export interface ListenDeps {
 /** The close codes the service ends a stream with (see its reference). */
 const CLOSED = 4410;
 const REPLACED = 4409;
+const UNAUTHORIZED = 4401;
 const MAX_BACKOFF_MS = 5_000;
 const PATH = '/api/v1/sandbox/webhook-listeners';
 
@@ -167,12 +168,14 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
       continue;
     }
     resuming = false;
-    if (end.code === CLOSED || end.code === REPLACED) {
+    if (end.code === CLOSED || end.code === REPLACED || end.code === UNAUTHORIZED) {
       forget();
       note(
         end.code === CLOSED
           ? 'svc listen: the listener closed; start svc listen again for a new one'
-          : 'svc listen: another svc listen took this listener over',
+          : end.code === REPLACED
+            ? 'svc listen: another svc listen took this listener over'
+            : 'svc listen: the credentials were revoked or lost webhooks:write; the stream ended',
       );
       return 1;
     }
