@@ -114,9 +114,12 @@ export class ListenerHub {
     if (!this.timer && !this.stopped) {
       const tickMs = Math.max(100, Math.min(1_000, Math.floor(this.graceMs / 4)));
       this.timer = setInterval(() => {
-        this.ticking ??= this.tick().finally(() => {
-          this.ticking = undefined;
-        });
+        // Nothing awaits a tick: one the database failed is logged and the next tried, never left to end the process.
+        this.ticking ??= this.tick()
+          .catch((error) => this.deps.logger.warn({ err: error }, 'webhook listener tick failed'))
+          .finally(() => {
+            this.ticking = undefined;
+          });
       }, tickMs);
       this.timer.unref();
     }
