@@ -110,6 +110,12 @@ export const PROBLEM_TYPES = {
     help: 'A client may have 5 sandbox webhook listeners open at once. Stop one (Ctrl-C in its svc listen, or DELETE /api/v1/sandbox/webhook-listeners/{id}) or wait for one to close, then open another.',
     sandboxOnly: true,
   },
+  'upgrade-required': {
+    status: 426,
+    title: 'Upgrade required',
+    help: "A webhook listener's stream is a WebSocket: open it with a WebSocket client (the request's Upgrade: websocket), not a plain HTTP request. svc listen does this for you.",
+    sandboxOnly: true,
+  },
   'rate-limit-exceeded': {
     status: 429,
     title: 'Rate limit exceeded',

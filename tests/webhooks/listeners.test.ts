@@ -227,6 +227,21 @@ describe('a sandbox webhook listener', () => {
     expect(await narrowed.closed).toMatchObject({ code: 4401 });
   });
 
+  it('answers a plain HTTP request for its stream 426 upgrade-required as a problem, naming the WebSocket upgrade', async () => {
+    const a = await tenant();
+    const listener = await createListener(t.http, a.token);
+    const plain = await t.http.get(listener.streamPath, { token: a.token });
+    expectProblem(plain, 426, 'upgrade-required');
+    expect(plain.headers.get('upgrade')).toBe('websocket');
+    const head = await t.http.request('HEAD', listener.streamPath, { token: a.token });
+    expect(head.status).toBe(426);
+    expect(head.headers.get('upgrade')).toBe('websocket');
+    // The stream itself still opens.
+    const stream = await openStream(t.baseUrl, listener.streamPath, a.token);
+    expect((await stream.next()).type).toBe('ready');
+    await stream.close();
+  });
+
   it('is capped at 5 open listeners per tenant, and needs webhook access and webhooks:write', async () => {
     const a = await tenant();
     for (let index = 0; index < 5; index++) await createListener(t.http, a.token);

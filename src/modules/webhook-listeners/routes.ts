@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
 import { noStoreHeaders } from '../../http/headers.js';
+import { Problem } from '../../http/problem.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { ListenerHub } from './hub.js';
@@ -101,17 +102,21 @@ export async function registerListenerRoutes(app: Api, ctx: AppContext): Promise
   // The stream, in a context of its own: only its route is wrapped by the WebSocket plugin.
   await app.register(async (streams) => {
     await streams.register(websocket, { options: { maxPayload: 64 * 1024 } });
-    (streams as unknown as FastifyInstance).get<{ Params: { id: string } }>(
-      '/api/v1/sandbox/webhook-listeners/:id/stream',
-      {
-        websocket: true,
-        config: { scope: 'webhooks:write', rateLimit: false },
-        schema: { params: IdParams },
-        // Before the upgrade, so that a refusal is an HTTP answer (401, 403, 404).
-        preHandler: async (request) =>
-          service.assertStreamable(db, request.auth.tenantId, request.params.id, clock.now()),
+    (streams as unknown as FastifyInstance).route<{ Params: { id: string } }>({
+      method: 'GET',
+      url: '/api/v1/sandbox/webhook-listeners/:id/stream',
+      config: { scope: 'webhooks:write', rateLimit: false },
+      schema: { params: IdParams, hide: true },
+      // Before the upgrade, so that a refusal is an HTTP answer (401, 403, 404).
+      preHandler: async (request) =>
+        service.assertStreamable(db, request.auth.tenantId, request.params.id, clock.now()),
+      // A request that asks no upgrade gets a problem (the plugin's own answer is a bare 404 without a body).
+      handler: async () => {
+        throw new Problem('upgrade-required', 'This is a WebSocket stream: open it with Upgrade: websocket.', {
+          headers: { upgrade: 'websocket', connection: 'Upgrade' },
+        });
       },
-      (socket, request) => hub.attach(socket, request.params.id, request.auth),
-    );
+      wsHandler: (socket, request) => hub.attach(socket, request.params.id, request.auth),
+    });
   });
 }

@@ -1875,6 +1875,7 @@ export interface components {
          *     - `validation-error` (422): Validation failed
          *     - `subscription-limit-reached` (422): Subscription limit reached
          *     - `listener-limit-reached` (422): Webhook listener limit reached
+         *     - `upgrade-required` (426): Upgrade required
          *     - `rate-limit-exceeded` (429): Rate limit exceeded
          *     - `internal-error` (500): Internal error
          *     - `service-unavailable` (503): Service unavailable
