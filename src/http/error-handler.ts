@@ -166,7 +166,11 @@ function decodedPath(path: string): string {
   }
 }
 
-export function registerErrorHandling(app: FastifyInstance, problemBaseUrl: string): void {
+export function registerErrorHandling(
+  app: FastifyInstance,
+  problemBaseUrl: string,
+  rateLimit?: { checkRefusal(request: FastifyRequest, reply: FastifyReply): Problem | undefined },
+): void {
   // Routes by pattern, to tell "no such path" (404) from "no such method on this path" (405).
   const routes: { pattern: RegExp; methods: Set<string> }[] = [];
   app.addHook('onRoute', (route) => {
@@ -183,7 +187,8 @@ export function registerErrorHandling(app: FastifyInstance, problemBaseUrl: stri
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const problem = toProblem(error, request.routeOptions.bodyLimit);
+    // A route that does not count its requests still counts its refusals (rate-limit.ts).
+    const problem = rateLimit?.checkRefusal(request, reply) ?? toProblem(error, request.routeOptions.bodyLimit);
     if (problem) {
       if (problem.status >= 500) request.log.warn({ err: error }, 'request failed: %s', problem.slug);
       return sendProblem(request, reply, problem, problemBaseUrl);

@@ -84,8 +84,10 @@ export function normalisedPath(target: string): string {
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * false: the route's requests are not counted (a long-lived stream that is one connection, not
-     * requests: the sandbox's webhook listener stream, whose reports must never be starved into timeouts).
+     * false: the route's requests that succeed are not counted (a long-lived stream that is one connection,
+     * not requests: the sandbox's webhook listener stream, whose reports must never be starved into
+     * timeouts). Those it refuses are counted, and refused 429 past the limit (`checkRefusal`): otherwise
+     * the path would take unlimited requests from anyone.
      */
     rateLimit?: false;
   }
@@ -141,6 +143,11 @@ export class ClientRateLimit {
    */
   check(request: FastifyRequest, reply: FastifyReply, address = request.ip): Problem | undefined {
     if (!isCounted(request)) return undefined;
+    return this.take(reply, address);
+  }
+
+  /** Counts one request of the address, with the limit's headers; the refusal when it is over the limit. */
+  private take(reply: FastifyReply, address: string): Problem | undefined {
     const decision = this.limiter.take(address, this.options.clock.now().getTime());
     const raw = reply.raw;
     raw.setHeader(RATE_LIMIT_HEADERS.limit, this.limitText);
@@ -154,6 +161,15 @@ export class ClientRateLimit {
       `More than ${this.options.limit} requests in one minute from your address. Retry after ${wait} seconds.`,
       { headers: { 'retry-after': String(wait) } },
     );
+  }
+
+  /**
+   * A refusal (any problem) about to be answered on a route whose requests are not counted (`rateLimit:
+   * false`): counted now, and the rate limit's own refusal instead when the address is over its limit.
+   */
+  checkRefusal(request: FastifyRequest, reply: FastifyReply): Problem | undefined {
+    if (request.routeOptions.config?.rateLimit !== false) return undefined;
+    return this.take(reply, request.ip);
   }
 
   /** `check` for a request the router refused (frameworkErrors), whose `ip` ignores trustProxy. */

@@ -276,6 +276,30 @@ describe('the listener stream and the rate limit', () => {
   });
 });
 
+describe('the listener stream and the rate limit: refusals', () => {
+  it('a refused stream request is counted, and refused 429 past the limit; a stream that opens still opens', async () => {
+    const limited = await startTestApp({ config: { rateLimitPerMinute: 3 } });
+    try {
+      // Two counted requests: the token and the create.
+      const a = await tenantWithToken(limited, { webhookAccess: true });
+      const listener = await createListener(limited.http, a.token);
+      const unknown = '/api/v1/sandbox/webhook-listeners/whl_unknown/stream';
+      expectProblem(await limited.http.get(unknown), 401, 'unauthorized');
+      const refused = await limited.http.get(unknown, { token: a.token });
+      expectProblem(refused, 429, 'rate-limit-exceeded');
+      expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+      expectProblem(await limited.http.get(listener.streamPath, { token: a.token }), 429, 'rate-limit-exceeded');
+      expect((await limited.http.get('/api/v1/webhook-subscriptions', { token: a.token })).status).toBe(429);
+      // The address is over its limit, yet the listener's stream is not starved by it.
+      const stream = await openStream(limited.baseUrl, listener.streamPath, a.token);
+      expect((await stream.next()).type).toBe('ready');
+      await stream.close();
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe('production', () => {
   it('answers 404 and its document has no trace of listeners', async () => {
     const production = await startTestApp({ config: { environment: 'production' } });
