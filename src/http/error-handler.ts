@@ -54,11 +54,22 @@ function isDatabaseUnavailable(error: Error & { code?: string }): boolean {
   );
 }
 
+/** The media types a route's body schema declares (`content`, for multipart and the token endpoint), else JSON. */
+export function acceptedMediaTypes(bodySchema: unknown): string[] {
+  const content = (bodySchema as { content?: Record<string, unknown> } | undefined)?.content;
+  return content ? Object.keys(content) : ['application/json'];
+}
+
 /**
  * Maps anything thrown to a Problem; undefined for a genuinely unexpected error. `bodyLimit` is the route's
- * (request.routeOptions.bodyLimit), which a body refused as too large is told.
+ * (request.routeOptions.bodyLimit), which a body refused as too large is told; `accepted` the media types its
+ * body may have, which a body of another type is told.
  */
-export function toProblem(error: FastifyError & { code?: string }, bodyLimit?: number): Problem | undefined {
+export function toProblem(
+  error: FastifyError & { code?: string },
+  bodyLimit?: number,
+  accepted: readonly string[] = ['application/json'],
+): Problem | undefined {
   if (error instanceof Problem) return error;
   if (error.validation) {
     const root = error.validationContext === 'body' ? 'body' : (error.validationContext ?? 'request');
@@ -68,7 +79,7 @@ export function toProblem(error: FastifyError & { code?: string }, bodyLimit?: n
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new Problem(
         'unsupported-media-type',
-        'This endpoint does not accept that Content-Type. Send application/json.',
+        `This endpoint does not accept that Content-Type. Send ${accepted.join(' or ')}.`,
       );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new Problem('payload-too-large', bodyTooLargeDetail(bodyLimit));
@@ -188,7 +199,13 @@ export function registerErrorHandling(
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     // A route that does not count its requests still counts its refusals (rate-limit.ts).
-    const problem = rateLimit?.checkRefusal(request, reply) ?? toProblem(error, request.routeOptions.bodyLimit);
+    const problem =
+      rateLimit?.checkRefusal(request, reply) ??
+      toProblem(
+        error,
+        request.routeOptions.bodyLimit,
+        acceptedMediaTypes((request.routeOptions.schema as { body?: unknown } | undefined)?.body),
+      );
     if (problem) {
       if (problem.status >= 500) request.log.warn({ err: error }, 'request failed: %s', problem.slug);
       return sendProblem(request, reply, problem, problemBaseUrl);

@@ -233,6 +233,8 @@ describe('token endpoint: media types and methods', () => {
   ])('%s is 415 with error invalid_request', async (contentType, body) => {
     const response = await t.http.post(TOKEN, { body, headers: { 'content-type': contentType } });
     expectOAuthError(response, 415, 'invalid_request', 'unsupported-media-type');
+    // It names what the endpoint takes: a form or JSON.
+    expect(response.body.detail).toMatch(/Send application\/x-www-form-urlencoded or application\/json\.$/);
   });
 
   it('a body too large for a token request is refused without reading it', async () => {

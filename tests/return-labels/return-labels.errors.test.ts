@@ -138,7 +138,9 @@ describe('type (decided by the bytes)', () => {
     ['text/plain', 'hello'],
     ['application/x-www-form-urlencoded', 'file=abc'],
   ])('refuses a %s body with 415', async (contentType, body) => {
-    expectFileProblem(await upload(Buffer.from(body, 'latin1'), contentType), 415, 'unsupported-media-type');
+    const response = await upload(Buffer.from(body, 'latin1'), contentType);
+    expectFileProblem(response, 415, 'unsupported-media-type');
+    expect(response.body.detail).toMatch(/multipart\/form-data/);
   });
 
   it('refuses a request without Content-Type with 415', async () => {
