@@ -91,32 +91,32 @@ export class Metrics {
   /** Figures read from the database and the pool when scraped; one child's value in a cluster, not a sum. */
   private addDatabaseGauges(database: AppDatabase, clock: Clock): void {
     const registers = [this.registry];
-    let due: Promise<{ count: number; oldestSeconds: number }> | undefined;
-    // Both gauges come from one query per scrape.
+    let due: Promise<Due | undefined> | undefined;
+    // Both gauges come from one query per scrape; undefined when the database failed or was too slow.
     const readDue = () => {
-      due ??= queryDue(database, clock.now()).finally(() => {
+      due ??= within(DATABASE_READ_LIMIT_MS, queryDue(database, clock.now())).finally(() => {
         setImmediate(() => {
           due = undefined;
         });
       });
       return due;
     };
-    new Gauge({
+    new DatabaseGauge({
       name: 'webhook_deliveries_due',
       help: 'Pending deliveries whose next attempt is due now (waiting for a worker).',
       aggregator: 'first',
       registers,
       async collect() {
-        this.set((await readDue()).count);
+        (this as DatabaseGauge).show((await readDue())?.count);
       },
     });
-    new Gauge({
+    new DatabaseGauge({
       name: 'webhook_oldest_due_delivery_age_seconds',
       help: 'How long the longest-waiting due delivery has been due; 0 when none is.',
       aggregator: 'first',
       registers,
       async collect() {
-        this.set((await readDue()).oldestSeconds);
+        (this as DatabaseGauge).show((await readDue())?.oldestSeconds);
       },
     });
     const pool = database.pool;
@@ -172,7 +172,48 @@ export class Metrics {
   }
 }
 
-async function queryDue(database: AppDatabase, now: Date): Promise<{ count: number; oldestSeconds: number }> {
+/** How long a scrape waits for the figures read from the database (a scraper gives up after 10 s by default). */
+const DATABASE_READ_LIMIT_MS = 2_000;
+
+/**
+ * A gauge read from the database when scraped, left out of the scrape (no sample) when it could not be read:
+ * an unreachable or stuck database must not fail the whole scrape, since an outage is when the request counts
+ * (its 503s), the pool and the process figures are needed most. No sample rather than the last value or 0,
+ * so that nothing claims the queue is empty while it cannot be read.
+ */
+class DatabaseGauge extends Gauge {
+  private unread = false;
+
+  show(value: number | undefined): void {
+    this.unread = value === undefined;
+    if (value !== undefined) this.set(value);
+  }
+
+  override async get() {
+    const metric = await super.get();
+    return this.unread ? { ...metric, values: [] } : metric;
+  }
+}
+
+/** The work's value, or undefined when it fails or takes longer than `ms`. */
+async function within<T>(ms: number, work: Promise<T>): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([work.catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface Due {
+  count: number;
+  oldestSeconds: number;
+}
+
+async function queryDue(database: AppDatabase, now: Date): Promise<Due> {
   const { rows } = await sql<{ count: number; oldest: Date | null }>`
     select count(*)::int as count, min(next_attempt_at) as oldest from webhook_deliveries
     where status = 'pending' and next_attempt_at <= ${now}
