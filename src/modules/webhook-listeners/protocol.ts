@@ -92,8 +92,18 @@ export function parseResult(text: string): AttemptReport | undefined {
     attempt,
     statusCode: status ? (statusCode as number) : null,
     durationMs: duration,
-    error: status ? null : `forwarding failed: ${(error as string).slice(0, MAX_ERROR_LENGTH)}`,
+    error: status ? null : `forwarding failed: ${recordable((error as string).slice(0, MAX_ERROR_LENGTH))}`,
   };
+}
+
+/**
+ * The client's error text as it can be stored and shown: it is the tenant's to choose, and a NUL (which
+ * PostgreSQL's text cannot hold) failed the write of the attempt's outcome, leaving the delivery claimed
+ * until its lease ran out. Line breaks and tabs become spaces (the text is one line of a log and a table
+ * cell), other control characters U+FFFD.
+ */
+function recordable(text: string): string {
+  return text.replace(/[\t\n\r]/g, ' ').replace(/\p{Cc}/gu, '\uFFFD');
 }
 
 export function parseReport(text: string | undefined): AttemptReport | undefined {

@@ -1,0 +1,67 @@
+/**
+ * What `svc listen` reports about a forwarding failure is text the tenant's own process chooses. A NUL in
+ * it (which PostgreSQL's text cannot hold) failed the outcome's write: the attempt stayed claimed until its
+ * lease ran out and was logged as "the worker's lease expired" instead of what the client reported. Line
+ * breaks are recorded as spaces, other control characters as U+FFFD; the rest of the text as sent.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/lib/clock.js';
+import type { DeliveryWorker } from '../../src/modules/outbox/worker.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { createListener, openStream } from '../helpers/listener-stream.js';
+import { tenantWithToken } from '../helpers/tenants.js';
+import {
+  localResolver,
+  recordTestEvent,
+  startTestWorker,
+  testWebhookConfig,
+  TestReceiver,
+  waitForDeliveries,
+} from '../helpers/webhooks.js';
+
+let receiver: TestReceiver;
+let t: TestApp;
+let worker: DeliveryWorker;
+
+beforeAll(async () => {
+  receiver = await TestReceiver.start();
+  t = await startTestApp({
+    clock: new ManualClock(),
+    resolver: localResolver,
+    config: { webhook: testWebhookConfig(receiver.port) },
+  });
+  worker = await startTestWorker(t, receiver);
+});
+afterAll(async () => {
+  await worker?.stop();
+  await t?.close();
+  await receiver?.close();
+});
+
+describe("a listener's report of a forwarding failure", () => {
+  it("is recorded as the attempt's error, control characters replaced, and the delivery retried at once", async () => {
+    const a = await tenantWithToken(t, { webhookAccess: true });
+    const listener = await createListener(t.http, a.token, ['ticket.created']);
+    const stream = await openStream(t.baseUrl, listener.streamPath, a.token);
+    await stream.next();
+    const event = await recordTestEvent(t, a.tenantId, 'ticket.created');
+    const first = await stream.next();
+    stream.send({
+      type: 'result',
+      deliveryId: first.deliveryId,
+      attempt: first.attempt,
+      error: 'ECONNREFUSED\u0000 at\u0007 localhost:8080\n\u202E',
+      durationMs: 4,
+    });
+    // The retry schedule's 20 ms, not the 60 s lease.
+    const second = await stream.next(5_000);
+    expect(second).toMatchObject({ deliveryId: first.deliveryId, attempt: 2 });
+    stream.report(second, 204);
+    const [delivery] = await waitForDeliveries(t, event.id, (all) => all[0]?.status === 'succeeded');
+    expect(delivery.attemptLog.map((entry: any) => [entry.attempt, entry.statusCode, entry.error])).toEqual([
+      [1, null, 'forwarding failed: ECONNREFUSED\uFFFD at\uFFFD localhost:8080 \u202E'],
+      [2, 204, null],
+    ]);
+    await stream.close();
+  });
+});
