@@ -61,6 +61,8 @@ async function prepare(config: Config, database: AppDatabase, logger: Logger, pr
     if (pending.length > 0) progress(`migrating the database (${pending.length} pending: ${pending.join(', ')})…`);
     const applied = await migrateToLatest(database.db);
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    if (unknown.length > 0)
+      logger.warn({ unknown }, 'the database was migrated by a newer release; serving its schema as it is');
   }
   const keys = await resolveServerKeys(config, database.db);
   const packet = await provisionSandbox(config, database, new Date(), () =>

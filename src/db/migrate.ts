@@ -18,16 +18,28 @@ export async function migrationState(db: Kysely<any>): Promise<{ pending: string
   const applied = rows.map((row) => row.name);
   return {
     pending: known.filter((name) => !applied.includes(name)),
-    // Applied by newer code: the Migrator refuses to run against them, as it did before this shortcut.
+    // Applied by a newer release (see migrateToLatest).
     unknown: applied.filter((name) => !known.includes(name)),
   };
 }
 
-/** Applies every pending migration; throws with the failing migration's name on error. */
+/**
+ * Applies every pending migration; throws with the failing migration's name on error.
+ *
+ * A database that already has every migration of this release and more (a newer release migrated it: a
+ * rolling upgrade runs the new release's migrations first, docs/deployment.md) needs nothing: migrations are
+ * additive, so this release serves the newer schema, and an old process restarting mid-roll, or a roll-back,
+ * must start. Kysely's Migrator would refuse it ("corrupted migrations"). Only a database that lacks some of
+ * this release's migrations while having others it does not know (another line of releases) is refused.
+ */
 // biome-ignore lint/suspicious/noExplicitAny: Kysely's Migrator works on a database of any schema.
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   const state = await migrationState(db);
-  if (state.pending.length === 0 && state.unknown.length === 0) return [];
+  if (state.pending.length === 0) return [];
+  if (state.unknown.length > 0)
+    throw new Error(
+      `the database has migrations this release does not know (${state.unknown.join(', ')}) and lacks some of its own (${state.pending.join(', ')}): it was migrated by another line of releases; refusing to migrate it`,
+    );
   const migrator = new Migrator({ db, provider });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   const failed = result.results?.find((entry) => entry.status === 'Error');
