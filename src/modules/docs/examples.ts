@@ -1,7 +1,8 @@
 /**
  * The examples the documents show with each named schema: one client's story (a site, a visit at it with
  * a return label, a message with an attachment, a webhook subscription and the visit's events). Each is
- * checked against its schema (tests/unit/openapi-examples.test.ts, and the linters' example rules).
+ * checked against its schema (tests/openapi/document.test.ts, and the linters' example rules), and they
+ * agree with each other as real responses and deliveries would (tests/openapi/example-story.test.ts).
  */
 import { EVENT_TYPES, type EventType, PAYLOAD_VERSION } from '../outbox/types.js';
 
@@ -12,6 +13,46 @@ const MESSAGE_ID = 'msg_2b5d8f1h4k7m0p3r6t9v2x5z8c';
 const BASE = 'https://api.example.com';
 export const CREATED = '2026-11-02T09:15:00.000Z';
 const UPDATED = '2026-11-03T14:40:12.345Z';
+/** When the story's files were uploaded: an upload is a change of its owner (version + 1, `updatedAt`). */
+const UPLOADED = '2026-11-03T10:02:44.120Z';
+
+/**
+ * The visit's events in the order they happened, each with its own id (a receiver's deduplication key) and
+ * time: ticket.created when the visit was created, then the operator's workflow, each action a new version.
+ */
+const EVENTS: Record<EventType, { id: string; occurredAt: string; data: Record<string, unknown> }> = {
+  'ticket.created': { id: 'evt_2c6f0j4m8q1t5w9z3b7e1h5k9n', occurredAt: CREATED, data: { status: 'New' } },
+  'rep.assigned': {
+    id: 'evt_5g9k3n7r1u5x9a3d7g1j5m9q3t',
+    occurredAt: '2026-11-05T16:20:31.204Z',
+    data: { status: 'New', fieldRepName: 'Jordan Lee' },
+  },
+  'job.scheduled': {
+    id: 'evt_8k2mq4x7b1c9d3f5g6h0j2n4p6',
+    occurredAt: '2026-11-06T10:41:07.512Z',
+    data: { status: 'Scheduled', scheduledDate: '2026-11-07', etaTime: '10:30' },
+  },
+  'schedule.updated': {
+    id: 'evt_1b4d7g0j3m6p9s2v5y8a1c4f7h',
+    occurredAt: '2026-11-06T15:12:09.871Z',
+    data: { status: 'Scheduled', scheduledDate: '2026-11-07', etaTime: '13:00' },
+  },
+  'job.dispatched': {
+    id: 'evt_6r0u4x8a2d6g0k4n8r2v6y0c4f',
+    occurredAt: '2026-11-07T07:30:00.000Z',
+    data: { status: 'Dispatched' },
+  },
+  'job.completed': {
+    id: 'evt_3w7z1c5f9h3k7n1q5t9w3z7b1e',
+    occurredAt: '2026-11-07T14:48:55.310Z',
+    data: { status: 'Completed' },
+  },
+  'deliverables.transmitted': {
+    id: 'evt_9e3h7k1n5q9t3w7z1c5f9j3m7p',
+    occurredAt: '2026-11-07T15:02:17.644Z',
+    data: { status: 'Completed', notes: 'Reader replaced; photos of the kiosk attached.' },
+  },
+};
 
 const resourceMeta = (version: number) => ({ version, etag: `"${version}"` });
 
@@ -51,7 +92,7 @@ export const fileVersionExample = {
   fileName: 'return-label.pdf',
   contentType: 'application/pdf',
   sizeBytes: 48213,
-  uploadedAt: '2026-11-03T10:02:44.120Z',
+  uploadedAt: UPLOADED,
 };
 
 export const returnLabelExample = {
@@ -96,13 +137,14 @@ export const siteVisitExample = {
     clientId: CLIENT_ID,
     status: 'Scheduled',
     createdAt: CREATED,
-    updatedAt: UPDATED,
+    // Shown as job.scheduled left it: created (1), its label uploaded (2), a rep assigned (3), scheduled (4).
+    updatedAt: EVENTS['job.scheduled'].occurredAt,
     ...visitAttributes,
     assetsToService: 'Kiosk A (front entrance) [DEMO-ASSET-1]',
     siteVisitAssets: [siteVisitAssetExample],
     returnLabel: returnLabelExample,
   },
-  meta: resourceMeta(3),
+  meta: resourceMeta(4),
 };
 
 export const messageCreateExample = {
@@ -123,7 +165,8 @@ export const messageExample = {
     clientId: CLIENT_ID,
     status: 'Open',
     createdAt: CREATED,
-    updatedAt: CREATED,
+    // Its attachment's upload was its one change since.
+    updatedAt: UPLOADED,
     siteVisitId: VISIT_ID,
     type: 'Change Appointment',
     recordOwner: 'Client API',
@@ -137,7 +180,7 @@ export const messageExample = {
     clientContacts: true,
     svcPm: true,
   },
-  meta: resourceMeta(1),
+  meta: resourceMeta(2),
 };
 
 export const projectExample = {
@@ -201,25 +244,15 @@ export function validationProblemExample(problemBaseUrl: string) {
   };
 }
 
-/** Each event's own members of `data` in the example delivery. */
-const EVENT_DATA: Record<EventType, Record<string, unknown>> = {
-  'ticket.created': { status: 'New' },
-  'rep.assigned': { status: 'New', fieldRepName: 'Jordan Lee' },
-  'job.scheduled': { status: 'Scheduled', scheduledDate: '2026-11-06', etaTime: '10:30' },
-  'schedule.updated': { status: 'Scheduled', scheduledDate: '2026-11-06', etaTime: '13:00' },
-  'job.dispatched': { status: 'Dispatched' },
-  'job.completed': { status: 'Completed' },
-  'deliverables.transmitted': { status: 'Completed', notes: 'Reader replaced; photos of the kiosk attached.' },
-};
-
 export function eventExample(type: EventType) {
+  const { id, occurredAt, data } = EVENTS[type];
   return {
-    id: 'evt_8k2mq4x7b1c9d3f5g6h0j2n4p6',
+    id,
     type,
-    occurredAt: '2026-11-06T10:41:07.512Z',
+    occurredAt,
     resourceType: 'site-visits',
     resourceId: VISIT_ID,
     payloadVersion: PAYLOAD_VERSION,
-    data: { clientTicketNumber: 'TCK-2026-1187', clientSiteId: 'STORE-0042', ...EVENT_DATA[type] },
+    data: { clientTicketNumber: 'TCK-2026-1187', clientSiteId: 'STORE-0042', ...data },
   };
 }

@@ -57,7 +57,7 @@ export const operatorSiteVisitExample = {
   attributes: {
     ...siteVisitExample.attributes,
     fieldRepName: 'Jordan Lee',
-    scheduledDate: '2026-11-06',
+    scheduledDate: '2026-11-07',
     etaTime: '10:30',
     dispatchedAt: null,
     completedAt: null,
@@ -75,7 +75,7 @@ export const subscriptionWithHealthExample = {
   health: {
     consecutiveFailures: 0,
     failingSince: null,
-    lastSuccessAt: '2026-11-06T10:41:08.000Z',
+    lastSuccessAt: '2026-11-06T10:41:12.795Z',
     lastFailureAt: null,
     lastError: null,
     deactivatedReason: null,

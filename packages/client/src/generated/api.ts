@@ -951,7 +951,7 @@ export interface components {
          *         "clientId": "tnt_3d7f9k2m4q6s8v0x1z3b5c7e9g",
          *         "status": "Scheduled",
          *         "createdAt": "2026-11-02T09:15:00.000Z",
-         *         "updatedAt": "2026-11-03T14:40:12.345Z",
+         *         "updatedAt": "2026-11-06T10:41:07.512Z",
          *         "clientSiteId": "STORE-0042",
          *         "description": "Replace the card reader of kiosk A",
          *         "clientTicketNumber": "TCK-2026-1187",
@@ -990,8 +990,8 @@ export interface components {
          *         }
          *       },
          *       "meta": {
-         *         "version": 3,
-         *         "etag": "\"3\""
+         *         "version": 4,
+         *         "etag": "\"4\""
          *       }
          *     }
          */
@@ -1183,7 +1183,7 @@ export interface components {
          *         "clientId": "tnt_3d7f9k2m4q6s8v0x1z3b5c7e9g",
          *         "status": "Open",
          *         "createdAt": "2026-11-02T09:15:00.000Z",
-         *         "updatedAt": "2026-11-02T09:15:00.000Z",
+         *         "updatedAt": "2026-11-03T10:02:44.120Z",
          *         "siteVisitId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
          *         "type": "Change Appointment",
          *         "recordOwner": "Client API",
@@ -1206,8 +1206,8 @@ export interface components {
          *         "svcPm": true
          *       },
          *       "meta": {
-         *         "version": 1,
-         *         "etag": "\"1\""
+         *         "version": 2,
+         *         "etag": "\"2\""
          *       }
          *     }
          */
@@ -1436,9 +1436,9 @@ export interface components {
          * ticket.created event
          * @description A site visit was created, through the API or by the operator outside the API (the visit is then given an API visit_ id before publishing; one created visit produces one delivery). Published whatever the client's webhook access and API-enabled settings.
          * @example {
-         *       "id": "evt_8k2mq4x7b1c9d3f5g6h0j2n4p6",
+         *       "id": "evt_2c6f0j4m8q1t5w9z3b7e1h5k9n",
          *       "type": "ticket.created",
-         *       "occurredAt": "2026-11-06T10:41:07.512Z",
+         *       "occurredAt": "2026-11-02T09:15:00.000Z",
          *       "resourceType": "site-visits",
          *       "resourceId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
          *       "payloadVersion": "2026-11-01",
@@ -1487,9 +1487,9 @@ export interface components {
          * rep.assigned event
          * @description The field-rep assignment of the visit changed. data carries fieldRepName only, never contact details; when the rep is cleared, fieldRepName is "Awaiting reassignment".
          * @example {
-         *       "id": "evt_8k2mq4x7b1c9d3f5g6h0j2n4p6",
+         *       "id": "evt_5g9k3n7r1u5x9a3d7g1j5m9q3t",
          *       "type": "rep.assigned",
-         *       "occurredAt": "2026-11-06T10:41:07.512Z",
+         *       "occurredAt": "2026-11-05T16:20:31.204Z",
          *       "resourceType": "site-visits",
          *       "resourceId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
          *       "payloadVersion": "2026-11-01",
@@ -1554,7 +1554,7 @@ export interface components {
          *         "clientTicketNumber": "TCK-2026-1187",
          *         "clientSiteId": "STORE-0042",
          *         "status": "Scheduled",
-         *         "scheduledDate": "2026-11-06",
+         *         "scheduledDate": "2026-11-07",
          *         "etaTime": "10:30"
          *       }
          *     }
@@ -1608,9 +1608,9 @@ export interface components {
          * schedule.updated event
          * @description An already entered schedule date or ETA time changed before dispatch. data carries the whole schedule as it now stands (etaTime null when the new schedule has none).
          * @example {
-         *       "id": "evt_8k2mq4x7b1c9d3f5g6h0j2n4p6",
+         *       "id": "evt_1b4d7g0j3m6p9s2v5y8a1c4f7h",
          *       "type": "schedule.updated",
-         *       "occurredAt": "2026-11-06T10:41:07.512Z",
+         *       "occurredAt": "2026-11-06T15:12:09.871Z",
          *       "resourceType": "site-visits",
          *       "resourceId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
          *       "payloadVersion": "2026-11-01",
@@ -1618,7 +1618,7 @@ export interface components {
          *         "clientTicketNumber": "TCK-2026-1187",
          *         "clientSiteId": "STORE-0042",
          *         "status": "Scheduled",
-         *         "scheduledDate": "2026-11-06",
+         *         "scheduledDate": "2026-11-07",
          *         "etaTime": "13:00"
          *       }
          *     }
@@ -1672,9 +1672,9 @@ export interface components {
          * job.dispatched event
          * @description The job is locked in and dispatched to the field rep.
          * @example {
-         *       "id": "evt_8k2mq4x7b1c9d3f5g6h0j2n4p6",
+         *       "id": "evt_6r0u4x8a2d6g0k4n8r2v6y0c4f",
          *       "type": "job.dispatched",
-         *       "occurredAt": "2026-11-06T10:41:07.512Z",
+         *       "occurredAt": "2026-11-07T07:30:00.000Z",
          *       "resourceType": "site-visits",
          *       "resourceId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
          *       "payloadVersion": "2026-11-01",
@@ -1723,9 +1723,9 @@ export interface components {
          * job.completed event
          * @description The visit status became Completed after quality review passed.
          * @example {
-         *       "id": "evt_8k2mq4x7b1c9d3f5g6h0j2n4p6",
+         *       "id": "evt_3w7z1c5f9h3k7n1q5t9w3z7b1e",
          *       "type": "job.completed",
-         *       "occurredAt": "2026-11-06T10:41:07.512Z",
+         *       "occurredAt": "2026-11-07T14:48:55.310Z",
          *       "resourceType": "site-visits",
          *       "resourceId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
          *       "payloadVersion": "2026-11-01",
@@ -1774,9 +1774,9 @@ export interface components {
          * deliverables.transmitted event
          * @description Field-rep deliverables and notes were transmitted to the client. Happens after dispatch, possibly more than once (for example a first set of photos, then the completion report).
          * @example {
-         *       "id": "evt_8k2mq4x7b1c9d3f5g6h0j2n4p6",
+         *       "id": "evt_9e3h7k1n5q9t3w7z1c5f9j3m7p",
          *       "type": "deliverables.transmitted",
-         *       "occurredAt": "2026-11-06T10:41:07.512Z",
+         *       "occurredAt": "2026-11-07T15:02:17.644Z",
          *       "resourceType": "site-visits",
          *       "resourceId": "visit_9p4t7w2y5a8c1e3g6j0k2m4q7s",
          *       "payloadVersion": "2026-11-01",
