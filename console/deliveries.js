@@ -163,7 +163,7 @@ export function DeliveriesPage({ initial }) {
             <td>${delivery.attempts}</td>
             <td><a href=${`#/tenants/${encodeURIComponent(delivery.tenantId)}`}><code>${delivery.tenantId}</code></a></td>
             <td><code>${delivery.subscriptionId}</code></td>
-            <td class=${delivery.lastError ? 'error-text' : ''}>${delivery.lastError || '—'}</td>
+            <td class=${delivery.lastError ? 'error-text' : ''}>${shown(delivery.lastError) || '—'}</td>
             <td class="actions">
               <button type="button" class="link" onClick=${() => toggle(delivery.deliveryId)}>${open.has(delivery.deliveryId) ? 'Hide attempts' : 'Attempts'}</button>
               ${delivery.status === 'failed' && html`<button type="button" data-action="retry" onClick=${() => retry(delivery.deliveryId)}>Retry</button>`}

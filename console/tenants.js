@@ -252,7 +252,7 @@ function Subscriptions({ tenantId }) {
             <td>${percent(recent.successRate)}<div class="muted">${recent.succeeded} ok · ${recent.failed} failed · ${recent.pending} pending</div></td>
             <td>${when(health.lastSuccessAt)}</td>
             <td>${health.consecutiveFailures > 0 ? html`${health.consecutiveFailures} in a row<div class="muted">since ${when(health.failingSince)}</div>` : '—'}</td>
-            <td class=${health.lastError ? 'error-text' : ''}>${health.lastError || '—'}</td>
+            <td class=${health.lastError ? 'error-text' : ''}>${shown(health.lastError) || '—'}</td>
             <td><a href=${`#/deliveries${query({ subscriptionId: subscription.id })}`}>Deliveries</a></td>
           </tr>`;
         })}

@@ -210,6 +210,23 @@ describe.skipIf(!runnable)('the operator console', () => {
       .getByText('CONSOLE-⟨U+202E⟩21', { exact: true })
       .waitFor(WAIT);
 
+    // So is one in a last error (a sandbox listener's client reports its own), in both places it shows.
+    const reported = 'listener: \u202Eevil';
+    await t.database.db
+      .updateTable('webhook_deliveries')
+      .set({ last_error: reported })
+      .where('tenant_id', '=', tenantId)
+      .execute();
+    await t.database.db
+      .updateTable('webhook_subscriptions')
+      .set({ last_error: reported })
+      .where('tenant_id', '=', tenantId)
+      .execute();
+    await page.getByRole('button', { name: 'Refresh' }).nth(1).click();
+    await page.locator('tr[data-subscription]').getByText('listener: ⟨U+202E⟩evil', { exact: true }).waitFor(WAIT);
+    await page.getByRole('link', { name: "This tenant's deliveries" }).click();
+    await page.locator('tr[data-delivery]').first().getByText('listener: ⟨U+202E⟩evil', { exact: true }).waitFor(WAIT);
+
     // The token lived in memory only: nothing stored, and a reload signs out.
     expect(await page.evaluate('[localStorage.length, sessionStorage.length, document.cookie]')).toEqual([0, 0, '']);
     await page.reload();
