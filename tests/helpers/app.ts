@@ -10,7 +10,7 @@ import { inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { type Config, configWith } from '../../src/config.js';
 import { type AppDatabase, openPglite, openPostgres } from '../../src/db/database.js';
-import { clientOpenApiDocument } from '../../src/http/openapi.js';
+import { clientOpenApiDocument, operatorOpenApiDocument } from '../../src/http/openapi.js';
 import type { Api } from '../../src/http/types.js';
 import type { Clock } from '../../src/lib/clock.js';
 import type { Resolver } from '../../src/modules/outbox/destination-policy.js';
@@ -19,7 +19,7 @@ import { Metrics } from '../../src/runtime/metrics.js';
 import { generateServerKeys, type ServerKeys } from '../../src/runtime/server-keys.js';
 import { ContractChecker } from './contract.js';
 import { copyDatabase } from './database-copies.js';
-import { HttpClient } from './http.js';
+import { HttpClient, type ResponseHook } from './http.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -27,7 +27,7 @@ export interface TestApp {
   keys: ServerKeys;
   database: AppDatabase;
   baseUrl: string;
-  /** Checks every response from the client API against the OpenAPI document (contract.ts). */
+  /** Checks every response from the client API and the operator API against its OpenAPI document (contract.ts). */
   http: HttpClient;
   adminToken: string;
   /** The app's metrics; test workers count their attempts there too. */
@@ -102,6 +102,23 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   });
 }
 
+/**
+ * The operator API's responses checked against its own document, built at the first operator response (most
+ * test files make none). Without the operator API its paths are 404s of the client document's kind.
+ */
+function operatorContractHook(app: FastifyInstance, operatorApi: boolean): ResponseHook {
+  let checker: ContractChecker | undefined;
+  return (request, response) => {
+    if (!operatorApi || !request.path.startsWith(OPERATOR_PREFIX)) return;
+    // The operator's document does not list itself (tests/openapi/document.test.ts).
+    if (request.path.split('?')[0] === `${OPERATOR_PREFIX}openapi.json`) return;
+    checker ??= new ContractChecker(operatorOpenApiDocument(app), OPERATOR_PREFIX);
+    checker.hook(request, response);
+  };
+}
+
+const OPERATOR_PREFIX = '/admin/v1/';
+
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const config = testConfig(options.config);
   const ownsDatabase = options.database === undefined;
@@ -128,7 +145,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     keys,
     database,
     baseUrl,
-    http: new HttpClient(baseUrl, [new ContractChecker(clientOpenApiDocument(app)).hook]),
+    http: new HttpClient(baseUrl, [
+      new ContractChecker(clientOpenApiDocument(app)).hook,
+      operatorContractHook(app, keys.adminToken !== undefined),
+    ]),
     adminToken: keys.adminToken!,
     metrics,
     logger,

@@ -1,9 +1,9 @@
 /**
  * The contract check. Every response a test receives from the client API (/api/v1/…) is checked against
- * the app's own OpenAPI document: the status is documented for the operation, the content type is
- * documented for that status, the body is valid against its schema (Ajv, JSON Schema 2020-12 with
- * formats: the document is OpenAPI 3.1), and every required response header (inline or a reference to
- * components.headers) is present and valid.
+ * the app's own OpenAPI document, and every one from the operator API (/admin/v1/…) against the operator's:
+ * the status is documented for the operation, the content type is documented for that status, the body is
+ * valid against its schema (Ajv, JSON Schema 2020-12 with formats: the document is OpenAPI 3.1), and every
+ * required response header (inline or a reference to components.headers) is present and valid.
  * A response for a path or method the document does not have must be an error and a problem.
  * A mismatch throws from the response hook, so the test that received the response fails.
  *
