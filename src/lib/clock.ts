@@ -21,3 +21,13 @@ export class ManualClock implements Clock {
     this.current = time.getTime();
   }
 }
+
+/**
+ * The time of a change to a row locked for it: `now`, unless the row's last change is later. A request reads
+ * the clock before it waits for the row's lock; a writer that waited behind another one would otherwise give
+ * the newer version an older updatedAt (and its event an earlier occurredAt), and a client following changes
+ * by updatedAt would miss it.
+ */
+export function notBefore(now: Date, last: Date): Date {
+  return now.getTime() >= last.getTime() ? now : new Date(last.getTime());
+}

@@ -27,9 +27,10 @@ export interface FileOwner {
   exists(db: Kysely<Database>, tenantId: string, ownerId: string): Promise<boolean>;
   /**
    * In the new version's transaction: records the change on the owner (version + 1, updatedAt) and so
-   * locks it until commit. False when the owner no longer exists.
+   * locks it until commit. Returns the updatedAt written (`now`, or the owner's last change when that is
+   * later: the version's uploadedAt must not go back either); undefined when the owner no longer exists.
    */
-  touch(tx: Transaction<Database>, tenantId: string, ownerId: string, now: Date): Promise<boolean>;
+  touch(tx: Transaction<Database>, tenantId: string, ownerId: string, now: Date): Promise<Date | undefined>;
 }
 
 export interface FileDeps {
@@ -70,8 +71,8 @@ export async function acceptUpload(
   const file = await receiveFile(request, deps.files, tenantId, owner.rules);
   try {
     return await transaction(deps.db, async (tx) => {
-      const now = deps.clock.now();
-      if (!(await owner.touch(tx, tenantId, ownerId, now))) throw notFound(owner.ownerName);
+      const now = await owner.touch(tx, tenantId, ownerId, deps.clock.now());
+      if (now === undefined) throw notFound(owner.ownerName);
       await repository.insertNextVersion(tx, tenantId, {
         owner_type: owner.ownerType,
         owner_id: ownerId,

@@ -1,6 +1,6 @@
 /** A message's attachment as a versioned file (SPEC: Uploads rule 2: PDF, PNG or JPEG). */
 import type { FileOwner } from '../files/service.js';
-import { updateMessage } from './repository.js';
+import { touchMessage } from './repository.js';
 import { FILE_ATTACHMENT_OWNER, messageExists } from './service.js';
 
 export const fileAttachmentOwner: FileOwner = {
@@ -13,8 +13,7 @@ export const fileAttachmentOwner: FileOwner = {
   },
   exists: messageExists,
   // A new version changes the message's fileAttachment attribute: version + 1 and updatedAt, like any change.
-  touch: async (tx, tenantId, messageId, now) =>
-    (await updateMessage(tx, tenantId, messageId, { updated_at: now })) !== undefined,
+  touch: touchMessage,
 };
 
 /** The media types an attachment is stored and served as. */

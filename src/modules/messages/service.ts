@@ -3,6 +3,7 @@
  * update, listing, and the resource as served with its attachment.
  */
 import type { Kysely, Transaction } from 'kysely';
+import { notBefore } from '../../lib/clock.js';
 import { changedColumns, type ColumnsOf, suppliedColumns } from '../../db/column-changes.js';
 import type { Database, FileVersionRow, MessageRow, MessageUpdate } from '../../db/schema.js';
 import { assertIfMatch } from '../../http/concurrency.js';
@@ -165,7 +166,8 @@ export async function patchMessage(
 
   const changes: MessageUpdate = changedColumns(message, storedValues(patch));
   if (Object.keys(changes).length === 0) return message;
-  return (await repository.updateMessage(tx, tenantId, id, { ...changes, updated_at: now }))!;
+  const at = notBefore(now, message.updated_at);
+  return (await repository.updateMessage(tx, tenantId, id, { ...changes, updated_at: at }))!;
 }
 
 /** A page of the tenant's messages: their ids and versions, which `RenderedResources` turns into the page. */

@@ -1,5 +1,5 @@
 /** Site visits and their asset assignments. Every function takes the tenant: another tenant's visit is not found. */
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
 import {
   type CompanionWrites,
@@ -170,7 +170,31 @@ export async function updateVisit(
   return result.numUpdatedRows > 0n;
 }
 
-/** Adds 1 to the version of every visit of the site (its representation changed with the site's code). */
+/**
+ * Records a change made elsewhere (a new return-label version) on the visit: version + 1, and updatedAt
+ * `now` unless the visit's last change is later (`notBefore`: the clock was read before the row's lock was
+ * waited for). Returns the updatedAt written, undefined when the visit is not the tenant's.
+ */
+export async function touchVisit(
+  tx: Transaction<Database>,
+  tenantId: string,
+  id: string,
+  now: Date,
+): Promise<Date | undefined> {
+  const row = await tx
+    .updateTable('site_visits')
+    .set((eb) => ({ version: eb('version', '+', 1), updated_at: sql<Date>`greatest(updated_at, ${now})` }))
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .returning('updated_at')
+    .executeTakeFirst();
+  return row?.updated_at;
+}
+
+/**
+ * Adds 1 to the version of every visit of the site (its representation changed with the site's code), and
+ * moves its updatedAt to `now` unless the visit's last change is later (`notBefore`).
+ */
 export async function bumpVisitsOfSite(
   tx: Transaction<Database>,
   tenantId: string,
@@ -179,7 +203,7 @@ export async function bumpVisitsOfSite(
 ): Promise<void> {
   await tx
     .updateTable('site_visits')
-    .set((eb) => ({ version: eb('version', '+', 1), updated_at: now }))
+    .set((eb) => ({ version: eb('version', '+', 1), updated_at: sql<Date>`greatest(updated_at, ${now})` }))
     .where('tenant_id', '=', tenantId)
     .where('site_id', '=', siteId)
     .execute();

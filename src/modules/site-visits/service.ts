@@ -3,6 +3,7 @@
  * and listing here; creation (with its ticket.created event) in creation.ts, re-exported for the routes.
  */
 import type { Kysely, Transaction } from 'kysely';
+import { notBefore } from '../../lib/clock.js';
 import type { Database, SiteRow, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
 import { changedColumns, suppliedColumns } from '../../db/column-changes.js';
 import { refusingDuplicate } from '../../db/errors.js';
@@ -97,6 +98,7 @@ export async function patchVisit(
   const visit = await repository.findVisitForUpdate(tx, tenantId, id);
   if (!visit) throw notFound('Site visit');
   assertIfMatch(ifMatch, visit.version);
+  const at = notBefore(now, visit.updated_at);
 
   const startDate = patch.startDate !== undefined ? parseDate('startDate', patch.startDate) : visit.start_date;
   const dueDate = patch.dueDate !== undefined ? parseDate('dueDate', patch.dueDate) : visit.due_date;
@@ -131,13 +133,13 @@ export async function patchVisit(
     throw duplicateTicket(ticket);
   // Only a ticket number this patch sets can be a duplicate (the visit's own was unique already).
   await refusingDuplicate(
-    () => repository.updateVisit(tx, tenantId, id, { ...changes, updated_at: now }),
+    () => repository.updateVisit(tx, tenantId, id, { ...changes, updated_at: at }),
     () => duplicateTicket(String(ticket)),
     TICKET_CONSTRAINT,
   );
   if (assignment) {
     await repository.deleteAssignments(tx, tenantId, id, assignment.remove);
-    await repository.insertAssignments(tx, tenantId, id, assignment.add, now);
+    await repository.insertAssignments(tx, tenantId, id, assignment.add, at);
   }
   return (await repository.findVisit(tx, tenantId, id))!;
 }

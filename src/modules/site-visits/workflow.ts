@@ -7,6 +7,7 @@
  * and the sandbox simulator, which acts for one tenant (another tenant's visit is not found).
  */
 import type { Transaction } from 'kysely';
+import { notBefore } from '../../lib/clock.js';
 import type { Database, EventRow, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { isBlank, seenAs } from '../../lib/visible-text.js';
@@ -124,8 +125,9 @@ export async function performWorkflowAction(
   const visit = tenantId === undefined ? undefined : await repository.findVisitForUpdate(tx, tenantId, visitId);
   if (tenantId === undefined || visit === undefined) throw notFound('Site visit');
 
-  const step = plan(visit, action, now);
-  if (step !== undefined) await repository.updateVisit(tx, tenantId, visitId, { ...step.changes, updated_at: now });
+  const at = notBefore(now, visit.updated_at);
+  const step = plan(visit, action, at);
+  if (step !== undefined) await repository.updateVisit(tx, tenantId, visitId, { ...step.changes, updated_at: at });
   const record = (await repository.findVisit(tx, tenantId, visitId))!;
   if (step === undefined) return { visit: record, event: undefined };
 
@@ -134,7 +136,7 @@ export async function performWorkflowAction(
     tenantId,
     {
       type: step.event.type,
-      occurredAt: now,
+      occurredAt: at,
       resourceId: visitId,
       data: {
         clientTicketNumber: record.client_ticket_number,

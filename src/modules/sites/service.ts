@@ -1,5 +1,6 @@
 /** Site rules (SPEC: Site, Sites endpoint rules): creation, partial update, lookups and listing. */
 import type { Kysely, Transaction } from 'kysely';
+import { notBefore } from '../../lib/clock.js';
 import type { Database, SiteRow, SiteUpdate } from '../../db/schema.js';
 import { changedColumns, type ColumnsOf, suppliedColumns } from '../../db/column-changes.js';
 import { refusingDuplicate } from '../../db/errors.js';
@@ -177,15 +178,16 @@ export async function patchSite(
 
   const changes: SiteUpdate = changedColumns(site, suppliedColumns(COLUMNS, patch));
   if (Object.keys(changes).length === 0) return site;
+  const at = notBefore(now, site.updated_at);
   if (changes.site_code !== undefined && (await repository.findSiteByCode(tx, tenantId, changes.site_code as string))) {
     throw duplicateSiteCode(changes.site_code as string);
   }
   const updated = await refusingDuplicate(
-    () => repository.updateSite(tx, tenantId, id, { ...changes, updated_at: now }),
+    () => repository.updateSite(tx, tenantId, id, { ...changes, updated_at: at }),
     () => duplicateSiteCode(String(changes.site_code)),
     repository.SITE_CODE_CONSTRAINT,
   );
-  if (changes.site_code !== undefined) for (const follow of codeFollowers) await follow(tx, tenantId, id, now);
+  if (changes.site_code !== undefined) for (const follow of codeFollowers) await follow(tx, tenantId, id, at);
   return updated;
 }
 
