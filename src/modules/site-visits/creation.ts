@@ -15,7 +15,7 @@ import { activeProject, namedItem, referenceIdText } from '../reference/service.
 import { resolveSiteAssets } from '../site-assets/service.js';
 import { siteWithCode } from '../sites/service.js';
 import type { KnownReferences, ReferenceNames } from './known-references.js';
-import { findVisitReferences, visitReferencesGuard } from './references-repository.js';
+import { findVisitReferences, lockSiteOfCode, visitReferencesGuard } from './references-repository.js';
 import { loadNewVisitView, newVisitView, type VisitView } from './representation.js';
 import * as repository from './repository.js';
 import type { NewVisitRecord } from './repository.js';
@@ -151,6 +151,7 @@ export async function createVisit(
   now: Date,
   log?: EventLog,
 ): Promise<NewVisitRecord> {
+  await lockSiteOfCode(tx, tenantId, input.clientSiteId);
   const references = await readReferences(tx, tenantId, input);
   const siteAssetIds = input.siteAssetIds
     ? await resolveSiteAssets(tx, tenantId, references.site, input.siteAssetIds)

@@ -2,7 +2,8 @@
  * What a new visit names (its project, site and item) as the tenant has them: read before its create, and
  * checked again in its create's statement (the insert's guard). Every function takes the tenant.
  */
-import { type SqlBool, sql } from 'kysely';
+import { type SqlBool, sql, type Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
 import type { Executor } from '../../db/executor.js';
 import { prepared } from '../../db/prepared-statements.js';
 import type { InsertGuard } from '../../db/single-row-insert.js';
@@ -25,6 +26,15 @@ interface VisitReferencesRow {
   item_id: string | null;
   item_name: string | null;
   ticket_taken: boolean;
+}
+
+/**
+ * Locks (key share) the tenant's site of that code until the transaction ends, for a create made in a
+ * transaction (the lock `visitReferencesGuard` takes, and why): a PATCH changing the code is waited for first,
+ * and the references read next no longer find it.
+ */
+export async function lockSiteOfCode(tx: Transaction<Database>, tenantId: string, siteCode: string): Promise<void> {
+  await sql`select from sites where tenant_id = ${tenantId} and site_code = ${siteCode} for key share`.execute(tx);
 }
 
 /**
@@ -78,6 +88,12 @@ export interface NamedReferences {
  * The guard of a new visit's insert (`SingleRowInsert.guard`): the project is still the tenant's, Active
  * (reference/service.ts's `activeProject`) and served in the same form; the site still has the code the
  * visit named it by; the item still has its name. What the visit's row and response took from them holds.
+ *
+ * The site is locked (key share) by the check: a PATCH changing its code either waits for the create's commit
+ * (and then moves the new visit to its next version with the others), or has changed it already, when the
+ * check waits for that PATCH and finds the code gone. Without the lock the check read the code as last
+ * committed, the insert waited for the PATCH (its foreign key), and the visit was answered and announced
+ * (ticket.created) at version 1 with the old code, while its stored version 1 showed the new one.
  */
 export function visitReferencesGuard(tenantId: string, references: NamedReferences): InsertGuard {
   const { project, site, item } = references;
@@ -85,7 +101,7 @@ export function visitReferencesGuard(tenantId: string, references: NamedReferenc
     shape: 'visit-references',
     condition: sql<SqlBool>`exists (select from projects p where p.tenant_id = ${tenantId} and p.project_id = ${project.project_id}
         and p.project_id_is_integer = ${project.project_id_is_integer} and p.status = 'Active')
-      and exists (select from sites s where s.id = ${site.id} and s.tenant_id = ${tenantId} and s.site_code = ${site.site_code})
+      and exists (select from sites s where s.id = ${site.id} and s.tenant_id = ${tenantId} and s.site_code = ${site.site_code} for key share)
       and exists (select from items i where i.tenant_id = ${tenantId} and i.item_id = ${item.item_id} and i.item_name = ${item.item_name})`,
     parameters: [
       tenantId,
