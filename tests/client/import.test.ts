@@ -258,6 +258,7 @@ describe('usage and configuration (exit 2)', () => {
     const above = await svc(['import', 'sites', input, '--rate', '100'], svcEnv(t, tenant));
     expect(above.code).toBe(2);
     expect(above.stderr).toContain('above 99 per minute');
+    expect(above.stderr).toContain('"Rate limit" in the API reference'); // a section integrators can read
     for (const rate of ['0', '-5', 'fast'])
       expect((await svc(['import', 'sites', input, '--rate', rate], svcEnv(t, tenant))).code).toBe(2);
   });

@@ -65,7 +65,7 @@ function parseRate(value: string | undefined, env: Env): number {
     throw new UsageError(`--rate must be a positive number of rows per minute, got ${value}`);
   if (rate > MAX_RATE && env.SVC_ALLOW_RATE_ABOVE_LIMIT !== '1') {
     throw new UsageError(
-      `--rate ${value} is above ${MAX_RATE} per minute: the service allows 100 requests per minute per address (SPEC Bulk import rules). ` +
+      `--rate ${value} is above ${MAX_RATE} per minute: the service allows 100 requests per minute per address ("Rate limit" in the API reference, /docs). ` +
         'SVC_ALLOW_RATE_ABOVE_LIMIT=1 lifts this for test servers with a raised limit only.',
     );
   }
