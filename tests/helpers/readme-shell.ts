@@ -1,7 +1,8 @@
 /**
  * README sections run as written (tests/readme/): their sh blocks, read from the README itself, typed into one
- * bash session beside a copy of the checkout, `site-services/` (where `git clone` would make it: every top-level
- * entry linked, dist/ even before it is built; no data/ and nothing a reader's commands write), through real
+ * bash session beside a copy of the checkout, `site-services/` (where `git clone` would make it: every tracked
+ * top-level entry and node_modules/ linked, dist/ even before it is built; no data/ and nothing a reader's commands
+ * write), through real
  * processes (`npm start`, `npx svc`, the example receiver, curl). Ports 3000 (the service) and 8080 (a receiver)
  * are replaced by free ones; on PostgreSQL the service gets an empty database of its own. Every process the
  * shell starts is in its process group, killed when the shell is closed.
@@ -17,6 +18,28 @@ import { ROOT, until } from './real-processes.js';
 
 /** Not linked into the copy: what a first start or a reader's commands write in the checkout. */
 const LEFT_OUT = ['data', '.git', 'listen.log', 'receiver-data'];
+
+/**
+ * The checkout's top-level entries a clone has (tracked ones) and `npm install` adds, so that what a reader's own
+ * run of these blocks left in the checkout (`sites.csv.progress.jsonl`, `return-label.pdf`, …) is not in the copy:
+ * an import's progress log there made the copy's import answer "created 0 now". Every entry but LEFT_OUT outside git.
+ */
+function checkoutEntries(): string[] {
+  let tracked: string[];
+  try {
+    tracked = execFileSync('git', ['ls-files', '-z'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+      .split('\0')
+      .filter(Boolean)
+      .map((file) => file.split('/')[0]!);
+  } catch {
+    tracked = fs.readdirSync(ROOT);
+  }
+  return [...new Set([...tracked, 'node_modules', 'dist'])].filter((entry) => !LEFT_OUT.includes(entry));
+}
 
 /** The sh block that follows `marker` in the README. */
 export function readmeBlock(marker: string): string {
@@ -73,9 +96,7 @@ export async function openReadmeShell(name: string): Promise<ReadmeShell> {
   const clone = path.join(directory, 'site-services');
   fs.mkdirSync(clone);
   // dist/ too when it is not built yet: the first `npm start` builds it in the checkout.
-  for (const entry of new Set([...fs.readdirSync(ROOT), 'dist'])) {
-    if (!LEFT_OUT.includes(entry)) fs.symlinkSync(path.join(ROOT, entry), path.join(clone, entry));
-  }
+  for (const entry of checkoutEntries()) fs.symlinkSync(path.join(ROOT, entry), path.join(clone, entry));
   const databaseUrl = inject('databaseUrl');
   const empty = databaseUrl ? await openEmptyDatabase(`ss_${name.replaceAll('-', '_')}`) : undefined;
   const [apiPort, receiverPort] = [await freePort(), await freePort()];
