@@ -91,6 +91,25 @@ export class Metrics {
   /** Figures read from the database and the pool when scraped; one child's value in a cluster, not a sum. */
   private addDatabaseGauges(database: AppDatabase, clock: Clock): void {
     const registers = [this.registry];
+    // Registered (so collected) before the due query starts: else that query, queued for a connection, was
+    // counted as a client waiting for one at every scrape.
+    const pool = database.pool;
+    if (pool) {
+      new Gauge({
+        name: 'db_pool_connections',
+        help: "Connections of this process's PostgreSQL pool: total open, idle, and clients waiting for one.",
+        labelNames: ['state'],
+        registers,
+        collect() {
+          this.set({ state: 'total' }, pool.totalCount);
+          this.set({ state: 'idle' }, pool.idleCount);
+          this.set({ state: 'waiting' }, pool.waitingCount);
+        },
+      });
+      new Gauge({ name: 'db_pool_max_connections', help: 'DATABASE_POOL_SIZE of this process.', registers }).set(
+        pool.options.max ?? 10,
+      );
+    }
     let due: Promise<Due | undefined> | undefined;
     // Both gauges come from one query per scrape; undefined when the database failed or was too slow.
     const readDue = () => {
@@ -119,23 +138,6 @@ export class Metrics {
         (this as DatabaseGauge).show((await readDue())?.oldestSeconds);
       },
     });
-    const pool = database.pool;
-    if (pool) {
-      new Gauge({
-        name: 'db_pool_connections',
-        help: "Connections of this process's PostgreSQL pool: total open, idle, and clients waiting for one.",
-        labelNames: ['state'],
-        registers,
-        collect() {
-          this.set({ state: 'total' }, pool.totalCount);
-          this.set({ state: 'idle' }, pool.idleCount);
-          this.set({ state: 'waiting' }, pool.waitingCount);
-        },
-      });
-      new Gauge({ name: 'db_pool_max_connections', help: 'DATABASE_POOL_SIZE of this process.', registers }).set(
-        pool.options.max ?? 10,
-      );
-    }
     const batches = turnBatchTotals(database.db);
     if (batches) {
       // Mirrors of running totals the batches keep (src/db/turn-batches.ts), read when scraped.
