@@ -287,6 +287,8 @@ describe('verifyWebhook on a genuine delivery', () => {
       expect(verify({ now: replayed, ...input }), label).toThrow(RangeError);
       expect(verify({ now: timestamp * 1000, ...input }), label).toThrow(/^verifyWebhook: (toleranceSeconds|now) must/);
     }
+    // The message an integrator reads names the default, not a document they do not have.
+    expect(verify({ toleranceSeconds: -1 })).toThrow('0 or more (default 300), got -1');
     expect(refusal({ toleranceSeconds: 0 })).toBe('accepted');
   });
 

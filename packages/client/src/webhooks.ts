@@ -22,7 +22,7 @@ export interface VerifyWebhookInput {
   secret: string | readonly string[];
   /** The receiver's clock (default: now): a valid Date or finite milliseconds since the epoch. */
   now?: Date | number;
-  /** Allowed distance of the signing timestamp from `now`, both ways (SPEC: 300): finite, 0 or more. */
+  /** Allowed distance of the signing timestamp from `now`, both ways (default 300): finite, 0 or more. */
   toleranceSeconds?: number;
 }
 
@@ -53,7 +53,7 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
 function checkedClock(now: VerifyWebhookInput['now'], toleranceSeconds: unknown): number {
   if (typeof toleranceSeconds !== 'number' || !Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
     throw new RangeError(
-      `verifyWebhook: toleranceSeconds must be a finite number of seconds, 0 or more (SPEC: 300), got ${String(toleranceSeconds)}`,
+      `verifyWebhook: toleranceSeconds must be a finite number of seconds, 0 or more (default 300), got ${String(toleranceSeconds)}`,
     );
   }
   const nowMs = now === undefined ? Date.now() : now instanceof Date ? now.getTime() : now;
