@@ -125,7 +125,6 @@ async function runProcess(config: Config, logger: Logger, progress: Progress): P
 
   const serveApi = config.role !== 'worker';
   const app = serveApi ? await buildApp(config, { database, keys, logger, metrics }) : undefined;
-  if (app) await app.listen({ port: config.port, host: config.host });
   const workerLogger = logger.child({ component: 'webhook-worker' });
   const worker =
     config.role !== 'api'
@@ -139,26 +138,31 @@ async function runProcess(config: Config, logger: Logger, progress: Progress): P
           listeners: new ListenerRelay({ database, clock: systemClock, logger: workerLogger }),
         })
       : undefined;
-  await worker?.start();
-  logger.info({ role: config.role }, serveApi ? 'service started' : 'delivery worker started');
-  if (!child) {
-    const address = app?.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.port;
-    progress(
-      app
-        ? `listening on ${listeningAddress(config, port)} (ready ${sinceProcessStart()} after start)`
-        : `delivery worker running (${sinceProcessStart()} after start)`,
-    );
-  }
   const maintenance = child ? undefined : new Maintenance(database.db, systemClock, logger);
-  maintenance?.start();
 
+  // From before the API answers: a SIGTERM that comes once it is reachable (a test or an orchestrator that
+  // saw /ready) stops it gracefully, after the start under way has finished (bounded by the shutdown limit).
+  let started!: () => void;
+  const startedUp = new Promise<void>((resolve) => (started = resolve));
   onStopSignal(logger, async () => {
+    await startedUp;
     metricsServer?.close();
     await Promise.all([app?.close(), worker?.stop()]);
     await maintenance?.stop();
     await database.close();
   });
+
+  if (app) await app.listen({ port: config.port, host: config.host });
+  if (app && !child) {
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    progress(`listening on ${listeningAddress(config, port)} (ready ${sinceProcessStart()} after start)`);
+  }
+  await worker?.start();
+  logger.info({ role: config.role }, serveApi ? 'service started' : 'delivery worker started');
+  if (!app && !child) progress(`delivery worker running (${sinceProcessStart()} after start)`);
+  maintenance?.start();
+  started();
 }
 
 /** The cluster primary: prepares once, forks WEB_CONCURRENCY children, supervises and stops them. */
