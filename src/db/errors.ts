@@ -57,3 +57,12 @@ export function isDatabaseTimeout(error: unknown): boolean {
   const code = (error as DatabaseError | undefined)?.code;
   return code === '57014' || code === '55P03' || isClientQueryTimeout(error);
 }
+
+/**
+ * PostgreSQL rolled the transaction back because it conflicted with a concurrent one (40P01 a deadlock,
+ * 40001 a serialization failure): nothing of it was written, and the same request made again may succeed.
+ */
+export function isTransactionConflict(error: unknown): boolean {
+  const code = (error as DatabaseError | undefined)?.code;
+  return code === '40P01' || code === '40001';
+}

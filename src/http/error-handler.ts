@@ -7,7 +7,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseTimeout } from '../db/errors.js';
+import { isDatabaseTimeout, isTransactionConflict } from '../db/errors.js';
 import { bodyTooLargeDetail } from './body-limit.js';
 import { validationProblemFromAjv } from './validation.js';
 import { echo, Problem, problemBody } from './problem.js';
@@ -88,6 +88,13 @@ export function toProblem(
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new Problem('malformed-request', 'The request body is not well-formed JSON.');
+  }
+  if (isTransactionConflict(error)) {
+    return new Problem(
+      'service-unavailable',
+      'The request conflicted with a concurrent one and changed nothing. Retry it (with its Idempotency-Key, if it had one).',
+      { headers: { 'retry-after': '1' } },
+    );
   }
   if (isDatabaseUnavailable(error)) {
     return new Problem('service-unavailable', 'The service is temporarily unavailable. Retry with backoff.', {

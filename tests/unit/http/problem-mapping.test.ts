@@ -54,6 +54,15 @@ describe('errors to problems', () => {
   });
 
   it.each([
+    ['a deadlock (40P01)', '40P01'],
+    ['a serialization failure (40001)', '40001'],
+  ])('a transaction rolled back for a conflict with a concurrent one (%s) is 503: retry now', (_, code) => {
+    const problem = toProblem(fastifyError({ code }));
+    expect(problem).toMatchObject({ slug: 'service-unavailable', status: 503, headers: { 'retry-after': '1' } });
+    expect(problem!.detail).toMatch(/changed nothing\. Retry it/);
+  });
+
+  it.each([
     [400, 'malformed-request'],
     [413, 'payload-too-large'],
     [415, 'unsupported-media-type'],
