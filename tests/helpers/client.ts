@@ -5,6 +5,8 @@
  * its environment.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, type ClientOptions, type FetchLike, type SiteServicesClient } from '@site-services/client';
 import { afterEach } from 'vitest';
@@ -89,6 +91,9 @@ export function clientFor(
   });
 }
 
+/** One state directory for the svc processes of this test process (`svcEnv`). */
+const SVC_STATE_HOME = path.join(os.tmpdir(), `svc-test-state-${process.pid}`);
+
 export function svcEnv(
   t: TestApp,
   tenant: Pick<TestTenant, 'clientId' | 'clientSecret'>,
@@ -97,6 +102,8 @@ export function svcEnv(
   return {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
+    // svc listen remembers its listener here, not in the home directory of whoever runs the tests.
+    XDG_STATE_HOME: SVC_STATE_HOME,
     SVC_BASE_URL: t.baseUrl,
     SVC_CLIENT_ID: tenant.clientId,
     SVC_CLIENT_SECRET: tenant.clientSecret,

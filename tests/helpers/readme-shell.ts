@@ -106,6 +106,8 @@ export async function openReadmeShell(name: string): Promise<ReadmeShell> {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
+      // svc listen remembers its listener here, not in the home directory of whoever runs the tests.
+      XDG_STATE_HOME: path.join(directory, 'state'),
       PORT: String(apiPort),
       ...(empty?.url ? { DATABASE_URL: empty.url } : {}),
     },

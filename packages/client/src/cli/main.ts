@@ -22,6 +22,7 @@ import { ProgressLogMismatch } from './import/progress-log.js';
 import { RESOURCES, type ImportResource } from './import/rows.js';
 import { defaultSidePath, describeRejection, type ImportReport, runImport } from './import/run.js';
 import { parseForwardTo, runListen } from './listen/listen.js';
+import { stateDirectory } from './listen/state.js';
 import { triggerCommand } from './trigger.js';
 
 const USAGE = `usage:
@@ -200,6 +201,7 @@ async function listenCommand(
         clientId: credentials.clientId,
         out: (line) => process.stdout.write(`${line}\n`),
         note: (line) => process.stderr.write(`${line}\n`),
+        stateDirectory: stateDirectory(env),
       },
       stop.signal,
     );
