@@ -1,6 +1,7 @@
 /** Messages in the database. Every function takes the tenant: another tenant's message is simply not found. */
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database, MessageRow, MessageUpdate, NewMessage } from '../../db/schema.js';
+import { touchVersionedRow } from '../../db/versioned-rows.js';
 import type { Executor } from '../../db/executor.js';
 import { readListing } from '../../db/listing.js';
 import { tenantRowReads, tenantVersionReads } from '../../db/tenant-row-reads.js';
@@ -70,25 +71,14 @@ export async function updateMessage(
     .executeTakeFirst();
 }
 
-/**
- * Records a change made elsewhere (a new attachment version) on the message: version + 1, and updatedAt
- * `now` unless the message's last change is later (`notBefore`: the clock was read before the row's lock was
- * waited for). Returns the updatedAt written, undefined when the message is not the tenant's.
- */
-export async function touchMessage(
+/** Records a new attachment version on the message (`touchVersionedRow`). */
+export function touchMessage(
   tx: Transaction<Database>,
   tenantId: string,
   id: string,
   now: Date,
 ): Promise<Date | undefined> {
-  const row = await tx
-    .updateTable('messages')
-    .set((eb) => ({ version: eb('version', '+', 1), updated_at: sql<Date>`greatest(updated_at, ${now})` }))
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .returning('updated_at')
-    .executeTakeFirst();
-  return row?.updated_at;
+  return touchVersionedRow(tx, 'messages', tenantId, id, now);
 }
 
 /** One page in creation order after `afterSeq`: its listing (`readListing`) of `limit` rows at least (callers ask one extra). */

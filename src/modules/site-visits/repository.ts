@@ -1,6 +1,7 @@
 /** Site visits and their asset assignments. Every function takes the tenant: another tenant's visit is not found. */
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
+import { touchVersionedRow, updatedAtNotBefore } from '../../db/versioned-rows.js';
 import {
   type CompanionWrites,
   type InsertGuard,
@@ -170,25 +171,14 @@ export async function updateVisit(
   return result.numUpdatedRows > 0n;
 }
 
-/**
- * Records a change made elsewhere (a new return-label version) on the visit: version + 1, and updatedAt
- * `now` unless the visit's last change is later (`notBefore`: the clock was read before the row's lock was
- * waited for). Returns the updatedAt written, undefined when the visit is not the tenant's.
- */
-export async function touchVisit(
+/** Records a new return-label version on the visit (`touchVersionedRow`). */
+export function touchVisit(
   tx: Transaction<Database>,
   tenantId: string,
   id: string,
   now: Date,
 ): Promise<Date | undefined> {
-  const row = await tx
-    .updateTable('site_visits')
-    .set((eb) => ({ version: eb('version', '+', 1), updated_at: sql<Date>`greatest(updated_at, ${now})` }))
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', id)
-    .returning('updated_at')
-    .executeTakeFirst();
-  return row?.updated_at;
+  return touchVersionedRow(tx, 'site_visits', tenantId, id, now);
 }
 
 /**
@@ -203,7 +193,7 @@ export async function bumpVisitsOfSite(
 ): Promise<void> {
   await tx
     .updateTable('site_visits')
-    .set((eb) => ({ version: eb('version', '+', 1), updated_at: sql<Date>`greatest(updated_at, ${now})` }))
+    .set((eb) => ({ version: eb('version', '+', 1), updated_at: updatedAtNotBefore(now) }))
     .where('tenant_id', '=', tenantId)
     .where('site_id', '=', siteId)
     .execute();
