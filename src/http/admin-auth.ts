@@ -15,11 +15,10 @@ import type { Clock } from '../lib/clock.js';
 import { constantTimeEqual } from '../lib/secrets.js';
 import { bearerToken } from './auth.js';
 import { Problem } from './problem.js';
+import { overLimit, sweepUntilClose } from './rate-limit.js';
 import { SlidingWindowLimiter } from './sliding-window.js';
 
 export const ADMIN_SECURITY_SCHEME = 'operatorToken';
-
-const SWEEP_INTERVAL_MS = 60_000;
 
 export interface AdminAuthOptions {
   adminToken: string;
@@ -33,9 +32,7 @@ export function registerAdminAuth(
   { adminToken, failuresPerMinute, clock }: AdminAuthOptions,
 ): void {
   const failures = new SlidingWindowLimiter(failuresPerMinute);
-  const sweeper = setInterval(() => failures.sweep(clock.now().getTime()), SWEEP_INTERVAL_MS);
-  sweeper.unref();
-  app.addHook('onClose', async () => clearInterval(sweeper));
+  sweepUntilClose(app, failures, clock);
 
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, security: [{ [ADMIN_SECURITY_SCHEME]: [] }] } as typeof route.schema;
@@ -43,14 +40,7 @@ export function registerAdminAuth(
   app.addHook('onRequest', async (request) => {
     const now = clock.now().getTime();
     const standing = failures.peek(request.ip, now);
-    if (!standing.allowed) {
-      const wait = standing.resetSeconds;
-      throw new Problem(
-        'rate-limit-exceeded',
-        `More than ${failuresPerMinute} wrong operator tokens in one minute from your address. Retry after ${wait} seconds.`,
-        { headers: { 'retry-after': String(wait) } },
-      );
-    }
+    if (!standing.allowed) throw overLimit(`${failuresPerMinute} wrong operator tokens`, standing.resetSeconds);
     const token = bearerToken(request);
     if (token === undefined || !constantTimeEqual(token, adminToken)) {
       if (token !== undefined && failures.take(request.ip, now).remaining === 0)

@@ -117,6 +117,22 @@ export function routerRefusalAddress(trustProxy: TrustProxy): (request: FastifyR
   };
 }
 
+/** The 429 of a per-address limit: what the address sent past it in one minute, and when to come back. */
+export function overLimit(counted: string, waitSeconds: number): Problem {
+  return new Problem(
+    'rate-limit-exceeded',
+    `More than ${counted} in one minute from your address. Retry after ${waitSeconds} seconds.`,
+    { headers: { 'retry-after': String(waitSeconds) } },
+  );
+}
+
+/** Forgets the limiter's idle addresses every minute until the app closes, so memory follows active clients. */
+export function sweepUntilClose(app: FastifyInstance, limiter: SlidingWindowLimiter, clock: Clock): void {
+  const sweeper = setInterval(() => limiter.sweep(clock.now().getTime()), SWEEP_INTERVAL_MS);
+  sweeper.unref();
+  app.addHook('onClose', async () => clearInterval(sweeper));
+}
+
 export interface RateLimitOptions {
   limit: number;
   clock: Clock;
@@ -155,12 +171,7 @@ export class ClientRateLimit {
     raw.setHeader(RATE_LIMIT_HEADERS.reset, String(decision.resetSeconds));
     if (decision.allowed) return undefined;
     this.options.onRefused?.();
-    const wait = decision.resetSeconds;
-    return new Problem(
-      'rate-limit-exceeded',
-      `More than ${this.options.limit} requests in one minute from your address. Retry after ${wait} seconds.`,
-      { headers: { 'retry-after': String(wait) } },
-    );
+    return overLimit(`${this.options.limit} requests`, decision.resetSeconds);
   }
 
   /**
@@ -179,9 +190,7 @@ export class ClientRateLimit {
 
   /** The onRequest hook (routes and the not-found handler) and the sweep of idle addresses. */
   register(app: FastifyInstance): void {
-    const sweeper = setInterval(() => this.limiter.sweep(this.options.clock.now().getTime()), SWEEP_INTERVAL_MS);
-    sweeper.unref();
-    app.addHook('onClose', async () => clearInterval(sweeper));
+    sweepUntilClose(app, this.limiter, this.options.clock);
     // Callback style: no promise per request.
     app.addHook('onRequest', (request, reply, done) => {
       const refusal = this.check(request, reply);
