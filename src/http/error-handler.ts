@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseTimeout, isTransactionConflict } from '../db/errors.js';
 import { bodyTooLargeDetail } from './body-limit.js';
+import { acceptedMediaTypes } from './media.js';
 import { validationProblemFromAjv } from './validation.js';
 import { echo, Problem, problemBody } from './problem.js';
 
@@ -52,12 +53,6 @@ function isDatabaseUnavailable(error: Error & { code?: string }): boolean {
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|driver has already been destroyed/i.test(
     error.message,
   );
-}
-
-/** The media types a route's body schema declares (`content`, for multipart and the token endpoint), else JSON. */
-export function acceptedMediaTypes(bodySchema: unknown): string[] {
-  const content = (bodySchema as { content?: Record<string, unknown> } | undefined)?.content;
-  return content ? Object.keys(content) : ['application/json'];
 }
 
 /**

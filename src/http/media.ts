@@ -43,6 +43,12 @@ export function MultipartBody<P extends TProperties>(
   return { content: { [MULTIPART_FORM_DATA]: { schema, ...(encoding ? { encoding } : {}) } } };
 }
 
+/** The media types a route's body schema declares (`content`, for multipart and the token endpoint), else JSON. */
+export function acceptedMediaTypes(bodySchema: unknown): string[] {
+  const content = (bodySchema as { content?: Record<string, unknown> } | undefined)?.content;
+  return content ? Object.keys(content) : ['application/json'];
+}
+
 export interface BinaryResponseSchema {
   description: string;
   content: Record<string, { schema: TString }>;

@@ -12,7 +12,7 @@ import { ADMIN_SECURITY_SCHEME } from './admin-auth.js';
 import type { ComponentIndex } from './components.js';
 import { SECURITY_SCHEME } from './auth.js';
 import { bodyTooLargeDetail } from './body-limit.js';
-import { MULTIPART_FORM_DATA } from './media.js';
+import { acceptedMediaTypes, MULTIPART_FORM_DATA } from './media.js';
 import type { DocumentDefinition, JsonObject } from './openapi-types.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pagination.js';
 import {
@@ -158,8 +158,7 @@ function impliedStatuses(schema: JsonObject, definition: DocumentDefinition, oau
   const body = schema.body as JsonObject | undefined;
   if (body !== undefined) statuses.push(413);
   if (body !== undefined && !oauthErrors) {
-    const mediaTypes = body.content ? Object.keys(body.content) : ['application/json'];
-    if (mediaTypes.some((mediaType) => !mediaType.startsWith('multipart/'))) statuses.push(400);
+    if (acceptedMediaTypes(body).some((mediaType) => !mediaType.startsWith('multipart/'))) statuses.push(400);
     statuses.push(415);
   }
   // A path parameter can be malformed (bad percent-encoding) before it can be unknown.
