@@ -35,6 +35,7 @@ import {
   type SingleRowCreate,
   type TransactionalCreate,
 } from './create-request.js';
+import type { ProblemSlug } from './problem.js';
 import { createInOneStatement, createInTransaction, type KeyedRequest, lockId } from './keyed-create.js';
 
 export type {
@@ -58,6 +59,9 @@ export const IdempotencyKeyHeader = Type.Optional(
       '1 to 255 visible ASCII characters; the same key and body within 24 hours replay the original response',
   }),
 );
+
+/** What a create with an Idempotency-Key can answer 409 with, whatever it creates (its document lists them). */
+export const KEYED_CREATE_CONFLICTS: readonly ProblemSlug[] = ['idempotency-conflict', 'idempotency-pending'];
 
 /**
  * The create of a resource: 201 with its ETag; with an Idempotency-Key a retry within the replay window

@@ -1,6 +1,6 @@
 /** Schema pieces shared by every route: problem responses, nullable types, bounded strings, path ids. */
 import { type TNull, type TSchema, type TUnion, type TUnsafe, Type } from 'typebox';
-import { MAX_FIELD_ERRORS, MAX_FIELD_NAME, problemTypesOf } from './problem.js';
+import { MAX_FIELD_ERRORS, MAX_FIELD_NAME, type ProblemSlug, problemTypesOf } from './problem.js';
 import { DATE_TIME_MAX, DATE_TIME_MIN } from './request-values.js';
 
 /**
@@ -168,21 +168,41 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
 export type ProblemStatus = 400 | 401 | 403 | 404 | 408 | 409 | 413 | 415 | 422 | 429 | 431 | 500 | 503;
 
 /**
- * Response schemas for the problem statuses a route can answer, with SPEC's meaning of each. `forms` names
- * the shared schemas ($id) of problems with members of their own that a status of this route can also be
- * (a choice beside the generic problem; the OpenAPI document shows each form).
+ * The problem types a status carries wherever it is answered, for the statuses that have several types:
+ * the others a route names itself (problemResponses' `types`), as only it knows which it can raise.
+ */
+const TYPES_OF_EVERY_ROUTE: Partial<Record<ProblemStatus, readonly ProblemSlug[]>> = { 422: ['validation-error'] };
+
+/** The problem types of `status` on a route that names `named` for it, as the document lists them. */
+function problemTypesFor(status: ProblemStatus, named: readonly ProblemSlug[] | undefined): readonly ProblemSlug[] {
+  // Sandbox-only types are listed only where a route names them.
+  const ofStatus = problemTypesOf('production')
+    .filter(([, problem]) => problem.status === status)
+    .map(([slug]) => slug);
+  if (ofStatus.length <= 1) return [...new Set([...ofStatus, ...(named ?? [])])];
+  const listed = [...new Set([...(TYPES_OF_EVERY_ROUTE[status] ?? []), ...(named ?? [])])];
+  if (listed.length === 0)
+    throw new Error(`a route answering ${status} names its problem types (one of ${ofStatus.join(', ')})`);
+  return listed;
+}
+
+/**
+ * Response schemas for the problem statuses a route can answer, with SPEC's meaning of each and the problem
+ * types it can carry there ("Problem types: …", which the tests' contract check holds every answer to).
+ * `types` names, per status, the types this route raises beside those every route can (TYPES_OF_EVERY_ROUTE):
+ * a status with several types lists only these. `forms` names the shared schemas ($id) of problems with
+ * members of their own that a status of this route can also be (a choice beside the generic problem; the
+ * OpenAPI document shows each form).
  */
 export function problemResponses(
   statuses: ProblemStatus[],
   descriptions: Partial<Record<ProblemStatus, string>> = {},
   forms: Partial<Record<ProblemStatus, string[]>> = {},
+  types: Partial<Record<ProblemStatus, readonly ProblemSlug[]>> = {},
 ) {
   const responses: Record<number, TSchema> = {};
   for (const status of statuses) {
-    // A sandbox-only type is named by the route that raises it (in its description), not everywhere.
-    const slugs = problemTypesOf('production')
-      .filter(([, problem]) => problem.status === status)
-      .map(([slug]) => slug);
+    const slugs = problemTypesFor(status, types[status]);
     const description = `${descriptions[status] ?? STATUS_DESCRIPTIONS[status]} Problem types: ${slugs.join(', ')}.`;
     const others = forms[status] ?? [];
     responses[status] =

@@ -3,7 +3,8 @@
  * the app's own OpenAPI document, and every one from the operator API (/admin/v1/…) against the operator's:
  * the status is documented for the operation, the content type is documented for that status, the body is
  * valid against its schema (Ajv, JSON Schema 2020-12 with formats: the document is OpenAPI 3.1), and every
- * required response header (inline or a reference to components.headers) is present and valid.
+ * required response header (inline or a reference to components.headers) is present and valid, and a
+ * problem's type is one the response's description lists ("Problem types: …", problemResponses).
  * A response for a path or method the document does not have must be an error and a problem.
  * A mismatch throws from the response hook, so the test that received the response fails.
  *
@@ -188,6 +189,19 @@ export class ContractChecker {
       [mediaType],
       head,
     );
+    if (actual === 'application/problem+json' && !head) this.checkProblemType(where, name, documented, response);
+  }
+
+  /** A problem's type is one the response's description lists for this operation and status ("Problem types: …"). */
+  private checkProblemType(where: string, name: string, documented: JsonObject, response: TestResponse): void {
+    const listed = /Problem types: ([a-z0-9, -]+)\./.exec(String(documented.description ?? ''))?.[1]?.split(', ');
+    const type = String((response.body as { type?: unknown }).type ?? '');
+    const slug = type.slice(type.lastIndexOf('/') + 1);
+    if (listed && !listed.includes(slug)) {
+      throw new ContractViolation(
+        `Contract violation: ${where} (${name}): problem type ${slug} is not among those documented for this status (${listed.join(', ')}).`,
+      );
+    }
   }
 
   private checkBody(

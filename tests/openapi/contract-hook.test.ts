@@ -120,6 +120,18 @@ describe('the contract checker', () => {
     );
   });
 
+  it('catches a problem type the operation does not list for its status', async () => {
+    const http = clientWith((document) => {
+      const conflict = document.paths['/api/v1/sites']!.post!.responses['409'];
+      conflict.description = conflict.description.replace(/Problem types: .*\./, 'Problem types: idempotency-pending.');
+    });
+    const site = siteBody();
+    expect((await http.post('/api/v1/sites', { token, json: site })).status).toBe(201);
+    await expect(http.post('/api/v1/sites', { token, json: site })).rejects.toThrow(
+      /POST \/api\/v1\/sites → 409 \(createSite\): problem type duplicate-resource is not among those documented for this status \(idempotency-pending\)/,
+    );
+  });
+
   it('catches an undocumented status', async () => {
     const http = clientWith((document) => {
       delete document.paths['/api/v1/sites/{id}']!.get!.responses['404'];

@@ -6,7 +6,12 @@ import { IfMatchHeader } from '../../http/concurrency.js';
 import { serializeResource } from '../../http/envelope.js';
 import { sendRenderedList, sendRenderedResource } from '../../http/rendered-resources.js';
 import { createdHeaders, etagHeaders } from '../../http/headers.js';
-import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
+import {
+  createResource,
+  IdempotencyKeyHeader,
+  KEYED_CREATE_CONFLICTS,
+  sendCreateOutcome,
+} from '../../http/idempotency.js';
 import { IdParams, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import {
@@ -69,10 +74,15 @@ export function registerMessageRoutes(app: Api, ctx: AppContext): void {
         body: MessageCreateBody,
         response: {
           201: { ...MessageDocument, headers: createdHeaders },
-          ...problemResponses([401, 403, 404, 409, 422, 429], {
-            404: 'siteVisitId is not one of your site visits.',
-            409: 'An Idempotency-Key conflict or pending request.',
-          }),
+          ...problemResponses(
+            [401, 403, 404, 409, 422, 429],
+            {
+              404: 'siteVisitId is not one of your site visits.',
+              409: 'An Idempotency-Key conflict or pending request.',
+            },
+            {},
+            { 409: KEYED_CREATE_CONFLICTS },
+          ),
         },
       },
     },
@@ -137,9 +147,12 @@ export function registerMessageRoutes(app: Api, ctx: AppContext): void {
         body: MessagePatchBody,
         response: {
           200: { ...MessageDocument, headers: etagHeaders },
-          ...problemResponses([401, 403, 404, 409, 422, 429], {
-            409: 'If-Match does not match the current ETag (version-conflict).',
-          }),
+          ...problemResponses(
+            [401, 403, 404, 409, 422, 429],
+            { 409: 'If-Match does not match the current ETag (version-conflict).' },
+            {},
+            { 409: ['version-conflict'] },
+          ),
         },
       },
     },

@@ -75,7 +75,12 @@ export function registerDeliveryAdminRoutes(app: Api, ctx: AppContext): void {
         params: DeliveryParams,
         response: {
           202: data(Delivery),
-          ...problemResponses([401, 404, 409], { 409: 'The delivery is not terminally failed (invalid-state).' }),
+          ...problemResponses(
+            [401, 404, 409],
+            { 409: 'The delivery is not terminally failed (invalid-state).' },
+            {},
+            { 409: ['invalid-state'] },
+          ),
         },
       },
     },

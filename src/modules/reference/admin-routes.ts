@@ -25,7 +25,10 @@ export function registerReferenceAdminRoutes(app: Api, ctx: AppContext): void {
         tags,
         params: TenantParams,
         body: ProjectCreateBody,
-        response: { 201: DataOf(Project), ...problemResponses([401, 404, 409, 422]) },
+        response: {
+          201: DataOf(Project),
+          ...problemResponses([401, 404, 409, 422], {}, {}, { 409: ['duplicate-resource'] }),
+        },
       },
     },
     async (request, reply) => {
@@ -92,7 +95,10 @@ export function registerReferenceAdminRoutes(app: Api, ctx: AppContext): void {
         tags,
         params: TenantParams,
         body: ItemCreateBody,
-        response: { 201: DataOf(Item), ...problemResponses([401, 404, 409, 422]) },
+        response: {
+          201: DataOf(Item),
+          ...problemResponses([401, 404, 409, 422], {}, {}, { 409: ['duplicate-resource'] }),
+        },
       },
     },
     async (request, reply) => {

@@ -23,6 +23,7 @@ import {
   WorkflowActionBody,
 } from './schemas.js';
 import * as visits from './service.js';
+import { VISIT_REFERENCE_CONFLICTS } from './visit-fields.js';
 import { performWorkflowAction } from './workflow.js';
 
 const tags = ['Site visits'];
@@ -64,10 +65,15 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
         body: SiteVisitCreateBody,
         response: {
           201: visitResponse,
-          ...problemResponses([401, 404, 409, 422], {
-            404: 'The tenant, or the clientSiteId or itemName of the body, was not found.',
-            409: 'invalid-project, invalid-site-asset or a duplicate clientTicketNumber.',
-          }),
+          ...problemResponses(
+            [401, 404, 409, 422],
+            {
+              404: 'The tenant, or the clientSiteId or itemName of the body, was not found.',
+              409: 'invalid-project, invalid-site-asset or a duplicate clientTicketNumber.',
+            },
+            {},
+            { 409: VISIT_REFERENCE_CONFLICTS },
+          ),
         },
       },
     },
@@ -149,9 +155,12 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
         body: WorkflowActionBody,
         response: {
           200: visitResponse,
-          ...problemResponses([401, 404, 409, 422], {
-            409: "The visit's status does not allow the action (invalid-state).",
-          }),
+          ...problemResponses(
+            [401, 404, 409, 422],
+            { 409: "The visit's status does not allow the action (invalid-state)." },
+            {},
+            { 409: ['invalid-state'] },
+          ),
         },
       },
     },

@@ -7,7 +7,12 @@ import type { Database } from '../../db/schema.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
 import { sendResource } from '../../http/envelope.js';
 import { createdHeaders, etagHeaders } from '../../http/headers.js';
-import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
+import {
+  createResource,
+  IdempotencyKeyHeader,
+  KEYED_CREATE_CONFLICTS,
+  sendCreateOutcome,
+} from '../../http/idempotency.js';
 import { listMeta } from '../../http/pagination.js';
 import { IdParams, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
@@ -23,6 +28,7 @@ import {
   SiteVisitPatchBody,
 } from './schemas.js';
 import * as visits from './service.js';
+import { VISIT_REFERENCE_CONFLICTS } from './visit-fields.js';
 
 const tags = ['Site visits'];
 
@@ -86,10 +92,15 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
         body: SiteVisitCreateBody,
         response: {
           201: { ...SiteVisitDocument, headers: createdHeaders },
-          ...problemResponses([401, 403, 404, 409, 422, 429], {
-            404: 'clientSiteId or itemName is not one of yours.',
-            409: 'invalid-project, invalid-site-asset, duplicate clientTicketNumber, or an Idempotency-Key conflict or pending request.',
-          }),
+          ...problemResponses(
+            [401, 403, 404, 409, 422, 429],
+            {
+              404: 'clientSiteId or itemName is not one of yours.',
+              409: 'invalid-project, invalid-site-asset, duplicate clientTicketNumber, or an Idempotency-Key conflict or pending request.',
+            },
+            {},
+            { 409: [...VISIT_REFERENCE_CONFLICTS, ...KEYED_CREATE_CONFLICTS] },
+          ),
         },
       },
     },
@@ -148,10 +159,15 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
         body: SiteVisitPatchBody,
         response: {
           200: { ...SiteVisitDocument, headers: etagHeaders },
-          ...problemResponses([401, 403, 404, 409, 422, 429], {
-            404: 'The visit, or the clientSiteId or itemName, is not one of yours.',
-            409: 'invalid-project, invalid-site-asset, site-asset-conflict, duplicate clientTicketNumber, or If-Match does not match (version-conflict).',
-          }),
+          ...problemResponses(
+            [401, 403, 404, 409, 422, 429],
+            {
+              404: 'The visit, or the clientSiteId or itemName, is not one of yours.',
+              409: 'invalid-project, invalid-site-asset, site-asset-conflict, duplicate clientTicketNumber, or If-Match does not match (version-conflict).',
+            },
+            {},
+            { 409: [...VISIT_REFERENCE_CONFLICTS, 'site-asset-conflict', 'version-conflict'] },
+          ),
         },
       },
     },

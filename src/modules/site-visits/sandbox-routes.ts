@@ -39,9 +39,12 @@ export function registerSandboxRoutes(app: Api, ctx: AppContext): void {
         body: SimulateBody,
         response: {
           200: SimulateResponse,
-          ...problemResponses([401, 403, 404, 409, 422, 429], {
-            409: "The visit's status does not allow the action (invalid-state).",
-          }),
+          ...problemResponses(
+            [401, 403, 404, 409, 422, 429],
+            { 409: "The visit's status does not allow the action (invalid-state)." },
+            {},
+            { 409: ['invalid-state'] },
+          ),
         },
       },
     },

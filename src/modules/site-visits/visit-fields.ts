@@ -4,7 +4,7 @@
  */
 import type { SiteVisitRow } from '../../db/schema.js';
 import type { ColumnsOf } from '../../db/column-changes.js';
-import { Problem, validationProblem } from '../../http/problem.js';
+import { Problem, type ProblemSlug, validationProblem } from '../../http/problem.js';
 import type { SiteVisitCreate, SiteVisitPatch } from './schemas.js';
 
 /** API field → column, for the fields stored as given. */
@@ -18,6 +18,13 @@ export const PLAIN_COLUMNS = {
   partsReturnRequired: 'parts_return_required',
   schedulingRule: 'scheduling_rule',
 } as const satisfies ColumnsOf<SiteVisitCreate, SiteVisitRow> & ColumnsOf<SiteVisitPatch, SiteVisitRow>;
+
+/** The 409s of a visit's references as a create or a change names them: project, site assets, ticket number. */
+export const VISIT_REFERENCE_CONFLICTS: readonly ProblemSlug[] = [
+  'invalid-project',
+  'invalid-site-asset',
+  'duplicate-resource',
+];
 
 export function duplicateTicket(clientTicketNumber: string): Problem {
   return new Problem(

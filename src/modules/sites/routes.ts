@@ -4,7 +4,12 @@ import type { AppContext } from '../../app-context.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
 import { serializeResource } from '../../http/envelope.js';
 import { sendRenderedList, sendRenderedResource } from '../../http/rendered-resources.js';
-import { createResource, IdempotencyKeyHeader, sendCreateOutcome } from '../../http/idempotency.js';
+import {
+  createResource,
+  IdempotencyKeyHeader,
+  KEYED_CREATE_CONFLICTS,
+  sendCreateOutcome,
+} from '../../http/idempotency.js';
 import { IdParams, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { etagHeaders, createdHeaders } from '../../http/headers.js';
@@ -57,9 +62,12 @@ export function registerSiteRoutes(app: Api, ctx: AppContext, codeFollowers: rea
         body: SiteCreateBody,
         response: {
           201: { ...SiteDocument, headers: createdHeaders },
-          ...problemResponses([401, 403, 409, 422, 429], {
-            409: 'Duplicate siteCode for your client, or an Idempotency-Key conflict or pending request.',
-          }),
+          ...problemResponses(
+            [401, 403, 409, 422, 429],
+            { 409: 'Duplicate siteCode for your client, or an Idempotency-Key conflict or pending request.' },
+            {},
+            { 409: ['duplicate-resource', ...KEYED_CREATE_CONFLICTS] },
+          ),
         },
       },
     },
@@ -118,9 +126,12 @@ export function registerSiteRoutes(app: Api, ctx: AppContext, codeFollowers: rea
         body: SitePatchBody,
         response: {
           200: { ...SiteDocument, headers: etagHeaders },
-          ...problemResponses([401, 403, 404, 409, 422, 429], {
-            409: 'Duplicate siteCode, or If-Match does not match (version-conflict).',
-          }),
+          ...problemResponses(
+            [401, 403, 404, 409, 422, 429],
+            { 409: 'Duplicate siteCode, or If-Match does not match (version-conflict).' },
+            {},
+            { 409: ['duplicate-resource', 'version-conflict'] },
+          ),
         },
       },
     },

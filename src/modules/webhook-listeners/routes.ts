@@ -63,10 +63,15 @@ export async function registerListenerRoutes(app: Api, ctx: AppContext): Promise
         body: ListenerCreateBody,
         response: {
           201: { ...ListenerDocument, headers: noStoreHeaders },
-          ...problemResponses([401, 403, 422, 429], {
-            403: 'The token lacks webhooks:write, or webhook access is not enabled for your client.',
-            422: 'Validation failed, or your client already has 5 open listeners (listener-limit-reached).',
-          }),
+          ...problemResponses(
+            [401, 403, 422, 429],
+            {
+              403: 'The token lacks webhooks:write, or webhook access is not enabled for your client.',
+              422: 'Validation failed, or your client already has 5 open listeners (listener-limit-reached).',
+            },
+            {},
+            { 422: ['listener-limit-reached'] },
+          ),
         },
       },
     },

@@ -2298,7 +2298,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2454,7 +2454,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Duplicate siteCode for your client, or an Idempotency-Key conflict or pending request. Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
+            /** @description Duplicate siteCode for your client, or an Idempotency-Key conflict or pending request. Problem types: duplicate-resource, idempotency-conflict, idempotency-pending. */
             409: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -2492,7 +2492,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2642,7 +2642,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2799,7 +2799,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Duplicate siteCode, or If-Match does not match (version-conflict). Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
+            /** @description Duplicate siteCode, or If-Match does not match (version-conflict). Problem types: duplicate-resource, version-conflict. */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2835,7 +2835,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2956,7 +2956,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3269,7 +3269,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The signing version changed while this update was in flight (signing-version-conflict): list again and repeat if still needed. Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
+            /** @description The signing version changed while this update was in flight (signing-version-conflict): list again and repeat if still needed. Problem types: signing-version-conflict. */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3429,7 +3429,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3553,7 +3553,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3681,7 +3681,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3837,7 +3837,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description invalid-project, invalid-site-asset, duplicate clientTicketNumber, or an Idempotency-Key conflict or pending request. Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
+            /** @description invalid-project, invalid-site-asset, duplicate clientTicketNumber, or an Idempotency-Key conflict or pending request. Problem types: invalid-project, invalid-site-asset, duplicate-resource, idempotency-conflict, idempotency-pending. */
             409: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -3875,7 +3875,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4025,7 +4025,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4182,7 +4182,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description invalid-project, invalid-site-asset, site-asset-conflict, duplicate clientTicketNumber, or If-Match does not match (version-conflict). Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
+            /** @description invalid-project, invalid-site-asset, site-asset-conflict, duplicate clientTicketNumber, or If-Match does not match (version-conflict). Problem types: invalid-project, invalid-site-asset, duplicate-resource, site-asset-conflict, version-conflict. */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4218,7 +4218,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4411,7 +4411,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The visit's status does not allow the action (invalid-state). Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
+            /** @description The visit's status does not allow the action (invalid-state). Problem types: invalid-state. */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4447,7 +4447,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4610,7 +4610,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed, or your client already has 5 open listeners (listener-limit-reached). Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed, or your client already has 5 open listeners (listener-limit-reached). Problem types: validation-error, listener-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4768,7 +4768,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4920,7 +4920,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5102,7 +5102,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No file in the field "file", an empty file, more than one part, or a malformed multipart body. Problem types: validation-error, subscription-limit-reached. */
+            /** @description No file in the field "file", an empty file, more than one part, or a malformed multipart body. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5228,7 +5228,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5384,7 +5384,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An Idempotency-Key conflict or pending request. Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
+            /** @description An Idempotency-Key conflict or pending request. Problem types: idempotency-conflict, idempotency-pending. */
             409: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -5422,7 +5422,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5572,7 +5572,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5729,7 +5729,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description If-Match does not match the current ETag (version-conflict). Problem types: duplicate-resource, version-conflict, idempotency-conflict, idempotency-pending, invalid-project, invalid-site-asset, site-asset-conflict, invalid-state, signing-version-conflict. */
+            /** @description If-Match does not match the current ETag (version-conflict). Problem types: version-conflict. */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5765,7 +5765,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5919,7 +5919,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error, subscription-limit-reached. */
+            /** @description Validation failed; `errors` names each failing field. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6101,7 +6101,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No file in the field "file", an empty file, more than one part, or a malformed multipart body. Problem types: validation-error, subscription-limit-reached. */
+            /** @description No file in the field "file", an empty file, more than one part, or a malformed multipart body. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
