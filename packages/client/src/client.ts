@@ -44,7 +44,7 @@ export interface ClientOptions {
   clientSecret: string;
   /** Space-separated scopes to ask for; all of the client's when omitted. */
   scope?: string;
-  /** Retry bounds (SPEC Retry rules); defaults in DEFAULT_RETRY. */
+  /** Retry bounds (attempts, backoff, the longest Retry-After waited for); defaults in DEFAULT_RETRY. */
   retry?: Partial<RetryOptions>;
   /** Time limit of one attempt (default 30 s). */
   timeoutMs?: number;
@@ -184,7 +184,10 @@ export class SiteVisits extends Collection<'/api/v1/site-visits'> {
     return this.findOne({ clientTicketNumber });
   }
 
-  /** Adds a version of the visit's return label (a PDF). Not retried after an uncertain outcome (SPEC Retry rules 4). */
+  /**
+   * Adds a version of the visit's return label (a PDF). Not retried after an uncertain outcome: a repeat
+   * could add a second version.
+   */
   async uploadReturnLabel(id: string, file: FileSource, options?: UploadOptions): Promise<ReturnLabelUpload> {
     const body = await uploadForm(file, 'return-label.pdf', options);
     const result = await this.api.POST('/api/v1/site-visits/{id}/return-label', {
@@ -235,7 +238,7 @@ export interface SiteServicesClient {
   siteVisits: SiteVisits;
   messages: Messages;
   webhookSubscriptions: WebhookSubscriptions;
-  /** The client's Active projects (a capped list, SPEC Reference lists). */
+  /** The client's Active projects: one page of at most `pageSize` (default 25); reference lists have no cursor. */
   projects(pageSize?: number): Promise<Project[]>;
   items(pageSize?: number): Promise<Item[]>;
   /** The typed openapi-fetch client on the same transport, for anything the helpers do not cover. */

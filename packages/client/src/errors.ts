@@ -1,7 +1,7 @@
 /**
  * Typed errors of the client. Every answer the API refuses becomes an `ApiError` carrying the problem
- * details (SPEC "Errors"): `slug` is the last path segment of `type` (`validation-error`,
- * `duplicate-resource`, …) and `fieldErrors` the `errors` member of a 422.
+ * details (RFC 9457, "Errors" in the API reference): `slug` is the last path segment of `type`
+ * (`validation-error`, `duplicate-resource`, …) and `fieldErrors` the `errors` member of a 422.
  */
 
 export interface ProblemDetails {
@@ -30,7 +30,8 @@ export class ApiError extends SiteServicesError {
   /**
    * On a create (sites, site visits, messages): the Idempotency-Key it was sent with, the client's own when
    * the caller gave none. After a 5xx or a network failure the create may have run: repeat it with this key
-   * and the same body (SPEC Retry rules 2) and the service answers with the one resource.
+   * and the same body within 24 hours and the service answers with the one resource ("Idempotent creates" in
+   * the API reference).
    */
   idempotencyKey?: string;
 
@@ -50,7 +51,7 @@ export class ApiError extends SiteServicesError {
 
 /**
  * The client credentials are wrong or revoked: the token endpoint answered 401, or a protected request was
- * refused with 401 again right after a fresh token (SPEC Authentication 7). Retrying will not help.
+ * refused with 401 again right after a fresh token. Retrying will not help.
  */
 export class CredentialsError extends SiteServicesError {
   override name = 'CredentialsError';
@@ -65,7 +66,7 @@ export class CredentialsError extends SiteServicesError {
 /**
  * A write that is not safe to repeat blindly (PATCH, uploads, webhook-subscription writes) got no definite
  * answer: the connection failed, timed out, or the service answered 5xx, which does not prove the write
- * failed (SPEC Errors). Read the resource (or list the subscriptions / file versions) before trying again.
+ * failed. Read the resource (or list the subscriptions / file versions) before trying again.
  */
 export class UncertainResultError extends SiteServicesError {
   override name = 'UncertainResultError';

@@ -1,6 +1,6 @@
 /**
- * Bounded exponential backoff with jitter (SPEC "Retry rules" 1, 2, 5, 7), with the clock, sleep and
- * random source injectable so tests run it without real waiting.
+ * Bounded exponential backoff with jitter, so that clients failing together do not retry together, with
+ * the clock, sleep and random source injectable so tests run it without real waiting.
  */
 
 export interface RetryOptions {

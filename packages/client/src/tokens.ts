@@ -1,7 +1,7 @@
 /**
- * Access tokens per SPEC Authentication: fetched with the client-credentials grant, cached and reused
- * until shortly before they expire (8), replaced once after a 401 (7, in the transport). Concurrent
- * callers share one token request.
+ * Access tokens: fetched with the client-credentials grant, cached and reused until shortly before they
+ * expire (the service asks clients to reuse a token, not fetch one per request), replaced once after a 401
+ * (in the transport). Concurrent callers share one token request.
  */
 import { ApiError, CredentialsError, toProblem } from './errors.js';
 import type { FetchLike, TokenProvider } from './transport.js';
@@ -37,7 +37,7 @@ export class TokenSource implements TokenProvider {
   constructor(
     private readonly baseUrl: string,
     private readonly credentials: ClientCredentials,
-    /** The transport (token requests are retried on temporary failures, rule 7). */
+    /** The transport (token requests are retried on temporary failures, as reads are). */
     private readonly send: FetchLike,
     private readonly runtime: Runtime,
   ) {}

@@ -1,8 +1,9 @@
 /**
- * The fetch every request goes through: bearer token, SPEC "Retry rules" by kind of request, and the
- * 401 rule of SPEC Authentication 7. openapi-fetch hands it a finished Request; it answers with the final
- * Response (success or a definite error for the caller to read) or throws a typed error when the outcome
- * is a credentials failure, uncertain, or a network failure that outlasted its retries.
+ * The fetch every request goes through: bearer token, retries by kind of request (only what is safe to
+ * repeat is repeated), and one repeat with a fresh token after a 401 (a 401 means the request did not run).
+ * openapi-fetch hands it a finished Request; it answers with the final Response (success or a definite
+ * error for the caller to read) or throws a typed error when the outcome is a credentials failure,
+ * uncertain, or a network failure that outlasted its retries.
  */
 import { randomUUID } from 'node:crypto';
 import { CredentialsError, NetworkError, toProblem, UncertainResultError } from './errors.js';
@@ -15,10 +16,12 @@ export type FetchLike = (request: Request) => Promise<Response>;
  * - `read`: GET/HEAD, retried on 408, 429, 5xx and network failures.
  * - `create`: POST of a site, visit or message, always with an Idempotency-Key, retried like a read and on
  *   409 idempotency-pending, with the same key and the same body bytes.
- * - `token`: the token endpoint (rule 7), retried like a read, never with a bearer token.
- * - `update`: PATCH, never repeated after an uncertain outcome (rule 3).
- * - `unsafe`: uploads, webhook-subscription writes and anything else (rule 4): never repeated after an
- *   uncertain outcome.
+ * - `token`: the token endpoint, retried like a read (a token request changes nothing), never with a bearer
+ *   token.
+ * - `update`: PATCH, never repeated after an uncertain outcome: it may have been applied, so the caller
+ *   reads the resource before deciding.
+ * - `unsafe`: uploads, webhook-subscription writes and anything else: never repeated after an uncertain
+ *   outcome, as they have no Idempotency-Key (a repeat could add a second file version or subscription).
  * Every kind is repeated after 429 (the limiter refuses before anything runs) and once after a 401 with a
  * fresh token (nothing ran either). With a pacer, every attempt first waits while the rate-limit headers
  * of an earlier answer say that no request remains (pacing.ts).
@@ -161,7 +164,7 @@ export function createTransport(options: TransportOptions): FetchLike {
       }
       const pending = kind === 'create' && status === 409 && (await isIdempotencyPending(response));
       // An update's or an unsafe write's 5xx threw above; its 408 (nothing was done) goes back to the caller as
-      // an ApiError: such a write is repeated only by the caller (Retry rules 3 and 4).
+      // an ApiError: such a write is repeated only by the caller, who knows whether a repeat is wanted.
       const repeatable = kind === 'read' || kind === 'create' || kind === 'token';
       if ((repeatable && TEMPORARY.has(status)) || pending) {
         const delayMs = delayFor(retryAfter);

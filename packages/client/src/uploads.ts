@@ -1,4 +1,4 @@
-/** The multipart body of an upload (field `file`, SPEC Uploads 1) from a path, a Buffer or a Blob. */
+/** The multipart body of an upload (the field `file`, which upload endpoints read) from a path, a Buffer or a Blob. */
 import { openAsBlob } from 'node:fs';
 import path from 'node:path';
 
@@ -7,7 +7,7 @@ export type FileSource = string | Uint8Array | Blob;
 export interface UploadOptions {
   /** The part's file name; default: the path's base name, else `fallbackName`. */
   fileName?: string;
-  /** The declared type; the service decides by the bytes anyway (DECISIONS Uploads). */
+  /** The declared type; the service judges a file by its bytes, not by this. */
   contentType?: string;
 }
 

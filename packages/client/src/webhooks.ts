@@ -1,9 +1,9 @@
 /**
- * Verification of a webhook delivery, exactly SPEC "Signature (v1)" rule 3: the pinned version `v1` and
- * algorithm `hmac-sha256`, a signing timestamp within the tolerance of the receiver's clock in either
- * direction, the digest (lower-case hex HMAC-SHA256 keyed with the secret's UTF-8 bytes over
- * `timestamp + "." + raw body`) compared in constant time, and only then the JSON parsed. There is no
- * legacy fallback: a legacy-signed delivery fails (upgrade the subscription to v1).
+ * Verification of a webhook delivery, exactly as the service signs it (each event's delivery headers in
+ * the API reference): the pinned version `v1` and algorithm `hmac-sha256`, a signing timestamp within the
+ * tolerance of the receiver's clock in either direction, the digest (lower-case hex HMAC-SHA256 keyed with
+ * the secret's UTF-8 bytes over `timestamp + "." + raw body`) compared in constant time, and only then the
+ * JSON parsed. There is no legacy fallback: a legacy-signed delivery fails (upgrade the subscription to v1).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { WebhookEvent } from './types.js';
@@ -17,7 +17,7 @@ export interface VerifyWebhookInput {
   rawBody: Uint8Array | string;
   /**
    * The subscription's secret, used as given; several during a rotation (any one may match). Each is text of
-   * at least 16 characters (SPEC: the service never signs with a shorter one).
+   * at least 16 characters (a subscription's secret is never shorter).
    */
   secret: string | readonly string[];
   /** The receiver's clock (default: now): a valid Date or finite milliseconds since the epoch. */
@@ -65,7 +65,7 @@ function checkedClock(now: VerifyWebhookInput['now'], toleranceSeconds: unknown)
   return nowMs;
 }
 
-/** What the service requires of a secret (SPEC Limits), in Unicode code points as it counts them. */
+/** The shortest secret the service accepts for a subscription, in Unicode code points as it counts them. */
 const MIN_SECRET_LENGTH = 16;
 
 /**

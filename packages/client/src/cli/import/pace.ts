@@ -1,10 +1,10 @@
 /**
- * A steady pace of requests (SPEC Bulk import rules: below 100 per minute, 20 to 60 advised): each row
- * starts at least 60 000 / rate ms after the previous one, never in bursts.
+ * A steady pace of requests, below the service's rate limit (its API reference advises 20 to 60 creates per
+ * minute for imports): each row starts at least 60 000 / rate ms after the previous one, never in bursts.
  */
 import type { Runtime } from '../../retry.js';
 
-/** SPEC's request rate limit per client address and process. */
+/** The service's rate limit: requests per minute per client address ("Rate limit" in its API reference). */
 export const RATE_LIMIT_PER_MINUTE = 100;
 export const DEFAULT_RATE = 30;
 /** The fastest pace accepted without the test-only override: strictly below the limit. */

@@ -1,5 +1,5 @@
 /**
- * The local progress log of an import (SPEC Bulk import rules): JSON Lines beside the input file. The
+ * The local progress log of an import, so that a re-run resumes it: JSON Lines beside the input file. The
  * first line names the file by its SHA-256; each further line records a row the service answered
  * definitely (created, replayed or rejected), written and flushed to disk before the next row starts. A
  * re-run skips the rows recorded as created and sends every other row again under its own key, so a row

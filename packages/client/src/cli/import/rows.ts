@@ -26,8 +26,8 @@ export interface ImportFile {
 }
 
 /**
- * CSV cells are text; these members are not, in the create bodies (SPEC Resources). An empty cell leaves
- * the member out. A boolean cell is `true`, `false`, `yes` or `no` in any case (the README's list), and
+ * CSV cells are text; these members are not, in the create bodies (the OpenAPI document's schemas). An
+ * empty cell leaves the member out. A boolean cell is `true`, `false`, `yes` or `no` in any case, and
  * anything else makes the row an error reported here, never sent: a guess (is `maybe` or `2` true?) would
  * create a record the file did not mean. Other cells that cannot be read as their type are sent as
  * written, for the service to refuse with a problem naming the field.

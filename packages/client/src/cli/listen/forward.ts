@@ -64,7 +64,7 @@ function describe(error: unknown, timeoutMs: number): string {
   return text.length > 200 ? `${text.slice(0, 197)}...` : text;
 }
 
-/** The status as the line shows it: a redirect says what the service makes of it (SPEC: never followed). */
+/** The status as the line shows it: a redirect says what the service makes of it (it never follows one). */
 function statusText(statusCode: number): string {
   return statusCode >= 300 && statusCode < 400
     ? `${statusCode} (a redirect: not followed, the delivery fails)`
