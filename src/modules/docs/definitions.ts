@@ -103,7 +103,7 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
   twice the longest body its schema admits (every character escaped), at least 16 KiB. An object of more than
   1,000 members or nesting deeper than 64 levels is 422 on \`body\` without being parsed.
 
-## Decisions on points the specification leaves open
+## Field rules
 
 - **Site status** is \`Active\` on creation.
 - **Visit status** moves \`New\` → \`Scheduled\` → \`Dispatched\` → \`Completed\`, only through the operator's
