@@ -8,6 +8,7 @@
 #     without @types/node (client-package/consumer*.ts);
 #   - the README's ten-line example, as written;
 #   - the installed `svc --help`, `svc token` (bare, usable as a bearer token) and `svc token --json`.
+# Before that, no file of the tarball may cite the project's specification, its decisions record or an issue.
 # About a minute on an idle 2-core machine (the compiled server, dist/, is built by npm ci); called by .ci/run.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -69,6 +70,24 @@ for expected in package/dist/index.js package/dist/index.d.ts package/dist/cli/b
   grep -qx "$expected" <<<"$listing" || fail "the tarball lacks $expected"
 done
 if grep -E '^package/src/|\.ts$' <<<"$listing" | grep -qv '\.d\.ts$'; then fail "the tarball ships TypeScript sources"; fi
+# Integrators never see the project's specification, docs/decisions.md or issue tracker: no published file
+# (declarations and their hover docs, JavaScript, README) cites them (tests/helpers/internal-citations.ts).
+mkdir "$work/unpacked"
+tar xzf "$tarball" -C "$work/unpacked"
+citations=$(node --import tsx --input-type=module -e "
+  const { readdirSync, readFileSync } = await import('node:fs');
+  const path = await import('node:path');
+  const { internalCitations } = await import('./tests/helpers/internal-citations.ts');
+  const root = process.argv[1];
+  for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    for (const line of internalCitations(readFileSync(file, 'utf8'))) console.log(path.relative(root, file), line);
+  }
+" "$work/unpacked/package") || fail "could not read the unpacked tarball"
+[ -z "$citations" ] || fail "published files cite internal documents:
+$citations"
+note "no published file cites the specification, the decisions record or an issue"
 
 # A fresh project that knows nothing of the repository; TypeScript and @types/node at the repository's versions.
 mkdir "$work/consumer"
