@@ -1,6 +1,6 @@
 /**
  * `svc listen --forward-to <url> [--events type,type]`: opens a sandbox webhook listener, holds its
- * stream (a WebSocket, Node's own client) and forwards every attempt to the developer's address, then
+ * stream (stream.ts) and forwards every attempt to the developer's address, then
  * reports the answer back, so the service records it like any delivery (a non-2xx is retried on the
  * schedule). Prints `Ready. Forwarding events to <url>. Signing secret: <secret>` once connected, then
  * one line per attempt. A dropped stream is reconnected until the listener's grace period runs out;
@@ -10,10 +10,10 @@
  */
 import { ApiError, toProblem } from '../../errors.js';
 import type { SiteServicesClient } from '../../client.js';
-import { urlUnder } from '../../urls.js';
 import { UsageError } from '../credentials.js';
-import { type AttemptResult, attemptLine, type ForwardFetch, forwardAttempt, type StreamAttempt } from './forward.js';
+import type { ForwardFetch } from './forward.js';
 import { ListenerState, type RememberedListener } from './state.js';
+import { holdStream, type StreamEnd } from './stream.js';
 
 export interface ListenOptions {
   forwardTo: string;
@@ -41,8 +41,6 @@ const MAX_BACKOFF_MS = 5_000;
 const PATH = '/api/v1/sandbox/webhook-listeners';
 
 type Listener = RememberedListener;
-
-type SessionEnd = { opened: boolean; code: number; reason: string };
 
 export function parseForwardTo(value: string | undefined): string {
   if (!value)
@@ -101,53 +99,21 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
   if (!listener) await open();
   else note(`svc listen: resuming listener ${listener.id}`);
   let graceMs = listener!.graceSeconds * 1000;
-  let timeoutMs = 10_000;
   let ready = false;
-  const streamUrl = () => {
-    const url = urlUnder(deps.baseUrl, listener!.streamPath);
-    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-    return url;
+  const onReady = () => {
+    if (!ready) deps.out(`Ready. Forwarding events to ${options.forwardTo}. Signing secret: ${listener!.secret}`);
+    else note('svc listen: reconnected; resuming');
+    ready = true;
   };
 
-  const session = async (): Promise<SessionEnd> => {
+  const session = async (): Promise<StreamEnd> => {
     const token = await client.token();
     // Stopped while the token was on its way: the abort has fired already and would never close a socket
     // opened now, which would hold the command until the server ends the stream.
-    if (stop.aborted) return { opened: false, code: 0, reason: '' };
-    // Node's WebSocket (undici) takes headers in its second argument; the DOM typing does not say so.
-    const socket = new WebSocket(streamUrl(), { headers: { authorization: `Bearer ${token}` } } as never);
-    let opened = false;
-    const onStop = () => socket.close(1000, 'svc listen stopped');
-    stop.addEventListener('abort', onStop, { once: true });
-    socket.addEventListener('open', () => {
-      opened = true;
-    });
-    socket.addEventListener('message', (event) => {
-      let message: { type?: string; timeoutMs?: number };
-      try {
-        message = JSON.parse(String(event.data));
-      } catch {
-        return;
-      }
-      if (message.type === 'ready') {
-        if (typeof message.timeoutMs === 'number') timeoutMs = message.timeoutMs;
-        if (!ready) deps.out(`Ready. Forwarding events to ${options.forwardTo}. Signing secret: ${listener!.secret}`);
-        else note('svc listen: reconnected; resuming');
-        ready = true;
-      } else if (message.type === 'attempt') {
-        const attempt = message as StreamAttempt;
-        void forwardAttempt(attempt, options.forwardTo, timeoutMs, deps.fetch).then((result: AttemptResult) => {
-          deps.out(attemptLine(attempt, result, new Date()));
-          if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(result));
-        });
-      }
-    });
-    return new Promise<SessionEnd>((resolve) => {
-      socket.addEventListener('close', (event) => {
-        stop.removeEventListener('abort', onStop);
-        resolve({ opened, code: event.code, reason: event.reason });
-      });
-    });
+    if (stop.aborted) return { opened: false, ready: false, code: 0, reason: '' };
+    const { baseUrl, out, fetch } = deps;
+    const { streamPath } = listener!;
+    return holdStream({ baseUrl, streamPath, token, forwardTo: options.forwardTo, fetch, out, onReady }, stop);
   };
 
   let deadline = Date.now() + graceMs;
@@ -155,7 +121,7 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
   while (!stop.aborted) {
     const end = await session().catch((error: unknown) => {
       note(`svc listen: ${error instanceof Error ? error.message : String(error)}`);
-      return { opened: false, code: 0, reason: '' };
+      return { opened: false, ready: false, code: 0, reason: '' };
     });
     if (stop.aborted) break;
     if (resuming && !end.opened) {
