@@ -1,17 +1,24 @@
 /**
  * `svc listen --forward-to <url> [--events type,type]`: opens a sandbox webhook listener, holds its
- * stream (stream.ts) and forwards every attempt to the developer's address, then
- * reports the answer back, so the service records it like any delivery (a non-2xx is retried on the
- * schedule). Prints `Ready. Forwarding events to <url>. Signing secret: <secret>` once connected, then
- * one line per attempt. A dropped stream is reconnected until the listener's grace period runs out;
- * stopping (Ctrl-C) closes the listener. A command that was killed and started again with the same
- * credentials and options within the grace period resumes the same listener (same secret): the listener
- * is remembered in a state file of the user's own (state.ts) until it is closed.
+ * stream (stream.ts) and forwards every attempt to the developer's address, then reports the answer back,
+ * so the service records it like any delivery (a non-2xx is retried on the schedule). Prints
+ * `Ready. Forwarding events to <url>. Signing secret: <secret>` once connected, then one line per attempt.
+ * Stopping (Ctrl-C) closes the listener.
+ *
+ * The listener is remembered in a state file of the user's own (state.ts) until it is closed, so that the
+ * same command killed and started again resumes it, with the same secret: the developer's receiver keeps
+ * verifying. A stream that drops or cannot be opened is tried again, with backoff, on the same listener for
+ * as long as the service cannot say otherwise (network failures, timeouts, 429, 5xx, a restart). Only the
+ * service's word that the listener is gone (listener-check.ts: 404 or 410, or the stream closed with 4410)
+ * ends it: a remembered listener is then replaced by a new one, with a note on stderr that the secret
+ * changed; one this run has held ends the command (exit 1), as a listener closed while connected does.
  */
-import { ApiError, toProblem } from '../../errors.js';
 import type { SiteServicesClient } from '../../client.js';
+import { ApiError, describeCause, toProblem } from '../../errors.js';
+import { backoffDelay, DEFAULT_RETRY, type RetryOptions } from '../../retry.js';
 import { UsageError } from '../credentials.js';
 import type { ForwardFetch } from './forward.js';
+import { checkListener, isTemporary, type ListenerVerdict } from './listener-check.js';
 import { ListenerState, type RememberedListener } from './state.js';
 import { holdStream, type StreamEnd } from './stream.js';
 
@@ -31,16 +38,31 @@ export interface ListenDeps {
   fetch?: ForwardFetch;
   /** Where the listener is remembered (state.ts's `stateDirectory` unless given). */
   stateDirectory?: string;
+  /**
+   * The wait between attempts to open a stream (default a timer). It must end as soon as `signal` aborts, so
+   * that Ctrl-C is never held up by a backoff; tests inject one that does not wait.
+   */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** The backoff's jitter: a number in [0, 1) (default Math.random). */
+  random?: () => number;
 }
 
 /** The close codes the service ends a stream with (see its reference). */
 const CLOSED = 4410;
 const REPLACED = 4409;
 const UNAUTHORIZED = 4401;
-const MAX_BACKOFF_MS = 5_000;
+/**
+ * The client's backoff (retry.ts, with jitter), 250-500 ms at first and at most 2.5-5 s: a listener outlives
+ * a dropped stream only for its grace (60 s by default), so a waiting command must be back soon after the
+ * service is.
+ */
+const RECONNECT_BACKOFF: RetryOptions = { ...DEFAULT_RETRY, baseDelayMs: 500, maxDelayMs: 5_000 };
 const PATH = '/api/v1/sandbox/webhook-listeners';
 
 type Listener = RememberedListener;
+
+/** A stream that was not even tried: its token could not be fetched, for a reason of the moment. */
+type NoStream = { failed: string };
 
 export function parseForwardTo(value: string | undefined): string {
   if (!value)
@@ -81,87 +103,117 @@ async function openListener(client: SiteServicesClient, eventTypes: string[] | u
   return result.data!.data;
 }
 
+/** The note for a held stream the service ended for good, or undefined for one to reconnect. */
+function endedForGood(code: number): string | undefined {
+  if (code === CLOSED) return 'svc listen: the listener closed; start svc listen again for a new one';
+  if (code === REPLACED) return 'svc listen: another svc listen took this listener over';
+  if (code === UNAUTHORIZED) return 'svc listen: the credentials were revoked or lost webhooks:write; the stream ended';
+  return undefined;
+}
+
 /** Runs until `stop` aborts (then closes the listener: exit 0) or the listener is lost (exit 1). */
 export async function runListen(options: ListenOptions, deps: ListenDeps, stop: AbortSignal): Promise<number> {
   const { client, note } = deps;
+  const wait = deps.sleep ?? sleep;
+  const random = deps.random ?? Math.random;
   const state = new ListenerState(
     [deps.baseUrl, deps.clientId, options.forwardTo, options.eventTypes ?? []],
     deps.stateDirectory,
   );
-  let listener: Listener | undefined = state.read();
-  const forget = () => state.forget();
   const open = async () => {
-    listener = await openListener(client, options.eventTypes);
-    state.save(listener);
-    return listener;
+    const opened = await openListener(client, options.eventTypes);
+    state.save(opened);
+    return opened;
   };
-  let resuming = listener !== undefined;
-  if (!listener) await open();
-  else note(`svc listen: resuming listener ${listener.id}`);
-  let graceMs = listener!.graceSeconds * 1000;
-  let ready = false;
+  const remembered = state.read();
+  /** A remembered listener that this run has not held yet: the one a "gone" replaces with a new listener. */
+  let resuming = remembered !== undefined;
+  let listener = remembered ?? (await open());
+  if (resuming) note(`svc listen: resuming listener ${listener.id}`);
+  let announced = false;
   const onReady = () => {
-    if (!ready) deps.out(`Ready. Forwarding events to ${options.forwardTo}. Signing secret: ${listener!.secret}`);
+    if (!announced) deps.out(`Ready. Forwarding events to ${options.forwardTo}. Signing secret: ${listener.secret}`);
     else note('svc listen: reconnected; resuming');
-    ready = true;
+    announced = true;
   };
 
-  const session = async (): Promise<StreamEnd> => {
-    const token = await client.token();
+  const connect = async (): Promise<StreamEnd | NoStream> => {
+    let token: string;
+    try {
+      token = await client.token();
+    } catch (error) {
+      if (!isTemporary(error)) throw error;
+      return { failed: describeCause(error) };
+    }
     // Stopped while the token was on its way: the abort has fired already and would never close a socket
     // opened now, which would hold the command until the server ends the stream.
     if (stop.aborted) return { opened: false, ready: false, code: 0, reason: '' };
     const { baseUrl, out, fetch } = deps;
-    const { streamPath } = listener!;
+    const { streamPath } = listener;
     return holdStream({ baseUrl, streamPath, token, forwardTo: options.forwardTo, fetch, out, onReady }, stop);
   };
 
-  let deadline = Date.now() + graceMs;
-  let backoffMs = 250;
+  /** What a stream that never became ready says about the listener. */
+  const verdictOn = async (end: StreamEnd | NoStream): Promise<ListenerVerdict> => {
+    if ('failed' in end) return { kind: 'unsure', reason: end.failed };
+    // Upgraded, so the service had found the listener; a 4410 before `ready` means it closed just then.
+    if (end.opened && end.code === CLOSED) return { kind: 'gone', detail: 'the service closed its stream with 4410' };
+    if (end.opened) return { kind: 'unsure', reason: `the stream closed before it was ready (${end.code})` };
+    return checkListener(client, deps.baseUrl, listener.streamPath, stop);
+  };
+
+  let failures = 0;
   while (!stop.aborted) {
-    const end = await session().catch((error: unknown) => {
-      note(`svc listen: ${error instanceof Error ? error.message : String(error)}`);
-      return { opened: false, ready: false, code: 0, reason: '' };
-    });
+    const end = await connect();
     if (stop.aborted) break;
-    if (resuming && !end.opened) {
-      // The remembered listener is gone (closed, or its grace ran out): a new one, with a new secret.
+    if ('ready' in end && end.ready) {
       resuming = false;
-      forget();
-      await open();
-      graceMs = listener!.graceSeconds * 1000;
-      deadline = Date.now() + graceMs;
+      failures = 0;
+      const lost = endedForGood(end.code);
+      if (lost) {
+        state.forget();
+        note(lost);
+        return 1;
+      }
+      note(`svc listen: connection lost (${end.code}${end.reason ? ` ${end.reason}` : ''}); reconnecting`);
+      await wait(backoffDelay(1, RECONNECT_BACKOFF, random), stop);
       continue;
     }
-    resuming = false;
-    if (end.code === CLOSED || end.code === REPLACED || end.code === UNAUTHORIZED) {
-      forget();
+    const verdict = await verdictOn(end);
+    if (stop.aborted) break;
+    if (verdict.kind === 'gone') {
+      state.forget();
+      if (!resuming) {
+        note(`svc listen: the listener closed (${verdict.detail}); start svc listen again for a new one`);
+        return 1;
+      }
+      const gone = listener.id;
+      listener = await open();
+      resuming = false;
+      failures = 0;
       note(
-        end.code === CLOSED
-          ? 'svc listen: the listener closed; start svc listen again for a new one'
-          : end.code === REPLACED
-            ? 'svc listen: another svc listen took this listener over'
-            : 'svc listen: the credentials were revoked or lost webhooks:write; the stream ended',
+        `svc listen: listener ${gone} no longer exists (${verdict.detail}). Opened a new listener, ${listener.id}: ` +
+          'its signing secret is NEW, not the one your receiver has (the Ready line shows it)',
       );
-      return 1;
+      continue;
     }
-    if (end.opened) {
-      deadline = Date.now() + graceMs;
-      backoffMs = 250;
-      note(`svc listen: connection lost (${end.code}${end.reason ? ` ${end.reason}` : ''}); reconnecting`);
-    } else if (Date.now() > deadline) {
-      note('svc listen: could not reconnect within the grace period; the listener has closed');
-      forget();
-      return 1;
-    }
-    await sleep(backoffMs, stop);
-    backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
+    failures++;
+    const delayMs = Math.max(
+      backoffDelay(failures, RECONNECT_BACKOFF, random),
+      Math.min(verdict.kind === 'unsure' ? (verdict.retryAfterMs ?? 0) : 0, RECONNECT_BACKOFF.maxRetryAfterMs),
+    );
+    const reason = verdict.kind === 'unsure' ? verdict.reason : 'the service has the listener; the stream did not open';
+    note(
+      `svc listen: could not open the stream of listener ${listener.id} (${reason}); ` +
+        `retrying in ${(delayMs / 1000).toFixed(1)} s with the same listener and signing secret`,
+    );
+    await wait(delayMs, stop);
   }
   // Stopped: close the listener, so that nothing more is queued to it.
   const closed = await client.api
-    .DELETE(`${PATH}/{id}`, { params: { path: { id: listener!.id } } })
+    .DELETE(`${PATH}/{id}`, { params: { path: { id: listener.id } } })
     .catch(() => undefined);
-  forget();
+  state.forget();
   note(
     closed?.response.ok
       ? 'svc listen: listener closed'
