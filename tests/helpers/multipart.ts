@@ -3,6 +3,8 @@
  * parts, truncated bodies), and file contents of known types and sizes.
  */
 import { request as httpRequest } from 'node:http';
+import type { TestApp } from './app.js';
+import { createVisit, type VisitTenant } from './visits.js';
 
 export interface FormPart {
   name: string;
@@ -30,6 +32,45 @@ export function multipartBody(parts: FormPart[], boundary = BOUNDARY): Buffer {
 }
 
 export const MULTIPART_CONTENT_TYPE = `multipart/form-data; boundary=${BOUNDARY}`;
+
+/** One part with exactly these header lines, for parts that `multipartBody` would not write. */
+export function rawPart(headerLines: string[], data: Buffer | string, boundary = BOUNDARY): Buffer {
+  return Buffer.concat([
+    Buffer.from(`--${boundary}\r\n${headerLines.map((line) => `${line}\r\n`).join('')}\r\n`, 'utf8'),
+    Buffer.isBuffer(data) ? data : Buffer.from(data, 'utf8'),
+    Buffer.from('\r\n'),
+  ]);
+}
+
+/** The closing delimiter of a form. */
+export function closingDelimiter(boundary = BOUNDARY): Buffer {
+  return Buffer.from(`--${boundary}--\r\n`);
+}
+
+/** Uploads `body` as the return label of a new visit of the tenant. */
+export async function uploadReturnLabel(
+  t: TestApp,
+  v: VisitTenant,
+  body: Buffer,
+  contentType = MULTIPART_CONTENT_TYPE,
+) {
+  const visit = await createVisit(t, v);
+  return t.http.post(`/api/v1/site-visits/${visit.id}/return-label`, {
+    token: v.token,
+    body,
+    headers: { 'content-type': contentType },
+  });
+}
+
+/** The tenant's stored blobs: a refused upload must leave none behind. */
+export async function storedBlobCount(t: TestApp, tenantId: string): Promise<number> {
+  const row = await t.database.db
+    .selectFrom('file_blobs')
+    .select(({ fn }) => fn.countAll<number>().as('count'))
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
 
 /** A form with one file part in the field `file`. */
 export function fileForm(data: Buffer, filename = 'label.pdf', contentType = 'application/pdf'): Buffer {

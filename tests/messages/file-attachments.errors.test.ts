@@ -10,6 +10,7 @@ import {
   pdfBytes,
   pngBytes,
   rawRequest,
+  storedBlobCount,
 } from '../helpers/multipart.js';
 import { expectInvalid, expectProblem } from '../helpers/problems.js';
 
@@ -30,14 +31,7 @@ function upload(body: Buffer, contentType = MULTIPART_CONTENT_TYPE, id = message
 }
 
 /** The tenant's stored blobs: a refused upload must leave none behind. */
-async function blobCount(): Promise<number> {
-  const row = await t.database.db
-    .selectFrom('file_blobs')
-    .select(({ fn }) => fn.countAll<number>().as('count'))
-    .where('tenant_id', '=', m.tenantId)
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
-}
+const blobCount = () => storedBlobCount(t, m.tenantId);
 
 /** The refused uploads leave the message as it was created. */
 async function expectMessageUntouched() {

@@ -10,6 +10,7 @@ import {
   pdfBytes,
   pngBytes,
   rawRequest,
+  storedBlobCount,
 } from '../helpers/multipart.js';
 import { createVisit, visitTenant, type VisitTenant } from '../helpers/visits.js';
 
@@ -34,14 +35,7 @@ function upload(body: Buffer, contentType = MULTIPART_CONTENT_TYPE, id = visitId
 }
 
 /** The tenant's stored blobs: a refused upload must leave none behind. */
-async function blobCount(): Promise<number> {
-  const row = await t.database.db
-    .selectFrom('file_blobs')
-    .select(({ fn }) => fn.countAll<number>().as('count'))
-    .where('tenant_id', '=', v.tenantId)
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
-}
+const blobCount = () => storedBlobCount(t, v.tenantId);
 
 async function versionCount(): Promise<number> {
   const read = await t.http.get(`/api/v1/site-visits/${visitId}`, { token: v.token });
