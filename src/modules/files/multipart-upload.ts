@@ -1,19 +1,27 @@
 /**
  * Reads an upload's multipart body: exactly one part, a file in the form field `file`, streamed through
- * the content checks into the file store. Any other shape is a 422 naming `file`. On every failure the
- * partly stored blob is removed and the rest of the request body is read and discarded, so that the
- * client can finish sending and receive the answer on a healthy connection.
+ * the content checks into the file store. Any other shape, a part the parser cannot read and a limit of
+ * the parser gone past are each a 422 naming `file` that says which (multipart-problems.ts). On every
+ * failure the partly stored blob is removed and the rest of the request body is read and discarded, so
+ * that the client can finish sending and receive the answer on a healthy connection.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
-import { Problem, validationProblem } from '../../http/problem.js';
-import { type AcceptedFileType, checkedContent, tooLarge } from './content-check.js';
+import { type AcceptedFileType, checkedContent } from './content-check.js';
 import { formFileName, safeFileName } from './file-names.js';
 import { MAX_UPLOAD_BYTES, MAX_UPLOAD_REQUEST_BYTES } from './limits.js';
+import {
+  endOfFormProblem,
+  FILE_FIELD,
+  type FormSoFar,
+  parserProblem,
+  type ReadPart,
+  unexpectedPart,
+  unreadableForm,
+} from './multipart-problems.js';
+import { PartHeaderWatch } from './part-headers.js';
 import type { FileStore, StoredBlob } from './store.js';
-
-export const FILE_FIELD = 'file';
 
 export interface UploadRules {
   /** The types accepted, judged from the content. */
@@ -27,41 +35,25 @@ export interface ReceivedFile extends StoredBlob {
   contentType: string;
 }
 
-/** The request body was not a complete, well-formed multipart form. */
-function malformed(): Problem {
-  return validationProblem(
-    { [FILE_FIELD]: ['could not be read: the multipart/form-data body is malformed or incomplete'] },
-    'The multipart/form-data body is malformed or incomplete.',
-  );
+/** Busboy's own rule (its default `isPartAFile`): a part with a filename, or declared as octet-stream. */
+function isFilePart(contentType: string | undefined, fileName: string | undefined): boolean {
+  return contentType === 'application/octet-stream' || fileName !== undefined;
 }
 
-/** Maps what the multipart parser throws (busboy and plugin errors) to a problem. */
-function parserProblem(error: unknown): Problem {
-  if (error instanceof Problem) return error;
-  if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge(MAX_UPLOAD_BYTES);
-  return malformed();
-}
-
-async function* parserBytes(file: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+async function* parserBytes(file: AsyncIterable<Buffer>, form: FormSoFar): AsyncGenerator<Buffer> {
   try {
     yield* file;
   } catch (error) {
-    throw parserProblem(error);
+    throw parserProblem(error, form);
   }
 }
 
-function unexpectedPart(part: Multipart, fileSeen: boolean): Problem {
-  if (part.fieldname === FILE_FIELD && part.type === 'file') {
-    return validationProblem({ [FILE_FIELD]: ['must be sent once; the form carries more than one file'] });
-  }
-  if (part.fieldname === FILE_FIELD) {
-    return validationProblem({ [FILE_FIELD]: ['must be a file part (with a filename), not a plain form value'] });
-  }
-  const name = part.fieldname || '(unnamed part)';
-  return validationProblem({
-    [FILE_FIELD]: [fileSeen ? 'must be the only part of the form' : 'is required as the only part of the form'],
-    [name]: ['is not a known field'],
-  });
+function readPart(part: Multipart): ReadPart {
+  return {
+    name: part.fieldname as string | undefined,
+    isFile: part.type === 'file',
+    valueTruncated: part.type === 'field' && part.valueTruncated,
+  };
 }
 
 /**
@@ -106,19 +98,37 @@ export async function receiveFile(
   rules: UploadRules,
 ): Promise<ReceivedFile> {
   const contentRules = { accepted: rules.accepted, maxBytes: MAX_UPLOAD_BYTES };
+  const read: ReadPart[] = [];
+  // Started before the parser, in the same tick: both see every chunk (part-headers.ts).
+  const form: FormSoFar = {
+    headers: new PartHeaderWatch(request.raw, request.headers['content-type']),
+    read,
+    fileSeen: false,
+  };
   let received: ReceivedFile | undefined;
   try {
-    const parts = request.parts()[Symbol.asyncIterator]();
+    const parts = request
+      .parts({
+        isPartAFile: (name, contentType, fileName) => {
+          const isFile = isFilePart(contentType, fileName);
+          read.push({ name, isFile });
+          return isFile;
+        },
+      })
+      [Symbol.asyncIterator]();
     for (;;) {
       const next = await parts.next().catch((error: unknown) => {
-        throw parserProblem(error);
+        throw parserProblem(error, form);
       });
+      // A part the parser skipped comes first: what it delivered after it may only look wrong for that.
+      if (form.headers.unreadable !== undefined) throw unreadableForm(form.headers.unreadable);
       if (next.done) break;
       const part = next.value;
       if (received !== undefined || part.type !== 'file' || part.fieldname !== FILE_FIELD)
-        throw unexpectedPart(part, received !== undefined);
+        throw unexpectedPart(readPart(part), received !== undefined);
+      form.fileSeen = true;
       const found: { type?: AcceptedFileType } = {};
-      const content = checkedContent(parserBytes(part.file), contentRules, () => part.file.truncated, found);
+      const content = checkedContent(parserBytes(part.file, form), contentRules, () => part.file.truncated, found);
       const blob = await store.put(tenantId, content);
       received = {
         ...blob,
@@ -126,12 +136,16 @@ export async function receiveFile(
         fileName: safeFileName(formFileName(part.filename), found.type!.mime, rules.defaultBaseName),
       };
     }
-    if (received === undefined)
-      throw validationProblem({ [FILE_FIELD]: ['is required: send the file as the form field "file"'] });
-    return received;
+    const problem = endOfFormProblem(form);
+    if (problem !== undefined) throw problem;
+    return received!;
   } catch (error) {
     if (received !== undefined) await store.delete(tenantId, received.blobId).catch(() => undefined);
+    // The rest of the body is discarded unread.
+    form.headers.stop();
     await discardRestOfBody(request.raw, MAX_UPLOAD_REQUEST_BYTES);
     throw error;
+  } finally {
+    form.headers.stop();
   }
 }

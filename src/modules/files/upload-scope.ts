@@ -6,7 +6,7 @@
 import multipart from '@fastify/multipart';
 import { Problem } from '../../http/problem.js';
 import type { Api } from '../../http/types.js';
-import { MAX_UPLOAD_BYTES, MAX_UPLOAD_REQUEST_BYTES } from './limits.js';
+import { MAX_UPLOAD_BYTES, MAX_UPLOAD_REQUEST_BYTES, MULTIPART_LIMITS } from './limits.js';
 
 const MULTIPART = /^multipart\/form-data\s*(;|$)/i;
 
@@ -15,9 +15,7 @@ export async function registerUploadScope(app: Api, register: (scope: Api) => vo
     const scope = instance as unknown as Api;
     await scope.register(multipart, {
       throwFileSizeLimit: true,
-      // One file is accepted; the parser may see a second one (or a stray field) so that it is reported
-      // as such. The rest are bounds on what a malformed form can make the parser hold.
-      limits: { fileSize: MAX_UPLOAD_BYTES, files: 2, fields: 4, parts: 6, fieldSize: 64 * 1024, headerPairs: 16 },
+      limits: MULTIPART_LIMITS,
     });
     // preParsing runs after authentication (onRequest) and before anything reads the body.
     scope.addHook('preParsing', async (request, _reply, payload) => {

@@ -1,0 +1,209 @@
+/**
+ * Forms that cannot be read, or whose one part is not the file: each answered with a 422 that says what is
+ * wrong (which part, which header, which delimiter), never the misleading "file is required" of a form
+ * that simply has no file part, and never a problem that grows with the body.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_DETAIL, MAX_ECHO } from '../../src/http/problem.js';
+import type { TestApp } from '../helpers/app.js';
+import { createMessage, messageTenant, uploadAttachment } from '../helpers/messages.js';
+import {
+  BOUNDARY,
+  closingDelimiter,
+  fileForm,
+  MULTIPART_CONTENT_TYPE,
+  multipartBody,
+  pdfBytes,
+  rawPart,
+  uploadReturnLabel,
+} from '../helpers/multipart.js';
+import { startVisitApp, type VisitTenant } from '../helpers/visits.js';
+
+let t: TestApp;
+let v: VisitTenant;
+beforeAll(async () => ({ t, v } = await startVisitApp()));
+afterAll(async () => t?.close());
+
+const upload = (body: Buffer, contentType?: string) => uploadReturnLabel(t, v, body, contentType);
+
+/** A 422 naming only `file`, whose one message says `text`. */
+async function expectFileError(body: Buffer, text: RegExp, contentType?: string) {
+  const response = await upload(body, contentType);
+  expect(response.status).toBe(422);
+  expect(response.body.type).toMatch(/validation-error$/);
+  expect(Object.keys(response.body.errors)).toEqual(['file']);
+  expect(response.body.errors.file).toHaveLength(1);
+  expect(response.body.errors.file[0]).toMatch(text);
+  return response;
+}
+
+const PDF = pdfBytes();
+const form = (...parts: Buffer[]) => Buffer.concat([...parts, closingDelimiter()]);
+
+describe('a part the parser skips, named with why', () => {
+  it.each([
+    ['no Content-Disposition', ['Content-Type: application/pdf'], /part 1 .* has no Content-Disposition header/],
+    ['no header at all', [], /part 1 .* has no Content-Disposition header/],
+    [
+      'a line that is not a header field first',
+      ['not a header', 'Content-Disposition: form-data; name="file"; filename="a.pdf"'],
+      /part 1 .* has no Content-Disposition header among the well-formed lines/,
+    ],
+    [
+      'Content-Disposition attachment',
+      ['Content-Disposition: attachment; name="file"; filename="a.pdf"'],
+      /part 1 .* has Content-Disposition "attachment", not form-data/,
+    ],
+  ])('%s', async (_label, headers, text) => {
+    const response = await expectFileError(form(rawPart(headers, PDF)), text);
+    expect(response.body.detail).toMatch(/^The multipart\/form-data body could not be read: part 1/);
+  });
+
+  it('a part without a header block (no empty line ends it)', async () => {
+    const body = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"\r\n--${BOUNDARY}--\r\n`);
+    await expectFileError(body, /part 1 .* has no header block/);
+  });
+
+  it('a later part, after the file', async () => {
+    await expectFileError(
+      form(rawPart(['Content-Disposition: form-data; name="file"; filename="a.pdf"'], PDF), rawPart([], 'x')),
+      /part 2 .* has no Content-Disposition header/,
+    );
+  });
+
+  it('a name or filename with a line break', async () => {
+    await expectFileError(
+      form(rawPart([`Content-Disposition: form-data; name="file"; filename*=utf-8''a%0D%0Ab.pdf`], PDF)),
+      /cannot be read as form-data with a name \(a name or filename with a line break is not read\)/,
+    );
+  });
+});
+
+describe('names and filenames', () => {
+  it('an empty part name: the file error says so, no made-up field name', async () => {
+    await expectFileError(
+      form(rawPart(['Content-Disposition: form-data; name=""; filename="a.pdf"'], PDF)),
+      /^is required: the form has a part with an empty name \(name=""\)/,
+    );
+  });
+
+  it('no name parameter', async () => {
+    await expectFileError(
+      form(rawPart(['Content-Disposition: form-data; filename="a.pdf"'], PDF)),
+      /^is required: the form has a part with no name/,
+    );
+  });
+
+  it('an unnamed part after the file', async () => {
+    await expectFileError(
+      form(
+        rawPart(['Content-Disposition: form-data; name="file"; filename="a.pdf"'], PDF),
+        rawPart(['Content-Disposition: form-data; name=""'], 'x'),
+      ),
+      /^must be the only part of the form; another part has an empty name/,
+    );
+  });
+
+  it('the file part without a filename', async () => {
+    await expectFileError(
+      form(rawPart(['Content-Disposition: form-data; name="file"', 'Content-Type: application/pdf'], PDF)),
+      /^must be a file part: its Content-Disposition has no filename/,
+    );
+  });
+
+  it.each([
+    [
+      'a name every object has',
+      ['Content-Disposition: form-data; name="constructor"; filename="a.pdf"'],
+      PDF,
+      'constructor',
+    ],
+    [
+      'a JSON value that is not JSON',
+      ['Content-Disposition: form-data; name="meta"', 'Content-Type: application/json'],
+      '{not',
+      'meta',
+    ],
+  ])('a part the plugin drops (%s) is named as a stray part', async (_label, headers, data, name) => {
+    const response = await upload(form(rawPart(headers, data)));
+    expect(response.status).toBe(422);
+    expect(response.body.errors).toEqual({
+      file: ['is required as the only part of the form'],
+      [name]: ['is not a known field'],
+    });
+  });
+});
+
+describe('the body as a whole', () => {
+  it('no closing delimiter', async () => {
+    const complete = fileForm(PDF);
+    const response = await expectFileError(
+      complete.subarray(0, complete.length - closingDelimiter().length),
+      /the body ends before its closing delimiter/,
+    );
+    expect(response.body.detail).toMatch(/closing delimiter/);
+  });
+
+  it('cut in the middle of the file', async () => {
+    const complete = fileForm(pdfBytes(100_000));
+    await expectFileError(complete.subarray(0, 50_000), /the body ends before its closing delimiter/);
+  });
+
+  it('no delimiter of the declared boundary', async () => {
+    await expectFileError(
+      fileForm(PDF),
+      /no line of the body is a delimiter of the boundary/,
+      'multipart/form-data; boundary=other',
+    );
+  });
+
+  it('no boundary parameter', async () => {
+    await expectFileError(fileForm(PDF), /has no boundary parameter/, 'multipart/form-data');
+  });
+
+  it('an empty body', async () => {
+    await expectFileError(Buffer.alloc(0), /^is required: the body is empty$/);
+  });
+
+  it('a form without parts', async () => {
+    await expectFileError(closingDelimiter(), /^is required: the form has no parts$/);
+  });
+});
+
+describe('bounded answers', () => {
+  it('a huge part name and a huge Content-Disposition type are cut', async () => {
+    const name = 'n'.repeat(60_000);
+    const stray = await upload(multipartBody([{ name, data: 'x' }]));
+    expect(stray.status).toBe(422);
+    for (const key of Object.keys(stray.body.errors)) expect(key.length).toBeLessThanOrEqual(MAX_ECHO + 1);
+    expect(stray.text.length).toBeLessThan(2_000);
+
+    const type = await upload(form(rawPart([`Content-Disposition: ${'t'.repeat(60_000)}; name="file"`], PDF)));
+    expect(type.status).toBe(422);
+    expect(type.body.detail.length).toBeLessThanOrEqual(MAX_DETAIL + 1);
+    expect(type.text.length).toBeLessThan(2_000);
+  });
+});
+
+describe('message attachments', () => {
+  it('share the pipeline: 17 header fields are named there too', async () => {
+    const m = await messageTenant(t);
+    const message = await createMessage(t, m);
+    const response = await t.http.post(`/api/v1/messages/${message.id}/file-attachment`, {
+      token: m.token,
+      body: form(
+        rawPart(
+          [
+            ...Array.from({ length: 16 }, (_, index) => `X-Extra-${index}: x`),
+            'Content-Disposition: form-data; name="file"; filename="a.pdf"',
+          ],
+          PDF,
+        ),
+      ),
+      headers: { 'content-type': MULTIPART_CONTENT_TYPE },
+    });
+    expect(response.status).toBe(422);
+    expect(response.body.errors.file[0]).toMatch(/more than 16 header fields/);
+    expect((await uploadAttachment(t, m.token, message.id, PDF)).status).toBe(201);
+  });
+});
