@@ -5102,7 +5102,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No file in the field "file", an empty file, more than one part, or a malformed multipart body. Problem types: validation-error. */
+            /** @description No file in the field "file", an empty file, or a form of more than one part; a part the parser cannot read (more than 16 header fields, no Content-Disposition form-data with a name); more parts (6), files (2) or plain fields (4) than the parser reads, or a plain value over 65536 bytes; or a body that is not a complete form (no boundary parameter, no closing delimiter). `detail` and `errors.file` say which. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6101,7 +6101,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No file in the field "file", an empty file, more than one part, or a malformed multipart body. Problem types: validation-error. */
+            /** @description No file in the field "file", an empty file, or a form of more than one part; a part the parser cannot read (more than 16 header fields, no Content-Disposition form-data with a name); more parts (6), files (2) or plain fields (4) than the parser reads, or a plain value over 65536 bytes; or a body that is not a complete form (no boundary parameter, no closing delimiter). `detail` and `errors.file` say which. Problem types: validation-error. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
