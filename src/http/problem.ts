@@ -104,6 +104,11 @@ export const PROBLEM_TYPES = {
     title: 'Subscription limit reached',
     help: "Your client already has as many active webhook subscriptions as it may have: 16 unless the operator set another limit (the problem's maxActiveSubscriptions member says how many). Deactivate one you no longer need (PATCH isActive false) before creating or activating another, or ask the operator to raise the limit. Subscriptions over the limit keep working. A create can also meet the limit on subscriptions held in all, 100 inactive ones beside the active limit (maxSubscriptions): there is no delete, so reuse an inactive subscription (PATCH its targetUrl, eventTypes and secret, and isActive true).",
   },
+  'file-version-limit-reached': {
+    status: 422,
+    title: 'File version limit reached',
+    help: 'A return label or a message attachment may have at most 100 versions, and every version is kept. Its 100th version is its last: the download serves it, and a further upload is refused.',
+  },
   'listener-limit-reached': {
     status: 422,
     title: 'Webhook listener limit reached',

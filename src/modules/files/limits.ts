@@ -29,3 +29,10 @@ export const MULTIPART_LIMITS = {
   /** Bytes of a part's header block read (busboy's default, stated): a longer one is cut, not refused. */
   headerSize: 80 * 1024,
 } as const;
+
+/**
+ * The most versions an owner's file may have. Every version is kept and listed in the owner's
+ * representation (its lists' pages and every upload's answer too), so without a bound a few hundred bytes
+ * uploaded again and again would make each read of the owner grow without end.
+ */
+export const MAX_FILE_VERSIONS = 100;

@@ -3,25 +3,35 @@ import type { Transaction } from 'kysely';
 import type { Database, FileVersionRow } from '../../db/schema.js';
 import type { Executor } from '../../db/executor.js';
 
-/**
- * Adds the owner's next version. Callers hold the owner's row lock, so two uploads to one owner are
- * numbered one after the other.
- */
-export async function insertNextVersion(
-  tx: Transaction<Database>,
+/** How many versions the owner's file has: its latest version number (versions are numbered 1, 2, 3, … and kept). */
+export async function countVersions(
+  db: Executor,
   tenantId: string,
-  version: Omit<FileVersionRow, 'tenant_id' | 'version'>,
-): Promise<FileVersionRow> {
-  const latest = await tx
+  ownerType: string,
+  ownerId: string,
+): Promise<number> {
+  const latest = await db
     .selectFrom('file_versions')
     .select(({ fn }) => fn.max('version').as('version'))
     .where('tenant_id', '=', tenantId)
-    .where('owner_type', '=', version.owner_type)
-    .where('owner_id', '=', version.owner_id)
+    .where('owner_type', '=', ownerType)
+    .where('owner_id', '=', ownerId)
     .executeTakeFirst();
+  return latest?.version ?? 0;
+}
+
+/**
+ * Adds a version, numbered by the caller from countVersions. Callers hold the owner's row lock, so two
+ * uploads to one owner are numbered one after the other.
+ */
+export async function insertVersion(
+  tx: Transaction<Database>,
+  tenantId: string,
+  version: Omit<FileVersionRow, 'tenant_id'>,
+): Promise<FileVersionRow> {
   return tx
     .insertInto('file_versions')
-    .values({ ...version, tenant_id: tenantId, version: (latest?.version ?? 0) + 1 })
+    .values({ ...version, tenant_id: tenantId })
     .returningAll()
     .executeTakeFirstOrThrow();
 }

@@ -8,7 +8,7 @@ import type { FileVersionRow } from '../../db/schema.js';
 import { BinaryFile, BinaryResponse, MultipartBody } from '../../http/media.js';
 import { IdParams, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
-import { MULTIPART_LIMITS } from './limits.js';
+import { MAX_FILE_VERSIONS, MULTIPART_LIMITS } from './limits.js';
 import { DownloadHeaders } from './schemas.js';
 import { acceptUpload, type FileOwner, sendLatestFile } from './service.js';
 import { registerUploadScope } from './upload-scope.js';
@@ -20,7 +20,8 @@ const UNPROCESSABLE_UPLOAD =
   'No file in the field "file", an empty file, or a form of more than one part; a part the parser cannot read ' +
   `(more than ${headerPairs} header fields, no Content-Disposition form-data with a name); more parts (${parts}), ` +
   `files (${files}) or plain fields (${fields}) than the parser reads, or a plain value over ${fieldSize} bytes; ` +
-  'or a body that is not a complete form (no boundary parameter, no closing delimiter). `detail` and `errors.file` say which.';
+  'or a body that is not a complete form (no boundary parameter, no closing delimiter); or the file already has ' +
+  `${MAX_FILE_VERSIONS} versions, the most it may have (file-version-limit-reached). \`detail\` and \`errors.file\` say which.`;
 
 export interface FileRoutes {
   /** The file's path below its resource, e.g. `/api/v1/site-visits/:id/return-label`. */
@@ -87,11 +88,16 @@ export async function registerFileRoutes(app: Api, ctx: AppContext, routes: File
           ),
           response: {
             201: upload.response,
-            ...problemResponses([401, 403, 404, 413, 415, 422, 429], {
-              413: 'The file is larger than 10 MiB (10,485,760 bytes).',
-              415: upload.unsupported,
-              422: UNPROCESSABLE_UPLOAD,
-            }),
+            ...problemResponses(
+              [401, 403, 404, 413, 415, 422, 429],
+              {
+                413: 'The file is larger than 10 MiB (10,485,760 bytes).',
+                415: upload.unsupported,
+                422: UNPROCESSABLE_UPLOAD,
+              },
+              {},
+              { 422: ['file-version-limit-reached'] },
+            ),
           },
         },
       },

@@ -3,6 +3,7 @@ import { type Static, Type } from 'typebox';
 import type { FileVersionRow } from '../../db/schema.js';
 import { isoTime } from '../../http/envelope.js';
 import { DateTime } from '../../http/schemas.js';
+import { MAX_FILE_VERSIONS } from './limits.js';
 
 export const FileVersion = Type.Object(
   {
@@ -27,7 +28,9 @@ export const FileObject = Type.Object(
       format: 'uri',
       description: 'Absolute address of the download endpoint; it serves the latest version.',
     }),
-    versions: Type.Array(FileVersion, { description: 'Every uploaded version, oldest first.' }),
+    versions: Type.Array(FileVersion, {
+      description: `Every uploaded version (at most ${MAX_FILE_VERSIONS}), oldest first.`,
+    }),
   },
   { additionalProperties: false },
 );

@@ -8,9 +8,10 @@ import { transaction } from '../../db/transaction.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, FileVersionRow } from '../../db/schema.js';
-import { notFound } from '../../http/problem.js';
+import { notFound, Problem } from '../../http/problem.js';
 import type { Clock } from '../../lib/clock.js';
 import { attachmentDisposition, safeFileName } from './file-names.js';
+import { MAX_FILE_VERSIONS } from './limits.js';
 import { receiveFile, type UploadRules } from './multipart-upload.js';
 import * as repository from './repository.js';
 import type { FileStore } from './store.js';
@@ -55,9 +56,20 @@ export async function fileVersionsByOwner(
   return byOwner;
 }
 
+/** 422 file-version-limit-reached once the owner's file has `MAX_FILE_VERSIONS` versions. */
+function assertRoomForVersion(owner: FileOwner, versions: number): void {
+  if (versions < MAX_FILE_VERSIONS) return;
+  throw new Problem(
+    'file-version-limit-reached',
+    `${owner.fileName} already has ${versions} versions, the most a file may have; no further version can be uploaded.`,
+    { errors: { file: [`at most ${MAX_FILE_VERSIONS} versions may be uploaded`] } },
+  );
+}
+
 /**
- * Accepts one upload: 404 unless the owner is the tenant's, then streams the file into the store
- * (outside any transaction), then one short transaction adds the version and touches the owner. On any
+ * Accepts one upload: 404 unless the owner is the tenant's, 422 when its file has as many versions as it may
+ * (both before the body is read), then streams the file into the store (outside any transaction), then one
+ * short transaction counts again under the owner's lock, adds the version and touches the owner. On any
  * failure the stored blob is removed again. Returns every version of the owner's file.
  */
 export async function acceptUpload(
@@ -68,14 +80,18 @@ export async function acceptUpload(
 ): Promise<FileVersionRow[]> {
   const { tenantId } = request.auth;
   if (!(await owner.exists(deps.db, tenantId, ownerId))) throw notFound(owner.ownerName);
+  assertRoomForVersion(owner, await repository.countVersions(deps.db, tenantId, owner.ownerType, ownerId));
   const file = await receiveFile(request, deps.files, tenantId, owner.rules);
   try {
     return await transaction(deps.db, async (tx) => {
       const now = await owner.touch(tx, tenantId, ownerId, deps.clock.now());
       if (now === undefined) throw notFound(owner.ownerName);
-      await repository.insertNextVersion(tx, tenantId, {
+      const versions = await repository.countVersions(tx, tenantId, owner.ownerType, ownerId);
+      assertRoomForVersion(owner, versions);
+      await repository.insertVersion(tx, tenantId, {
         owner_type: owner.ownerType,
         owner_id: ownerId,
+        version: versions + 1,
         blob_id: file.blobId,
         file_name: file.fileName,
         content_type: file.contentType,

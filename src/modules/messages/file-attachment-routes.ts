@@ -26,7 +26,7 @@ export function registerFileAttachmentRoutes(app: Api, ctx: AppContext): Promise
       operationId: 'uploadFileAttachment',
       summary: 'Upload a file attachment',
       description:
-        'multipart/form-data with one part: the file in the field "file", a PDF, PNG or JPEG of at most 10 MiB (the content decides the type). Every upload adds a version and adds 1 to the message\'s version. Not idempotent: after an uncertain result, read the message before uploading again.',
+        'multipart/form-data with one part: the file in the field "file", a PDF, PNG or JPEG of at most 10 MiB (the content decides the type). Every upload adds a version (at most 100) and adds 1 to the message\'s version. Not idempotent: after an uncertain result, read the message before uploading again.',
       file: 'The attachment: a PDF, PNG or JPEG of at most 10 MiB (10,485,760 bytes); its bytes decide its type.',
       unsupported: 'Not multipart/form-data, or the file is not a PDF, PNG or JPEG.',
       response: FileAttachmentUpload,

@@ -26,7 +26,7 @@ export function registerReturnLabelRoutes(app: Api, ctx: AppContext): Promise<vo
       operationId: 'uploadReturnLabel',
       summary: 'Upload a return label',
       description:
-        'multipart/form-data with one part: the PDF in the field "file" (at most 10 MiB; the content decides the type). Every upload adds a version and adds 1 to the visit\'s version. Not idempotent: after an uncertain result, read the visit before uploading again.',
+        'multipart/form-data with one part: the PDF in the field "file" (at most 10 MiB; the content decides the type). Every upload adds a version (at most 100) and adds 1 to the visit\'s version. Not idempotent: after an uncertain result, read the visit before uploading again.',
       file: 'The return label: a PDF of at most 10 MiB (10,485,760 bytes); its bytes decide its type.',
       unsupported: 'Not multipart/form-data, or the file is not a PDF.',
       response: ReturnLabelUpload,

@@ -356,7 +356,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a return label
-         * @description multipart/form-data with one part: the PDF in the field "file" (at most 10 MiB; the content decides the type). Every upload adds a version and adds 1 to the visit's version. Not idempotent: after an uncertain result, read the visit before uploading again.
+         * @description multipart/form-data with one part: the PDF in the field "file" (at most 10 MiB; the content decides the type). Every upload adds a version (at most 100) and adds 1 to the visit's version. Not idempotent: after an uncertain result, read the visit before uploading again.
          *
          *     **Scope:** `site-visits:write`.
          */
@@ -444,7 +444,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a file attachment
-         * @description multipart/form-data with one part: the file in the field "file", a PDF, PNG or JPEG of at most 10 MiB (the content decides the type). Every upload adds a version and adds 1 to the message's version. Not idempotent: after an uncertain result, read the message before uploading again.
+         * @description multipart/form-data with one part: the file in the field "file", a PDF, PNG or JPEG of at most 10 MiB (the content decides the type). Every upload adds a version (at most 100) and adds 1 to the message's version. Not idempotent: after an uncertain result, read the message before uploading again.
          *
          *     **Scope:** `site-visits:write`.
          */
@@ -680,7 +680,7 @@ export interface components {
              * @description Absolute address of the download endpoint; it serves the latest version.
              */
             url: string;
-            /** @description Every uploaded version, oldest first. */
+            /** @description Every uploaded version (at most 100), oldest first. */
             versions: components["schemas"]["FileVersion"][];
         };
         /**
@@ -1874,6 +1874,7 @@ export interface components {
          *     - `unsupported-media-type` (415): Unsupported media type
          *     - `validation-error` (422): Validation failed
          *     - `subscription-limit-reached` (422): Subscription limit reached
+         *     - `file-version-limit-reached` (422): File version limit reached
          *     - `listener-limit-reached` (422): Webhook listener limit reached
          *     - `upgrade-required` (426): Upgrade required
          *     - `rate-limit-exceeded` (429): Rate limit exceeded
@@ -5102,7 +5103,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No file in the field "file", an empty file, or a form of more than one part; a part the parser cannot read (more than 16 header fields, no Content-Disposition form-data with a name); more parts (6), files (2) or plain fields (4) than the parser reads, or a plain value over 65536 bytes; or a body that is not a complete form (no boundary parameter, no closing delimiter). `detail` and `errors.file` say which. Problem types: validation-error. */
+            /** @description No file in the field "file", an empty file, or a form of more than one part; a part the parser cannot read (more than 16 header fields, no Content-Disposition form-data with a name); more parts (6), files (2) or plain fields (4) than the parser reads, or a plain value over 65536 bytes; or a body that is not a complete form (no boundary parameter, no closing delimiter); or the file already has 100 versions, the most it may have (file-version-limit-reached). `detail` and `errors.file` say which. Problem types: validation-error, file-version-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6101,7 +6102,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No file in the field "file", an empty file, or a form of more than one part; a part the parser cannot read (more than 16 header fields, no Content-Disposition form-data with a name); more parts (6), files (2) or plain fields (4) than the parser reads, or a plain value over 65536 bytes; or a body that is not a complete form (no boundary parameter, no closing delimiter). `detail` and `errors.file` say which. Problem types: validation-error. */
+            /** @description No file in the field "file", an empty file, or a form of more than one part; a part the parser cannot read (more than 16 header fields, no Content-Disposition form-data with a name); more parts (6), files (2) or plain fields (4) than the parser reads, or a plain value over 65536 bytes; or a body that is not a complete form (no boundary parameter, no closing delimiter); or the file already has 100 versions, the most it may have (file-version-limit-reached). `detail` and `errors.file` say which. Problem types: validation-error, file-version-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
