@@ -1,8 +1,9 @@
 /**
  * What `svc listen` reports about a forwarding failure is text the tenant's own process chooses. A NUL in
  * it (which PostgreSQL's text cannot hold) failed the outcome's write: the attempt stayed claimed until its
- * lease ran out and was logged as "the worker's lease expired" instead of what the client reported. Line
- * breaks are recorded as spaces, other control characters as U+FFFD; the rest of the text as sent.
+ * lease ran out and was logged as "the worker's lease expired" instead of what the client reported; so did
+ * an unpaired surrogate, which the attempt log's jsonb refuses. Line breaks are recorded as spaces, other
+ * control characters and unpaired surrogates as U+FFFD; the rest of the text as sent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
@@ -61,6 +62,30 @@ describe("a listener's report of a forwarding failure", () => {
     expect(delivery.attemptLog.map((entry: any) => [entry.attempt, entry.statusCode, entry.error])).toEqual([
       [1, null, 'forwarding failed: ECONNREFUSED\uFFFD at\uFFFD localhost:8080 \u202E'],
       [2, 204, null],
+    ]);
+    await stream.close();
+  });
+
+  it('records an unpaired surrogate as U+FFFD, also one left by cutting the text at its longest', async () => {
+    const a = await tenantWithToken(t, { webhookAccess: true });
+    const listener = await createListener(t.http, a.token, ['ticket.created']);
+    const stream = await openStream(t.baseUrl, listener.streamPath, a.token);
+    await stream.next();
+    const event = await recordTestEvent(t, a.tenantId, 'ticket.created');
+    const first = await stream.next();
+    stream.send({ type: 'result', deliveryId: first.deliveryId, attempt: first.attempt, error: 'lone \udc00 here' });
+    const second = await stream.next(5_000);
+    expect(second).toMatchObject({ deliveryId: first.deliveryId, attempt: 2 });
+    // The text is cut at 300 code units, between the two halves of the emoji.
+    stream.send({ type: 'result', deliveryId: second.deliveryId, attempt: 2, error: `${'x'.repeat(299)}\u{1F600}` });
+    const third = await stream.next(5_000);
+    expect(third).toMatchObject({ deliveryId: first.deliveryId, attempt: 3 });
+    stream.report(third, 204);
+    const [delivery] = await waitForDeliveries(t, event.id, (all) => all[0]?.status === 'succeeded');
+    expect(delivery.attemptLog.map((entry: any) => [entry.attempt, entry.error])).toEqual([
+      [1, 'forwarding failed: lone \uFFFD here'],
+      [2, `forwarding failed: ${'x'.repeat(299)}\uFFFD`],
+      [3, null],
     ]);
     await stream.close();
   });

@@ -99,11 +99,12 @@ export function parseResult(text: string): AttemptReport | undefined {
 /**
  * The client's error text as it can be stored and shown: it is the tenant's to choose, and a NUL (which
  * PostgreSQL's text cannot hold) failed the write of the attempt's outcome, leaving the delivery claimed
- * until its lease ran out. Line breaks and tabs become spaces (the text is one line of a log and a table
- * cell), other control characters U+FFFD.
+ * until its lease ran out; so did an unpaired surrogate (sent as such, or left by cutting the text), which
+ * the attempt log's jsonb refuses. Line breaks and tabs become spaces (the text is one line of a log and a
+ * table cell), other control characters and unpaired surrogates U+FFFD.
  */
 function recordable(text: string): string {
-  return text.replace(/[\t\n\r]/g, ' ').replace(/\p{Cc}/gu, '\uFFFD');
+  return text.replace(/[\t\n\r]/g, ' ').replace(/[\p{Cc}\p{Cs}]/gu, '\uFFFD');
 }
 
 export function parseReport(text: string | undefined): AttemptReport | undefined {
