@@ -15,6 +15,7 @@ import dns from 'node:dns';
 import ipaddr from 'ipaddr.js';
 import { echo } from '../../http/problem.js';
 import { canonicalAddress, classifyAddress } from './address-classification.js';
+import { LookupSlots, SYSTEM_LOOKUP_SLOTS } from './lookup-slots.js';
 
 /** A DNS failure: permanent (the name does not exist) or temporary (retry later); the message is the reason (e.g. EAI_AGAIN). */
 export class DnsFailure extends Error {
@@ -55,17 +56,35 @@ export function coalescing(resolver: Resolver): Resolver {
   };
 }
 
-/** The operating system's resolver (getaddrinfo: hosts file, then DNS), all addresses in the order given; overlapping lookups of one name coalesce. */
-export function systemResolver(timeoutMs = 5_000): Resolver {
+/** Every address of a host name, in the order given. */
+export type AddressLookup = (hostname: string) => Promise<string[]>;
+
+/** getaddrinfo (hosts file, then DNS), every address in the order given. */
+const getaddrinfo: AddressLookup = async (hostname) =>
+  (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((answer) => answer.address);
+
+/** One set of slots per process, as there is one thread pool (lookup-slots.ts). */
+const systemLookupSlots = new LookupSlots(SYSTEM_LOOKUP_SLOTS);
+
+/**
+ * The operating system's resolver (getaddrinfo: hosts file, then DNS), all addresses in the order given;
+ * overlapping lookups of one name coalesce, and at most SYSTEM_LOOKUP_SLOTS run at once, the others waiting
+ * within the same timeout.
+ */
+export function systemResolver(
+  timeoutMs = 5_000,
+  lookup: AddressLookup = getaddrinfo,
+  slots: LookupSlots = systemLookupSlots,
+): Resolver {
   return coalescing(async (hostname) => {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new DnsFailure(false, `timed out after ${timeoutMs} ms`)), timeoutMs);
-      timer.unref();
-    });
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new DnsFailure(false, `timed out after ${timeoutMs} ms`)), timeoutMs);
+    timer.unref();
+    const timedOut = new Promise<never>((_, reject) =>
+      timeout.signal.addEventListener('abort', () => reject(timeout.signal.reason)),
+    );
     try {
-      const answers = await Promise.race([dns.promises.lookup(hostname, { all: true, verbatim: true }), timeout]);
-      return answers.map((answer) => answer.address);
+      return await Promise.race([slots.run(() => lookup(hostname), timeout.signal), timedOut]);
     } catch (error) {
       if (error instanceof DnsFailure) throw error;
       const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
