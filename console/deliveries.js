@@ -2,7 +2,7 @@
 // of one, and retry of every failed delivery matching the filters after a dry-run count.
 import { useEffect, useRef, useState } from './vendor/hooks.mjs';
 import { api, query } from './api.js';
-import { Badge, ErrorBanner, EVENT_TYPES, html, shown, when } from './ui.js';
+import { Badge, Chosen, ErrorBanner, EVENT_TYPES, html, when } from './ui.js';
 
 const WATCH_MS = 2000;
 const FILTERS = ['tenantId', 'status', 'eventType', 'subscriptionId', 'createdFrom', 'createdBefore'];
@@ -33,7 +33,7 @@ function AttemptLog({ delivery }) {
         ${delivery.attemptLog.map(
           (attempt) => html`<tr>
             <td>${attempt.attempt}</td><td>${when(attempt.at)}</td><td>${attempt.statusCode ?? '—'}</td>
-            <td>${attempt.durationMs === null ? '—' : `${attempt.durationMs} ms`}</td><td class=${attempt.error ? 'error-text' : ''}>${shown(attempt.error) || '—'}</td>
+            <td>${attempt.durationMs === null ? '—' : `${attempt.durationMs} ms`}</td><td class=${attempt.error ? 'error-text' : ''}><${Chosen} text=${attempt.error} /></td>
           </tr>`,
         )}
       </tbody>
@@ -163,7 +163,7 @@ export function DeliveriesPage({ initial }) {
             <td>${delivery.attempts}</td>
             <td><a href=${`#/tenants/${encodeURIComponent(delivery.tenantId)}`}><code>${delivery.tenantId}</code></a></td>
             <td><code>${delivery.subscriptionId}</code></td>
-            <td class=${delivery.lastError ? 'error-text' : ''}>${shown(delivery.lastError) || '—'}</td>
+            <td class=${delivery.lastError ? 'error-text' : ''}><${Chosen} text=${delivery.lastError} /></td>
             <td class="actions">
               <button type="button" class="link" onClick=${() => toggle(delivery.deliveryId)}>${open.has(delivery.deliveryId) ? 'Hide attempts' : 'Attempts'}</button>
               ${delivery.status === 'failed' && html`<button type="button" data-action="retry" onClick=${() => retry(delivery.deliveryId)}>Retry</button>`}

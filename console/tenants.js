@@ -1,7 +1,7 @@
 // Tenants: the list and create form; one tenant's settings, credentials, visits and subscriptions.
 import { useCallback, useEffect, useState } from './vendor/hooks.mjs';
 import { api, query } from './api.js';
-import { Badge, ErrorBanner, html, percent, SCOPES, SecretOnce, shown, when } from './ui.js';
+import { Badge, Chosen, ErrorBanner, html, percent, SCOPES, SecretOnce, when } from './ui.js';
 
 /** Loads with `load()` on mount and whenever `refresh()` is called; keeps the last error. */
 function useLoaded(load, dependencies) {
@@ -190,9 +190,9 @@ function VisitRow({ visit, refresh }) {
   const act = (body) => run(() => api('POST', `/site-visits/${encodeURIComponent(visit.id)}/workflow`, body));
   const allowed = (action) => ALLOWED_IN[action].includes(a.status) && !busy;
   return html`<tr data-visit=${visit.id}>
-      <td><code>${shown(a.clientTicketNumber) || visit.id}</code><div class="muted">${shown(a.clientSiteId)}</div></td>
+      <td><code><${Chosen} text=${a.clientTicketNumber} empty=${visit.id} /></code><div class="muted"><${Chosen} text=${a.clientSiteId} empty="" /></div></td>
       <td><${Badge} value=${a.status} /><div class="muted">v${visit.meta.version}</div></td>
-      <td>${a.fieldRepName || '—'}</td>
+      <td><${Chosen} text=${a.fieldRepName} /></td>
       <td>${a.scheduledDate ? `${a.scheduledDate} ${a.etaTime || ''}` : '—'}</td>
       <td class="workflow">
         <span class="step">
@@ -247,12 +247,12 @@ function Subscriptions({ tenantId }) {
           const health = subscription.health;
           const recent = health.last24Hours;
           return html`<tr data-subscription=${subscription.id}>
-            <td><code>${shown(subscription.targetUrl)}</code><div class="muted">${subscription.signingVersion} · ${subscription.eventTypes.length} event types</div></td>
+            <td><code><${Chosen} text=${subscription.targetUrl} /></code><div class="muted">${subscription.signingVersion} · ${subscription.eventTypes.length} event types</div></td>
             <td>${subscription.isActive ? 'yes' : html`no${health.deactivatedReason && html`<div class="muted">${health.deactivatedReason}</div>`}`}</td>
             <td>${percent(recent.successRate)}<div class="muted">${recent.succeeded} ok · ${recent.failed} failed · ${recent.pending} pending</div></td>
             <td>${when(health.lastSuccessAt)}</td>
             <td>${health.consecutiveFailures > 0 ? html`${health.consecutiveFailures} in a row<div class="muted">since ${when(health.failingSince)}</div>` : '—'}</td>
-            <td class=${health.lastError ? 'error-text' : ''}>${shown(health.lastError) || '—'}</td>
+            <td class=${health.lastError ? 'error-text' : ''}><${Chosen} text=${health.lastError} /></td>
             <td><a href=${`#/deliveries${query({ subscriptionId: subscription.id })}`}>Deliveries</a></td>
           </tr>`;
         })}

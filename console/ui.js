@@ -31,16 +31,29 @@ export function when(iso) {
 }
 
 /**
- * Text a tenant chose (a ticket number, a site code, a target URL, a receiver's error), with the characters
- * that change how text is shown made visible: a bidi override or another invisible format or control
- * character would let `STORE-\u202E21` pass for `STORE-12` on the operator's screen.
+ * Text a tenant chose (a ticket number, a site code, a rep name, a target URL, a receiver's error), with the
+ * characters that change how text is shown made visible: a bidi override or another invisible format or
+ * control character would let `STORE-\u202E21` pass for `STORE-12` on the operator's screen. Characters
+ * Unicode says to render as nothing (a Hangul filler, a variation selector) and the line and paragraph
+ * separators, which show as nothing here, are made visible too: the same set the service calls blank.
  */
 export function shown(text) {
   if (text === null || text === undefined) return text;
   return String(text).replace(
-    /[\p{Cf}\p{Cc}]/gu,
+    /[\p{Cf}\p{Cc}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu,
     (character) => `⟨U+${character.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`,
   );
+}
+
+/**
+ * Text a tenant chose, shown(), in a box of its own (`.chosen`): a word of any length wraps inside its cell
+ * instead of widening the table past the buttons, and accents stacked by the hundred on one letter (which draw
+ * a line up or down the page, across other rows, the headings and the buttons) are cut at the box. `empty`
+ * stands for no text.
+ */
+export function Chosen({ text, empty = '—' }) {
+  if (text === null || text === undefined || text === '') return empty;
+  return html`<span class="chosen">${shown(text)}</span>`;
 }
 
 export function percent(rate) {
