@@ -24,6 +24,8 @@ describe('GET /console', () => {
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("default-src 'none'");
     expect(csp).not.toContain('unsafe-inline');
+    // No HTML sink takes a string: a tenant's text can only ever be text (tenant-text.browser.test.ts).
+    expect(csp).toContain("require-trusted-types-for 'script'; trusted-types 'none'");
     expect(page.headers.get('cache-control')).toBe('no-store');
     // No inline script, no token: a module script from /console and a stylesheet.
     expect(page.text).toContain('<script type="module" src="/console/app.js"></script>');

@@ -2,7 +2,8 @@
  * Text a hostile tenant chose, as the operator console draws it (Chromium via playwright-core): a rep name set
  * through the sandbox simulator with a bidi override, a target URL and receivers' errors of one long word, and
  * an error of accents stacked on one letter. None may pass for other text, widen the page past the buttons, or
- * draw over the headings and other rows. Skipped when /usr/bin/chromium is missing outside CI.
+ * draw over the headings and other rows; and no HTML sink of the page may take a string. Skipped when
+ * /usr/bin/chromium is missing outside CI.
  */
 import { existsSync } from 'node:fs';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
@@ -92,6 +93,24 @@ describe.skipIf(!runnable)("the console and a tenant's text", () => {
     expect(await overflowing(page)).toEqual([]);
     // The accents stay in their own row: nothing of the error's red is drawn over the column headings.
     expect(await redPixels(page.locator('table.deliveries thead'))).toBe(0);
+  });
+
+  it('cannot be made markup: every HTML sink of the page throws (Trusted Types, no policy)', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${harness.t.baseUrl}/console`);
+    await page.getByLabel('Operator token').waitFor(WAIT);
+    const sinks = await page.evaluate(`(() => {
+      const tries = {
+        innerHTML: () => { document.createElement('div').innerHTML = '<img src=x>'; },
+        insertAdjacentHTML: () => document.body.insertAdjacentHTML('beforeend', '<b>x</b>'),
+        outerHTML: () => { document.body.appendChild(document.createElement('i')).outerHTML = '<b>x</b>'; },
+      };
+      return Object.fromEntries(Object.entries(tries).map(([name, sink]) => {
+        try { sink(); return [name, 'written']; } catch (error) { return [name, error.name]; }
+      }));
+    })()`);
+    expect(sinks).toEqual({ innerHTML: 'TypeError', insertAdjacentHTML: 'TypeError', outerHTML: 'TypeError' });
+    await page.close();
   });
 });
 

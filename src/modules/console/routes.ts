@@ -42,10 +42,16 @@ const TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
 };
 
-/** Scripts and styles from this origin only; no inline script or style; the API on this origin only. */
+/**
+ * Scripts and styles from this origin only; no inline script or style; the API on this origin only. Trusted
+ * Types with no policy: every HTML sink (innerHTML, Preact's dangerouslySetInnerHTML, insertAdjacentHTML)
+ * throws, so no later change can render a tenant's text as markup, even by mistake.
+ */
 export const CONSOLE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
+  "require-trusted-types-for 'script'",
+  "trusted-types 'none'",
   "style-src 'self'",
   "img-src 'self' data:",
   "connect-src 'self'",
