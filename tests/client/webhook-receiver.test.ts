@@ -255,6 +255,44 @@ describe('verifyWebhook on a genuine delivery', () => {
     expect(refusal({ secret: [] })).toBe('signature');
   });
 
+  it('takes the ArrayBuffer of a fetch Request, and refuses a parsed body (express.json()) with a TypeError saying so', () => {
+    const bytes = genuine.body.buffer.slice(genuine.body.byteOffset, genuine.body.byteOffset + genuine.body.length);
+    expect(refusal({ rawBody: bytes as ArrayBuffer })).toBe('accepted');
+    const verify = (rawBody: unknown) => () =>
+      verifyWebhook({
+        headers: genuine.headers,
+        rawBody: rawBody as never,
+        secret: secrets.current,
+        now: timestamp * 1000,
+      });
+    // express.json() leaves an object (or {} for another content type); an unread stream leaves undefined.
+    for (const parsed of [JSON.parse(genuine.body.toString()), {}, undefined, null]) {
+      expect(verify(parsed)).toThrow(TypeError);
+      expect(verify(parsed)).toThrow(/^verifyWebhook: rawBody must be the request body exactly as received/);
+      expect(verify(parsed)).toThrow("express.raw({ type: 'application/json' })");
+    }
+  });
+
+  it('says what a mismatch or a stale timestamp most likely means', () => {
+    const message = (input: Partial<Parameters<typeof verifyWebhook>[0]>) => {
+      try {
+        verifyWebhook({ headers: genuine.headers, rawBody: genuine.body, secret: secrets.current, ...input });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(message({ secret: 'another secret of sixteen', now: timestamp * 1000 })).toMatch(
+      /^x-svc-signature does not match: the secret is not the one .* or the body was changed before verification/,
+    );
+    expect(message({ now: (timestamp + 400) * 1000 })).toMatch(
+      /^x-svc-timestamp is 400 seconds behind this receiver's clock \(at most 300 allowed\).*clock is wrong/,
+    );
+    expect(message({ now: (timestamp - 400) * 1000 })).toMatch(
+      /^x-svc-timestamp is 400 seconds ahead of this receiver's/,
+    );
+  });
+
   it('accepts a timestamp up to 300 seconds either way and refuses stale and future ones beyond', () => {
     expect(refusal({ now: (timestamp + 300) * 1000 })).toBe('accepted');
     expect(refusal({ now: (timestamp - 300) * 1000 })).toBe('accepted');

@@ -13,8 +13,12 @@ export type WebhookHeaders = Headers | Record<string, string | string[] | undefi
 
 export interface VerifyWebhookInput {
   headers: WebhookHeaders;
-  /** The body exactly as received: never a re-serialised object. */
-  rawBody: Uint8Array | string;
+  /**
+   * The body exactly as received (a Buffer, the ArrayBuffer of a fetch Request's `arrayBuffer()`, or text):
+   * never a parsed or re-serialised object. Behind a body parser (express.json()), take the raw bytes instead
+   * (express.raw({ type: 'application/json' })).
+   */
+  rawBody: Uint8Array | ArrayBuffer | string;
   /**
    * The subscription's secret, used as given; several during a rotation (any one may match). Each is text of
    * at least 16 characters (a subscription's secret is never shorter).
@@ -88,13 +92,34 @@ function checkedSecrets(secret: unknown): readonly string[] {
 }
 
 /**
+ * The body's bytes. Anything else is the caller's mistake, thrown as a TypeError before any check: most often
+ * a body parser ran first (express.json() leaves an object, or `{}` for another content type, and consumes
+ * the bytes), and no re-serialisation of the object is guaranteed to give back the bytes that were signed.
+ */
+function bodyBytes(rawBody: unknown): Uint8Array {
+  if (typeof rawBody === 'string') return Buffer.from(rawBody, 'utf8');
+  if (rawBody instanceof Uint8Array) return rawBody;
+  if (rawBody instanceof ArrayBuffer) return new Uint8Array(rawBody);
+  throw new TypeError(
+    `verifyWebhook: rawBody must be the request body exactly as received (a Buffer, Uint8Array, ArrayBuffer or string), got ${
+      rawBody === null ? 'null' : typeof rawBody
+    }. ` +
+      'Was the body parsed before verification (express.json(), a framework body parser)? Read the raw bytes ' +
+      "instead, e.g. express.raw({ type: 'application/json' }) on the webhook route: verifyWebhook returns the " +
+      'parsed event.',
+  );
+}
+
+/**
  * Returns the verified event, or throws WebhookVerificationError saying which check failed. Throws a
- * RangeError, before looking at the delivery, when `now`, `toleranceSeconds` or a secret is invalid.
+ * RangeError, before looking at the delivery, when `now`, `toleranceSeconds` or a secret is invalid, and a
+ * TypeError when `rawBody` is not the body's bytes or text (a parsed object).
  */
 export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
   const { headers, toleranceSeconds = 300 } = input;
   const nowMs = checkedClock(input.now, toleranceSeconds);
   const secrets = checkedSecrets(input.secret);
+  const body = bodyBytes(input.rawBody);
   if (header(headers, 'x-svc-signature-version') !== 'v1')
     throw new WebhookVerificationError('version', 'x-svc-signature-version is not v1');
   if (header(headers, 'x-svc-signature-alg') !== 'hmac-sha256')
@@ -104,16 +129,18 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
     throw new WebhookVerificationError('timestamp', 'x-svc-timestamp is not canonical decimal Unix seconds');
   }
   // Written so that anything not a number (NaN) fails: fresh only when the distance is provably within.
-  if (!(Math.abs(nowMs / 1000 - Number(timestamp)) <= toleranceSeconds)) {
+  const offsetSeconds = Number(timestamp) - nowMs / 1000;
+  if (!(Math.abs(offsetSeconds) <= toleranceSeconds)) {
+    const distance = `${Math.round(Math.abs(offsetSeconds))} seconds ${offsetSeconds < 0 ? 'behind' : 'ahead of'}`;
     throw new WebhookVerificationError(
       'stale',
-      `x-svc-timestamp is more than ${toleranceSeconds} seconds from this receiver's clock`,
+      `x-svc-timestamp is ${distance} this receiver's clock (at most ${toleranceSeconds} allowed): a replayed or ` +
+        "long-held delivery, or this machine's clock is wrong (check it is synchronised, e.g. NTP)",
     );
   }
   const signature = header(headers, 'x-svc-signature');
   if (signature === undefined || !/^[0-9a-f]{64}$/.test(signature))
     throw new WebhookVerificationError('signature', 'x-svc-signature is not a lower-case hex SHA-256 digest');
-  const body = typeof input.rawBody === 'string' ? Buffer.from(input.rawBody, 'utf8') : input.rawBody;
   const given = Buffer.from(signature, 'hex');
   // Every secret is tried (no early exit), so the time taken does not say which one matched.
   let matched = false;
@@ -124,7 +151,13 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
       .digest();
     matched = timingSafeEqual(expected, given) || matched;
   }
-  if (!matched) throw new WebhookVerificationError('signature', 'x-svc-signature does not match');
+  if (!matched)
+    throw new WebhookVerificationError(
+      'signature',
+      'x-svc-signature does not match: the secret is not the one this delivery was signed with (a subscription ' +
+        'signs with its own secret; svc listen with the one its Ready line printed, new for each new listener), or ' +
+        'the body was changed before verification (parsed and re-serialised, re-encoded, trimmed)',
+    );
   try {
     return JSON.parse(Buffer.from(body).toString('utf8')) as WebhookEvent;
   } catch {
