@@ -33,7 +33,7 @@ import type {
   WebhookSubscriptionPatch,
 } from './types.js';
 import { type FileSource, uploadForm, type UploadOptions } from './uploads.js';
-import { urlUnder } from './urls.js';
+import { checkedBaseUrl, urlUnder } from './urls.js';
 
 /** openapi-fetch's methods, called with a path chosen at run time (the generic resource client). */
 type UntypedCall = (path: string, init: unknown) => Promise<unknown>;
@@ -255,7 +255,7 @@ export interface SiteServicesClient {
 }
 
 export function createClient(options: ClientOptions): SiteServicesClient {
-  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const baseUrl = checkedBaseUrl(options.baseUrl);
   const runtime: Runtime = { ...systemRuntime, ...options.runtime };
   const retry = { ...DEFAULT_RETRY, ...options.retry };
   const settings = {

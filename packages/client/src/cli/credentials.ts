@@ -6,6 +6,7 @@
  * token's scopes.
  */
 import { readFileSync } from 'node:fs';
+import { checkedBaseUrl } from '../urls.js';
 
 export interface CliCredentials {
   baseUrl: string;
@@ -43,9 +44,10 @@ export function credentialsFromEnv(env: Env): CliCredentials {
     );
   }
   try {
-    new URL(baseUrl!);
-  } catch {
-    throw new UsageError(`SVC_BASE_URL is not an absolute URL: ${baseUrl}`);
+    checkedBaseUrl(baseUrl!);
+  } catch (error) {
+    const from = text(env.SVC_BASE_URL) ? 'SVC_BASE_URL' : `baseUrl of ${file}`;
+    throw new UsageError(`${from}: ${(error as Error).message}`);
   }
   return {
     baseUrl: baseUrl!,
