@@ -89,12 +89,16 @@ export class NetworkError extends SiteServicesError {
   override name = 'NetworkError';
   /** On a create: the Idempotency-Key it was sent with; repeat the create with it (as ApiError's). */
   idempotencyKey?: string;
+  /**
+   * @param options.url The full address tried, named in the message (a wrong base address, host or port is
+   * then plain to see); `path` alone when absent.
+   */
   constructor(
     readonly method: string,
     readonly path: string,
-    options: { cause: unknown },
+    options: { cause: unknown; url?: string },
   ) {
-    super(`${method} ${path}: ${describeCause(options.cause)}`, options);
+    super(`${method} ${options.url ?? path}: ${describeCause(options.cause)}`, { cause: options.cause });
   }
 }
 

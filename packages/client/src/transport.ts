@@ -127,7 +127,7 @@ export function createTransport(options: TransportOptions): FetchLike {
           await pause(delayMs, `network: ${error instanceof Error ? error.message : String(error)}`);
           continue;
         }
-        const failure = new NetworkError(request.method, path, { cause: error });
+        const failure = new NetworkError(request.method, path, { cause: error, url: `${url.origin}${path}` });
         // Perhaps created: the key (also one made up here) is what a safe repeat needs.
         if (kind === 'create') failure.idempotencyKey = headers.get('idempotency-key') ?? undefined;
         throw failure;

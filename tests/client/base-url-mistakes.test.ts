@@ -1,0 +1,68 @@
+/**
+ * The integrator's first mistakes with the base address: the reference's paths start with /api/v1, so a base
+ * that ends in it (`http://host/api/v1`) would send every request to `/api/v1/api/v1/…` and read 404 "No
+ * resource lives at…"; a wrong host or port fails on the network, and the error must name the address tried.
+ */
+import { rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createClient, NetworkError } from '@site-services/client';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { clientFor, svcEnv } from '../helpers/client.js';
+import { recordedSleeps, recordingFetch } from '../helpers/client-fakes.js';
+import { createTenant, type TestTenant } from '../helpers/tenants.js';
+import { runSvcInProcess } from './svc-in-process.js';
+
+let t: TestApp;
+let tenant: TestTenant;
+beforeAll(async () => {
+  t = await startTestApp();
+  tenant = await createTenant(t);
+});
+afterAll(async () => t?.close());
+
+it('createClient refuses a base address ending in /api/v1, naming the one to give; a path prefix of a proxy is fine', async () => {
+  for (const baseUrl of [`${t.baseUrl}/api/v1`, `${t.baseUrl}/api/v1/`]) {
+    expect(() => createClient({ baseUrl, clientId: tenant.clientId, clientSecret: tenant.clientSecret })).toThrow(
+      new TypeError(
+        `the base address ends in /api/v1, which every path already starts with: give ${t.baseUrl} ` +
+          '(the address without /api/v1, as `baseUrl` of the credential packet)',
+      ),
+    );
+  }
+  expect(() => createClient({ baseUrl: 'localhost:3000', clientId: 'c', clientSecret: 's' })).toThrow(TypeError);
+  createClient({ baseUrl: `${t.baseUrl}/ss`, clientId: 'c', clientSecret: 's' });
+  const client = clientFor(t, tenant, { baseUrl: `${t.baseUrl}/` });
+  expect((await client.getRaw('/api/v1/sites')).status).toBe(200);
+});
+
+it('svc says which setting holds the wrong base address (exit 2), before sending anything', async () => {
+  const requests: string[] = [];
+  const run = await runSvcInProcess(t, ['token'], svcEnv(t, tenant, { SVC_BASE_URL: `${t.baseUrl}/api/v1` }), requests);
+  expect(run.code).toBe(2);
+  expect(run.stderr).toBe(
+    `svc: SVC_BASE_URL: the base address ends in /api/v1, which every path already starts with: give ${t.baseUrl} ` +
+      '(the address without /api/v1, as `baseUrl` of the credential packet)\n',
+  );
+  const file = path.join(os.tmpdir(), `credentials-${process.pid}-${Date.now()}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({ baseUrl: `${t.baseUrl}/api/v1`, client_id: tenant.clientId, client_secret: tenant.clientSecret }),
+  );
+  const { SVC_BASE_URL: _base, ...env } = svcEnv(t, tenant, { SVC_CREDENTIALS_FILE: file });
+  const fromFile = await runSvcInProcess(t, ['token'], env, requests).finally(() => rmSync(file));
+  expect(fromFile.code).toBe(2);
+  expect(fromFile.stderr).toMatch(new RegExp(`^svc: baseUrl of ${file}: the base address ends in /api/v1`));
+  expect(requests).toEqual([]);
+});
+
+it('a request that never reached the service names the whole address tried, not only its path', async () => {
+  const { runtime } = recordedSleeps();
+  const unreachable = recordingFetch(() => new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }));
+  const client = clientFor(t, tenant, { fetch: unreachable.fetch, runtime, retry: { maxAttempts: 2 } });
+  const error = await client.requestToken().catch((caught: unknown) => caught);
+  expect(error).toBeInstanceOf(NetworkError);
+  expect((error as NetworkError).path).toBe('/api/v1/oauth/token');
+  expect((error as NetworkError).message).toBe(`POST ${t.baseUrl}/api/v1/oauth/token: fetch failed (ECONNREFUSED)`);
+});
