@@ -76,7 +76,9 @@ describe('svc listen keeps its listener through failures of the moment', () => {
 
     run.stop.abort();
     expect(await run.exited).toBe(0);
-    expect(run.notes.at(-1)).toBe('svc listen: listener closed');
+    expect(run.notes.at(-1)).toBe(
+      'svc listen: listener closed; the next svc listen opens a new one, with a new signing secret',
+    );
   });
 
   it('a dropped stream that cannot reconnect at once keeps its listener and resumes it', async () => {
@@ -169,7 +171,9 @@ describe('Ctrl-C while svc listen waits to reconnect', () => {
 
     run.stop.abort();
     expect(await run.exited).toBe(0);
-    expect(run.notes.at(-1)).toBe('svc listen: listener closed');
+    expect(run.notes.at(-1)).toBe(
+      'svc listen: listener closed; the next svc listen opens a new one, with a new signing secret',
+    );
     expect(proxy.requests.at(-1)).toMatchObject({
       method: 'DELETE',
       path: `/api/v1/sandbox/webhook-listeners/${remembered.id}`,

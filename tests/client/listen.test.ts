@@ -197,6 +197,9 @@ describe('svc listen through real processes', { timeout: 240_000 }, () => {
     const { secret } = listenA;
     listenA = again;
     expect(again.secret).toBe(secret);
+    expect(again.command.output()).toMatch(
+      /svc listen: resuming listener whl_\w+ \(the same signing secret as before\)/,
+    );
     await until(() => verifiedAt('/a', secret).length === before + 1, 'the missed event, once back');
     const missed = verifiedAt('/a', secret).at(-1)!;
     expect(missed.event.type).toBe('ticket.created');
@@ -216,7 +219,9 @@ describe('svc listen through real processes', { timeout: 240_000 }, () => {
 
     fresh.command.child.kill('SIGINT');
     expect(await fresh.command.exited).toBe(0);
-    expect(fresh.command.output()).toMatch(/listener closed/);
+    expect(fresh.command.output()).toMatch(
+      /listener closed; the next svc listen opens a new one, with a new signing secret/,
+    );
     listenB.command.child.kill('SIGINT');
     expect(await listenB.command.exited).toBe(0);
   });

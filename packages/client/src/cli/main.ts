@@ -33,7 +33,9 @@ const USAGE = `usage:
   svc get <path>
       GET /api/v1/<path> and print the answer
   svc listen --forward-to <url> [--events type,type]
-      sandbox: receive your webhooks on this machine; forwards each delivery to <url> (http or https) until Ctrl-C
+      sandbox: receive your webhooks on this machine; forwards each delivery to <url> (http or https), signed
+      with the secret its Ready line prints. Ctrl-C closes the listener: the next run opens a new one with a NEW
+      secret. Killed any other way, the same command run again within 60 s resumes it with the same secret.
   svc trigger <visit-id> <action> [name=value | name:=json ...]
       sandbox: run a simulator action on a visit (complete-lifecycle, assign-rep, schedule, dispatch, complete,
       transmit-deliverables). Each pair is a body member in the type the action declares: name=value is text,

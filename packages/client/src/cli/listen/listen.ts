@@ -129,7 +129,7 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
   /** A remembered listener that this run has not held yet: the one a "gone" replaces with a new listener. */
   let resuming = remembered !== undefined;
   let listener = remembered ?? (await open());
-  if (resuming) note(`svc listen: resuming listener ${listener.id}`);
+  if (resuming) note(`svc listen: resuming listener ${listener.id} (the same signing secret as before)`);
   let announced = false;
   const onReady = () => {
     if (!announced) deps.out(`Ready. Forwarding events to ${options.forwardTo}. Signing secret: ${listener.secret}`);
@@ -216,7 +216,7 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
   state.forget();
   note(
     closed?.response.ok
-      ? 'svc listen: listener closed'
+      ? 'svc listen: listener closed; the next svc listen opens a new one, with a new signing secret'
       : 'svc listen: could not close the listener; it closes after its grace period',
   );
   return 0;
