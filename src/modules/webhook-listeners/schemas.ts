@@ -3,6 +3,7 @@ import { type Static, Type } from 'typebox';
 import { DateTime } from '../../http/schemas.js';
 import { EVENT_TYPES } from '../outbox/types.js';
 import { EventTypeSchema } from '../outbox/event-schemas.js';
+import { WebhookSecret } from '../webhook-subscriptions/schemas.js';
 
 export const ListenerCreateBody = Type.Object(
   {
@@ -13,6 +14,11 @@ export const ListenerCreateBody = Type.Object(
         uniqueItems: true,
         description: 'Only these event types (non-empty, distinct); omitted: every event type.',
       }),
+    ),
+    secret: Type.Optional(
+      WebhookSecret(
+        'Shared secret for v1 signatures, used exactly as given (at least 16 characters, counted as Unicode code points); omitted: a new one is made. Give the same one at every start (svc listen does) and your receiver is configured once.',
+      ),
     ),
   },
   { additionalProperties: false, title: 'Webhook listener create body' },
@@ -25,7 +31,7 @@ export const Listener = Type.Object(
     eventTypes: Type.Array(EventTypeSchema, { description: 'The event types it receives.' }),
     secret: Type.String({
       description:
-        "The listener's own v1 signing secret, made for it and shown only here: give it to your receiver to verify what arrives.",
+        "The listener's v1 signing secret, the one you gave or else made for it, shown only here: give it to your receiver to verify what arrives.",
     }),
     streamPath: Type.String({
       description: 'Where to open its stream (a WebSocket, with the same bearer token): GET this path with Upgrade.',

@@ -29,7 +29,7 @@ export function streamPath(id: string): string {
   return `/api/v1/sandbox/webhook-listeners/${id}/stream`;
 }
 
-/** A new listener with a fresh secret; it lives the grace period until its first stream connects. */
+/** A new listener with the secret given, else a fresh one; it lives the grace period until its first stream connects. */
 export async function createListener(
   deps: ListenerDeps,
   tenantId: string,
@@ -38,7 +38,7 @@ export async function createListener(
 ): Promise<ListenerValue> {
   await assertWebhookAccess(deps.db, tenantId);
   const id = newId('whl');
-  const secret = newSecret('whsec');
+  const secret = input.secret ?? newSecret('whsec');
   const eventTypes = input.eventTypes ?? [...EVENT_TYPES];
   await deps.db.transaction().execute(async (tx) => {
     await listeners.lockTenantListeners(tx, tenantId);

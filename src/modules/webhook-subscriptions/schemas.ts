@@ -8,6 +8,11 @@ import { SIGNING_VERSIONS } from '../outbox/signing.js';
 /** Maximum lengths (SPEC leaves them open; docs/decisions.md records them). */
 export const WEBHOOK_LIMITS = { targetUrl: 2048, description: 500, secretMin: 16, secretMax: 512 } as const;
 
+/** A v1 signing secret given by the client: WEBHOOK_LIMITS.secretMin to secretMax Unicode code points. */
+export function WebhookSecret(description: string) {
+  return Type.String({ minLength: WEBHOOK_LIMITS.secretMin, maxLength: WEBHOOK_LIMITS.secretMax, description });
+}
+
 const fields = {
   targetUrl: Text(WEBHOOK_LIMITS.targetUrl, {
     description:
@@ -20,12 +25,9 @@ const fields = {
     uniqueItems: true,
     description: `Non-empty, distinct event types (so at most the ${EVENT_TYPES.length} there are).`,
   }),
-  secret: Type.String({
-    minLength: WEBHOOK_LIMITS.secretMin,
-    maxLength: WEBHOOK_LIMITS.secretMax,
-    description:
-      'Write-only shared secret for v1 signatures, used exactly as given (at least 16 characters, counted as Unicode code points).',
-  }),
+  secret: WebhookSecret(
+    'Write-only shared secret for v1 signatures, used exactly as given (at least 16 characters, counted as Unicode code points).',
+  ),
   description: Nullable(Text(WEBHOOK_LIMITS.description)),
 };
 

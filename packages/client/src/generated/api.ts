@@ -298,7 +298,7 @@ export interface paths {
          * Open a webhook listener: receive your events on your own machine (sandbox only)
          * @description Sandbox only: this path does not exist in production. What `svc listen --forward-to <url>` uses: the events of your client are delivered over a stream that your command holds, and it forwards them to any address on your machine. The server never connects anywhere for a listener.
          *
-         *     The answer carries the listener's own signing `secret`, shown only here. At most 5 listeners are open per client (422 `listener-limit-reached`).
+         *     The answer carries the listener's signing `secret`, shown only here: the `secret` you sent, or else a new one made for it. Send the same `secret` every time you open a listener (`svc listen` keeps one per service address and client on your machine) and your receiver keeps verifying across restarts. At most 5 listeners are open per client (422 `listener-limit-reached`).
          *
          *     Then open its stream: `GET streamPath` as a WebSocket (wss:// on an https base address) with the same `Authorization: Bearer` header. A stream that opens is not counted by the rate limit; a refused one (401, 403, 404, 426) is, like any request. Messages are JSON text frames:
          *
@@ -1830,7 +1830,7 @@ export interface components {
             id: string;
             /** @description The event types it receives. */
             eventTypes: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
-            /** @description The listener's own v1 signing secret, made for it and shown only here: give it to your receiver to verify what arrives. */
+            /** @description The listener's v1 signing secret, the one you gave or else made for it, shown only here: give it to your receiver to verify what arrives. */
             secret: string;
             /**
              * @description Where to open its stream (a WebSocket, with the same bearer token): GET this path with Upgrade.
@@ -1846,6 +1846,8 @@ export interface components {
         WebhookListenerCreate: {
             /** @description Only these event types (non-empty, distinct); omitted: every event type. */
             eventTypes?: ("ticket.created" | "rep.assigned" | "job.scheduled" | "schedule.updated" | "job.dispatched" | "job.completed" | "deliverables.transmitted")[];
+            /** @description Shared secret for v1 signatures, used exactly as given (at least 16 characters, counted as Unicode code points); omitted: a new one is made. Give the same one at every start (svc listen does) and your receiver is configured once. */
+            secret?: string;
         };
         WebhookListenerDocument: {
             data: components["schemas"]["WebhookListener"];
