@@ -4,9 +4,10 @@
  * reported outcome is recorded like any delivery's (a 500 gets attempt 2), a dropped stream resumes
  * within the grace and the listener closes after it (pending deliveries fail "listener closed"), another
  * tenant's events never arrive, at most 5 are open per tenant, the stream is not rate-limited, and
- * production has no trace of any of it. The grace runs on an injected clock.
+ * production has no trace of any of it; a listener created with a `secret` signs with it. The grace runs on an injected clock.
  * The same through real processes (svc listen, the example receiver): tests/client/listen.test.ts.
  */
+import { verifyWebhook } from '@site-services/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
 import type { DeliveryWorker } from '../../src/modules/outbox/worker.js';
@@ -73,6 +74,10 @@ async function dropped(listenerId: string) {
 async function deliveryOf(eventId: string, done: (delivery: any) => boolean) {
   const [delivery] = await waitForDeliveries(t, eventId, (all) => all.length === 1 && done(all[0]));
   return delivery;
+}
+
+function createListenerWith(token: string, json: Record<string, unknown>) {
+  return t.http.post('/api/v1/sandbox/webhook-listeners', { token, json });
 }
 
 /** The next attempt on the stream, checked as a receiver would check a real delivery. */
@@ -143,6 +148,44 @@ describe('a sandbox webhook listener', () => {
     });
     expectProblem(patch, 404, 'not-found');
     await stream.close();
+  });
+
+  it('signs with the secret given at its creation (svc listen gives the same at every start), else with a new one', async () => {
+    const a = await tenant();
+    const secret = 'whsec_my-own-receiver-secret';
+    const opened = await t.http.post('/api/v1/sandbox/webhook-listeners', {
+      token: a.token,
+      json: { eventTypes: ['ticket.created'], secret },
+    });
+    expect(opened.status, opened.text).toBe(201);
+    const listener = opened.body.data;
+    expect(listener.secret).toBe(secret);
+    const stream = await openStream(t.baseUrl, listener.streamPath, a.token);
+    await stream.next();
+    const event = await recordTestEvent(t, a.tenantId, 'ticket.created');
+    const attempt = await nextAttempt(stream, secret);
+    // As the client package's receiver checks it.
+    const verified = verifyWebhook({ headers: attempt.headers, rawBody: Buffer.from(attempt.body, 'utf8'), secret });
+    expect(verified).toMatchObject({ id: event.id, type: 'ticket.created' });
+    stream.report(attempt, 204);
+    await deliveryOf(event.id, (d) => d.status === 'succeeded');
+    await stream.close();
+
+    // Another listener may be given the same secret; one created without gets a new one of its own.
+    const again = await createListenerWith(a.token, { secret });
+    expect(again.status, again.text).toBe(201);
+    expect(again.body.data.secret).toBe(secret);
+    const made = await createListener(t.http, a.token);
+    expect(made.secret).toMatch(/^whsec_/);
+    expect(made.secret).not.toBe(secret);
+
+    // The constraints of a subscription's secret: at least 16 Unicode code points, a string.
+    const short = expectProblem(await createListenerWith(a.token, { secret: 'x'.repeat(15) }), 422, 'validation-error');
+    expect(short.secret?.join(' ')).toMatch(/at least 16/);
+    const units = await createListenerWith(a.token, { secret: `${'x'.repeat(14)}🔑` });
+    expect(expectProblem(units, 422, 'validation-error').secret?.join(' ')).toMatch(/at least 16/);
+    expectProblem(await createListenerWith(a.token, { secret: 'x'.repeat(513) }), 422, 'validation-error', ['secret']);
+    expectProblem(await createListenerWith(a.token, { secret: null }), 422, 'validation-error', ['secret']);
   });
 
   it("never sees another tenant's events, nor event types outside its filter", async () => {
