@@ -124,7 +124,7 @@ it('svc listen opens its listener and its stream under the prefix, and closes it
   expect(await exited, notes.join('\n')).toBe(0);
   expect(lines[0], notes.join('\n')).toMatch(/^Ready\. Forwarding events to http:\/\/127\.0\.0\.1:9\/hooks\./);
   expect(notes).toContain(
-    'svc listen: listener closed; the next svc listen opens a new one, with a new signing secret',
+    'svc listen: listener closed; the next svc listen opens a new one, with the same signing secret',
   );
   expect(outside()).toEqual([]);
   expect(seen.filter((entry) => entry.upgrade).map((entry) => entry.path)).toEqual([

@@ -77,7 +77,7 @@ describe('svc listen keeps its listener through failures of the moment', () => {
     run.stop.abort();
     expect(await run.exited).toBe(0);
     expect(run.notes.at(-1)).toBe(
-      'svc listen: listener closed; the next svc listen opens a new one, with a new signing secret',
+      'svc listen: listener closed; the next svc listen opens a new one, with the same signing secret',
     );
   });
 
@@ -172,7 +172,7 @@ describe('Ctrl-C while svc listen waits to reconnect', () => {
     run.stop.abort();
     expect(await run.exited).toBe(0);
     expect(run.notes.at(-1)).toBe(
-      'svc listen: listener closed; the next svc listen opens a new one, with a new signing secret',
+      'svc listen: listener closed; the next svc listen opens a new one, with the same signing secret',
     );
     expect(proxy.requests.at(-1)).toMatchObject({
       method: 'DELETE',

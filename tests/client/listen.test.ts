@@ -7,7 +7,8 @@
  * A receiver answering 500 gets attempt 2 (shown by svc listen and by the operator's delivery record);
  * another tenant's events never arrive; svc listen killed and started again within the grace resumes the
  * same listener (same secret, the missed event delivered); killed for longer than the grace, its pending
- * delivery fails terminally ("listener closed"); Ctrl-C closes the listener.
+ * delivery fails terminally ("listener closed"); Ctrl-C closes the listener, and the next svc listen opens a
+ * new one with the same signing secret (kept per service address and client) until --new-secret makes another.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -103,8 +104,8 @@ function svc(v: VisitTenant, args: string[]): RealProcess {
   });
 }
 
-async function listen(v: VisitTenant, path: string) {
-  const command = svc(v, ['listen', '--forward-to', `${receiverUrl}${path}`]);
+async function listen(v: VisitTenant, path: string, ...options: string[]) {
+  const command = svc(v, ['listen', '--forward-to', `${receiverUrl}${path}`, ...options]);
   const [line, secret] = await command.waitFor(/^Ready\. Forwarding events to (?:\S+)\. Signing secret: (\S+)$/m);
   expect(command.stdout().split('\n')[0]).toBe(line);
   return { command, secret: secret! };
@@ -213,15 +214,47 @@ describe('svc listen through real processes', { timeout: 240_000 }, () => {
     const failed = async () =>
       (await deliveriesOf(a.tenantId)).find((d) => d.status === 'failed' && d.lastError === 'listener closed');
     await until(async () => (await failed()) !== undefined, 'the delivery failing after the grace', 60_000);
-    // Started again, it opens a new listener (the old one is gone): a new secret.
+    // Started again, it opens a new listener (the old one is gone), with the same signing secret.
     const fresh = await listen(a, '/a');
-    expect(fresh.secret).not.toBe(listenA.secret);
+    expect(fresh.secret).toBe(listenA.secret);
 
     fresh.command.child.kill('SIGINT');
     expect(await fresh.command.exited).toBe(0);
     expect(fresh.command.output()).toMatch(
-      /listener closed; the next svc listen opens a new one, with a new signing secret/,
+      /listener closed; the next svc listen opens a new one, with the same signing secret/,
     );
+  });
+
+  it('after Ctrl-C the next svc listen prints and signs with the same secret; --new-secret makes and keeps a new one', async () => {
+    const kept = listenA.secret;
+    const next = await listen(a, '/a');
+    expect(next.secret).toBe(kept);
+    expect(next.command.output()).not.toMatch(/resuming/);
+    const before = verifiedAt('/a', kept).length;
+    await createVisit(op, a);
+    await until(() => verifiedAt('/a', kept).length === before + 1, 'an event signed with the kept secret');
+    next.command.child.kill('SIGINT');
+    expect(await next.command.exited).toBe(0);
+
+    // The secret file: only this user's, and only the secret.
+    const secretFiles = fs.readdirSync(path.join(directory, 'svc')).filter((file) => file.startsWith('signing-secret-'));
+    expect(secretFiles).toHaveLength(2);
+    for (const file of secretFiles) expect(fs.statSync(path.join(directory, 'svc', file)).mode & 0o777).toBe(0o600);
+
+    const rotated = await listen(a, '/a-rotated', '--new-secret');
+    expect(rotated.secret).not.toBe(kept);
+    expect(rotated.secret).toMatch(/^whsec_[\w-]{43}$/);
+    expect(rotated.command.output()).toMatch(/made a new signing secret/);
+    await createVisit(op, a);
+    await until(() => verifiedAt('/a-rotated', rotated.secret).length === 1, 'an event signed with the new secret');
+    rotated.command.child.kill('SIGINT');
+    expect(await rotated.command.exited).toBe(0);
+
+    // Kept: the next run, on any address, has the new one.
+    const after = await listen(a, '/a-after');
+    expect(after.secret).toBe(rotated.secret);
+    after.command.child.kill('SIGINT');
+    expect(await after.command.exited).toBe(0);
     listenB.command.child.kill('SIGINT');
     expect(await listenB.command.exited).toBe(0);
   });

@@ -4,7 +4,7 @@
  *   svc import <sites|site-visits|messages> <file.csv|file.jsonl> [--rate <per-minute>] [--progress <path>] [--report <path>]
  *   svc token [--json]
  *   svc get <path>
- *   svc listen --forward-to <url> [--events type,type]
+ *   svc listen --forward-to <url> [--events type,type] [--new-secret]
  *   svc trigger <visit-id> <action> [name=value | name:=json ...]
  *
  * Exit codes: 0 success; 1 rows rejected (import) or an error status (get); 2 usage, configuration,
@@ -32,10 +32,12 @@ const USAGE = `usage:
       prints the bare access token, for "Authorization: Bearer $(svc token)"; --json: the whole token response
   svc get <path>
       GET /api/v1/<path> and print the answer
-  svc listen --forward-to <url> [--events type,type]
+  svc listen --forward-to <url> [--events type,type] [--new-secret]
       sandbox: receive your webhooks on this machine; forwards each delivery to <url> (http or https), signed
-      with the secret its Ready line prints. Ctrl-C closes the listener: the next run opens a new one with a NEW
-      secret. Killed any other way, the same command run again within 60 s resumes it with the same secret.
+      with the secret its Ready line prints. That secret is kept on this machine for the service address and
+      client id (in $XDG_STATE_HOME/svc or ~/.local/state/svc), so it stays the same on every run: Ctrl-C closes
+      the listener and the next run opens a new one with the same secret. Killed any other way, the same command
+      run again within 60 s resumes the listener. --new-secret: make and keep a new secret (rotation).
   svc trigger <visit-id> <action> [name=value | name:=json ...]
       sandbox: run a simulator action on a visit (complete-lifecycle, assign-rep, schedule, dispatch, complete,
       transmit-deliverables). Each pair is a body member in the type the action declares: name=value is text,
@@ -175,7 +177,7 @@ async function tokenCommand(positionals: string[], json: boolean, env: Env, opti
 
 async function listenCommand(
   positionals: string[],
-  values: { 'forward-to'?: string; events?: string },
+  values: { 'forward-to'?: string; events?: string; 'new-secret'?: boolean },
   env: Env,
   options: MainOptions,
 ): Promise<number> {
@@ -196,7 +198,7 @@ async function listenCommand(
   process.on('SIGTERM', onSignal);
   try {
     return await runListen(
-      { forwardTo, ...(eventTypes?.length ? { eventTypes } : {}) },
+      { forwardTo, ...(eventTypes?.length ? { eventTypes } : {}), newSecret: values['new-secret'] === true },
       {
         client: clientFor(credentials, options),
         baseUrl: credentials.baseUrl,
@@ -225,6 +227,7 @@ export async function main(argv: string[], env: Env, options: MainOptions = {}):
         json: { type: 'boolean' },
         'forward-to': { type: 'string' },
         events: { type: 'string' },
+        'new-secret': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -236,8 +239,8 @@ export async function main(argv: string[], env: Env, options: MainOptions = {}):
     if (command !== 'import' && (values.rate || values.progress || values.report))
       throw new UsageError(`--rate, --progress and --report belong to svc import\n${USAGE}`);
     if (command !== 'token' && values.json) throw new UsageError(`--json belongs to svc token\n${USAGE}`);
-    if (command !== 'listen' && (values['forward-to'] || values.events))
-      throw new UsageError(`--forward-to and --events belong to svc listen\n${USAGE}`);
+    if (command !== 'listen' && (values['forward-to'] || values.events || values['new-secret']))
+      throw new UsageError(`--forward-to, --events and --new-secret belong to svc listen\n${USAGE}`);
     switch (command) {
       case 'import':
         return await importCommand(rest, values, env, options);

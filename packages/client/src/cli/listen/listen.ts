@@ -1,17 +1,21 @@
 /**
- * `svc listen --forward-to <url> [--events type,type]`: opens a sandbox webhook listener, holds its
+ * `svc listen --forward-to <url> [--events type,type] [--new-secret]`: opens a sandbox webhook listener, holds its
  * stream (stream.ts) and forwards every attempt to the developer's address, then reports the answer back,
  * so the service records it like any delivery (a non-2xx is retried on the schedule). Prints
  * `Ready. Forwarding events to <url>. Signing secret: <secret>` once connected, then one line per attempt.
  * Stopping (Ctrl-C) closes the listener.
+ *
+ * Every new listener is given the signing secret kept for the service address and client id (state.ts's
+ * SigningSecret, made on first use), so the Ready line shows the same secret run after run, Ctrl-C or not;
+ * --new-secret makes and keeps a new one (a remembered listener, which has the old one, is closed, not resumed).
  *
  * The listener is remembered in a state file of the user's own (state.ts) until it is closed, so that the
  * same command killed and started again resumes it, with the same secret: the developer's receiver keeps
  * verifying. A stream that drops or cannot be opened is tried again, with backoff, on the same listener for
  * as long as the service cannot say otherwise (network failures, timeouts, 429, 5xx, a restart). Only the
  * service's word that the listener is gone (listener-check.ts: 404 or 410, or the stream closed with 4410)
- * ends it: a remembered listener is then replaced by a new one, with a note on stderr that the secret
- * changed; one this run has held ends the command (exit 1), as a listener closed while connected does.
+ * ends it: a remembered listener is then replaced by a new one (with the kept secret; a note on stderr
+ * says whether that differs from the old listener's); one this run has held ends the command (exit 1), as a listener closed while connected does.
  */
 import type { SiteServicesClient } from '../../client.js';
 import { ApiError, describeCause, toProblem } from '../../errors.js';
@@ -19,12 +23,14 @@ import { backoffDelay, DEFAULT_RETRY, type RetryOptions } from '../../retry.js';
 import { UsageError } from '../credentials.js';
 import type { ForwardFetch } from './forward.js';
 import { checkListener, isTemporary, type ListenerVerdict } from './listener-check.js';
-import { ListenerState, type RememberedListener } from './state.js';
+import { ListenerState, type RememberedListener, SigningSecret } from './state.js';
 import { holdStream, type StreamEnd } from './stream.js';
 
 export interface ListenOptions {
   forwardTo: string;
   eventTypes?: string[];
+  /** Make and keep a new signing secret before opening a listener. */
+  newSecret?: boolean;
 }
 
 export interface ListenDeps {
@@ -92,8 +98,13 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-async function openListener(client: SiteServicesClient, eventTypes: string[] | undefined): Promise<Listener> {
-  const result = await client.api.POST(PATH, { body: eventTypes ? { eventTypes: eventTypes as never } : {} });
+async function openListener(
+  client: SiteServicesClient,
+  eventTypes: string[] | undefined,
+  secret: string,
+): Promise<Listener> {
+  const body = { ...(eventTypes ? { eventTypes: eventTypes as never } : {}), secret };
+  const result = await client.api.POST(PATH, { body });
   if (!result.response.ok) {
     const problem = toProblem(result.response.status, result.error, result.response.statusText);
     if (result.response.status === 404)
@@ -101,6 +112,12 @@ async function openListener(client: SiteServicesClient, eventTypes: string[] | u
     throw new ApiError(problem, 'POST', PATH, result.response.headers);
   }
   return result.data!.data;
+}
+
+/** Closes a listener (DELETE); whether the service said it did. */
+async function closeListener(client: SiteServicesClient, id: string): Promise<boolean> {
+  const closed = await client.api.DELETE(`${PATH}/{id}`, { params: { path: { id } } }).catch(() => undefined);
+  return closed?.response.ok === true;
 }
 
 /** The note for a held stream the service ended for good, or undefined for one to reconnect. */
@@ -120,12 +137,21 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
     [deps.baseUrl, deps.clientId, options.forwardTo, options.eventTypes ?? []],
     deps.stateDirectory,
   );
+  const signingSecret = new SigningSecret([deps.baseUrl, deps.clientId], deps.stateDirectory);
+  const secret = options.newSecret ? signingSecret.renew() : signingSecret.get();
   const open = async () => {
-    const opened = await openListener(client, options.eventTypes);
+    const opened = await openListener(client, options.eventTypes, secret);
     state.save(opened);
     return opened;
   };
-  const remembered = state.read();
+  let remembered = state.read();
+  if (remembered && options.newSecret) {
+    // Its secret is the old one: closed and replaced rather than resumed.
+    await closeListener(client, remembered.id);
+    state.forget();
+    remembered = undefined;
+  }
+  if (options.newSecret) note('svc listen: made a new signing secret; every svc listen uses it from now on');
   /** A remembered listener that this run has not held yet: the one a "gone" replaces with a new listener. */
   let resuming = remembered !== undefined;
   let listener = remembered ?? (await open());
@@ -187,13 +213,15 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
         note(`svc listen: the listener closed (${verdict.detail}); start svc listen again for a new one`);
         return 1;
       }
-      const gone = listener.id;
+      const gone = listener;
       listener = await open();
       resuming = false;
       failures = 0;
       note(
-        `svc listen: listener ${gone} no longer exists (${verdict.detail}). Opened a new listener, ${listener.id}: ` +
-          'its signing secret is NEW, not the one your receiver has (the Ready line shows it)',
+        `svc listen: listener ${gone.id} no longer exists (${verdict.detail}). Opened a new listener, ${listener.id}: ` +
+          (listener.secret === gone.secret
+            ? 'with the same signing secret'
+            : 'its signing secret is NEW, not the one your receiver has (the Ready line shows it)'),
       );
       continue;
     }
@@ -210,13 +238,11 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
     await wait(delayMs, stop);
   }
   // Stopped: close the listener, so that nothing more is queued to it.
-  const closed = await client.api
-    .DELETE(`${PATH}/{id}`, { params: { path: { id: listener.id } } })
-    .catch(() => undefined);
+  const closed = await closeListener(client, listener.id);
   state.forget();
   note(
-    closed?.response.ok
-      ? 'svc listen: listener closed; the next svc listen opens a new one, with a new signing secret'
+    closed
+      ? 'svc listen: listener closed; the next svc listen opens a new one, with the same signing secret'
       : 'svc listen: could not close the listener; it closes after its grace period',
   );
   return 0;

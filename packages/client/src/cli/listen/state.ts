@@ -1,12 +1,14 @@
 /**
  * Where `svc listen` remembers an open listener (its id, stream and signing secret), so that a command
- * killed and started again with the same credentials and options resumes it. The file lives in a directory
+ * killed and started again with the same credentials and options resumes it, and the signing secret it
+ * keeps per service address and client id, which it gives every new listener: the developer's receiver is
+ * configured once, whatever stops the command. The files live in a directory
  * of the user's own (XDG_STATE_HOME/svc, else ~/.local/state/svc, mode 0700): a predictable name in the
  * shared temporary directory could be planted by another user (a listener of theirs, resumed with our token
  * and secret) or be a link to a file of ours that the write would overwrite.
  */
-import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -26,6 +28,10 @@ export function stateDirectory(env: Env = process.env): string {
   return path.join(base ?? path.join(os.homedir(), '.local', 'state'), 'svc');
 }
 
+function fileName(prefix: string, identity: readonly unknown[]): string {
+  return `${prefix}-${createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 16)}`;
+}
+
 /** The state file of one listener: one per service, client and forwarding options. */
 export class ListenerState {
   readonly file: string;
@@ -34,8 +40,7 @@ export class ListenerState {
     identity: readonly unknown[],
     private readonly directory = stateDirectory(),
   ) {
-    const hash = createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 16);
-    this.file = path.join(directory, `listen-${hash}.json`);
+    this.file = path.join(directory, `${fileName('listen', identity)}.json`);
   }
 
   /** The listener remembered, if the file holds one. */
@@ -57,5 +62,58 @@ export class ListenerState {
 
   forget(): void {
     rmSync(this.file, { force: true });
+  }
+}
+
+/** The service's bounds of a listener's secret, in Unicode code points. */
+const SECRET_MIN = 16;
+const SECRET_MAX = 512;
+
+/**
+ * The signing secret `svc listen` keeps for one service address and client id: made here on first use
+ * ('whsec_' and 32 random bytes, base64url), sent with every new listener, replaced only on demand
+ * (--new-secret). Written 0600 and atomically (a temporary file renamed over it): a run stopped mid-write
+ * leaves the old secret or the new one, never a part.
+ */
+export class SigningSecret {
+  readonly file: string;
+
+  constructor(
+    identity: readonly [baseUrl: string, clientId: string],
+    private readonly directory = stateDirectory(),
+  ) {
+    this.file = path.join(directory, fileName('signing-secret', identity));
+  }
+
+  /** The secret kept, if the file holds one the service would accept. */
+  read(): string | undefined {
+    try {
+      const secret = readFileSync(this.file, 'utf8').trim();
+      const length = [...secret].length;
+      if (length >= SECRET_MIN && length <= SECRET_MAX) return secret;
+    } catch {
+      // none yet, or unreadable: a new one
+    }
+    return undefined;
+  }
+
+  /** The secret kept, made and kept now if there is none. */
+  get(): string {
+    return this.read() ?? this.renew();
+  }
+
+  /** A new secret, kept in place of the old one. */
+  renew(): string {
+    const secret = `whsec_${randomBytes(32).toString('base64url')}`;
+    mkdirSync(this.directory, { recursive: true, mode: 0o700 });
+    const temporary = `${this.file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    try {
+      writeFileSync(temporary, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+      renameSync(temporary, this.file);
+    } catch (error) {
+      rmSync(temporary, { force: true });
+      throw error;
+    }
+    return secret;
   }
 }
