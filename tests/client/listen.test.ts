@@ -237,7 +237,9 @@ describe('svc listen through real processes', { timeout: 240_000 }, () => {
     expect(await next.command.exited).toBe(0);
 
     // The secret file: only this user's, and only the secret.
-    const secretFiles = fs.readdirSync(path.join(directory, 'svc')).filter((file) => file.startsWith('signing-secret-'));
+    const secretFiles = fs
+      .readdirSync(path.join(directory, 'svc'))
+      .filter((file) => file.startsWith('signing-secret-'));
     expect(secretFiles).toHaveLength(2);
     for (const file of secretFiles) expect(fs.statSync(path.join(directory, 'svc', file)).mode & 0o777).toBe(0o600);
 
