@@ -28,6 +28,22 @@ export function stateDirectory(env: Env = process.env): string {
   return path.join(base ?? path.join(os.homedir(), '.local', 'state'), 'svc');
 }
 
+/**
+ * Writes a state file 0600 and atomically, in the directory (made 0700 if missing): a temporary file beside
+ * it, renamed over it, so a run stopped mid-write leaves the old content or the new, never a part.
+ */
+function writeAtomically(directory: string, file: string, content: string): void {
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    writeFileSync(temporary, content, { mode: 0o600, flag: 'wx' });
+    renameSync(temporary, file);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+}
+
 function fileName(prefix: string, identity: readonly unknown[]): string {
   return `${prefix}-${createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 16)}`;
 }
@@ -55,9 +71,9 @@ export class ListenerState {
     return undefined;
   }
 
+  /** Written 0600 and atomically (writeAtomically): an interrupted save never leaves a partial file. */
   save(listener: RememberedListener): void {
-    mkdirSync(this.directory, { recursive: true, mode: 0o700 });
-    writeFileSync(this.file, JSON.stringify(listener), { mode: 0o600 });
+    writeAtomically(this.directory, this.file, JSON.stringify(listener));
   }
 
   forget(): void {
@@ -105,15 +121,7 @@ export class SigningSecret {
   /** A new secret, kept in place of the old one. */
   renew(): string {
     const secret = `whsec_${randomBytes(32).toString('base64url')}`;
-    mkdirSync(this.directory, { recursive: true, mode: 0o700 });
-    const temporary = `${this.file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    try {
-      writeFileSync(temporary, `${secret}\n`, { mode: 0o600, flag: 'wx' });
-      renameSync(temporary, this.file);
-    } catch (error) {
-      rmSync(temporary, { force: true });
-      throw error;
-    }
+    writeAtomically(this.directory, this.file, `${secret}\n`);
     return secret;
   }
 }
