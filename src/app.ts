@@ -22,6 +22,7 @@ import { RenderedResources } from './http/rendered-resources.js';
 import { CursorCodec } from './http/pagination.js';
 import { parseQueryString } from './http/query-string.js';
 import { registerMetricsRoute, registerRequestMetrics } from './http/metrics.js';
+import { registerNoStore } from './http/headers.js';
 import { ClientRateLimit } from './http/rate-limit.js';
 import { ProblemSchema } from './http/schemas.js';
 import { registerShutdownRefusal } from './http/shutdown.js';
@@ -176,6 +177,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     registerConsoleRoutes(app);
     await app.register(async (operator) => {
       const api = operator as unknown as Api;
+      // First: every operator answer, the token's refusals included, is sent with Cache-Control: no-store.
+      registerNoStore(api);
       registerAdminAuth(api, { adminToken, failuresPerMinute: config.adminAuthFailuresPerMinute, clock });
       registerOperatorOpenApiRoute(api);
       registerMetricsRoute(api, metrics);

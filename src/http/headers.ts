@@ -1,4 +1,5 @@
 /** Response header schemas, for the OpenAPI document and the response checks of the tests. */
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 
 const ETag = Type.String({ description: 'The quoted version of the resource, e.g. "3". Send it as If-Match.' });
@@ -19,3 +20,23 @@ export const createdHeaders = Type.Object({
 export const noStoreHeaders = Type.Object({
   'cache-control': Type.Literal('no-store', { description: 'The answer carries a secret: no cache may keep it.' }),
 });
+
+/**
+ * On every answer of the operator API (`/admin/v1`), success or problem: each carries tenant data for the
+ * operator's eyes only, so no cache may keep any of them (docs/decisions.md). Declared on every operator
+ * response by openapi-operations.ts (impliedHeaders).
+ */
+export const OPERATOR_NO_STORE = Type.Literal('no-store', {
+  description: 'An operator answer carries tenant data for the operator only: no cache may keep it.',
+});
+
+/**
+ * `Cache-Control: no-store` on every answer of the scope it is registered in (the operator API's plugin),
+ * set before any hook that can refuse, so that the operator token's 401 and 429 carry it too.
+ */
+export function registerNoStore(app: FastifyInstance): void {
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.header('cache-control', 'no-store');
+    done();
+  });
+}

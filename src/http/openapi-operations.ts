@@ -12,6 +12,7 @@ import { ADMIN_SECURITY_SCHEME } from './admin-auth.js';
 import type { ComponentIndex } from './components.js';
 import { SECURITY_SCHEME } from './auth.js';
 import { bodyTooLargeDetail } from './body-limit.js';
+import { OPERATOR_NO_STORE } from './headers.js';
 import { acceptedMediaTypes, MULTIPART_FORM_DATA } from './media.js';
 import type { DocumentDefinition, JsonObject } from './openapi-types.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pagination.js';
@@ -188,6 +189,11 @@ function impliedHeaders(status: string, schema: JsonObject): Record<string, { sc
   // enabled for the client (webhook access) has no scope to name.
   if (clientRoute && status === '401') headers['www-authenticate'] = { schema: WWW_AUTHENTICATE, required: true };
   if (clientRoute && status === '403') headers['www-authenticate'] = { schema: WWW_AUTHENTICATE, required: false };
+  // Every operator answer is kept by no cache (headers.ts, registerNoStore), except the parser's, which
+  // come before the operator API's hooks.
+  const operatorRoute = securityOf(schema as FastifySchema).some((requirement) => ADMIN_SECURITY_SCHEME in requirement);
+  if (operatorRoute && !PARSER_STATUSES.includes(Number(status) as ProblemStatus))
+    headers['cache-control'] = { schema: OPERATOR_NO_STORE, required: true };
   return headers;
 }
 
