@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseTimeout, isTransactionConflict } from '../db/errors.js';
 import { bodyTooLargeDetail } from './body-limit.js';
+import { noStoreUnderOperatorPaths } from './headers.js';
 import { acceptedMediaTypes } from './media.js';
 import { validationProblemFromAjv } from './validation.js';
 import { echo, Problem, problemBody } from './problem.js';
@@ -128,8 +129,9 @@ export function frameworkErrorHandler(
   rateLimit?: { checkRouterRefusal(request: FastifyRequest, reply: FastifyReply): Problem | undefined },
 ) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    // No hooks run for these requests, so the request id is set here.
+    // No hooks run for these requests, so the request id (and the operator's no-store) is set here.
     reply.header('x-request-id', request.id);
+    noStoreUnderOperatorPaths(request, reply);
     const refusal = rateLimit?.checkRouterRefusal(request, reply);
     if (refusal) return sendProblem(request, reply, refusal, problemBaseUrl);
     const problem =
@@ -222,6 +224,7 @@ export function registerErrorHandling(
   });
 
   app.setNotFoundHandler((request, reply) => {
+    noStoreUnderOperatorPaths(request, reply);
     const path = request.url.split('?')[0]!;
     // Matched as the router matches it, percent-encoding decoded (`/api/v1/%73ites` is the sites route); decodeURI
     // keeps an encoded `/` as it is, as the router does.

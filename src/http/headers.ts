@@ -1,5 +1,5 @@
 /** Response header schemas, for the OpenAPI document and the response checks of the tests. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 
 const ETag = Type.String({ description: 'The quoted version of the resource, e.g. "3". Send it as If-Match.' });
@@ -39,4 +39,15 @@ export function registerNoStore(app: FastifyInstance): void {
     reply.header('cache-control', 'no-store');
     done();
   });
+}
+
+/** Where the operator API's answers live. */
+const OPERATOR_PATHS = '/admin/v1/';
+
+/**
+ * `registerNoStore` for what is answered outside the operator API's plugin, before or without a route:
+ * the router's refusals (frameworkErrors) and paths no route matches, under the operator's paths.
+ */
+export function noStoreUnderOperatorPaths(request: FastifyRequest, reply: FastifyReply): void {
+  if (request.url.startsWith(OPERATOR_PATHS)) reply.header('cache-control', 'no-store');
 }

@@ -52,6 +52,13 @@ describe('operator API: Cache-Control: no-store on every answer', () => {
     expectNoStore(invalid, 422);
   });
 
+  it('answers no route gives under its paths: an unknown path, a wrong method, a path the router refuses', async () => {
+    expectNoStore(await admin(t, 'GET', '/admin/v1/no-such-thing'), 404);
+    expectNoStore(await admin(t, 'DELETE', '/admin/v1/tenants'), 405);
+    expectNoStore(await admin(t, 'GET', '/admin/v1/tenants/%E0%A4%A'), 400);
+    expect((await t.http.get('/api/v1/no-such-thing')).headers.get('cache-control')).toBeNull();
+  });
+
   it("the operator token's refusals: 401 without or with a wrong token, then 429", async () => {
     const missing = await t.http.get('/admin/v1/tenants');
     expectProblem(missing, 401, 'unauthorized');
