@@ -62,7 +62,7 @@ mkdir "$work/data"
 server_pid=$!
 note "server starting on $base (pid $server_pid)"
 
-# The tarball: `npm pack` runs the package's prepack script, which builds dist/ (an installed tarball runs no script).
+# The tarball: `npm pack` runs the package's prepare script, which builds dist/.
 tarball="$work/$(cd "$repo/packages/client" && npm pack --silent --pack-destination "$work" | tail -n 1)"
 note "packed $(basename "$tarball")"
 listing=$(tar tzf "$tarball")
