@@ -3,7 +3,7 @@
  * the typed calls, `getRaw`, `svc get` and `svc listen`'s stream (a WebSocket upgrade) all keep the
  * prefix. The proxy strips `/ss` and answers 404 to anything without it, recording what it saw.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { connect } from 'node:net';
 import os from 'node:os';
@@ -122,6 +122,7 @@ it('svc listen opens its listener and its stream under the prefix, and closes it
   clearTimeout(timer);
   stop.abort();
   expect(await exited, notes.join('\n')).toBe(0);
+  rmSync(stateDirectory, { recursive: true, force: true });
   expect(lines[0], notes.join('\n')).toMatch(/^Ready\. Forwarding events to http:\/\/127\.0\.0\.1:9\/hooks\./);
   expect(notes).toContain(
     'svc listen: listener closed; the next svc listen opens a new one, with the same signing secret',

@@ -9,7 +9,7 @@
  * creating and migrating a database of its own (several seconds).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -56,12 +56,14 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   await migrateToLatest(database.db);
   const dump = await database.pglite!.dumpDataDir('none');
   await database.close();
-  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'site-services-test-')), 'template.tar');
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'site-services-test-'));
+  const file = path.join(directory, 'template.tar');
   writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
   project.provide('pgliteTemplate', file);
   project.provide('databaseUrl', undefined);
   project.provide('databaseRun', undefined);
-  return undefined;
+  // Tens of megabytes a run: removed when it ends, so that runs on one machine do not fill its disk.
+  return async () => rmSync(directory, { recursive: true, force: true });
 }
 
 /** Every table but the migrations' own, emptied (a no-op on a template that no run before wrote to). */
