@@ -41,8 +41,8 @@ export function registerNoStore(app: FastifyInstance): void {
   });
 }
 
-/** Where the operator API's answers live. */
-const OPERATOR_PATHS = '/admin/v1/';
+/** Where the operator API's answers live (its document's prefix too). */
+export const OPERATOR_PATHS = '/admin/v1/';
 
 /**
  * `registerNoStore` for what is answered outside the operator API's plugin, before or without a route:

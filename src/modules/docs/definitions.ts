@@ -5,6 +5,7 @@
 import type { Config } from '../../config.js';
 import { ADMIN_SECURITY_SCHEME } from '../../http/admin-auth.js';
 import { SECURITY_SCHEME } from '../../http/auth.js';
+import { OPERATOR_PATHS } from '../../http/headers.js';
 import { type OpenApiDefinitions, ownBaseUrl } from '../../http/openapi.js';
 import { requestTimeoutText } from '../../http/openapi-operations.js';
 import { problemTypesOf } from '../../http/problem.js';
@@ -297,7 +298,7 @@ export function openApiDefinitions(config: Config): OpenApiDefinitions {
       schemaAnnotations,
     },
     operator: {
-      prefix: '/admin/v1/',
+      prefix: OPERATOR_PATHS,
       rateLimited: false,
       requestTimeoutMs: config.requestTimeoutMs,
       info: {

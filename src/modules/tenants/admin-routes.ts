@@ -36,10 +36,8 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
       },
     },
     async (request, reply) =>
-      reply
-        .code(201)
-        .header('cache-control', 'no-store')
-        .send({ data: await tenants.createTenant(db, request.body, clock.now()) }),
+      // No cache keeps the new secret: every operator answer is sent with no-store (registerNoStore).
+      reply.code(201).send({ data: await tenants.createTenant(db, request.body, clock.now()) }),
   );
 
   app.get(
@@ -125,10 +123,7 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
       },
     },
     async (request, reply) =>
-      reply
-        .code(201)
-        .header('cache-control', 'no-store')
-        .send({ data: await tenants.addCredentialPair(db, request.params.tenantId, clock.now()) }),
+      reply.code(201).send({ data: await tenants.addCredentialPair(db, request.params.tenantId, clock.now()) }),
   );
 
   app.delete(
