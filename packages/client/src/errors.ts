@@ -107,6 +107,16 @@ export function problemSlug(type: string): string {
   return trimmed.slice(Math.max(trimmed.lastIndexOf('/'), trimmed.lastIndexOf('#')) + 1);
 }
 
+/** An answer's body: its JSON, or its text when it is not JSON (a proxy's page, say). */
+export async function readBody(response: Response): Promise<unknown> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
 /** A problem document from an error body; a body that is not one is described by its status. */
 export function toProblem(status: number, body: unknown, statusText = ''): ProblemDetails {
   if (body && typeof body === 'object' && typeof (body as ProblemDetails).type === 'string') {

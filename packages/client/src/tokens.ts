@@ -3,7 +3,7 @@
  * expire (the service asks clients to reuse a token, not fetch one per request), replaced once after a 401
  * (in the transport). Concurrent callers share one token request.
  */
-import { ApiError, CredentialsError, toProblem } from './errors.js';
+import { ApiError, CredentialsError, readBody, toProblem } from './errors.js';
 import type { FetchLike, TokenProvider } from './transport.js';
 import type { Runtime } from './retry.js';
 import type { paths } from './generated/api.js';
@@ -83,8 +83,7 @@ export class TokenSource implements TokenProvider {
       body: JSON.stringify(body),
     });
     const response = await this.send(request);
-    const text = await response.text();
-    const json = parse(text);
+    const json = await readBody(response);
     if (response.status === 200)
       return { token: json as TokenResponse, issuedAfter: this.sentAt.get(request) ?? startedAt };
     const problem = toProblem(response.status, json, response.statusText);
@@ -105,13 +104,5 @@ export class TokenSource implements TokenProvider {
       renewAt: issuedAfter + token.expires_in * 1000 - renewalMargin(token.expires_in),
     };
     return token.access_token;
-  }
-}
-
-function parse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
   }
 }

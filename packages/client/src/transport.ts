@@ -6,7 +6,7 @@
  * uncertain, or a network failure that outlasted its retries.
  */
 import { randomUUID } from 'node:crypto';
-import { CredentialsError, NetworkError, toProblem, UncertainResultError } from './errors.js';
+import { CredentialsError, NetworkError, readBody, toProblem, UncertainResultError } from './errors.js';
 import type { RateLimitPacer } from './pacing.js';
 import { backoffDelay, type RetryOptions, retryAfterMs, type Runtime } from './retry.js';
 
@@ -145,7 +145,7 @@ export function createTransport(options: TransportOptions): FetchLike {
         }
         throw new CredentialsError(
           `${request.method} ${path}: refused with 401 again after a fresh token: the credentials are wrong or revoked`,
-          toProblem(status, await readJson(response)),
+          toProblem(status, await readBody(response)),
         );
       }
       if (status === 429) {
@@ -159,7 +159,7 @@ export function createTransport(options: TransportOptions): FetchLike {
           request.method,
           path,
           `status ${status}`,
-          toProblem(status, await readJson(response)),
+          toProblem(status, await readBody(response)),
         );
       }
       const pending = kind === 'create' && status === 409 && (await isIdempotencyPending(response));
@@ -178,16 +178,7 @@ export function createTransport(options: TransportOptions): FetchLike {
   };
 }
 
-async function readJson(response: Response): Promise<unknown> {
-  const text = await response.text();
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
 async function isIdempotencyPending(response: Response): Promise<boolean> {
-  const problem = (await readJson(response.clone())) as { type?: unknown };
+  const problem = (await readBody(response.clone())) as { type?: unknown };
   return typeof problem?.type === 'string' && problem.type.endsWith('idempotency-pending');
 }

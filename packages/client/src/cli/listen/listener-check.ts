@@ -9,7 +9,7 @@
  * One attempt, which `stop` cancels: the caller's backoff does the retrying, so Ctrl-C ends a wait at once.
  */
 import type { SiteServicesClient } from '../../client.js';
-import { ApiError, describeCause, NetworkError, toProblem } from '../../errors.js';
+import { ApiError, describeCause, NetworkError, readBody, toProblem } from '../../errors.js';
 import { retryAfterMs } from '../../retry.js';
 import { urlUnder } from '../../urls.js';
 
@@ -51,7 +51,7 @@ export async function checkListener(
       signal: AbortSignal.any([stop, AbortSignal.timeout(CHECK_TIMEOUT_MS)]),
     });
     ({ status, headers } = response);
-    body = await response.text().then(parseJson);
+    body = await readBody(response);
     // The token was refused: the client's transport renews it once (or throws CredentialsError, which ends
     // svc listen), as for any request; the WebSocket and this probe would go on sending the refused one.
     if (status === 401) ({ status, headers, body } = await client.getRaw(streamPath));
@@ -78,12 +78,4 @@ export async function checkListener(
 /** fetch's own failures: no connection (TypeError), cancelled or timed out (AbortError, TimeoutError). */
 function isFetchFailure(error: Error): boolean {
   return error instanceof TypeError || error.name === 'AbortError' || error.name === 'TimeoutError';
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
 }
