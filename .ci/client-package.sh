@@ -62,11 +62,11 @@ mkdir "$work/data"
 server_pid=$!
 note "server starting on $base (pid $server_pid)"
 
-# The tarball: `npm pack` runs the package's prepare script, which builds dist/.
+# The tarball: `npm pack` runs the package's prepack script, which builds dist/.
 tarball="$work/$(cd "$repo/packages/client" && npm pack --silent --pack-destination "$work" | tail -n 1)"
 note "packed $(basename "$tarball")"
 listing=$(tar tzf "$tarball")
-for expected in package/dist/index.js package/dist/index.d.ts package/dist/cli/bin.js package/LICENSE; do
+for expected in package/dist/index.js package/dist/index.d.ts package/dist/cli/bin.js package/bin/svc.js package/LICENSE; do
   grep -qx "$expected" <<<"$listing" || fail "the tarball lacks $expected"
 done
 if grep -E '^package/src/|\.ts$' <<<"$listing" | grep -qv '\.d\.ts$'; then fail "the tarball ships TypeScript sources"; fi
@@ -95,8 +95,12 @@ cd "$work/consumer"
 printf '{ "name": "client-package-consumer", "private": true, "type": "module" }\n' >package.json
 cp "$fixtures"/client.mjs "$fixtures"/consumer.ts "$fixtures"/consumer-node.ts "$fixtures"/tsconfig*.json .
 version_of() { node -p "require('$repo/node_modules/$1/package.json').version"; }
-npm install --prefer-offline --no-audit --no-fund --loglevel=error \
-  "$tarball" "typescript@$(version_of typescript)" "@types/node@$(version_of @types/node)" >/dev/null
+npm install --prefer-offline --no-audit --no-fund --loglevel=warn \
+  "$tarball" "typescript@$(version_of typescript)" "@types/node@$(version_of @types/node)" >/dev/null 2>install.log ||
+  fail "npm install of the tarball failed: $(cat install.log)"
+# The package runs nothing at install: npm would list a lifecycle script (prepare included) for the integrator
+# to approve, for a build their copy has no sources for.
+if grep -q 'install-scripts' install.log; then fail "installing the tarball lists install scripts: $(cat install.log)"; fi
 [ ! -e node_modules/tsx ] || fail "tsx was installed: the package must not need a TypeScript loader"
 note "installed into $work/consumer"
 
