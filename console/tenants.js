@@ -112,6 +112,7 @@ function TenantSettings({ tenant, refresh }) {
   const [apiEnabled, setApiEnabled] = useState(tenant.apiEnabled);
   const [webhookAccess, setWebhookAccess] = useState(tenant.webhookAccess);
   const [maxActiveSubscriptions, setMaxActiveSubscriptions] = useState(String(tenant.maxActiveSubscriptions));
+  const [storageLimitMiB, setStorageLimitMiB] = useState(String(tenant.storageLimitMiB));
   const { error, busy, run } = useAction(refresh);
   const [saved, setSaved] = useState(false);
   const save = async (event) => {
@@ -124,6 +125,7 @@ function TenantSettings({ tenant, refresh }) {
           apiEnabled,
           webhookAccess,
           maxActiveSubscriptions: Number(maxActiveSubscriptions),
+          storageLimitMiB: Number(storageLimitMiB),
         }),
       )
     )
@@ -135,6 +137,7 @@ function TenantSettings({ tenant, refresh }) {
     <label><input type="checkbox" name="apiEnabled" checked=${apiEnabled} onChange=${(event) => setApiEnabled(event.target.checked)} /> apiEnabled <span class="muted">(lifecycle events are published only with both flags on)</span></label>
     <label><input type="checkbox" name="webhookAccess" checked=${webhookAccess} onChange=${(event) => setWebhookAccess(event.target.checked)} /> webhookAccess</label>
     <label>maxActiveSubscriptions <input type="number" name="maxActiveSubscriptions" min="1" max="1000" step="1" required value=${maxActiveSubscriptions} onInput=${(event) => setMaxActiveSubscriptions(event.target.value)} /> <span class="muted">(a lower limit removes nothing; the tenant adds none until below it)</span></label>
+    <label>storageLimitMiB <input type="number" name="storageLimitMiB" min="10" max="10485760" step="1" required value=${storageLimitMiB} onInput=${(event) => setStorageLimitMiB(event.target.value)} /> <span class="muted">(every version of every uploaded file, in MiB; a lower limit removes nothing, the tenant uploads none until below it)</span></label>
     <button type="submit" disabled=${busy}>Save settings</button> ${saved && html`<span class="ok">Saved.</span>`}
     <${ErrorBanner} error=${error} />
   </form>`;

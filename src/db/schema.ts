@@ -27,6 +27,8 @@ export interface TenantsTable {
   webhook_access: boolean;
   /** The cap on active webhook subscriptions (database default 16). */
   max_active_subscriptions: ColumnType<number, number | undefined, number>;
+  /** The most its file versions may hold in all, in MiB (database default 10240). */
+  storage_limit_mib: ColumnType<number, number | undefined, number>;
   seq: Serial;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -264,6 +266,12 @@ export interface FileVersionsTable {
   uploaded_at: RequiredTimestamp;
 }
 
+/** The bytes of a tenant's file versions, kept with them (files/repository.ts addStorageUse). */
+export interface FileStorageUsageTable {
+  tenant_id: string;
+  bytes: number;
+}
+
 export interface MessagesTable {
   id: string;
   tenant_id: string;
@@ -304,6 +312,7 @@ export interface Database {
   file_blobs: FileBlobsTable;
   file_chunks: FileChunksTable;
   file_versions: FileVersionsTable;
+  file_storage_usage: FileStorageUsageTable;
   messages: MessagesTable;
 }
 

@@ -109,6 +109,11 @@ export const PROBLEM_TYPES = {
     title: 'File version limit reached',
     help: 'A return label or a message attachment may have at most 100 versions, and every version is kept. Its 100th version is its last: the download serves it, and a further upload is refused.',
   },
+  'storage-limit-reached': {
+    status: 422,
+    title: 'Storage limit reached',
+    help: "Your uploaded files, every version of every return label and message attachment, may hold 10 GiB in all unless the operator set another limit (the problem's storageLimitBytes and storageUsedBytes members say how much). Versions are kept and cannot be deleted: ask the operator to raise the limit.",
+  },
   'listener-limit-reached': {
     status: 422,
     title: 'Webhook listener limit reached',

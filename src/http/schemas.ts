@@ -1,5 +1,5 @@
 /** Schema pieces shared by every route: problem responses, nullable types, bounded strings, path ids. */
-import { type TNull, type TSchema, type TUnion, type TUnsafe, Type } from 'typebox';
+import { type TNull, type TProperties, type TSchema, type TUnion, type TUnsafe, Type } from 'typebox';
 import { MAX_FIELD_ERRORS, MAX_FIELD_NAME, type ProblemSlug, problemTypesOf } from './problem.js';
 import { DATE_TIME_MAX, DATE_TIME_MIN } from './request-values.js';
 
@@ -101,16 +101,35 @@ export const ProblemSchema = Type.Object(
 );
 
 /**
+ * A named 422 form of a problem: the standard members, with `type` ending in the slug, then the members its
+ * type adds (the failing fields, a limit and what met it). Registered by the routes that answer it and named
+ * beside `Problem` in their 422 responses (problemResponses' `forms`).
+ */
+export function UnprocessableForm<T extends TProperties>(
+  slug: ProblemSlug,
+  members: T,
+  options: { $id: string; title: string; description?: string },
+) {
+  return Type.Object(
+    {
+      type: Type.String({ format: 'uri', description: `Ends in /${slug}.` }),
+      title: Type.String(),
+      status: Type.Literal(422),
+      detail: Type.String(),
+      ...members,
+    },
+    { ...options, additionalProperties: true },
+  );
+}
+
+/**
  * The validation form of a problem (422 validation-error): `errors` names every failing field. Named in
  * the OpenAPI document for 422 responses; routes keep declaring `Problem` (problemResponses), so that
  * serialising a 422 never depends on this stricter shape.
  */
-export const ValidationProblemSchema = Type.Object(
+export const ValidationProblemSchema = UnprocessableForm(
+  'validation-error',
   {
-    type: Type.String({ format: 'uri', description: 'Ends in /validation-error.' }),
-    title: Type.String(),
-    status: Type.Literal(422),
-    detail: Type.String(),
     errors: Type.Record(Type.String(), Type.Array(Type.String(), { minItems: 1 }), {
       description: `Each failing field with its messages, at most ${MAX_FIELD_ERRORS} (errorsOmitted counts the others). Body members by name (nested ones dotted, array entries as name[0]); query parameters and headers as sent, e.g. page[size], Idempotency-Key; a body that is not a JSON object as body. A name longer than ${MAX_FIELD_NAME} characters (an unknown member's) is cut there and ends in an ellipsis.`,
       examples: [
@@ -123,7 +142,7 @@ export const ValidationProblemSchema = Type.Object(
     }),
     errorsOmitted: Type.Optional(ErrorsOmitted()),
   },
-  { $id: VALIDATION_PROBLEM_ID, title: 'Validation problem (422)', additionalProperties: true },
+  { $id: VALIDATION_PROBLEM_ID, title: 'Validation problem (422)' },
 );
 
 export const OAuthProblemSchema = Type.Object(

@@ -28,6 +28,7 @@ describe('POST /admin/v1/tenants', () => {
         apiEnabled: true,
         webhookAccess: true,
         maxActiveSubscriptions: 16,
+        storageLimitMiB: 10240,
         createdAt: '2026-05-01T12:00:00.000Z',
         updatedAt: '2026-05-01T12:00:00.000Z',
         credentials: {
@@ -85,6 +86,9 @@ describe('POST /admin/v1/tenants', () => {
     ['subscription limit not an integer', { name: 'x', maxActiveSubscriptions: 2.5 }, ['maxActiveSubscriptions']],
     ['subscription limit as text', { name: 'x', maxActiveSubscriptions: '16' }, ['maxActiveSubscriptions']],
     ['subscription limit null', { name: 'x', maxActiveSubscriptions: null }, ['maxActiveSubscriptions']],
+    ['storage limit below one file', { name: 'x', storageLimitMiB: 9 }, ['storageLimitMiB']],
+    ['storage limit above 10 TiB', { name: 'x', storageLimitMiB: 10_485_761 }, ['storageLimitMiB']],
+    ['storage limit not an integer', { name: 'x', storageLimitMiB: 10.5 }, ['storageLimitMiB']],
   ])('%s is 422', async (_label, body, fields) => {
     expectInvalid(await admin(t, 'POST', '/admin/v1/tenants', body), fields);
   });
@@ -112,6 +116,7 @@ describe('GET /admin/v1/tenants and /admin/v1/tenants/{tenantId}', () => {
         apiEnabled: true,
         webhookAccess: true,
         maxActiveSubscriptions: 16,
+        storageLimitMiB: 10240,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       },

@@ -96,6 +96,14 @@ describe.skipIf(!runnable)('the operator console', () => {
     await expect
       .poll(() => page.getByLabel('maxActiveSubscriptions').inputValue(), { timeout: WAIT.timeout })
       .toBe('20');
+    // The storage limit (10 GiB by default, in MiB) the same way.
+    const storage = page.getByLabel('storageLimitMiB');
+    expect(await storage.inputValue()).toBe('10240');
+    await storage.fill('20480');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    const storedStorage = async () =>
+      (await t.http.get(`/admin/v1/tenants/${tenantId}`, { token: t.adminToken })).body.data.storageLimitMiB;
+    await expect.poll(storedStorage, { timeout: WAIT.timeout }).toBe(20480);
 
     // What the client and operator provide before a visit exists: a subscription to the test receiver
     // (job.dispatched fails until told otherwise), a site, a project, an item, and the visit itself.

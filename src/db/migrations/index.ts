@@ -9,6 +9,7 @@ import * as m0007 from './0007_webhook_fairness.js';
 import * as m0008 from './0008_webhook_listeners.js';
 import * as m0009 from './0009_visit_ticket_constraint.js';
 import * as m0010 from './0010_tenant_keys.js';
+import * as m0011 from './0011_tenant_storage.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scanning) so that the compiled
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0008_webhook_listeners': m0008,
   '0009_visit_ticket_constraint': m0009,
   '0010_tenant_keys': m0010,
+  '0011_tenant_storage': m0011,
 };

@@ -9,7 +9,7 @@ import { BinaryFile, BinaryResponse, MultipartBody } from '../../http/media.js';
 import { IdParams, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { MAX_FILE_VERSIONS, MULTIPART_LIMITS } from './limits.js';
-import { DownloadHeaders } from './schemas.js';
+import { DownloadHeaders, STORAGE_LIMIT_PROBLEM_ID, StorageLimitProblem } from './schemas.js';
 import { acceptUpload, type FileOwner, sendLatestFile } from './service.js';
 import { registerUploadScope } from './upload-scope.js';
 
@@ -21,7 +21,8 @@ const UNPROCESSABLE_UPLOAD =
   `(more than ${headerPairs} header fields, no Content-Disposition form-data with a name); more parts (${parts}), ` +
   `files (${files}) or plain fields (${fields}) than the parser reads, or a plain value over ${fieldSize} bytes; ` +
   'or a body that is not a complete form (no boundary parameter, no closing delimiter); or the file already has ' +
-  `${MAX_FILE_VERSIONS} versions, the most it may have (file-version-limit-reached). \`detail\` and \`errors.file\` say which.`;
+  `${MAX_FILE_VERSIONS} versions, the most it may have (file-version-limit-reached); or the tenant's files would hold more ` +
+  'than its storage limit (storage-limit-reached, with storageLimitBytes and storageUsedBytes). `detail` and `errors.file` say which.';
 
 export interface FileRoutes {
   /** The file's path below its resource, e.g. `/api/v1/site-visits/:id/return-label`. */
@@ -50,6 +51,8 @@ export interface FileRoutes {
 export async function registerFileRoutes(app: Api, ctx: AppContext, routes: FileRoutes): Promise<void> {
   const deps = { db: ctx.db, files: ctx.files, clock: ctx.clock };
   const { owner, download, upload } = routes;
+  // Every file route's upload can answer it; the document names the shape once.
+  if (!app.getSchema(STORAGE_LIMIT_PROBLEM_ID)) app.addSchema(StorageLimitProblem);
 
   app.get(
     routes.path,
@@ -95,8 +98,8 @@ export async function registerFileRoutes(app: Api, ctx: AppContext, routes: File
                 415: upload.unsupported,
                 422: UNPROCESSABLE_UPLOAD,
               },
-              {},
-              { 422: ['file-version-limit-reached'] },
+              { 422: [STORAGE_LIMIT_PROBLEM_ID] },
+              { 422: ['file-version-limit-reached', 'storage-limit-reached'] },
             ),
           },
         },

@@ -2,7 +2,7 @@
 import { type Static, Type } from 'typebox';
 import type { FileVersionRow } from '../../db/schema.js';
 import { isoTime } from '../../http/envelope.js';
-import { DateTime } from '../../http/schemas.js';
+import { DateTime, UnprocessableForm } from '../../http/schemas.js';
 import { MAX_FILE_VERSIONS } from './limits.js';
 
 export const FileVersion = Type.Object(
@@ -59,3 +59,26 @@ export function toFileObject(url: string, versions: readonly FileVersionRow[]): 
     })),
   };
 }
+
+/**
+ * The 422 storage-limit-reached problem, with the limit and what the tenant's files hold. A shared schema
+ * (registered by the first file routes) so that the OpenAPI document shows it beside the validation form.
+ */
+export const STORAGE_LIMIT_PROBLEM_ID = 'StorageLimitProblem';
+export const StorageLimitProblem = UnprocessableForm(
+  'storage-limit-reached',
+  {
+    storageLimitBytes: Type.Integer({
+      minimum: 1,
+      description:
+        'How much your files may hold in all, every version counted (10 GiB unless the operator set another limit).',
+    }),
+    storageUsedBytes: Type.Integer({ minimum: 0, description: 'How much they hold now.' }),
+  },
+  {
+    $id: STORAGE_LIMIT_PROBLEM_ID,
+    title: 'Storage limit problem (422)',
+    description:
+      'The upload would take your files past the storage limit (nothing of it is kept). Versions cannot be deleted: ask the operator to raise the limit.',
+  },
+);

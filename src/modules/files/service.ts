@@ -11,6 +11,7 @@ import type { Database, FileVersionRow } from '../../db/schema.js';
 import { notFound, Problem } from '../../http/problem.js';
 import type { Clock } from '../../lib/clock.js';
 import { attachmentDisposition, safeFileName } from './file-names.js';
+import { findTenant } from '../tenants/service.js';
 import { MAX_FILE_VERSIONS } from './limits.js';
 import { receiveFile, type UploadRules } from './multipart-upload.js';
 import * as repository from './repository.js';
@@ -66,11 +67,35 @@ function assertRoomForVersion(owner: FileOwner, versions: number): void {
   );
 }
 
+const MIB = 1024 * 1024;
+
+/** The most the tenant's file versions may hold, in bytes (the operator's setting). */
+async function storageLimitBytes(db: Kysely<Database> | Transaction<Database>, tenantId: string): Promise<number> {
+  const tenant = await findTenant(db, tenantId);
+  if (!tenant) throw notFound('Tenant');
+  return tenant.storage_limit_mib * MIB;
+}
+
+/** 422 storage-limit-reached: `adding` bytes more would take the tenant's files past its limit. */
+function storageLimitReached(limitBytes: number, usedBytes: number, adding: number): Problem {
+  const mib = (bytes: number) => `${(bytes / MIB).toFixed(1)} MiB`;
+  const detail =
+    adding === 0
+      ? `Your files hold ${mib(usedBytes)} of the ${mib(limitBytes)} they may hold in all; nothing more can be uploaded until the operator raises the limit.`
+      : `This file (${mib(adding)}) would take your files past the ${mib(limitBytes)} they may hold in all (${mib(usedBytes)} are used).`;
+  return new Problem('storage-limit-reached', detail, {
+    errors: { file: [`the tenant's files may hold at most ${limitBytes} bytes in all`] },
+    extensions: { storageLimitBytes: limitBytes, storageUsedBytes: usedBytes },
+  });
+}
+
 /**
  * Accepts one upload: 404 unless the owner is the tenant's, 422 when its file has as many versions as it may
- * (both before the body is read), then streams the file into the store (outside any transaction), then one
- * short transaction counts again under the owner's lock, adds the version and touches the owner. On any
- * failure the stored blob is removed again. Returns every version of the owner's file.
+ * or the tenant's files are at their storage limit (both before the body is read), then streams the file
+ * into the store (outside any transaction), then one short transaction counts again under the owner's lock,
+ * adds the file's bytes to the tenant's count unless that would pass its limit, adds the version and
+ * touches the owner. On any failure the stored blob is removed again. Returns every version of the owner's
+ * file.
  */
 export async function acceptUpload(
   deps: FileDeps,
@@ -81,6 +106,9 @@ export async function acceptUpload(
   const { tenantId } = request.auth;
   if (!(await owner.exists(deps.db, tenantId, ownerId))) throw notFound(owner.ownerName);
   assertRoomForVersion(owner, await repository.countVersions(deps.db, tenantId, owner.ownerType, ownerId));
+  const usedBytes = await repository.storageUsed(deps.db, tenantId);
+  const limitBytes = await storageLimitBytes(deps.db, tenantId);
+  if (usedBytes >= limitBytes) throw storageLimitReached(limitBytes, usedBytes, 0);
   const file = await receiveFile(request, deps.files, tenantId, owner.rules);
   try {
     return await transaction(deps.db, async (tx) => {
@@ -88,6 +116,9 @@ export async function acceptUpload(
       if (now === undefined) throw notFound(owner.ownerName);
       const versions = await repository.countVersions(tx, tenantId, owner.ownerType, ownerId);
       assertRoomForVersion(owner, versions);
+      const limitBytes = await storageLimitBytes(tx, tenantId);
+      if (!(await repository.addStorageUse(tx, tenantId, file.sizeBytes, limitBytes)))
+        throw storageLimitReached(limitBytes, await repository.storageUsed(tx, tenantId), file.sizeBytes);
       await repository.insertVersion(tx, tenantId, {
         owner_type: owner.ownerType,
         owner_id: ownerId,

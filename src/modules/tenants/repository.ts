@@ -14,6 +14,7 @@ export async function insertTenant(
     apiEnabled: boolean;
     webhookAccess: boolean;
     maxActiveSubscriptions: number;
+    storageLimitMiB: number;
     now: Date;
   },
 ): Promise<TenantRow> {
@@ -26,6 +27,7 @@ export async function insertTenant(
       api_enabled: tenant.apiEnabled,
       webhook_access: tenant.webhookAccess,
       max_active_subscriptions: tenant.maxActiveSubscriptions,
+      storage_limit_mib: tenant.storageLimitMiB,
       created_at: tenant.now,
       updated_at: tenant.now,
     })

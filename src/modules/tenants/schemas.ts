@@ -20,6 +20,18 @@ const MaxActiveSubscriptions = Type.Integer({
   description: `How many active webhook subscriptions the tenant may have (default ${DEFAULT_MAX_ACTIVE_SUBSCRIPTIONS}). A client create, or a PATCH to isActive true, that would exceed it is 422 subscription-limit-reached; a tenant already over it (the cap lowered, or legacy subscriptions the operator added) keeps its subscriptions and their deliveries but can create or activate none until below it.`,
 });
 
+/** What a new tenant's files may hold in all: 10 GiB, a thousand 10 MiB files. */
+export const DEFAULT_STORAGE_LIMIT_MIB = 10_240;
+/** The bounds the operator may set (the database checks them too): room for one file, and a bound on a typo. */
+export const MIN_STORAGE_LIMIT_MIB = 10;
+export const MAX_STORAGE_LIMIT_MIB = 10_485_760;
+
+const StorageLimitMiB = Type.Integer({
+  minimum: MIN_STORAGE_LIMIT_MIB,
+  maximum: MAX_STORAGE_LIMIT_MIB,
+  description: `How much the tenant's uploaded files may hold in all, every version of every return label and message attachment, in MiB (default ${DEFAULT_STORAGE_LIMIT_MIB}, 10 GiB). An upload that would exceed it is 422 storage-limit-reached and nothing of it is kept; a tenant already over it (the limit lowered) keeps its files but can upload none until the limit is raised.`,
+});
+
 export const TenantCreateBody = Type.Object(
   {
     name: Text(200, {
@@ -36,6 +48,7 @@ export const TenantCreateBody = Type.Object(
       Type.Boolean({ description: 'May create and patch webhook subscriptions. Default true.' }),
     ),
     maxActiveSubscriptions: Type.Optional(MaxActiveSubscriptions),
+    storageLimitMiB: Type.Optional(StorageLimitMiB),
   },
   { additionalProperties: false },
 );
@@ -60,6 +73,7 @@ export const Tenant = Type.Object(
     apiEnabled: Type.Boolean(),
     webhookAccess: Type.Boolean(),
     maxActiveSubscriptions: MaxActiveSubscriptions,
+    storageLimitMiB: StorageLimitMiB,
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },

@@ -11,7 +11,13 @@ import { isBlank } from '../../lib/visible-text.js';
 import * as credentials from '../auth/service.js';
 import { ALL_SCOPES } from '../auth/scopes.js';
 import * as repository from './repository.js';
-import { DEFAULT_MAX_ACTIVE_SUBSCRIPTIONS, type TenantCreate, type TenantPatch, type TenantValue } from './schemas.js';
+import {
+  DEFAULT_MAX_ACTIVE_SUBSCRIPTIONS,
+  DEFAULT_STORAGE_LIMIT_MIB,
+  type TenantCreate,
+  type TenantPatch,
+  type TenantValue,
+} from './schemas.js';
 
 export interface CredentialPairValue {
   client_id: string;
@@ -24,6 +30,7 @@ const TENANT_COLUMNS = {
   apiEnabled: 'api_enabled',
   webhookAccess: 'webhook_access',
   maxActiveSubscriptions: 'max_active_subscriptions',
+  storageLimitMiB: 'storage_limit_mib',
 } as const;
 
 export function toTenant(row: repository.TenantRow): TenantValue {
@@ -34,6 +41,7 @@ export function toTenant(row: repository.TenantRow): TenantValue {
     apiEnabled: row.api_enabled,
     webhookAccess: row.webhook_access,
     maxActiveSubscriptions: row.max_active_subscriptions,
+    storageLimitMiB: row.storage_limit_mib,
     createdAt: isoTime(row.created_at),
     updatedAt: isoTime(row.updated_at),
   };
@@ -82,6 +90,7 @@ export async function createTenant(
       apiEnabled: input.apiEnabled ?? true,
       webhookAccess: input.webhookAccess ?? true,
       maxActiveSubscriptions: input.maxActiveSubscriptions ?? DEFAULT_MAX_ACTIVE_SUBSCRIPTIONS,
+      storageLimitMiB: input.storageLimitMiB ?? DEFAULT_STORAGE_LIMIT_MIB,
       now,
     });
     await credentials.insertCredential(tx, tenant.id, pair.client_id, secretHash, now);

@@ -1,6 +1,6 @@
 /** Webhook subscriptions (SPEC: Webhook subscription). */
 import { type Static, Type } from 'typebox';
-import { DateTime, Nullable, StringEnum, Text } from '../../http/schemas.js';
+import { DateTime, Nullable, StringEnum, Text, UnprocessableForm } from '../../http/schemas.js';
 import { EventTypeSchema } from '../outbox/event-schemas.js';
 import { EVENT_TYPES } from '../outbox/types.js';
 import { SIGNING_VERSIONS } from '../outbox/signing.js';
@@ -101,12 +101,9 @@ export type SubscriptionValue = Static<typeof Subscription>;
  * schema (registered by the routes) so that the OpenAPI document shows it beside the validation form.
  */
 export const SUBSCRIPTION_LIMIT_PROBLEM_ID = 'SubscriptionLimitProblem';
-export const SubscriptionLimitProblem = Type.Object(
+export const SubscriptionLimitProblem = UnprocessableForm(
+  'subscription-limit-reached',
   {
-    type: Type.String({ format: 'uri', description: 'Ends in /subscription-limit-reached.' }),
-    title: Type.String(),
-    status: Type.Literal(422),
-    detail: Type.String(),
     maxActiveSubscriptions: Type.Integer({
       minimum: 1,
       description: 'How many active subscriptions your client may have (16 unless the operator set another limit).',
@@ -128,7 +125,6 @@ export const SubscriptionLimitProblem = Type.Object(
     title: 'Subscription limit problem (422)',
     description:
       'A create, or a PATCH setting isActive true, would exceed the active-subscription limit: deactivate a subscription (PATCH isActive false) first, or ask the operator to raise the limit. Or a create would exceed the subscriptions your client may hold in all, inactive ones included (maxSubscriptions): there is no delete, so reuse an inactive one (PATCH its targetUrl, eventTypes and secret, and isActive true).',
-    additionalProperties: true,
   },
 );
 

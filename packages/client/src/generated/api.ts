@@ -1877,6 +1877,7 @@ export interface components {
          *     - `validation-error` (422): Validation failed
          *     - `subscription-limit-reached` (422): Subscription limit reached
          *     - `file-version-limit-reached` (422): File version limit reached
+         *     - `storage-limit-reached` (422): Storage limit reached
          *     - `listener-limit-reached` (422): Webhook listener limit reached
          *     - `upgrade-required` (426): Upgrade required
          *     - `rate-limit-exceeded` (429): Rate limit exceeded
@@ -1994,6 +1995,27 @@ export interface components {
             maxSubscriptions?: number;
             /** @description With maxSubscriptions: how many your client holds now. */
             subscriptions?: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * Storage limit problem (422)
+         * @description The upload would take your files past the storage limit (nothing of it is kept). Versions cannot be deleted: ask the operator to raise the limit.
+         */
+        StorageLimitProblem: {
+            /**
+             * Format: uri
+             * @description Ends in /storage-limit-reached.
+             */
+            type: string;
+            title: string;
+            /** @constant */
+            status: 422;
+            detail: string;
+            /** @description How much your files may hold in all, every version counted (10 GiB unless the operator set another limit). */
+            storageLimitBytes: number;
+            /** @description How much they hold now. */
+            storageUsedBytes: number;
         } & {
             [key: string]: unknown;
         };
@@ -5105,7 +5127,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No file in the field "file", an empty file, or a form of more than one part; a part the parser cannot read (more than 16 header fields, no Content-Disposition form-data with a name); more parts (6), files (2) or plain fields (4) than the parser reads, or a plain value over 65536 bytes; or a body that is not a complete form (no boundary parameter, no closing delimiter); or the file already has 100 versions, the most it may have (file-version-limit-reached). `detail` and `errors.file` say which. Problem types: validation-error, file-version-limit-reached. */
+            /** @description No file in the field "file", an empty file, or a form of more than one part; a part the parser cannot read (more than 16 header fields, no Content-Disposition form-data with a name); more parts (6), files (2) or plain fields (4) than the parser reads, or a plain value over 65536 bytes; or a body that is not a complete form (no boundary parameter, no closing delimiter); or the file already has 100 versions, the most it may have (file-version-limit-reached); or the tenant's files would hold more than its storage limit (storage-limit-reached, with storageLimitBytes and storageUsedBytes). `detail` and `errors.file` say which. Problem types: validation-error, file-version-limit-reached, storage-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5114,7 +5136,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["StorageLimitProblem"];
                 };
             };
             /** @description Rate limit exceeded; wait Retry-After seconds. Problem types: rate-limit-exceeded. */
@@ -6104,7 +6126,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No file in the field "file", an empty file, or a form of more than one part; a part the parser cannot read (more than 16 header fields, no Content-Disposition form-data with a name); more parts (6), files (2) or plain fields (4) than the parser reads, or a plain value over 65536 bytes; or a body that is not a complete form (no boundary parameter, no closing delimiter); or the file already has 100 versions, the most it may have (file-version-limit-reached). `detail` and `errors.file` say which. Problem types: validation-error, file-version-limit-reached. */
+            /** @description No file in the field "file", an empty file, or a form of more than one part; a part the parser cannot read (more than 16 header fields, no Content-Disposition form-data with a name); more parts (6), files (2) or plain fields (4) than the parser reads, or a plain value over 65536 bytes; or a body that is not a complete form (no boundary parameter, no closing delimiter); or the file already has 100 versions, the most it may have (file-version-limit-reached); or the tenant's files would hold more than its storage limit (storage-limit-reached, with storageLimitBytes and storageUsedBytes). `detail` and `errors.file` say which. Problem types: validation-error, file-version-limit-reached, storage-limit-reached. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6113,7 +6135,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["ValidationProblem"];
+                    "application/problem+json": components["schemas"]["ValidationProblem"] | components["schemas"]["StorageLimitProblem"];
                 };
             };
             /** @description Rate limit exceeded; wait Retry-After seconds. Problem types: rate-limit-exceeded. */
