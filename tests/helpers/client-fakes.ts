@@ -42,3 +42,38 @@ export const problem = (status: number, slug: string, headers: Record<string, st
     status,
     headers: { 'content-type': 'application/problem+json', ...headers },
   });
+
+export interface HeldSleep {
+  ms: number;
+  /** The signal the client gave the sleep, if any. */
+  signal: AbortSignal | undefined;
+  /** Ends the wait, as its time running out would. */
+  release: () => void;
+}
+
+/**
+ * Sleeps that end only when the test releases them: a wait the client must be able to leave on its own (an
+ * abort) is then never ended by the clock. They ignore their signal, as an injected runtime may. `started(n)`
+ * resolves once n waits have begun.
+ */
+export function heldSleeps(): {
+  sleeps: HeldSleep[];
+  runtime: ClientOptions['runtime'];
+  started(count?: number): Promise<void>;
+} {
+  const sleeps: HeldSleep[] = [];
+  const watchers: Array<() => void> = [];
+  const runtime: ClientOptions['runtime'] = {
+    sleep: (ms, signal) =>
+      new Promise<void>((release) => {
+        sleeps.push({ ms, signal, release });
+        for (const watcher of watchers.splice(0)) watcher();
+      }),
+  };
+  const started = (count = 1) =>
+    new Promise<void>((resolve) => {
+      const check = () => (sleeps.length >= count ? resolve() : watchers.push(check));
+      check();
+    });
+  return { sleeps, runtime, started };
+}

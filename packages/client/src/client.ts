@@ -250,8 +250,12 @@ export interface SiteServicesClient {
   getRaw(path: string): Promise<{ status: number; headers: Headers; body: unknown }>;
   /** A fresh token response (does not replace the cached token). */
   requestToken(): Promise<TokenResponse>;
-  /** The cached access token (fetched when missing or about to expire): for a request the client does not make itself, such as a WebSocket upgrade. */
-  token(): Promise<string>;
+  /**
+   * The cached access token (fetched when missing or about to expire): for a request the client does not make
+   * itself, such as a WebSocket upgrade. With `signal`, the call rejects with its reason as soon as it aborts;
+   * a token request other callers also wait for goes on for them, and is abandoned once none waits.
+   */
+  token(options?: { signal?: AbortSignal }): Promise<string>;
 }
 
 export function createClient(options: ClientOptions): SiteServicesClient {
@@ -298,6 +302,6 @@ export function createClient(options: ClientOptions): SiteServicesClient {
       return { status: response.status, headers: response.headers, body };
     },
     requestToken: () => tokens.request(),
-    token: () => tokens.token(),
+    token: (tokenOptions) => tokens.token(tokenOptions?.signal),
   };
 }

@@ -70,17 +70,20 @@ export class CredentialsError extends SiteServicesError {
  */
 export class UncertainResultError extends SiteServicesError {
   override name = 'UncertainResultError';
+  /** The 5xx answer's headers (its Retry-After, say); empty after a network failure. */
+  readonly headers: Headers;
   constructor(
     readonly method: string,
     readonly path: string,
     readonly reason: string,
     readonly problem?: ProblemDetails,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; headers?: Headers },
   ) {
     super(
       `${method} ${path}: the result is uncertain (${reason}); read the current state before repeating this write`,
-      options,
+      options && 'cause' in options ? { cause: options.cause } : undefined,
     );
+    this.headers = options?.headers ?? new Headers();
   }
 }
 

@@ -5,7 +5,7 @@
  * transport of the client (the token endpoint counts too), waits until then. A 429's `Retry-After` holds
  * the following requests back the same way (the refused request itself waits in the retry rules).
  */
-import type { Runtime } from './retry.js';
+import { type Runtime, sleepUnlessAborted } from './retry.js';
 
 export class RateLimitPacer {
   /** Milliseconds since the epoch before which no request is sent. */
@@ -17,11 +17,14 @@ export class RateLimitPacer {
     private readonly maxWaitMs: number,
   ) {}
 
-  /** Waits until the window has room, if an answer said it has none; resolves with the wait (ms). */
-  async wait(): Promise<number> {
+  /**
+   * Waits until the window has room, if an answer said it has none; resolves with the wait (ms). Rejects
+   * with `signal`'s reason the moment it aborts.
+   */
+  async wait(signal?: AbortSignal): Promise<number> {
     const delay = this.resumeAt - this.runtime.now();
     if (delay <= 0) return 0;
-    await this.runtime.sleep(delay);
+    await sleepUnlessAborted(this.runtime, delay, signal);
     return delay;
   }
 

@@ -2,10 +2,14 @@
  * Access tokens: fetched with the client-credentials grant, cached and reused until shortly before they
  * expire (the service asks clients to reuse a token, not fetch one per request), replaced once after a 401
  * (in the transport). Concurrent callers share one token request.
+ *
+ * A caller may stop waiting (its abort signal): it alone rejects, with the signal's reason, and the shared
+ * request goes on for the others. Once every caller waiting for it has stopped, the request itself is
+ * aborted (its attempts and retry waits end) and nothing is cached: the next caller starts a new one.
  */
 import { ApiError, CredentialsError, readBody, toProblem } from './errors.js';
 import type { FetchLike, TokenProvider } from './transport.js';
-import type { Runtime } from './retry.js';
+import { abortable, type Runtime } from './retry.js';
 import type { paths } from './generated/api.js';
 
 export type TokenResponse = paths['/api/v1/oauth/token']['post']['responses'][200]['content']['application/json'];
@@ -15,6 +19,15 @@ export interface ClientCredentials {
   clientSecret: string;
   /** Space-separated scopes; all of the client's scopes when omitted. */
   scope?: string;
+}
+
+/** The token request that callers are waiting for. */
+interface PendingToken {
+  promise: Promise<string>;
+  /** Aborts the request once no caller waits for it. */
+  controller: AbortController;
+  /** Callers still waiting (those without a signal never stop). */
+  waiters: number;
 }
 
 interface CachedToken {
@@ -30,7 +43,7 @@ function renewalMargin(expiresInSeconds: number): number {
 
 export class TokenSource implements TokenProvider {
   private cached: CachedToken | undefined;
-  private pending: Promise<string> | undefined;
+  private pending: PendingToken | undefined;
   /** When the latest attempt of each token request was sent (the transport's onSend calls `sent`). */
   private readonly sentAt = new WeakMap<Request, number>();
 
@@ -42,12 +55,31 @@ export class TokenSource implements TokenProvider {
     private readonly runtime: Runtime,
   ) {}
 
-  async token(): Promise<string> {
+  /** The cached token, or the one the shared request brings; rejects with `signal`'s reason once it aborts. */
+  async token(signal?: AbortSignal): Promise<string> {
+    signal?.throwIfAborted();
     if (this.cached && this.runtime.now() < this.cached.renewAt) return this.cached.value;
-    this.pending ??= this.fetchToken().finally(() => {
-      this.pending = undefined;
+    this.pending ??= this.startFetch();
+    const pending = this.pending;
+    pending.waiters++;
+    return abortable(pending.promise, signal, () => {
+      if (--pending.waiters > 0) return;
+      // Nobody waits any more: the request ends, and the next caller starts a new one.
+      if (this.pending === pending) this.pending = undefined;
+      pending.controller.abort(signal!.reason);
     });
-    return this.pending;
+  }
+
+  private startFetch(): PendingToken {
+    const controller = new AbortController();
+    const pending: PendingToken = {
+      controller,
+      waiters: 0,
+      promise: this.fetchToken(controller.signal).finally(() => {
+        if (this.pending === pending) this.pending = undefined;
+      }),
+    };
+    return pending;
   }
 
   invalidate(token: string): void {
@@ -69,7 +101,7 @@ export class TokenSource implements TokenProvider {
    * 429 or pacing wait (a token dated from before such a wait would be renewed late, or used expired).
    * Without onSend wired, the time before sending (early: a token renewed early, never late).
    */
-  private async exchange(): Promise<{ token: TokenResponse; issuedAfter: number }> {
+  private async exchange(signal?: AbortSignal): Promise<{ token: TokenResponse; issuedAfter: number }> {
     const startedAt = this.runtime.now();
     const body = {
       grant_type: 'client_credentials',
@@ -81,6 +113,7 @@ export class TokenSource implements TokenProvider {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify(body),
+      ...(signal ? { signal } : {}),
     });
     const response = await this.send(request);
     const json = await readBody(response);
@@ -97,8 +130,10 @@ export class TokenSource implements TokenProvider {
     throw new ApiError(problem, 'POST', '/api/v1/oauth/token', response.headers);
   }
 
-  private async fetchToken(): Promise<string> {
-    const { token, issuedAfter } = await this.exchange();
+  private async fetchToken(signal: AbortSignal): Promise<string> {
+    const { token, issuedAfter } = await this.exchange(signal);
+    // Every caller stopped waiting just as it arrived: abandoned, so not cached either.
+    signal.throwIfAborted();
     this.cached = {
       value: token.access_token,
       renewAt: issuedAfter + token.expires_in * 1000 - renewalMargin(token.expires_in),

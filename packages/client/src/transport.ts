@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { CredentialsError, NetworkError, readBody, toProblem, UncertainResultError } from './errors.js';
 import type { RateLimitPacer } from './pacing.js';
-import { backoffDelay, type RetryOptions, retryAfterMs, type Runtime } from './retry.js';
+import { abortable, backoffDelay, type RetryOptions, retryAfterMs, type Runtime, sleepUnlessAborted } from './retry.js';
 
 export type FetchLike = (request: Request) => Promise<Response>;
 
@@ -25,6 +25,12 @@ export type FetchLike = (request: Request) => Promise<Response>;
  * Every kind is repeated after 429 (the limiter refuses before anything runs) and once after a 401 with a
  * fresh token (nothing ran either). With a pacer, every attempt first waits while the rate-limit headers
  * of an earlier answer say that no request remains (pacing.ts).
+ *
+ * The request's own signal (the caller's `signal`) is honoured as fetch honours it, for every kind: aborted
+ * before the call, nothing is sent; aborted later, the attempt under way is cancelled, and a wait (for a
+ * retry, for the pacer or for the token) ends at once. The call then rejects with the signal's reason (an
+ * AbortError unless the caller gave another), never wrapped and never repeated: the caller asked for the
+ * end. An attempt that runs out of its own time limit is a network failure like any other.
  */
 export type RequestKind = 'read' | 'create' | 'token' | 'update' | 'unsafe';
 
@@ -49,7 +55,8 @@ export interface RetryEvent {
 }
 
 export interface TokenProvider {
-  token(): Promise<string>;
+  /** The token; rejects with `signal`'s reason once it aborts (the caller stops waiting). */
+  token(signal?: AbortSignal): Promise<string>;
   /** Forget `token` (it was refused); the next token() fetches a fresh one. */
   invalidate(token: string): void;
 }
@@ -77,6 +84,8 @@ const TEMPORARY = new Set([408, 500, 502, 503, 504]);
 
 export function createTransport(options: TransportOptions): FetchLike {
   return async (request) => {
+    const { signal } = request;
+    signal.throwIfAborted();
     const url = new URL(request.url);
     const path = url.pathname;
     const kind = classifyRequest(request.method, path);
@@ -88,12 +97,13 @@ export function createTransport(options: TransportOptions): FetchLike {
     let refreshed = false;
 
     for (let attempt = 1; ; attempt++) {
+      signal.throwIfAborted();
       // The token is taken after the pacer's last wait: one taken before a long wait may expire during it.
       // Taking it may itself wait or spend the window's last request (the token endpoint counts too): then
       // wait again and take it again.
       let token: string | undefined;
-      do token = authenticate ? await options.tokens!.token() : undefined;
-      while (((await options.pacer?.wait()) ?? 0) > 0);
+      do token = authenticate ? await options.tokens!.token(signal) : undefined;
+      while (((await options.pacer?.wait(signal)) ?? 0) > 0);
       if (token !== undefined) headers.set('authorization', `Bearer ${token}`);
       /** The wait before the next attempt, or undefined when this failure is final. */
       const delayFor = (retryAfter?: number): number | undefined => {
@@ -105,21 +115,27 @@ export function createTransport(options: TransportOptions): FetchLike {
         // Release the answer before waiting: its body must not outlive the attempt's time limit.
         await response?.body?.cancel().catch(() => undefined);
         options.onRetry?.({ method: request.method, path, attempt, delayMs, reason });
-        await options.runtime.sleep(delayMs);
+        await sleepUnlessAborted(options.runtime, delayMs, signal);
       };
 
       options.onSend?.(request, options.runtime.now());
       let response: Response;
       try {
-        response = await options.fetch(
-          new Request(url, {
-            method: request.method,
-            headers,
-            body: body ?? null,
-            signal: AbortSignal.timeout(options.timeoutMs),
-          }),
+        // The caller's abort ends the attempt too (also an injected fetch that ignores its signal); only the
+        // time limit's is a failure to retry.
+        response = await abortable(
+          options.fetch(
+            new Request(url, {
+              method: request.method,
+              headers,
+              body: body ?? null,
+              signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)]),
+            }),
+          ),
+          signal,
         );
       } catch (error) {
+        if (signal.aborted) throw signal.reason;
         if (kind === 'update' || kind === 'unsafe')
           throw new UncertainResultError(request.method, path, 'no response', undefined, { cause: error });
         const delayMs = delayFor();
@@ -160,6 +176,7 @@ export function createTransport(options: TransportOptions): FetchLike {
           path,
           `status ${status}`,
           toProblem(status, await readBody(response)),
+          { headers: response.headers },
         );
       }
       const pending = kind === 'create' && status === 409 && (await isIdempotencyPending(response));
