@@ -3,9 +3,10 @@
  * that can make the service look unreachable or restarting; its waits between reconnects are the test's
  * (`sleep`), so nothing waits for real. For the tests of what svc listen does when a stream fails.
  */
+import type { ClientOptions, FetchLike } from '@site-services/client';
 import type { TestApp } from '../helpers/app.js';
 import { clientFor } from '../helpers/client.js';
-import type { FlakyProxy } from '../helpers/flaky-proxy.js';
+import { type FlakyProxy, PROXY_FAILURE_HEADER } from '../helpers/flaky-proxy.js';
 import { runListen } from '../../packages/client/src/cli/listen/listen.js';
 import { ListenerState, type RememberedListener } from '../../packages/client/src/cli/listen/state.js';
 import { createListener } from '../helpers/listener-stream.js';
@@ -36,6 +37,16 @@ export interface ListenRun {
   note(pattern: RegExp): Promise<string>;
 }
 
+/**
+ * fetch, with the failures the proxy makes up passed on as answers of the test's own (no `url`): the contract
+ * check, which is of the service's answers, leaves them alone.
+ */
+const proxiedFetch: FetchLike = async (request) => {
+  const response = await fetch(request);
+  if (!response.headers.has(PROXY_FAILURE_HEADER)) return response;
+  return new Response(response.body, response);
+};
+
 export class ListenHarness {
   constructor(
     private readonly t: TestApp,
@@ -56,8 +67,15 @@ export class ListenHarness {
     return listener;
   }
 
-  /** Starts svc listen for the tenant through the proxy. */
-  listen(tenant: ListenTenant, sleep: Sleep = noWait): ListenRun {
+  /**
+   * Starts svc listen for the tenant through the proxy; `options.client` adds to its client's options (retries,
+   * runtime), `options.closeTimeoutMs` bounds its close after Ctrl-C.
+   */
+  listen(
+    tenant: ListenTenant,
+    sleep: Sleep = noWait,
+    options: { client?: Partial<ClientOptions>; closeTimeoutMs?: number } = {},
+  ): ListenRun {
     const stop = new AbortController();
     const notes: string[] = [];
     const waits: number[] = [];
@@ -70,7 +88,7 @@ export class ListenHarness {
     const exited = runListen(
       { forwardTo: FORWARD_TO },
       {
-        client: clientFor(this.t, tenant, { baseUrl }),
+        client: clientFor(this.t, tenant, { fetch: proxiedFetch, ...options.client, baseUrl }),
         baseUrl,
         clientId: tenant.clientId,
         out: (line) => {
@@ -85,6 +103,7 @@ export class ListenHarness {
           }
         },
         stateDirectory: this.stateDirectory,
+        ...(options.closeTimeoutMs !== undefined ? { closeTimeoutMs: options.closeTimeoutMs } : {}),
         sleep: (ms, signal) => {
           waits.push(ms);
           return sleep(ms, signal);

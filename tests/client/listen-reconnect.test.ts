@@ -3,7 +3,9 @@
  * reconnect) keeps its listener, and so its signing secret, through failures of the moment (the service
  * answering 503 or 429, connections reset), retrying with backoff; only the service's word that the
  * listener is gone (404: closed, or another tenant's) replaces a remembered one, with a note that the
- * secret changed, and ends a held one. Ctrl-C ends a wait at once. In process against the real app,
+ * secret changed, and ends a held one; opening a listener (the first or a replacement) is retried the same
+ * way. Ctrl-C ends a wait at once, the client's own (its token request's retries) too, and the close after
+ * it gives up in time against a service that cannot be reached. In process against the real app,
  * through a proxy that fails the stream's requests a counted number of times; the app's clock stands
  * still, so no listener outlives its grace by the machine being slow.
  */
@@ -13,9 +15,10 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/lib/clock.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { type Failure, type FlakyProxy, startFlakyProxy } from '../helpers/flaky-proxy.js';
+import { heldSleeps } from '../helpers/client-fakes.js';
+import { type Failure, type FlakyProxy, type ProxiedCall, startFlakyProxy } from '../helpers/flaky-proxy.js';
 import { tenantWithToken } from '../helpers/tenants.js';
-import { ListenHarness, type ListenTenant, type Sleep, untilStopped } from './listen-in-process.js';
+import { ListenHarness, type ListenRun, type ListenTenant, type Sleep, untilStopped } from './listen-in-process.js';
 
 let t: TestApp;
 let proxy: FlakyProxy;
@@ -45,9 +48,37 @@ function failStreamRequests(count: number, failure: Failure): void {
   proxy.fail = (call) => (call.path.endsWith('/stream') && left-- > 0 ? failure : undefined);
 }
 
+/** A request to open a listener (whether the proxy passed it on or failed it). */
+const isOpening = (call: ProxiedCall) => call.method === 'POST' && /webhook-listeners$/.test(call.path);
+const isToken = (call: ProxiedCall) => call.path.endsWith('/oauth/token');
+
 /** Listeners svc listen opened (POSTs that reached the service) since `from` requests. */
-const opened = (from = 0) =>
-  proxy.requests.slice(from).filter((call) => call.method === 'POST' && /webhook-listeners$/.test(call.path));
+const opened = (from = 0) => proxy.requests.slice(from).filter((call) => isOpening(call) && !call.failure);
+
+/** Ctrl-C: svc listen exits 0, its listener closed. */
+async function stopClosing(run: ListenRun): Promise<void> {
+  run.stop.abort();
+  expect(await run.exited).toBe(0);
+  expect(run.notes.at(-1)).toBe(
+    'svc listen: listener closed; the next svc listen opens a new one, with the same signing secret',
+  );
+}
+
+/** The next `count` requests that open a listener fail so. */
+function failOpenings(count: number, failure: Failure): void {
+  let left = count;
+  proxy.fail = (call) => (isOpening(call) && left-- > 0 ? failure : undefined);
+}
+
+/**
+ * The client's retries ten minutes apart, on sleeps that only the test ends (it never does): a run that waited
+ * for this schedule would never end, so one that ends was not held by it.
+ */
+function heldRetries() {
+  const held = heldSleeps();
+  const client = { runtime: held.runtime, retry: { baseDelayMs: 600_000, maxDelayMs: 600_000 } };
+  return { ...held, client };
+}
 
 describe('svc listen keeps its listener through failures of the moment', () => {
   it.each<[string, Failure]>([
@@ -74,11 +105,7 @@ describe('svc listen keeps its listener through failures of the moment', () => {
     if (typeof failure === 'object' && failure.status === 429)
       for (const ms of run.waits) expect(ms).toBeGreaterThanOrEqual(3000);
 
-    run.stop.abort();
-    expect(await run.exited).toBe(0);
-    expect(run.notes.at(-1)).toBe(
-      'svc listen: listener closed; the next svc listen opens a new one, with the same signing secret',
-    );
+    await stopClosing(run);
   });
 
   it('a dropped stream that cannot reconnect at once keeps its listener and resumes it', async () => {
@@ -169,15 +196,109 @@ describe('Ctrl-C while svc listen waits to reconnect', () => {
     const run = harness.listen(v, untilStopped);
     await run.note(/could not open the stream/);
 
-    run.stop.abort();
-    expect(await run.exited).toBe(0);
-    expect(run.notes.at(-1)).toBe(
-      'svc listen: listener closed; the next svc listen opens a new one, with the same signing secret',
-    );
+    await stopClosing(run);
     expect(proxy.requests.at(-1)).toMatchObject({
       method: 'DELETE',
       path: `/api/v1/sandbox/webhook-listeners/${remembered.id}`,
     });
     expect(harness.state(v).read()).toBeUndefined();
+  });
+});
+
+describe('opening a listener fails for a reason of the moment', () => {
+  it('a replacement whose opening is answered 503 twice is opened on the third try, and the run goes on with it', async () => {
+    const v = await tenant();
+    const old = await harness.remember(v);
+    const closed = await t.http.delete(`/api/v1/sandbox/webhook-listeners/${old.id}`, { token: v.token });
+    expect(closed.status).toBe(204);
+    const from = proxy.requests.length;
+    failOpenings(2, { status: 503, headers: { 'retry-after': '3' } });
+    const run = harness.listen(v);
+
+    const secret = await run.ready;
+    const replaced = harness.state(v).read()!;
+    expect(replaced.id).not.toBe(old.id);
+    expect(replaced.secret).toBe(secret);
+    expect(proxy.requests.slice(from).filter(isOpening)).toHaveLength(3);
+    expect(opened(from)).toHaveLength(1);
+    const retries = run.notes.filter((line) => line.startsWith('svc listen: could not open a listener'));
+    expect(retries, run.notes.join('\n')).toHaveLength(2);
+    for (const line of retries) expect(line).toMatch(/\(503 Proxied failure\); retrying in [\d.]+ s$/);
+    // The Retry-After is waited for, as by the stream's reconnects.
+    expect(run.waits).toHaveLength(2);
+    for (const ms of run.waits) expect(ms).toBeGreaterThanOrEqual(3000);
+    expect(run.notes.find((line) => line.includes(`listener ${old.id} no longer exists`))).toContain(replaced.id);
+
+    await stopClosing(run);
+  });
+
+  it('the first listener, its opening cut by a network failure, is opened on the next try: Ready', async () => {
+    const v = await tenant();
+    failOpenings(1, 'reset');
+    const run = harness.listen(v);
+
+    const secret = await run.ready;
+    expect(harness.state(v).read()?.secret).toBe(secret);
+    const retries = run.notes.filter((line) => line.startsWith('svc listen: could not open a listener'));
+    expect(retries, run.notes.join('\n')).toHaveLength(1);
+    expect(run.waits).toHaveLength(1);
+    run.stop.abort();
+    expect(await run.exited).toBe(0);
+  });
+
+  it('Ctrl-C while it waits to try again ends the run at once (exit 0), with nothing to close', async () => {
+    const v = await tenant();
+    failOpenings(Number.POSITIVE_INFINITY, { status: 503 });
+    const from = proxy.requests.length;
+    const run = harness.listen(v, untilStopped);
+    await run.note(/could not open a listener/);
+
+    run.stop.abort();
+    expect(await run.exited).toBe(0);
+    expect(run.notes.at(-1)).toBe('svc listen: stopped before a listener was opened; nothing to close');
+    expect(proxy.requests.slice(from).filter((call) => call.method === 'DELETE')).toEqual([]);
+    expect(harness.state(v).read()).toBeUndefined();
+  });
+});
+
+describe('Ctrl-C while the service cannot be reached', () => {
+  it('ends the wait for a token whose request keeps failing: the request is abandoned, the listener closed', async () => {
+    const v = await tenant();
+    const remembered = await harness.remember(v);
+    let tokensFail = true;
+    proxy.fail = (call) => (isToken(call) && tokensFail ? { status: 503 } : undefined);
+    const from = proxy.requests.length;
+    const { sleeps, started, client } = heldRetries();
+    const run = harness.listen(v, untilStopped, { client });
+    // The token request failed once and waits ten minutes for its retry.
+    await started();
+
+    tokensFail = false;
+    await stopClosing(run);
+    // The abandoned request was not repeated: the second token request is the close's own.
+    const calls = proxy.requests.slice(from);
+    expect(calls.filter(isToken).map((call) => call.failure)).toEqual([{ status: 503 }, undefined]);
+    expect(calls.at(-1)).toMatchObject({
+      method: 'DELETE',
+      path: `/api/v1/sandbox/webhook-listeners/${remembered.id}`,
+    });
+    // No wait of the client's is left running on.
+    expect(sleeps.map((sleep) => sleep.signal?.aborted)).toEqual([true]);
+  });
+
+  it('bounds the close that follows, and says the listener closes after its grace period', async () => {
+    const v = await tenant();
+    await harness.remember(v);
+    proxy.fail = () => 'reset';
+    const { sleeps, started, client } = heldRetries();
+    const run = harness.listen(v, untilStopped, { client, closeTimeoutMs: 200 });
+    await started();
+
+    run.stop.abort();
+    expect(await run.exited).toBe(0);
+    expect(run.notes.at(-1)).toBe('svc listen: could not close the listener; it closes after its grace period');
+    expect(harness.state(v).read()).toBeUndefined();
+    // The connect's token request and the close's, each ended in its retry wait.
+    expect(sleeps.map((sleep) => sleep.signal?.aborted)).toEqual([true, true]);
   });
 });

@@ -2,10 +2,14 @@
  * An HTTP proxy in front of the test app that passes requests and WebSocket upgrades on, except those a test
  * makes fail the way a service restarting or a network failing does: answered with a status of its choosing
  * (503, 429 with Retry-After, …) or cut (the connection reset, no answer). `cutStreams` ends the upgraded
- * connections that are open (a dropped stream). What the proxy saw is in `requests`, in order.
+ * connections that are open (a dropped stream). What the proxy saw is in `requests`, in order. An answer the
+ * proxy makes up carries PROXY_FAILURE_HEADER, so a client's contract check can tell it from the service's.
  */
 import { createServer, type IncomingMessage, request as httpRequest } from 'node:http';
 import net from 'node:net';
+
+/** Marks the answers the proxy makes up (failures), which are not the service's. */
+export const PROXY_FAILURE_HEADER = 'x-flaky-proxy-failure';
 
 export type Failure = { status: number; headers?: Record<string, string> } | 'reset';
 
@@ -28,7 +32,12 @@ export interface FlakyProxy {
 }
 
 function failureHead(failure: Exclude<Failure, 'reset'>): string {
-  const headers = { 'content-type': 'application/problem+json', connection: 'close', ...failure.headers };
+  const headers = {
+    'content-type': 'application/problem+json',
+    connection: 'close',
+    [PROXY_FAILURE_HEADER]: '1',
+    ...failure.headers,
+  };
   const body = JSON.stringify({ type: 'about:blank', title: 'Proxied failure', status: failure.status, detail: '' });
   const lines = Object.entries({ ...headers, 'content-length': String(Buffer.byteLength(body)) });
   return `HTTP/1.1 ${failure.status} Failure\r\n${lines.map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n${body}`;

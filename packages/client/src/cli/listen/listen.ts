@@ -16,10 +16,18 @@
  * service's word that the listener is gone (listener-check.ts: 404 or 410, or the stream closed with 4410)
  * ends it: a remembered listener is then replaced by a new one (with the kept secret; a note on stderr
  * says whether that differs from the old listener's); one this run has held ends the command (exit 1), as a listener closed while connected does.
+ * Opening a listener (the first, when none is remembered, or a replacement) is tried again with the same
+ * backoff after a failure of the moment (isTemporary: network failures, 408, 429, 5xx; a note on stderr for each
+ * wait); a refusal (another 4xx, or a service without listeners) ends the command.
+ *
+ * Ctrl-C is never held up: it ends any wait at once, the token fetch included (with nothing listening, that
+ * request is abandoned, its retries too), and the close that follows is bounded (CLOSE_TIMEOUT_MS). Stopped
+ * before any listener was opened, there is nothing to close (one a cancelled POST may have opened is never
+ * connected to, and closes after its grace).
  */
 import type { SiteServicesClient } from '../../client.js';
-import { ApiError, describeCause, toProblem } from '../../errors.js';
-import { backoffDelay, DEFAULT_RETRY, type RetryOptions } from '../../retry.js';
+import { ApiError, describeCause, toProblem, UncertainResultError } from '../../errors.js';
+import { backoffDelay, DEFAULT_RETRY, type RetryOptions, retryAfterMs } from '../../retry.js';
 import { UsageError } from '../credentials.js';
 import type { ForwardFetch } from './forward.js';
 import { checkListener, isTemporary, type ListenerVerdict } from './listener-check.js';
@@ -51,6 +59,8 @@ export interface ListenDeps {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** The backoff's jitter: a number in [0, 1) (default Math.random). */
   random?: () => number;
+  /** How long the close after Ctrl-C may take (default CLOSE_TIMEOUT_MS); tests shorten it. */
+  closeTimeoutMs?: number;
 }
 
 /** The close codes the service ends a stream with (see its reference). */
@@ -63,6 +73,12 @@ const UNAUTHORIZED = 4401;
  * service is.
  */
 const RECONNECT_BACKOFF: RetryOptions = { ...DEFAULT_RETRY, baseDelayMs: 500, maxDelayMs: 5_000 };
+/**
+ * The close (DELETE) after Ctrl-C gives up after this, its retries included: against a service that cannot be
+ * reached they would hold the developer's Ctrl-C for as long as the client's retries last, and a listener left
+ * open closes by itself after its grace period anyway.
+ */
+const CLOSE_TIMEOUT_MS = 5_000;
 const PATH = '/api/v1/sandbox/webhook-listeners';
 
 type Listener = RememberedListener;
@@ -102,9 +118,10 @@ async function openListener(
   client: SiteServicesClient,
   eventTypes: string[] | undefined,
   secret: string,
+  stop: AbortSignal,
 ): Promise<Listener> {
   const body = { ...(eventTypes ? { eventTypes: eventTypes as never } : {}), secret };
-  const result = await client.api.POST(PATH, { body });
+  const result = await client.api.POST(PATH, { body, signal: stop });
   if (!result.response.ok) {
     const problem = toProblem(result.response.status, result.error, result.response.statusText);
     if (result.response.status === 404)
@@ -114,10 +131,35 @@ async function openListener(
   return result.data!.data;
 }
 
-/** Closes a listener (DELETE); whether the service said it did. */
-async function closeListener(client: SiteServicesClient, id: string): Promise<boolean> {
-  const closed = await client.api.DELETE(`${PATH}/{id}`, { params: { path: { id } } }).catch(() => undefined);
+/** Closes a listener (DELETE) within `timeoutMs`; whether the service said it did. */
+async function closeListener(client: SiteServicesClient, id: string, timeoutMs: number): Promise<boolean> {
+  const closed = await client.api
+    .DELETE(`${PATH}/{id}`, { params: { path: { id } }, signal: AbortSignal.timeout(timeoutMs) })
+    .catch(() => undefined);
   return closed?.response.ok === true;
+}
+
+/** The wait before attempt `failures + 1`: the backoff, or the service's Retry-After when longer (bounded). */
+function reconnectDelay(failures: number, retryAfter: number | undefined, random: () => number): number {
+  return Math.max(
+    backoffDelay(failures, RECONNECT_BACKOFF, random),
+    Math.min(retryAfter ?? 0, RECONNECT_BACKOFF.maxRetryAfterMs),
+  );
+}
+
+/** The Retry-After of an error's answer, in ms, if it had one. */
+function retryAfterOf(error: unknown): number | undefined {
+  const headers = (error as { headers?: unknown }).headers;
+  return headers instanceof Headers ? retryAfterMs(headers.get('retry-after'), Date.now()) : undefined;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/** A failure to open a listener, in a few words: an uncertain POST's status or network failure, not its advice. */
+function describeOpenFailure(error: unknown): string {
+  if (!(error instanceof UncertainResultError)) return describeCause(error);
+  if (error.problem) return `${error.problem.status} ${error.problem.title}`;
+  return error.cause === undefined ? error.reason : describeCause(error.cause);
 }
 
 /** The note for a held stream the service ended for good, or undefined for one to reconnect. */
@@ -139,22 +181,38 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
   );
   const signingSecret = new SigningSecret([deps.baseUrl, deps.clientId], deps.stateDirectory);
   const secret = options.newSecret ? signingSecret.renew() : signingSecret.get();
-  const open = async () => {
-    const opened = await openListener(client, options.eventTypes, secret);
-    state.save(opened);
-    return opened;
+  const closeTimeoutMs = deps.closeTimeoutMs ?? CLOSE_TIMEOUT_MS;
+  /** A new listener, once the service opens one; undefined when stopped first. */
+  const open = async (): Promise<Listener | undefined> => {
+    for (let failures = 1; !stop.aborted; failures++) {
+      try {
+        const opened = await openListener(client, options.eventTypes, secret, stop);
+        state.save(opened);
+        return opened;
+      } catch (error) {
+        if (stop.aborted) break;
+        if (!isTemporary(error)) throw error;
+        const delayMs = reconnectDelay(failures, retryAfterOf(error), random);
+        note(`svc listen: could not open a listener (${describeOpenFailure(error)}); retrying in ${seconds(delayMs)}`);
+        await wait(delayMs, stop);
+      }
+    }
+    note('svc listen: stopped before a listener was opened; nothing to close');
+    return undefined;
   };
   let remembered = state.read();
   if (remembered && options.newSecret) {
     // Its secret is the old one: closed and replaced rather than resumed.
-    await closeListener(client, remembered.id);
+    await closeListener(client, remembered.id, closeTimeoutMs);
     state.forget();
     remembered = undefined;
   }
   if (options.newSecret) note('svc listen: made a new signing secret; every svc listen uses it from now on');
   /** A remembered listener that this run has not held yet: the one a "gone" replaces with a new listener. */
   let resuming = remembered !== undefined;
-  let listener = remembered ?? (await open());
+  const first = remembered ?? (await open());
+  if (!first) return 0;
+  let listener: Listener = first;
   if (resuming) note(`svc listen: resuming listener ${listener.id} (the same signing secret as before)`);
   let announced = false;
   const onReady = () => {
@@ -164,16 +222,19 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
   };
 
   const connect = async (): Promise<StreamEnd | NoStream> => {
+    const stopped: StreamEnd = { opened: false, ready: false, code: 0, reason: '' };
     let token: string;
     try {
-      token = await client.token();
+      // Ctrl-C ends the wait for the token (and, with nothing else waiting for it, its request and retries).
+      token = await client.token({ signal: stop });
     } catch (error) {
+      if (stop.aborted) return stopped;
       if (!isTemporary(error)) throw error;
       return { failed: describeCause(error) };
     }
     // Stopped while the token was on its way: the abort has fired already and would never close a socket
     // opened now, which would hold the command until the server ends the stream.
-    if (stop.aborted) return { opened: false, ready: false, code: 0, reason: '' };
+    if (stop.aborted) return stopped;
     const { baseUrl, out, fetch } = deps;
     const { streamPath } = listener;
     return holdStream({ baseUrl, streamPath, token, forwardTo: options.forwardTo, fetch, out, onReady }, stop);
@@ -214,7 +275,9 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
         return 1;
       }
       const gone = listener;
-      listener = await open();
+      const replacement = await open();
+      if (!replacement) return 0;
+      listener = replacement;
       resuming = false;
       failures = 0;
       note(
@@ -226,19 +289,16 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
       continue;
     }
     failures++;
-    const delayMs = Math.max(
-      backoffDelay(failures, RECONNECT_BACKOFF, random),
-      Math.min(verdict.kind === 'unsure' ? (verdict.retryAfterMs ?? 0) : 0, RECONNECT_BACKOFF.maxRetryAfterMs),
-    );
+    const delayMs = reconnectDelay(failures, verdict.kind === 'unsure' ? verdict.retryAfterMs : undefined, random);
     const reason = verdict.kind === 'unsure' ? verdict.reason : 'the service has the listener; the stream did not open';
     note(
       `svc listen: could not open the stream of listener ${listener.id} (${reason}); ` +
-        `retrying in ${(delayMs / 1000).toFixed(1)} s with the same listener and signing secret`,
+        `retrying in ${seconds(delayMs)} with the same listener and signing secret`,
     );
     await wait(delayMs, stop);
   }
   // Stopped: close the listener, so that nothing more is queued to it.
-  const closed = await closeListener(client, listener.id);
+  const closed = await closeListener(client, listener.id, closeTimeoutMs);
   state.forget();
   note(
     closed

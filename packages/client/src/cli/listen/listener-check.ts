@@ -9,7 +9,7 @@
  * One attempt, which `stop` cancels: the caller's backoff does the retrying, so Ctrl-C ends a wait at once.
  */
 import type { SiteServicesClient } from '../../client.js';
-import { ApiError, describeCause, NetworkError, readBody, toProblem } from '../../errors.js';
+import { ApiError, describeCause, NetworkError, readBody, toProblem, UncertainResultError } from '../../errors.js';
 import { retryAfterMs } from '../../retry.js';
 import { urlUnder } from '../../urls.js';
 
@@ -29,9 +29,14 @@ const GONE = new Set([404, 410]);
 /** Answers that say nothing about the listener: the service (or what is in front of it) is busy or restarting. */
 const TEMPORARY = (status: number) => status === 408 || status === 429 || status >= 500;
 
-/** Whether an error of the token fetch or the probe is a failure of the moment (else it ends svc listen). */
+/**
+ * Whether an error of the token fetch, the probe or the opening of a listener is a failure of the moment (else
+ * it ends svc listen). Opening one is a write the client does not repeat after a network failure or a 5xx
+ * (UncertainResultError): svc listen does, as a listener the lost attempt may have opened is never connected
+ * to and closes after its grace.
+ */
 export function isTemporary(error: unknown): boolean {
-  if (error instanceof NetworkError) return true;
+  if (error instanceof NetworkError || error instanceof UncertainResultError) return true;
   return error instanceof ApiError && TEMPORARY(error.status);
 }
 
@@ -46,7 +51,7 @@ export async function checkListener(
   let body: unknown;
   try {
     const response = await fetch(urlUnder(baseUrl, streamPath), {
-      headers: { authorization: `Bearer ${await client.token()}`, accept: 'application/problem+json' },
+      headers: { authorization: `Bearer ${await client.token({ signal: stop })}`, accept: 'application/problem+json' },
       redirect: 'manual',
       signal: AbortSignal.any([stop, AbortSignal.timeout(CHECK_TIMEOUT_MS)]),
     });
