@@ -13,6 +13,7 @@ export const tenantExample = {
   apiEnabled: true,
   webhookAccess: true,
   maxActiveSubscriptions: 16,
+  storageLimitMiB: 10240,
   createdAt: CREATED,
   updatedAt: CREATED,
 };
