@@ -231,3 +231,47 @@ describe('a token request shared by callers that may abort', () => {
     expect(service.sent('POST', TOKEN)).toHaveLength(2);
   });
 });
+
+describe('every helper takes the signal (options.signal) and passes it to its request', () => {
+  /** Each helper call, started with `signal`, against a service that never answers anything but a token. */
+  const calls: [string, (client: ReturnType<typeof clientOf>, signal: AbortSignal) => Promise<unknown>][] = [
+    ['sites.get', (client, signal) => client.sites.get('site_1', { signal })],
+    ['sites.create', (client, signal) => client.sites.create({} as never, { signal })],
+    ['sites.update', (client, signal) => client.sites.update('site_1', {} as never, { signal })],
+    ['sites.list', (client, signal) => client.sites.list({}, { signal }).next()],
+    ['sites.findBySiteCode', (client, signal) => client.sites.findBySiteCode('A-1', { signal })],
+    [
+      'siteVisits.findByClientTicketNumber',
+      (client, signal) => client.siteVisits.findByClientTicketNumber('T', { signal }),
+    ],
+    [
+      'siteVisits.uploadReturnLabel',
+      (client, signal) => client.siteVisits.uploadReturnLabel('visit_1', new Uint8Array([1]), { signal }),
+    ],
+    [
+      'messages.uploadAttachment',
+      (client, signal) => client.messages.uploadAttachment('msg_1', new Uint8Array([1]), { signal }),
+    ],
+    ['webhookSubscriptions.list', (client, signal) => client.webhookSubscriptions.list({ signal })],
+    ['webhookSubscriptions.create', (client, signal) => client.webhookSubscriptions.create({} as never, { signal })],
+    ['webhookSubscriptions.update', (client, signal) => client.webhookSubscriptions.update('whsub_1', {}, { signal })],
+    ['projects', (client, signal) => client.projects(10, { signal })],
+    ['items', (client, signal) => client.items(undefined, { signal })],
+    ['getRaw', (client, signal) => client.getRaw('/api/v1/sites', { signal })],
+  ];
+
+  it.each(calls)('%s: aborted while its request is under way, it rejects with the reason', async (_name, call) => {
+    const service = fakeService((request) =>
+      new URL(request.url).pathname === TOKEN ? undefined : unanswered(request),
+    );
+    const client = clientOf(service, { runtime: heldSleeps().runtime });
+    const controller = new AbortController();
+    const result = rejection(call(client, controller.signal));
+    await expect
+      .poll(() => service.requests.filter((request) => new URL(request.url).pathname !== TOKEN).length)
+      .toBe(1);
+    const reason = new Error('stopped by the caller');
+    controller.abort(reason);
+    expect(await result).toBe(reason);
+  });
+});

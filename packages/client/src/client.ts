@@ -55,7 +55,17 @@ export interface ClientOptions {
   onRetry?: (event: RetryEvent) => void;
 }
 
-export interface CreateOptions {
+/** Options every call takes. */
+export interface CallOptions {
+  /**
+   * Ends the call as fetch's signal does: nothing more is sent, a wait before a retry ends, and the call
+   * rejects with the signal's reason (an AbortError by default). A write aborted after it was sent may still
+   * have been done (for a create, repeat it with the same idempotencyKey to find out).
+   */
+  signal?: AbortSignal;
+}
+
+export interface CreateOptions extends CallOptions {
   /**
    * Sent as Idempotency-Key; a random one when omitted. Repeat it to make a repeated create safe: after a
    * failure, the thrown ApiError or NetworkError carries the key sent as `idempotencyKey`.
@@ -70,7 +80,7 @@ export interface CreateResult<T> {
   idempotencyKey: string;
 }
 
-export interface UpdateOptions {
+export interface UpdateOptions extends CallOptions {
   /** The ETag of the version the change is based on (409 version-conflict when it moved on). */
   ifMatch?: string;
 }
@@ -109,6 +119,7 @@ export class Collection<P extends CollectionPath> {
       const result = (await (this.api.POST as UntypedCall)(this.path, {
         body,
         params: { header: { 'Idempotency-Key': idempotencyKey } },
+        signal: options.signal,
       })) as FetchResult;
       const { data } = unwrap<{ data: ResourceOf<P> }>(result, 'POST', this.path);
       return {
@@ -123,9 +134,10 @@ export class Collection<P extends CollectionPath> {
     }
   }
 
-  async get(id: string): Promise<ResourceOf<P>> {
+  async get(id: string, options: CallOptions = {}): Promise<ResourceOf<P>> {
     const result = (await (this.api.GET as UntypedCall)(`${this.path}/{id}`, {
       params: { path: { id } },
+      signal: options.signal,
     })) as FetchResult;
     return unwrap<{ data: ResourceOf<P> }>(result, 'GET', `${this.path}/${id}`).data;
   }
@@ -136,17 +148,18 @@ export class Collection<P extends CollectionPath> {
     const result = (await (this.api.PATCH as UntypedCall)(`${this.path}/{id}`, {
       body,
       params: { path: { id }, header },
+      signal: options.signal,
     })) as FetchResult;
     return unwrap<{ data: ResourceOf<P> }>(result, 'PATCH', `${this.path}/${id}`).data;
   }
 
   /** Every page, following meta.nextCursor. `page[after]` in the query starts after that cursor. */
-  async *pages(query: ListQuery<P> = {} as ListQuery<P>): AsyncGenerator<Page<P>> {
+  async *pages(query: ListQuery<P> = {} as ListQuery<P>, options: CallOptions = {}): AsyncGenerator<Page<P>> {
     let cursor = (query as { 'page[after]'?: string })['page[after]'];
     do {
       const params = { query: { ...query, ...(cursor ? { 'page[after]': cursor } : {}) } };
       const page = unwrap<Page<P>>(
-        (await (this.api.GET as UntypedCall)(this.path, { params })) as FetchResult,
+        (await (this.api.GET as UntypedCall)(this.path, { params, signal: options.signal })) as FetchResult,
         'GET',
         this.path,
       );
@@ -156,43 +169,48 @@ export class Collection<P extends CollectionPath> {
   }
 
   /** Every resource of the list, oldest first, page by page. */
-  async *list(query?: ListQuery<P>): AsyncGenerator<ResourceOf<P>> {
-    for await (const page of this.pages(query)) yield* (page as { data: ResourceOf<P>[] }).data;
+  async *list(query?: ListQuery<P>, options: CallOptions = {}): AsyncGenerator<ResourceOf<P>> {
+    for await (const page of this.pages(query, options)) yield* (page as { data: ResourceOf<P>[] }).data;
   }
 
   /** The one resource an exact-match filter resolves to, or undefined. */
-  protected async findOne(query: ListQuery<P>): Promise<ResourceOf<P> | undefined> {
-    const { value } = await this.pages(query).next();
+  protected async findOne(query: ListQuery<P>, options: CallOptions = {}): Promise<ResourceOf<P> | undefined> {
+    const { value } = await this.pages(query, options).next();
     return (value as { data: ResourceOf<P>[] } | undefined)?.data[0];
   }
 }
 
 export class Sites extends Collection<'/api/v1/sites'> {
-  findBySiteCode(siteCode: string) {
-    return this.findOne({ siteCode });
+  findBySiteCode(siteCode: string, options: CallOptions = {}) {
+    return this.findOne({ siteCode }, options);
   }
-  findByUniqueID(uniqueID: string) {
-    return this.findOne({ uniqueID });
+  findByUniqueID(uniqueID: string, options: CallOptions = {}) {
+    return this.findOne({ uniqueID }, options);
   }
-  findByUniqueID2(uniqueID2: string) {
-    return this.findOne({ uniqueID2 });
+  findByUniqueID2(uniqueID2: string, options: CallOptions = {}) {
+    return this.findOne({ uniqueID2 }, options);
   }
 }
 
 export class SiteVisits extends Collection<'/api/v1/site-visits'> {
-  findByClientTicketNumber(clientTicketNumber: string) {
-    return this.findOne({ clientTicketNumber });
+  findByClientTicketNumber(clientTicketNumber: string, options: CallOptions = {}) {
+    return this.findOne({ clientTicketNumber }, options);
   }
 
   /**
    * Adds a version of the visit's return label (a PDF). Not retried after an uncertain outcome: a repeat
    * could add a second version.
    */
-  async uploadReturnLabel(id: string, file: FileSource, options?: UploadOptions): Promise<ReturnLabelUpload> {
+  async uploadReturnLabel(
+    id: string,
+    file: FileSource,
+    options: UploadOptions & CallOptions = {},
+  ): Promise<ReturnLabelUpload> {
     const body = await uploadForm(file, 'return-label.pdf', options);
     const result = await this.api.POST('/api/v1/site-visits/{id}/return-label', {
       params: { path: { id } },
       body: body as never,
+      signal: options.signal,
     });
     return unwrap<{ data: ReturnLabelUpload }>(result, 'POST', `${this.path}/${id}/return-label`).data;
   }
@@ -200,11 +218,16 @@ export class SiteVisits extends Collection<'/api/v1/site-visits'> {
 
 export class Messages extends Collection<'/api/v1/messages'> {
   /** Adds a version of the message's attachment (PDF, PNG or JPEG). Not retried after an uncertain outcome. */
-  async uploadAttachment(id: string, file: FileSource, options?: UploadOptions): Promise<FileAttachmentUpload> {
+  async uploadAttachment(
+    id: string,
+    file: FileSource,
+    options: UploadOptions & CallOptions = {},
+  ): Promise<FileAttachmentUpload> {
     const body = await uploadForm(file, 'attachment', options);
     const result = await this.api.POST('/api/v1/messages/{id}/file-attachment', {
       params: { path: { id } },
       body: body as never,
+      signal: options.signal,
     });
     return unwrap<{ data: FileAttachmentUpload }>(result, 'POST', `${this.path}/${id}/file-attachment`).data;
   }
@@ -214,21 +237,25 @@ export class Messages extends Collection<'/api/v1/messages'> {
 export class WebhookSubscriptions {
   constructor(private readonly api: OpenApiClient) {}
 
-  async list(): Promise<WebhookSubscription[]> {
+  async list(options: CallOptions = {}): Promise<WebhookSubscription[]> {
     return unwrap<{ data: WebhookSubscription[] }>(
-      await this.api.GET('/api/v1/webhook-subscriptions'),
+      await this.api.GET('/api/v1/webhook-subscriptions', { signal: options.signal }),
       'GET',
       '/api/v1/webhook-subscriptions',
     ).data;
   }
 
-  async create(body: WebhookSubscriptionCreate): Promise<WebhookSubscription> {
-    const result = await this.api.POST('/api/v1/webhook-subscriptions', { body });
+  async create(body: WebhookSubscriptionCreate, options: CallOptions = {}): Promise<WebhookSubscription> {
+    const result = await this.api.POST('/api/v1/webhook-subscriptions', { body, signal: options.signal });
     return unwrap<{ data: WebhookSubscription }>(result, 'POST', '/api/v1/webhook-subscriptions').data;
   }
 
-  async update(id: string, body: WebhookSubscriptionPatch): Promise<WebhookSubscription> {
-    const result = await this.api.PATCH('/api/v1/webhook-subscriptions/{id}', { params: { path: { id } }, body });
+  async update(id: string, body: WebhookSubscriptionPatch, options: CallOptions = {}): Promise<WebhookSubscription> {
+    const result = await this.api.PATCH('/api/v1/webhook-subscriptions/{id}', {
+      params: { path: { id } },
+      body,
+      signal: options.signal,
+    });
     return unwrap<{ data: WebhookSubscription }>(result, 'PATCH', `/api/v1/webhook-subscriptions/${id}`).data;
   }
 }
@@ -239,15 +266,15 @@ export interface SiteServicesClient {
   messages: Messages;
   webhookSubscriptions: WebhookSubscriptions;
   /** The client's Active projects: one page of at most `pageSize` (default 25); reference lists have no cursor. */
-  projects(pageSize?: number): Promise<Project[]>;
-  items(pageSize?: number): Promise<Item[]>;
+  projects(pageSize?: number, options?: CallOptions): Promise<Project[]>;
+  items(pageSize?: number, options?: CallOptions): Promise<Item[]>;
   /** The typed openapi-fetch client on the same transport, for anything the helpers do not cover. */
   api: OpenApiClient;
   /**
    * A GET of any path under the base address (`/api/v1/...`, appended to a base with a path prefix as the
    * typed calls' paths are), with the read retry rules; JSON or text.
    */
-  getRaw(path: string): Promise<{ status: number; headers: Headers; body: unknown }>;
+  getRaw(path: string, options?: CallOptions): Promise<{ status: number; headers: Headers; body: unknown }>;
   /** A fresh token response (does not replace the cached token). */
   requestToken(): Promise<TokenResponse>;
   /**
@@ -276,8 +303,13 @@ export function createClient(options: ClientOptions): SiteServicesClient {
   const tokens: TokenSource = new TokenSource(baseUrl, options, tokenTransport, runtime);
   const transport = createTransport({ ...settings, tokens });
   const api = createFetchClient<paths>({ baseUrl, fetch: transport });
-  const reference = async <T>(path: '/api/v1/projects' | '/api/v1/items', pageSize?: number): Promise<T[]> => {
-    const result = await api.GET(path, { params: { query: pageSize ? { 'page[size]': pageSize } : {} } });
+  const reference = async <T>(
+    path: '/api/v1/projects' | '/api/v1/items',
+    pageSize?: number,
+    options: CallOptions = {},
+  ): Promise<T[]> => {
+    const query = pageSize ? { 'page[size]': pageSize } : {};
+    const result = await api.GET(path, { params: { query }, signal: options.signal });
     return unwrap<{ data: T[] }>(result, 'GET', path).data;
   };
   return {
@@ -285,12 +317,16 @@ export function createClient(options: ClientOptions): SiteServicesClient {
     siteVisits: new SiteVisits(api, '/api/v1/site-visits'),
     messages: new Messages(api, '/api/v1/messages'),
     webhookSubscriptions: new WebhookSubscriptions(api),
-    projects: (pageSize) => reference<Project>('/api/v1/projects', pageSize),
-    items: (pageSize) => reference<Item>('/api/v1/items', pageSize),
+    projects: (pageSize, options) => reference<Project>('/api/v1/projects', pageSize, options),
+    items: (pageSize, options) => reference<Item>('/api/v1/items', pageSize, options),
     api,
-    async getRaw(path) {
+    async getRaw(path, options = {}) {
       const response = await transport(
-        new Request(urlUnder(baseUrl, path), { method: 'GET', headers: { accept: 'application/json' } }),
+        new Request(urlUnder(baseUrl, path), {
+          method: 'GET',
+          headers: { accept: 'application/json' },
+          ...(options.signal ? { signal: options.signal } : {}),
+        }),
       );
       const text = await response.text();
       let body: unknown = text;

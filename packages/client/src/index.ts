@@ -1,5 +1,12 @@
 export { createClient, Collection, Sites, SiteVisits, Messages, WebhookSubscriptions } from './client.js';
-export type { ClientOptions, CreateOptions, CreateResult, UpdateOptions, SiteServicesClient } from './client.js';
+export type {
+  CallOptions,
+  ClientOptions,
+  CreateOptions,
+  CreateResult,
+  UpdateOptions,
+  SiteServicesClient,
+} from './client.js';
 export {
   ApiError,
   CredentialsError,
