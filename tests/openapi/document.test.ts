@@ -138,7 +138,15 @@ describe('the client document', () => {
   });
 
   it('answers problems as application/problem+json, 422 in the validation form, token errors as application/json', () => {
-    const LIMITED_OPERATIONS = ['createWebhookSubscription', 'updateWebhookSubscription'];
+    /** Operations whose 422 has a named form of its own beside the validation form. */
+    const LIMIT_FORMS: Record<string, string> = {
+      // A webhook create or activation can also meet the cap on active subscriptions.
+      createWebhookSubscription: 'SubscriptionLimitProblem',
+      updateWebhookSubscription: 'SubscriptionLimitProblem',
+      // An upload can also meet the tenant's storage limit.
+      uploadReturnLabel: 'StorageLimitProblem',
+      uploadFileAttachment: 'StorageLimitProblem',
+    };
     for (const [method, path, op] of allOperations(doc)) {
       for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
         if (Number(status) < 400) continue;
@@ -152,14 +160,13 @@ describe('the client document', () => {
           expect(response.content, where).toEqual({
             'application/json': { schema: { $ref: '#/components/schemas/OAuthProblem' } },
           });
-        } else if (status === '422' && LIMITED_OPERATIONS.includes(op.operationId)) {
-          // A webhook create or activation can also meet the cap on active subscriptions.
+        } else if (status === '422' && LIMIT_FORMS[op.operationId]) {
           expect(response.content, where).toEqual({
             'application/problem+json': {
               schema: {
                 anyOf: [
                   { $ref: '#/components/schemas/ValidationProblem' },
-                  { $ref: '#/components/schemas/SubscriptionLimitProblem' },
+                  { $ref: `#/components/schemas/${LIMIT_FORMS[op.operationId]}` },
                 ],
               },
             },
