@@ -29,6 +29,8 @@ export interface TenantsTable {
   max_active_subscriptions: ColumnType<number, number | undefined, number>;
   /** The most its file versions may hold in all, in MiB (database default 10240). */
   storage_limit_mib: ColumnType<number, number | undefined, number>;
+  /** What its file versions hold, in bytes: added with each version (tenants/repository.ts addStorageUse). */
+  storage_used_bytes: ColumnType<number, never, number>;
   seq: Serial;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -266,12 +268,6 @@ export interface FileVersionsTable {
   uploaded_at: RequiredTimestamp;
 }
 
-/** The bytes of a tenant's file versions, kept with them (files/repository.ts addStorageUse). */
-export interface FileStorageUsageTable {
-  tenant_id: string;
-  bytes: number;
-}
-
 export interface MessagesTable {
   id: string;
   tenant_id: string;
@@ -312,7 +308,6 @@ export interface Database {
   file_blobs: FileBlobsTable;
   file_chunks: FileChunksTable;
   file_versions: FileVersionsTable;
-  file_storage_usage: FileStorageUsageTable;
   messages: MessagesTable;
 }
 

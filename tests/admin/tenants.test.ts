@@ -29,6 +29,7 @@ describe('POST /admin/v1/tenants', () => {
         webhookAccess: true,
         maxActiveSubscriptions: 16,
         storageLimitMiB: 10240,
+        storageUsedBytes: 0,
         createdAt: '2026-05-01T12:00:00.000Z',
         updatedAt: '2026-05-01T12:00:00.000Z',
         credentials: {
@@ -117,6 +118,7 @@ describe('GET /admin/v1/tenants and /admin/v1/tenants/{tenantId}', () => {
         webhookAccess: true,
         maxActiveSubscriptions: 16,
         storageLimitMiB: 10240,
+        storageUsedBytes: 0,
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       },

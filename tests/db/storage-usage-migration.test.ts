@@ -1,7 +1,7 @@
 /**
- * Migration 0011 counts the file versions stored before it: each tenant's `file_storage_usage` starts at the
- * bytes its versions hold, so the storage limit applies to what a tenant uploaded before the upgrade too.
- * The migration's own statements are run again on a database put back as it was before them.
+ * Migration 0011 counts the file versions stored before it: each tenant's `storage_used_bytes` starts at the
+ * bytes its versions hold (0 without any), so the storage limit applies to what a tenant uploaded before the
+ * upgrade too. The migration's own statements are run again on a database put back as it was before them.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -16,8 +16,7 @@ afterAll(async () => empty?.drop());
 
 it('starts each tenant at the bytes of the versions it has, and every tenant at the default limit', async () => {
   const { db } = empty.database;
-  await sql`drop table file_storage_usage`.execute(db);
-  await sql`alter table tenants drop column storage_limit_mib`.execute(db);
+  await sql`alter table tenants drop column storage_limit_mib, drop column storage_used_bytes`.execute(db);
   await sql`insert into tenants (id, name, scopes) values ('tnt_a', 'A', '{}'), ('tnt_b', 'B', '{}')`.execute(db);
   await sql`insert into file_blobs (id, tenant_id) values ('blob_1', 'tnt_a'), ('blob_2', 'tnt_a'), ('blob_3', 'tnt_a')`.execute(
     db,
@@ -31,12 +30,14 @@ it('starts each tenant at the bytes of the versions it has, and every tenant at 
 
   await up(db as never);
 
-  const usage = await db.selectFrom('file_storage_usage').selectAll().orderBy('tenant_id').execute();
-  expect(usage).toEqual([{ tenant_id: 'tnt_a', bytes: 6_000_001_234 }]);
-  const limits = await db
+  const tenants = await db
     .selectFrom('tenants')
-    .select(['id', 'storage_limit_mib'])
+    .select(['id', 'storage_limit_mib', 'storage_used_bytes'])
     .where('id', 'in', ['tnt_a', 'tnt_b'])
+    .orderBy('id')
     .execute();
-  expect(limits.map((row) => row.storage_limit_mib)).toEqual([10240, 10240]);
+  expect(tenants).toEqual([
+    { id: 'tnt_a', storage_limit_mib: 10240, storage_used_bytes: 6_000_001_234 },
+    { id: 'tnt_b', storage_limit_mib: 10240, storage_used_bytes: 0 },
+  ]);
 });

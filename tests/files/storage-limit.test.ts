@@ -67,6 +67,9 @@ describe('storage limit', () => {
     // Exactly up to the limit is allowed; then nothing more, refused before the body is read.
     expect((await upload(m, label, 2 * MIB)).status).toBe(201);
     expectLimitReached(await upload(m, attachment, 64), 10 * MIB);
+    // The operator sees what the tenant's files hold.
+    const seen = await admin(t, 'GET', `/admin/v1/tenants/${m.tenantId}`);
+    expect(seen.body.data).toMatchObject({ storageLimitMiB: 10, storageUsedBytes: 10 * MIB });
     // Another tenant's uploads are not held back.
     const other = await smallTenant();
     expect((await upload(other.m, other.label, 64)).status).toBe(201);

@@ -14,6 +14,7 @@ export const tenantExample = {
   webhookAccess: true,
   maxActiveSubscriptions: 16,
   storageLimitMiB: 10240,
+  storageUsedBytes: 52428800,
   createdAt: CREATED,
   updatedAt: CREATED,
 };

@@ -1,5 +1,5 @@
 /** File versions: which blob holds each version of an owner's file. Every function takes the tenant. */
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database, FileVersionRow } from '../../db/schema.js';
 import type { Executor } from '../../db/executor.js';
 
@@ -70,40 +70,4 @@ export async function findLatestVersion(
     .orderBy('version', 'desc')
     .limit(1)
     .executeTakeFirst();
-}
-
-/** The bytes the tenant's file versions hold (0 before its first upload). */
-export async function storageUsed(db: Executor, tenantId: string): Promise<number> {
-  const row = await db
-    .selectFrom('file_storage_usage')
-    .select('bytes')
-    .where('tenant_id', '=', tenantId)
-    .executeTakeFirst();
-  return row?.bytes ?? 0;
-}
-
-/**
- * Adds a new version's bytes to the tenant's count, unless the count would then exceed `limitBytes`: one
- * statement, whose row lock makes concurrent uploads of the tenant add one after the other, each judged on
- * the count the one before left. Whether it was added.
- */
-export async function addStorageUse(
-  tx: Transaction<Database>,
-  tenantId: string,
-  bytes: number,
-  limitBytes: number,
-): Promise<boolean> {
-  if (bytes > limitBytes) return false;
-  const added = await tx
-    .insertInto('file_storage_usage')
-    .values({ tenant_id: tenantId, bytes })
-    .onConflict((conflict) =>
-      conflict
-        .column('tenant_id')
-        .doUpdateSet({ bytes: sql`file_storage_usage.bytes + excluded.bytes` })
-        .where(sql<boolean>`file_storage_usage.bytes + excluded.bytes <= ${limitBytes}`),
-    )
-    .returning('tenant_id')
-    .executeTakeFirst();
-  return added !== undefined;
 }

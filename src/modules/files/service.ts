@@ -10,8 +10,8 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, FileVersionRow } from '../../db/schema.js';
 import { notFound, Problem } from '../../http/problem.js';
 import type { Clock } from '../../lib/clock.js';
+import { addStorageUse, type TenantStorage, tenantStorage } from '../tenants/service.js';
 import { attachmentDisposition, safeFileName } from './file-names.js';
-import { findTenant } from '../tenants/service.js';
 import { MAX_FILE_VERSIONS } from './limits.js';
 import { receiveFile, type UploadRules } from './multipart-upload.js';
 import * as repository from './repository.js';
@@ -69,15 +69,15 @@ function assertRoomForVersion(owner: FileOwner, versions: number): void {
 
 const MIB = 1024 * 1024;
 
-/** The most the tenant's file versions may hold, in bytes (the operator's setting). */
-async function storageLimitBytes(db: Kysely<Database> | Transaction<Database>, tenantId: string): Promise<number> {
-  const tenant = await findTenant(db, tenantId);
-  if (!tenant) throw notFound('Tenant');
-  return tenant.storage_limit_mib * MIB;
+/** What the tenant's files hold and may hold (404 for a tenant gone). */
+async function storageOf(db: Kysely<Database> | Transaction<Database>, tenantId: string): Promise<TenantStorage> {
+  const storage = await tenantStorage(db, tenantId);
+  if (!storage) throw notFound('Tenant');
+  return storage;
 }
 
 /** 422 storage-limit-reached: `adding` bytes more would take the tenant's files past its limit. */
-function storageLimitReached(limitBytes: number, usedBytes: number, adding: number): Problem {
+function storageLimitReached({ limitBytes, usedBytes }: TenantStorage, adding: number): Problem {
   const mib = (bytes: number) => `${(bytes / MIB).toFixed(1)} MiB`;
   const detail =
     adding === 0
@@ -106,9 +106,8 @@ export async function acceptUpload(
   const { tenantId } = request.auth;
   if (!(await owner.exists(deps.db, tenantId, ownerId))) throw notFound(owner.ownerName);
   assertRoomForVersion(owner, await repository.countVersions(deps.db, tenantId, owner.ownerType, ownerId));
-  const usedBytes = await repository.storageUsed(deps.db, tenantId);
-  const limitBytes = await storageLimitBytes(deps.db, tenantId);
-  if (usedBytes >= limitBytes) throw storageLimitReached(limitBytes, usedBytes, 0);
+  const storage = await storageOf(deps.db, tenantId);
+  if (storage.usedBytes >= storage.limitBytes) throw storageLimitReached(storage, 0);
   const file = await receiveFile(request, deps.files, tenantId, owner.rules);
   try {
     return await transaction(deps.db, async (tx) => {
@@ -116,9 +115,8 @@ export async function acceptUpload(
       if (now === undefined) throw notFound(owner.ownerName);
       const versions = await repository.countVersions(tx, tenantId, owner.ownerType, ownerId);
       assertRoomForVersion(owner, versions);
-      const limitBytes = await storageLimitBytes(tx, tenantId);
-      if (!(await repository.addStorageUse(tx, tenantId, file.sizeBytes, limitBytes)))
-        throw storageLimitReached(limitBytes, await repository.storageUsed(tx, tenantId), file.sizeBytes);
+      if (!(await addStorageUse(tx, tenantId, file.sizeBytes)))
+        throw storageLimitReached(await storageOf(tx, tenantId), file.sizeBytes);
       await repository.insertVersion(tx, tenantId, {
         owner_type: owner.ownerType,
         owner_id: ownerId,

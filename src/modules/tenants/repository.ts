@@ -1,5 +1,5 @@
 /** Tenants: the client companies, with their scopes and feature flags. */
-import type { Selectable, Transaction, Updateable } from 'kysely';
+import { type Selectable, sql, type Transaction, type Updateable } from 'kysely';
 import type { Database, TenantsTable } from '../../db/schema.js';
 import type { Executor } from '../../db/executor.js';
 
@@ -65,4 +65,20 @@ export async function countTenants(db: Executor): Promise<number> {
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .executeTakeFirstOrThrow();
   return Number(row.count);
+}
+
+/**
+ * Adds a new file version's bytes to what the tenant's files hold, unless that would pass its storage limit:
+ * one statement, whose row lock makes concurrent uploads of the tenant add one after the other, each judged on
+ * what the one before left. Whether it was added (false also for an unknown tenant).
+ */
+export async function addStorageUse(tx: Transaction<Database>, id: string, bytes: number): Promise<boolean> {
+  const added = await tx
+    .updateTable('tenants')
+    .set({ storage_used_bytes: sql`storage_used_bytes + ${bytes}` })
+    .where('id', '=', id)
+    .where(sql<boolean>`storage_used_bytes + ${bytes} <= storage_limit_mib::bigint * 1048576`)
+    .returning('id')
+    .executeTakeFirst();
+  return added !== undefined;
 }

@@ -74,6 +74,11 @@ export const Tenant = Type.Object(
     webhookAccess: Type.Boolean(),
     maxActiveSubscriptions: MaxActiveSubscriptions,
     storageLimitMiB: StorageLimitMiB,
+    storageUsedBytes: Type.Integer({
+      minimum: 0,
+      description:
+        "What the tenant's uploaded files hold now, every version counted, in bytes (read-only; against storageLimitMiB × 1048576).",
+    }),
     createdAt: DateTime(),
     updatedAt: DateTime(),
   },

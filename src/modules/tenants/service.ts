@@ -42,6 +42,7 @@ export function toTenant(row: repository.TenantRow): TenantValue {
     webhookAccess: row.webhook_access,
     maxActiveSubscriptions: row.max_active_subscriptions,
     storageLimitMiB: row.storage_limit_mib,
+    storageUsedBytes: row.storage_used_bytes,
     createdAt: isoTime(row.created_at),
     updatedAt: isoTime(row.updated_at),
   };
@@ -160,4 +161,27 @@ export function findTenant(db: Executor, tenantId: string): Promise<repository.T
  */
 export function lockTenant(tx: Transaction<Database>, tenantId: string): Promise<repository.TenantRow | undefined> {
   return repository.lockTenant(tx, tenantId);
+}
+
+const MIB = 1024 * 1024;
+
+export interface TenantStorage {
+  /** What the tenant's file versions hold, in bytes. */
+  usedBytes: number;
+  /** What they may hold (the operator's storageLimitMiB), in bytes. */
+  limitBytes: number;
+}
+
+/** What the tenant's files hold and may hold; undefined for an unknown tenant. */
+export async function tenantStorage(db: Executor, tenantId: string): Promise<TenantStorage | undefined> {
+  const tenant = await repository.findTenant(db, tenantId);
+  return tenant && { usedBytes: tenant.storage_used_bytes, limitBytes: tenant.storage_limit_mib * MIB };
+}
+
+/**
+ * In a new file version's transaction: adds its bytes to what the tenant's files hold, unless that would pass
+ * the tenant's storage limit (whether it did). Concurrent uploads of one tenant are counted one after the other.
+ */
+export function addStorageUse(tx: Transaction<Database>, tenantId: string, bytes: number): Promise<boolean> {
+  return repository.addStorageUse(tx, tenantId, bytes);
 }

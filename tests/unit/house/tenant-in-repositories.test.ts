@@ -26,6 +26,7 @@ const NOT_A_TENANTS: Record<string, Record<string, string>> = {
     updateTenant: 'the tenant itself, by its id',
     listTenants: "the operator's list of every tenant",
     countTenants: "the operator's count of every tenant",
+    addStorageUse: 'the tenant itself, by its id: what its files hold',
   },
   'site-visits/repository.ts': {
     findVisitTenantId:
