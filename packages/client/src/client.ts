@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import createFetchClient, { type Client } from 'openapi-fetch';
-import { ApiError, NetworkError, toProblem } from './errors.js';
+import { ApiError, NetworkError, readBody, toProblem } from './errors.js';
 import type { paths } from './generated/api.js';
 import { RateLimitPacer } from './pacing.js';
 import { DEFAULT_RETRY, type RetryOptions, type Runtime, systemRuntime } from './retry.js';
@@ -328,14 +328,7 @@ export function createClient(options: ClientOptions): SiteServicesClient {
           ...(options.signal ? { signal: options.signal } : {}),
         }),
       );
-      const text = await response.text();
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // not JSON: the text as it is
-      }
-      return { status: response.status, headers: response.headers, body };
+      return { status: response.status, headers: response.headers, body: await readBody(response) };
     },
     requestToken: () => tokens.request(),
     token: (tokenOptions) => tokens.token(tokenOptions?.signal),
