@@ -10,6 +10,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, FileVersionRow } from '../../db/schema.js';
 import { notFound, Problem } from '../../http/problem.js';
 import type { Clock } from '../../lib/clock.js';
+import { BYTES_PER_MIB } from '../tenants/schemas.js';
 import { addStorageUse, type TenantStorage, tenantStorage } from '../tenants/service.js';
 import { attachmentDisposition, safeFileName } from './file-names.js';
 import { MAX_FILE_VERSIONS } from './limits.js';
@@ -67,8 +68,6 @@ function assertRoomForVersion(owner: FileOwner, versions: number): void {
   );
 }
 
-const MIB = 1024 * 1024;
-
 /** What the tenant's files hold and may hold (404 for a tenant gone). */
 async function storageOf(db: Kysely<Database> | Transaction<Database>, tenantId: string): Promise<TenantStorage> {
   const storage = await tenantStorage(db, tenantId);
@@ -78,7 +77,7 @@ async function storageOf(db: Kysely<Database> | Transaction<Database>, tenantId:
 
 /** 422 storage-limit-reached: `adding` bytes more would take the tenant's files past its limit. */
 function storageLimitReached({ limitBytes, usedBytes }: TenantStorage, adding: number): Problem {
-  const mib = (bytes: number) => `${(bytes / MIB).toFixed(1)} MiB`;
+  const mib = (bytes: number) => `${(bytes / BYTES_PER_MIB).toFixed(1)} MiB`;
   const detail =
     adding === 0
       ? `Your files hold ${mib(usedBytes)} of the ${mib(limitBytes)} they may hold in all; nothing more can be uploaded until the operator raises the limit.`

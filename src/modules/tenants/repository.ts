@@ -2,6 +2,7 @@
 import { type Selectable, sql, type Transaction, type Updateable } from 'kysely';
 import type { Database, TenantsTable } from '../../db/schema.js';
 import type { Executor } from '../../db/executor.js';
+import { BYTES_PER_MIB } from './schemas.js';
 
 export type TenantRow = Selectable<TenantsTable>;
 
@@ -77,7 +78,7 @@ export async function addStorageUse(tx: Transaction<Database>, id: string, bytes
     .updateTable('tenants')
     .set({ storage_used_bytes: sql`storage_used_bytes + ${bytes}` })
     .where('id', '=', id)
-    .where(sql<boolean>`storage_used_bytes + ${bytes} <= storage_limit_mib::bigint * 1048576`)
+    .where(sql<boolean>`storage_used_bytes + ${bytes} <= storage_limit_mib::bigint * ${BYTES_PER_MIB}`)
     .returning('id')
     .executeTakeFirst();
   return added !== undefined;

@@ -20,6 +20,8 @@ const MaxActiveSubscriptions = Type.Integer({
   description: `How many active webhook subscriptions the tenant may have (default ${DEFAULT_MAX_ACTIVE_SUBSCRIPTIONS}). A client create, or a PATCH to isActive true, that would exceed it is 422 subscription-limit-reached; a tenant already over it (the cap lowered, or legacy subscriptions the operator added) keeps its subscriptions and their deliveries but can create or activate none until below it.`,
 });
 
+/** The storage limit's unit. */
+export const BYTES_PER_MIB = 1_048_576;
 /** What a new tenant's files may hold in all: 10 GiB, a thousand 10 MiB files. */
 export const DEFAULT_STORAGE_LIMIT_MIB = 10_240;
 /** The bounds the operator may set (the database checks them too): room for one file, and a bound on a typo. */

@@ -12,6 +12,7 @@ import * as credentials from '../auth/service.js';
 import { ALL_SCOPES } from '../auth/scopes.js';
 import * as repository from './repository.js';
 import {
+  BYTES_PER_MIB,
   DEFAULT_MAX_ACTIVE_SUBSCRIPTIONS,
   DEFAULT_STORAGE_LIMIT_MIB,
   type TenantCreate,
@@ -163,8 +164,6 @@ export function lockTenant(tx: Transaction<Database>, tenantId: string): Promise
   return repository.lockTenant(tx, tenantId);
 }
 
-const MIB = 1024 * 1024;
-
 export interface TenantStorage {
   /** What the tenant's file versions hold, in bytes. */
   usedBytes: number;
@@ -175,7 +174,7 @@ export interface TenantStorage {
 /** What the tenant's files hold and may hold; undefined for an unknown tenant. */
 export async function tenantStorage(db: Executor, tenantId: string): Promise<TenantStorage | undefined> {
   const tenant = await repository.findTenant(db, tenantId);
-  return tenant && { usedBytes: tenant.storage_used_bytes, limitBytes: tenant.storage_limit_mib * MIB };
+  return tenant && { usedBytes: tenant.storage_used_bytes, limitBytes: tenant.storage_limit_mib * BYTES_PER_MIB };
 }
 
 /**
