@@ -53,7 +53,8 @@ import { followSiteCodeChange } from './modules/site-visits/service.js';
 import { registerTenantAdminRoutes } from './modules/tenants/admin-routes.js';
 import { registerWebhookAdminRoutes } from './modules/webhook-subscriptions/admin-routes.js';
 import { registerDeliveryAdminRoutes } from './modules/outbox/admin-routes.js';
-import { DestinationPolicy, type Resolver, systemResolver } from './modules/outbox/destination-policy.js';
+import { DestinationPolicy } from './modules/outbox/destination-policy.js';
+import type { Resolver } from './modules/outbox/resolvers.js';
 import { logWakeFailuresTo } from './modules/outbox/wake-workers.js';
 import { registerListenerRoutes } from './modules/webhook-listeners/routes.js';
 import { registerWebhookRoutes } from './modules/webhook-subscriptions/routes.js';
@@ -65,7 +66,7 @@ export interface AppDeps {
   keys: ServerKeys;
   logger: Logger;
   clock?: Clock;
-  /** DNS for the webhook destination policy; default: the system resolver. */
+  /** Resolves every name for the webhook destination policy (tests); default: resolvers.ts's split. */
   resolver?: Resolver;
   /** The process's metrics (shared with its delivery worker); default: a registry of the app's own. */
   metrics?: Metrics;
@@ -87,7 +88,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     tokens: new TokenService(config, deps.keys, clock),
     credentialStatus: new CredentialStatus(deps.database.db, clock),
     destinations: new DestinationPolicy({
-      resolver: deps.resolver ?? systemResolver(),
+      resolver: deps.resolver,
       testAllowedDestinations: config.webhook.testAllowedDestinations,
     }),
     files: new DatabaseFileStore(deps.database, clock),

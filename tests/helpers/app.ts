@@ -13,7 +13,7 @@ import { type AppDatabase, openPglite, openPostgres } from '../../src/db/databas
 import { clientOpenApiDocument, operatorOpenApiDocument } from '../../src/http/openapi.js';
 import type { Api } from '../../src/http/types.js';
 import type { Clock } from '../../src/lib/clock.js';
-import type { Resolver } from '../../src/modules/outbox/destination-policy.js';
+import type { Resolver } from '../../src/modules/outbox/resolvers.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 import { generateServerKeys, type ServerKeys } from '../../src/runtime/server-keys.js';

@@ -3,7 +3,7 @@
  * reliability suite: a table of named bad target URLs, each with what the 422 must say about it, the DNS
  * answers its names resolve to (an injected resolver), and the test-only allow list it assumes.
  */
-import { DnsFailure, type Resolver } from '../../src/modules/outbox/destination-policy.js';
+import { DnsFailure, type Resolver } from '../../src/modules/outbox/resolvers.js';
 
 export type DnsAnswer = string[] | 'nxdomain' | 'servfail' | 'timeout';
 

@@ -21,7 +21,7 @@ import { EVENT_ENVELOPE_SCHEMAS } from '../../src/modules/outbox/event-schemas.j
 import { type NewEvent, recordEvent } from '../../src/modules/outbox/service.js';
 import type { EventType } from '../../src/modules/outbox/types.js';
 import { ListenerRelay } from '../../src/modules/webhook-listeners/relay.js';
-import type { Resolver } from '../../src/modules/outbox/destination-policy.js';
+import type { Resolver } from '../../src/modules/outbox/resolvers.js';
 import { DeliveryWorker, type DeliveryWorkerDeps } from '../../src/modules/outbox/worker.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';

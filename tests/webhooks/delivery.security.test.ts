@@ -6,7 +6,7 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DnsFailure, type Resolver } from '../../src/modules/outbox/destination-policy.js';
+import { DnsFailure, type Resolver } from '../../src/modules/outbox/resolvers.js';
 import type { WebhookTransport } from '../../src/modules/outbox/transport.js';
 import type { DeliveryWorker } from '../../src/modules/outbox/worker.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';

@@ -1,6 +1,6 @@
 /** Webhook subscriptions, refusals: validation, access, versions, DNS outages and the signing-version race. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DnsFailure, type Resolver } from '../../src/modules/outbox/destination-policy.js';
+import { DnsFailure, type Resolver } from '../../src/modules/outbox/resolvers.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { admin, tenantWithToken } from '../helpers/tenants.js';
 

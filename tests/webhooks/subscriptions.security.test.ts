@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Resolver } from '../../src/modules/outbox/destination-policy.js';
+import type { Resolver } from '../../src/modules/outbox/resolvers.js';
 import { unsealSecret } from '../../src/modules/outbox/signing.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { admin, tenantWithToken } from '../helpers/tenants.js';

@@ -1,6 +1,6 @@
 /** Webhook subscriptions, happy paths (SPEC: Webhook subscription, Webhook subscriptions endpoint rules). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Resolver } from '../../src/modules/outbox/destination-policy.js';
+import type { Resolver } from '../../src/modules/outbox/resolvers.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { admin, tenantWithToken } from '../helpers/tenants.js';
 

@@ -10,7 +10,8 @@ import { TwoGenerationCache } from '../../lib/two-generation-cache.js';
 import type { Clock } from '../../lib/clock.js';
 import { type Verdict, verdictForStatus } from './attempt-verdict.js';
 import type { ClaimedDelivery } from './types.js';
-import { DestinationPolicy, type Resolver, systemResolver } from './destination-policy.js';
+import { DestinationPolicy } from './destination-policy.js';
+import type { Resolver } from './resolvers.js';
 import { toEnvelope } from './service.js';
 import { deliveryHeaders, unsealSecret } from './signing.js';
 import { isListenerId } from './targets.js';
@@ -63,13 +64,13 @@ export function pinnedTransportFor(
   });
 }
 
-/** The destination policy a worker checks with unless given one: the resolver (the system's by default) and the configured test hosts. */
+/** The destination policy a worker checks with unless given one: the resolver (DNS for a tenant's names by default) and the configured test hosts. */
 export function destinationPolicyFor(deps: {
   config: Pick<WebhookConfig, 'testAllowedDestinations'>;
   resolver?: Resolver | undefined;
 }): DestinationPolicy {
   return new DestinationPolicy({
-    resolver: deps.resolver ?? systemResolver(),
+    resolver: deps.resolver,
     testAllowedDestinations: deps.config.testAllowedDestinations,
   });
 }

@@ -8,92 +8,14 @@
  * DNS name; and every address of the host public (address-classification.ts says which are). IP literals
  * are judged after the WHATWG URL parser has normalised them (decimal, octal, hex and short IPv4 forms
  * become dotted quads; IPv6 is compressed), so every notation of one address gets the same verdict.
- * Hosts listed in WEBHOOK_TEST_ALLOWED_DESTINATIONS (tests only) skip the port and address rules.
+ * Hosts listed in WEBHOOK_TEST_ALLOWED_DESTINATIONS (tests only) skip the port and address rules, and are
+ * resolved by the system (hosts file included); a tenant's names are asked of DNS (resolvers.ts).
  * Messages repeat parts of the URL cut to a bounded length (echo): no answer grows with the input.
  */
-import dns from 'node:dns';
 import ipaddr from 'ipaddr.js';
 import { echo } from '../../http/problem.js';
 import { canonicalAddress, classifyAddress } from './address-classification.js';
-import { LookupSlots, SYSTEM_LOOKUP_SLOTS } from './lookup-slots.js';
-
-/** A DNS failure: permanent (the name does not exist) or temporary (retry later); the message is the reason (e.g. EAI_AGAIN). */
-export class DnsFailure extends Error {
-  constructor(
-    readonly permanent: boolean,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'DnsFailure';
-  }
-}
-
-/** Resolves a host name to every address it has; throws DnsFailure. Injectable for tests. */
-export type Resolver = (hostname: string) => Promise<string[]>;
-
-/**
- * Errors of getaddrinfo that mean "this name will never resolve" rather than "try again". EINVAL is libuv
- * refusing, before any query, a name it cannot convert to one (over 255 characters, or not valid IDNA):
- * asking again cannot change that. EAI_FAIL (the resolver's non-recoverable failure, e.g. a refused query)
- * and EAI_AGAIN say something about the resolver, not the name, and stay temporary.
- */
-const PERMANENT_DNS_CODES = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA', 'NXDOMAIN', 'EINVAL']);
-
-/**
- * Lookups of one name that overlap share one answer: a lookup that starts while another of the same name
- * is in flight waits for that one instead of asking again. Nothing is kept once it settles, so every
- * check still sees an answer the resolver gave during that check (SPEC: checked again at each delivery),
- * while a burst of deliveries to one host costs one lookup instead of one each.
- */
-export function coalescing(resolver: Resolver): Resolver {
-  const inflight = new Map<string, Promise<string[]>>();
-  return (hostname) => {
-    const pending = inflight.get(hostname);
-    if (pending) return pending;
-    const lookup = resolver(hostname).finally(() => inflight.delete(hostname));
-    inflight.set(hostname, lookup);
-    return lookup;
-  };
-}
-
-/** Every address of a host name, in the order given. */
-export type AddressLookup = (hostname: string) => Promise<string[]>;
-
-/** getaddrinfo (hosts file, then DNS), every address in the order given. */
-const getaddrinfo: AddressLookup = async (hostname) =>
-  (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((answer) => answer.address);
-
-/** One set of slots per process, as there is one thread pool (lookup-slots.ts). */
-const systemLookupSlots = new LookupSlots(SYSTEM_LOOKUP_SLOTS);
-
-/**
- * The operating system's resolver (getaddrinfo: hosts file, then DNS), all addresses in the order given;
- * overlapping lookups of one name coalesce, and at most SYSTEM_LOOKUP_SLOTS run at once, the others waiting
- * within the same timeout.
- */
-export function systemResolver(
-  timeoutMs = 5_000,
-  lookup: AddressLookup = getaddrinfo,
-  slots: LookupSlots = systemLookupSlots,
-): Resolver {
-  return coalescing(async (hostname) => {
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new DnsFailure(false, `timed out after ${timeoutMs} ms`)), timeoutMs);
-    timer.unref();
-    const timedOut = new Promise<never>((_, reject) =>
-      timeout.signal.addEventListener('abort', () => reject(timeout.signal.reason)),
-    );
-    try {
-      return await Promise.race([slots.run(() => lookup(hostname), timeout.signal), timedOut]);
-    } catch (error) {
-      if (error instanceof DnsFailure) throw error;
-      const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
-      throw new DnsFailure(PERMANENT_DNS_CODES.has(code), code);
-    } finally {
-      clearTimeout(timer);
-    }
-  });
-}
+import { DnsFailure, networkResolver, type Resolver, systemResolver } from './resolvers.js';
 
 export type DestinationRule = 'url' | 'https' | 'userinfo' | 'fragment' | 'port' | 'address' | 'dns';
 
@@ -148,17 +70,20 @@ function whiteSpaceOrControl(text: string): string | undefined {
 }
 
 export interface DestinationPolicyOptions {
-  resolver?: Resolver;
+  /** Resolves every name, when given (tests); otherwise a tenant's names go to DNS and the test hosts to the system (resolvers.ts). */
+  resolver?: Resolver | undefined;
   /** `host:port` entries (lower case; IPv6 hosts in brackets) that skip the port and address rules. */
   testAllowedDestinations?: readonly string[];
 }
 
 export class DestinationPolicy {
   private readonly resolver: Resolver;
+  private readonly testResolver: Resolver;
   private readonly testAllowed: ReadonlySet<string>;
 
   constructor(options: DestinationPolicyOptions = {}) {
-    this.resolver = options.resolver ?? systemResolver();
+    this.resolver = options.resolver ?? networkResolver();
+    this.testResolver = options.resolver ?? systemResolver();
     this.testAllowed = new Set((options.testAllowedDestinations ?? []).map((entry) => entry.toLowerCase()));
   }
 
@@ -201,7 +126,8 @@ export class DestinationPolicy {
       if (!allowedForTests && /(^|\.)localhost\.?$/.test(host))
         return violation('address', `${echo(host)} is a loopback name`);
       try {
-        addresses = (await this.resolver(host)).map(canonicalAddress);
+        const resolve = allowedForTests ? this.testResolver : this.resolver;
+        addresses = (await resolve(host)).map(canonicalAddress);
       } catch (error) {
         if (error instanceof DnsFailure && error.permanent) return violation('dns', `${echo(host)} does not resolve`);
         const reason = echo(error instanceof Error ? error.message : String(error));

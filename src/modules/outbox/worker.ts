@@ -38,7 +38,8 @@ import { BirthClaims } from './birth-claims.js';
 import { ClaimRounds } from './claim-rounds.js';
 import { InFlightAttempts } from './in-flight-attempts.js';
 import type { ClaimedDelivery } from './types.js';
-import type { DestinationPolicy, Resolver } from './destination-policy.js';
+import type { DestinationPolicy } from './destination-policy.js';
+import type { Resolver } from './resolvers.js';
 import { birthSlots, expressSlots, inFlightOf, mayClaimAtBirth, type Slots } from './fair-claim.js';
 import type { WebhookTransport } from './transport.js';
 import { WakeTimer } from './wake-timer.js';
@@ -50,7 +51,7 @@ export interface DeliveryWorkerDeps {
   keys: { webhookEncryptionKey: Buffer; legacyWebhookKey: Buffer };
   logger: Logger;
   clock: Clock;
-  /** Checks each destination again before each attempt. Default: the system resolver and the configured test hosts. */
+  /** Checks each destination again before each attempt. Default: DNS for a tenant's names, the system resolver for the configured test hosts. */
   policy?: DestinationPolicy;
   resolver?: Resolver;
   transport?: WebhookTransport;

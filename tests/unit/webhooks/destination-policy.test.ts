@@ -4,12 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { classifyAddress } from '../../../src/modules/outbox/address-classification.js';
-import {
-  DestinationPolicy,
-  DnsFailure,
-  type Resolver,
-  systemResolver,
-} from '../../../src/modules/outbox/destination-policy.js';
+import { DestinationPolicy } from '../../../src/modules/outbox/destination-policy.js';
+import { DnsFailure, type Resolver, systemResolver } from '../../../src/modules/outbox/resolvers.js';
 
 describe('address classification', () => {
   it.each([
