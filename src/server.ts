@@ -65,7 +65,7 @@ async function prepare(config: Config, database: AppDatabase, logger: Logger, pr
       logger.warn({ unknown }, 'the database was migrated by a newer release; serving its schema as it is');
   }
   const keys = await resolveServerKeys(config, database.db);
-  const packet = await provisionSandbox(config, database, new Date(), () =>
+  const packet = await provisionSandbox(config, database, systemClock.now(), () =>
     progress('provisioning the sandbox tenant…'),
   );
   if (packet) {

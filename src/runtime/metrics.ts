@@ -32,7 +32,8 @@ export class Metrics {
   readonly idempotency: Counter<'outcome'>;
   readonly rateLimitRefusals: Counter;
 
-  constructor(options: { database?: AppDatabase; clock?: Clock; defaultMetrics?: boolean } = {}) {
+  /** `clock` dates the database gauges' ages (the oldest pending delivery). */
+  constructor(options: { database?: AppDatabase; clock: Clock; defaultMetrics?: boolean }) {
     const registers = [this.registry];
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
     this.httpRequests = new Counter({
@@ -85,7 +86,7 @@ export class Metrics {
     });
 
     const { database, clock } = options;
-    if (database) this.addDatabaseGauges(database, clock ?? { now: () => new Date() });
+    if (database) this.addDatabaseGauges(database, clock);
   }
 
   /** Figures read from the database and the pool when scraped; one child's value in a cluster, not a sum. */

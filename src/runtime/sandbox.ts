@@ -40,7 +40,7 @@ const DEMO = {
 export async function provisionSandbox(
   config: Config,
   database: AppDatabase,
-  now = new Date(),
+  now: Date,
   /** Told when this call is the one that provisions (for the start-up's progress line). */
   announce: () => void = () => undefined,
 ): Promise<CredentialPacket | undefined> {

@@ -12,9 +12,9 @@ import { type Config, configWith } from '../../src/config.js';
 import { type AppDatabase, openPglite, openPostgres } from '../../src/db/database.js';
 import { clientOpenApiDocument, operatorOpenApiDocument } from '../../src/http/openapi.js';
 import type { Api } from '../../src/http/types.js';
-import type { Clock } from '../../src/lib/clock.js';
-import type { Resolver } from '../../src/modules/outbox/resolvers.js';
+import { type Clock, systemClock } from '../../src/lib/clock.js';
 import { createLogger } from '../../src/lib/logger.js';
+import type { Resolver } from '../../src/modules/outbox/resolvers.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 import { generateServerKeys, type ServerKeys } from '../../src/runtime/server-keys.js';
 import { ContractChecker } from './contract.js';
@@ -124,7 +124,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const ownsDatabase = options.database === undefined;
   const database = options.database ?? (await openTestDatabase());
   const keys = options.keys ?? generateServerKeys(config);
-  const metrics = new Metrics({ database, ...(options.clock ? { clock: options.clock } : {}) });
+  const metrics = new Metrics({ database, clock: options.clock ?? systemClock });
   const logger = options.logger ?? createLogger(config);
   const app = await buildApp(config, {
     database,

@@ -33,16 +33,16 @@ afterAll(async () => {
 describe('provisionSandbox', () => {
   it('production provisions nothing, even on an empty database', async () => {
     expect(await countTenants(database.db)).toBe(0);
-    expect(await provisionSandbox(testConfig({ environment: 'production' }), database)).toBeUndefined();
+    expect(await provisionSandbox(testConfig({ environment: 'production' }), database, new Date())).toBeUndefined();
     expect(await countTenants(database.db)).toBe(0);
   });
 
   it('an empty sandbox database gets the demo tenant, exactly once even when processes start together', async () => {
     const config = testConfig({ publicBaseUrl: 'https://sandbox.example.com' });
     const results = await Promise.all([
-      provisionSandbox(config, database),
-      provisionSandbox(config, database),
-      provisionSandbox(config, database),
+      provisionSandbox(config, database, new Date()),
+      provisionSandbox(config, database, new Date()),
+      provisionSandbox(config, database, new Date()),
     ]);
     const packets = results.filter((result) => result !== undefined);
     expect(packets).toHaveLength(1);
@@ -67,7 +67,7 @@ describe('provisionSandbox', () => {
   });
 
   it('a second start provisions nothing', async () => {
-    expect(await provisionSandbox(testConfig(), database)).toBeUndefined();
+    expect(await provisionSandbox(testConfig(), database, new Date())).toBeUndefined();
     expect(await countTenants(database.db)).toBe(1);
   });
 
