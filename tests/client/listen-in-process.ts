@@ -69,12 +69,12 @@ export class ListenHarness {
 
   /**
    * Starts svc listen for the tenant through the proxy; `options.client` adds to its client's options (retries,
-   * runtime), `options.closeTimeoutMs` bounds its close after Ctrl-C.
+   * runtime), `options.closeTimeoutMs` bounds its close after Ctrl-C, `options.now` is its clock (epoch ms).
    */
   listen(
     tenant: ListenTenant,
     sleep: Sleep = noWait,
-    options: { client?: Partial<ClientOptions>; closeTimeoutMs?: number } = {},
+    options: { client?: Partial<ClientOptions>; closeTimeoutMs?: number; now?: () => number } = {},
   ): ListenRun {
     const stop = new AbortController();
     const notes: string[] = [];
@@ -104,6 +104,7 @@ export class ListenHarness {
         },
         stateDirectory: this.stateDirectory,
         ...(options.closeTimeoutMs !== undefined ? { closeTimeoutMs: options.closeTimeoutMs } : {}),
+        ...(options.now ? { now: options.now } : {}),
         sleep: (ms, signal) => {
           waits.push(ms);
           return sleep(ms, signal);

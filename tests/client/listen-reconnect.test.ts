@@ -232,6 +232,16 @@ describe('opening a listener fails for a reason of the moment', () => {
     await stopClosing(run);
   });
 
+  it("waits for a Retry-After given as a date, from svc listen's own clock", async () => {
+    const v = await tenant();
+    failOpenings(1, { status: 503, headers: { 'retry-after': 'Fri, 27 Nov 2026 12:00:30 GMT' } });
+    const run = harness.listen(v, undefined, { now: () => Date.parse('2026-11-27T12:00:00Z') });
+
+    await run.ready;
+    expect(run.waits).toEqual([30_000]);
+    await stopClosing(run);
+  });
+
   it('the first listener, its opening cut by a network failure, is opened on the next try: Ready', async () => {
     const v = await tenant();
     failOpenings(1, 'reset');

@@ -59,6 +59,8 @@ export interface ListenDeps {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** The backoff's jitter: a number in [0, 1) (default Math.random). */
   random?: () => number;
+  /** Milliseconds since the epoch, for a Retry-After given as a date (default Date.now). */
+  now?: () => number;
   /** How long the close after Ctrl-C may take (default CLOSE_TIMEOUT_MS); tests shorten it. */
   closeTimeoutMs?: number;
 }
@@ -148,9 +150,9 @@ function reconnectDelay(failures: number, retryAfter: number | undefined, random
 }
 
 /** The Retry-After of an error's answer, in ms, if it had one. */
-function retryAfterOf(error: unknown): number | undefined {
+function retryAfterOf(error: unknown, nowMs: number): number | undefined {
   const headers = (error as { headers?: unknown }).headers;
-  return headers instanceof Headers ? retryAfterMs(headers.get('retry-after'), Date.now()) : undefined;
+  return headers instanceof Headers ? retryAfterMs(headers.get('retry-after'), nowMs) : undefined;
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -175,6 +177,7 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
   const { client, note } = deps;
   const wait = deps.sleep ?? sleep;
   const random = deps.random ?? Math.random;
+  const now = deps.now ?? Date.now;
   const state = new ListenerState(
     [deps.baseUrl, deps.clientId, options.forwardTo, options.eventTypes ?? []],
     deps.stateDirectory,
@@ -192,7 +195,7 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
       } catch (error) {
         if (stop.aborted) break;
         if (!isTemporary(error)) throw error;
-        const delayMs = reconnectDelay(failures, retryAfterOf(error), random);
+        const delayMs = reconnectDelay(failures, retryAfterOf(error, now()), random);
         note(`svc listen: could not open a listener (${describeOpenFailure(error)}); retrying in ${seconds(delayMs)}`);
         await wait(delayMs, stop);
       }
@@ -246,7 +249,7 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
     // Upgraded, so the service had found the listener; a 4410 before `ready` means it closed just then.
     if (end.opened && end.code === CLOSED) return { kind: 'gone', detail: 'the service closed its stream with 4410' };
     if (end.opened) return { kind: 'unsure', reason: `the stream closed before it was ready (${end.code})` };
-    return checkListener(client, deps.baseUrl, listener.streamPath, stop);
+    return checkListener(client, deps.baseUrl, listener.streamPath, stop, now);
   };
 
   let failures = 0;

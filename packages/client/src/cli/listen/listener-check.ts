@@ -45,6 +45,8 @@ export async function checkListener(
   baseUrl: string,
   streamPath: string,
   stop: AbortSignal,
+  /** Milliseconds since the epoch, for a Retry-After given as a date. */
+  now: () => number = Date.now,
 ): Promise<ListenerVerdict> {
   let status: number;
   let headers: Headers;
@@ -68,7 +70,7 @@ export async function checkListener(
   if (status === 426) return { kind: 'exists' };
   if (GONE.has(status)) return { kind: 'gone', detail: `the service answered ${status} ${problem.title}` };
   if (TEMPORARY(status) || status < 400) {
-    const wait = retryAfterMs(headers.get('retry-after'), Date.now());
+    const wait = retryAfterMs(headers.get('retry-after'), now());
     return {
       kind: 'unsure',
       reason: `${status} ${problem.title}`,
