@@ -34,11 +34,7 @@ import {
 } from '../reference/schemas.js';
 import { SiteAsset, SiteAssetCreateBody } from '../site-assets/schemas.js';
 import {
-  OperatorSiteVisitDocument,
-  OperatorSiteVisitResource,
   ReturnLabelUpload,
-  SimulatedEvent,
-  SimulateResponse,
   SiteVisitAsset,
   SiteVisitCreateBody,
   SiteVisitDocument,
@@ -46,6 +42,12 @@ import {
   SiteVisitPatchBody,
   SiteVisitResource,
 } from '../site-visits/schemas.js';
+import {
+  OperatorSiteVisitDocument,
+  OperatorSiteVisitResource,
+  SimulatedEvent,
+  SimulateResponse,
+} from '../site-visits/workflow-schemas.js';
 import { SiteCreateBody, SiteDocument, SiteList, SitePatchBody, SiteResource } from '../sites/schemas.js';
 import {
   CredentialPair,

@@ -15,13 +15,13 @@ import { TenantParams } from '../tenants/schemas.js';
 import { getTenant } from '../tenants/service.js';
 import { loadVisitViews, toOperatorVisitResource } from './representation.js';
 import { listLatestVisits, type NewVisitRecord } from './repository.js';
+import { SiteVisitCreateBody } from './schemas.js';
 import {
   OperatorSiteVisitDocument,
   OperatorSiteVisitResource,
-  SiteVisitCreateBody,
   type WorkflowAction,
   WorkflowActionBody,
-} from './schemas.js';
+} from './workflow-schemas.js';
 import * as visits from './service.js';
 import { VISIT_REFERENCE_CONFLICTS } from './visit-fields.js';
 import { performWorkflowAction } from './workflow.js';

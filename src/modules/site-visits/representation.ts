@@ -8,7 +8,8 @@ import { isoTime, resourceObject, type ResourceObject } from '../../http/envelop
 import { toFileObject } from '../files/schemas.js';
 import { fileVersionsByOwner } from '../files/service.js';
 import { type AssignedAssetRow, listAssignedAssets, type NewVisitRecord } from './repository.js';
-import type { OperatorSiteVisitAttributesValue, SiteVisitAssetValue, SiteVisitAttributesValue } from './schemas.js';
+import type { SiteVisitAssetValue, SiteVisitAttributesValue } from './schemas.js';
+import type { OperatorSiteVisitAttributesValue } from './workflow-schemas.js';
 
 export const SITE_VISIT_TYPE = 'site-visits';
 export const RETURN_LABEL_OWNER = 'site-visit-return-label';

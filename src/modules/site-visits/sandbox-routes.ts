@@ -8,7 +8,7 @@ import { isoTime } from '../../http/envelope.js';
 import { IdParams, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { loadVisitViews, toVisitResource } from './representation.js';
-import { SimulateBody, SimulateResponse } from './schemas.js';
+import { SimulateBody, SimulateResponse } from './workflow-schemas.js';
 import { SIMULATED_REP, simulate } from './simulator.js';
 
 export const SANDBOX_TAG = 'Sandbox';

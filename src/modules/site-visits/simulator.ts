@@ -9,7 +9,7 @@ import type { Database, EventRow } from '../../db/schema.js';
 import { Problem } from '../../http/problem.js';
 import type { VisitRecord } from './repository.js';
 import * as repository from './repository.js';
-import type { SimulatedAction, WorkflowAction } from './schemas.js';
+import type { SimulatedAction, WorkflowAction } from './workflow-schemas.js';
 import type { EventLog } from '../outbox/service.js';
 import { performWorkflowAction } from './workflow.js';
 

@@ -15,7 +15,7 @@ import { type EventLog, recordEvent } from '../outbox/service.js';
 import type { EventType } from '../outbox/types.js';
 import * as repository from './repository.js';
 import type { VisitRecord } from './repository.js';
-import { AWAITING_REASSIGNMENT, type WorkflowAction, type WorkflowActionName } from './schemas.js';
+import { AWAITING_REASSIGNMENT, type WorkflowAction, type WorkflowActionName } from './workflow-schemas.js';
 import type { VisitStatus } from './statuses.js';
 
 /** A visit by id alone (operator API), or by id within one tenant (sandbox simulator). */

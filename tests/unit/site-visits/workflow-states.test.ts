@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SiteVisitRow } from '../../../src/db/schema.js';
 import { Problem } from '../../../src/http/problem.js';
-import type { WorkflowAction } from '../../../src/modules/site-visits/schemas.js';
+import type { WorkflowAction } from '../../../src/modules/site-visits/workflow-schemas.js';
 import { VISIT_STATUSES, type VisitStatus } from '../../../src/modules/site-visits/statuses.js';
 import { assertValid, plan } from '../../../src/modules/site-visits/workflow.js';
 
