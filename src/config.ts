@@ -220,7 +220,7 @@ export const variables = {
     default: '',
     defaultText: 'unset',
     description:
-      'For a test environment you host yourself: `host:port` pairs (e.g. `localhost:8443,10.0.0.5:9000`) that subscriptions may name although they are loopback, private or not on port 443. The URL is still `https://` (its certificate trusted by the service, e.g. through `NODE_EXTRA_CA_CERTS`), without credentials or fragment',
+      "For a test environment you host yourself: `host:port` pairs (e.g. `localhost:8443,10.0.0.5:9000`) that subscriptions may name although they are loopback, private or not on port 443. The URL is still `https://` (its certificate trusted by the service, e.g. through `NODE_EXTRA_CA_CERTS`), without credentials or fragment. These host names are resolved by the system resolver (the hosts file included); a tenant's are asked of DNS, the name servers of `/etc/resolv.conf`",
   }),
 };
 
