@@ -57,7 +57,8 @@ export const variables = {
   }),
   DATA_DIR: text({
     default: './data',
-    description: 'Embedded database, `credentials.json` and `admin-token` of the sandbox',
+    description:
+      'Embedded database, `credentials.json` and `admin-token` of the sandbox. One process at a time: a second start (or `npm run migrate`) on a DATA_DIR whose embedded database is open is refused, naming it',
   }),
   ENVIRONMENT: oneOf(['sandbox', 'production'], {
     default: 'sandbox',

@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { type AppDatabase, openDatabase } from './db/database.js';
+import { DataDirectoryInUseError } from './db/embedded-lock.js';
 import { migrateToLatest, migrationState } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger } from './lib/logger.js';
@@ -236,7 +237,22 @@ async function main(): Promise<void> {
   await (clustered ? runPrimary(config, logger, progress) : runProcess(config, logger, progress));
 }
 
+/**
+ * What a failed start says: for a cause the operator can remove, what to do (no stack trace); otherwise the
+ * error with its stack.
+ */
+function startupFailure(error: unknown): string {
+  if (error instanceof DataDirectoryInUseError) return error.message;
+  const failure = error as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (failure?.code === 'EADDRINUSE' && failure.port !== undefined)
+    return (
+      `port ${failure.port} of ${failure.address} is in use by another process (a site-services already ` +
+      `running?): stop it, or start this one with PORT (or METRICS_PORT) set to a free port`
+    );
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
+
 main().catch((error) => {
-  process.stderr.write(`startup failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(`startup failed: ${startupFailure(error)}\n`);
   process.exit(1);
 });

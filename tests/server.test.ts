@@ -64,6 +64,17 @@ async function startServer(port: number, extra: NodeJS.ProcessEnv = {}): Promise
   return { child, baseUrl, output: () => output, exited };
 }
 
+/** A start expected to fail: its exit code and everything it wrote (the start-up lines on stderr). */
+async function failedStart(extra: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, HOST: '127.0.0.1', ...extra };
+  const child = spawn(process.execPath, [SERVER_ENTRY], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(child);
+  let output = '';
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on('close', (exit) => resolve(exit)));
+  return { code, output };
+}
+
 /** Polls `condition` every 20 ms until it holds (the test's timeout bounds the wait). */
 async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -205,6 +216,43 @@ describe('npm start', () => {
       expect((await fetch(`${server.baseUrl}/ready`)).status).toBe(200);
       server.child.kill('SIGTERM');
       expect(await server.exited).toBe(0);
+    },
+    TEST_LIMIT_MS,
+  );
+
+  it(
+    'a second start on the same DATA_DIR is refused, saying what to do, and the first serves on; after a kill -9 it starts',
+    async () => {
+      const first = await startServer(await freePort());
+      const second = await failedStart({ PORT: String(await freePort()) });
+      expect(second.code).toBe(1);
+      expect(second.output).toBe(
+        `startup failed: the embedded database in ${path.join(dataDir, 'pgdata')} is open in another process (a ` +
+          'site-services or `npm run migrate` on the same DATA_DIR): it serves one process only, and a second ' +
+          'one would damage it. Stop the other process first, or give this one a DATA_DIR of its own (or ' +
+          'DATABASE_URL).\n',
+      );
+      // The same port, with a DATA_DIR of its own: the port is named, not a stack trace.
+      const own = fs.mkdtempSync(path.join(os.tmpdir(), 'server-test-port-'));
+      const port = new URL(first.baseUrl).port;
+      const samePort = await failedStart({ PORT: port, DATA_DIR: own });
+      expect(samePort.output).toMatch(
+        new RegExp(
+          `^startup failed: port ${port} of 127\\.0\\.0\\.1 is in use by another process \\(a site-services already running\\?\\): stop it, or start this one with PORT`,
+          'm',
+        ),
+      );
+      expect(samePort.output).not.toMatch(/\n\s+at /);
+      fs.rmSync(own, { recursive: true, force: true });
+      expect((await fetch(`${first.baseUrl}/ready`)).status).toBe(200);
+
+      // Killed, the first leaves its lock's file behind; the next start replaces it and serves.
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const next = await startServer(await freePort());
+      expect((await fetch(`${next.baseUrl}/ready`)).status).toBe(200);
+      next.child.kill('SIGTERM');
+      expect(await next.exited).toBe(0);
     },
     TEST_LIMIT_MS,
   );

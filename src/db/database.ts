@@ -8,6 +8,7 @@ import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { EMBEDDED_START_PARAMS, prepareDataDirectory } from './embedded.js';
+import { lockDataDirectory } from './embedded-lock.js';
 import { PreparedNames, preparingPool } from './prepared-statements.js';
 import { parseTimestamptz } from './timestamps.js';
 import { discardingTimedOutConnections } from './timed-out-connections.js';
@@ -122,10 +123,24 @@ export async function openDatabase(
 ): Promise<AppDatabase> {
   if (config.databaseUrl)
     return openPostgres(config.databaseUrl, config.databasePoolSize, config.databaseStatementTimeoutMs);
-  const { directory, origin } = await prepareDataDirectory(config.dataDir);
-  if (origin === 'template')
-    progress(`created the embedded database in ${directory} from the build's migrated template`);
-  if (origin === 'initialised')
-    progress(`initialising the embedded database in ${directory} (no usable template in dist/: this takes a while)`);
-  return openPglite(new PGlite(directory, { startParams: EMBEDDED_START_PARAMS }));
+  // Before anything touches DATA_DIR: a second process on an open embedded database would damage it.
+  const lock = await lockDataDirectory(config.dataDir);
+  try {
+    const { directory, origin } = await prepareDataDirectory(config.dataDir);
+    if (origin === 'template')
+      progress(`created the embedded database in ${directory} from the build's migrated template`);
+    if (origin === 'initialised')
+      progress(`initialising the embedded database in ${directory} (no usable template in dist/: this takes a while)`);
+    const database = openPglite(new PGlite(directory, { startParams: EMBEDDED_START_PARAMS }));
+    return {
+      ...database,
+      close: async () => {
+        await database.close();
+        await lock.release();
+      },
+    };
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
 }
