@@ -32,6 +32,8 @@ describe('README', () => {
     // Every answer a success: a problem's type is an address under /problems/.
     expect(shell.output()).not.toMatch(/\/problems\//);
     expect(shell.stdout()).toContain('etag: "1"');
+    // The second page of one, reached with the first page's cursor, is the last: no nextCursor.
+    expect(shell.stdout()).toMatch(/"siteCode":"S-42"[^\n]*\],"meta":\{"pageSize":1\}\}/);
     // The files the README's commands make are accepted, and come back unchanged.
     expect(shell.read('return-label.pdf')).toMatch(/^%PDF-1\.4\n/);
     expect(shell.read('downloaded-label.pdf')).toBe(shell.read('return-label.pdf'));
