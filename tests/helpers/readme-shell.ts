@@ -51,6 +51,20 @@ export function readmeBlock(marker: string): string {
   return block[1]!;
 }
 
+/**
+ * The js block right after `marker` (an HTML comment such as `<!-- example: webhook receiver`) under `heading` in
+ * the client package's README.
+ */
+export function clientReadmeExample(heading: string, marker: string): string {
+  const readme = fs.readFileSync(path.join(ROOT, 'packages', 'client', 'README.md'), 'utf8');
+  const section = readme.indexOf(heading);
+  const start = readme.indexOf(marker, section);
+  if (section < 0 || start < 0) throw new Error(`client README: no ${marker} under "${heading}"`);
+  const block = /-->\n```js\n([\s\S]*?)```/.exec(readme.slice(start));
+  if (!block || block.index > 120) throw new Error('client README: no js block right after the marker');
+  return block[1]!;
+}
+
 /** The client package's build, made again when a source is newer (npm install builds it; a checkout may be behind). */
 function buildClientIfStale(): void {
   const client = path.join(ROOT, 'packages', 'client');

@@ -18,23 +18,11 @@ import { freePort } from '../../bench/lib/processes.js';
 import { runListen } from '../../packages/client/src/cli/listen/listen.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { clientFor } from '../helpers/client.js';
+import { clientReadmeExample } from '../helpers/readme-shell.js';
 import { killAll, type RealProcess, ROOT, startNode, until } from '../helpers/real-processes.js';
 import { tenantWithToken } from '../helpers/tenants.js';
 import { localResolver, recordTicketCreated, startTestWorker, testWebhookConfig } from '../helpers/webhooks.js';
 import type { DeliveryWorker } from '../../src/modules/outbox/worker.js';
-
-const MARKER = '<!-- example: webhook receiver';
-
-/** The js block after the marker, under the "Receiving webhooks" heading. */
-function receiverExample(): string {
-  const readme = fs.readFileSync(path.join(ROOT, 'packages', 'client', 'README.md'), 'utf8');
-  const section = readme.indexOf('### Receiving webhooks');
-  const start = readme.indexOf(MARKER, section);
-  if (section < 0 || start < 0) throw new Error(`client README: no ${MARKER} under "Receiving webhooks"`);
-  const block = /-->\n```js\n([\s\S]*?)```/.exec(readme.slice(start));
-  if (!block || block.index > 120) throw new Error('client README: no js block right after the marker');
-  return block[1]!;
-}
 
 /** What the integrator's storage is: saveOnce(id, event) resolves false when the id is stored already. */
 const SAVE_ONCE = `
@@ -118,7 +106,10 @@ async function post(url: string, headers: IncomingHttpHeaders, body: Buffer): Pr
 }
 
 beforeAll(async () => {
-  fs.writeFileSync(path.join(directory, 'receiver.mjs'), receiverExample());
+  fs.writeFileSync(
+    path.join(directory, 'receiver.mjs'),
+    clientReadmeExample('### Receiving webhooks', '<!-- example: webhook receiver'),
+  );
   fs.writeFileSync(path.join(directory, 'save-once.mjs'), SAVE_ONCE);
   // The example imports '@site-services/client' as an integrator's project does: from its node_modules.
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(directory, 'node_modules'), 'dir');

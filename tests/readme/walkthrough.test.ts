@@ -3,10 +3,11 @@
  * started with `npm start` (tests/helpers/readme-shell.ts): every answer a success, the uploads made by the
  * README's own commands accepted and downloaded unchanged, and step 7's events delivered for real through
  * `svc listen` to the example receiver, which verifies each. Also what the README says of a first start: the
- * progress lines on stderr, the credential packet on stdout.
+ * progress lines on stderr, the credential packet on stdout. Then the client package README's "Calling the API"
+ * script, as written, against that sandbox.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openReadmeShell, type ReadmeShell, readmeBlock } from '../helpers/readme-shell.js';
+import { clientReadmeExample, openReadmeShell, type ReadmeShell, readmeBlock } from '../helpers/readme-shell.js';
 
 let shell: ReadmeShell;
 beforeAll(async () => {
@@ -61,6 +62,20 @@ describe('README', () => {
       () => logged.every((line) => line.test(shell.read('listen.log'))),
       'svc listen logging every event at its first attempt, answered 200',
     );
+  }, 300_000);
+
+  it('the client README\'s "Calling the API" script works as written, on the walkthrough\'s sandbox and label', async () => {
+    const script = clientReadmeExample('### Calling the API', '<!-- example: calling the API');
+    // An integrator's project holds the packet and the label beside the script: here the checkout does.
+    await shell.run(`cat > usage.mjs <<'SCRIPT'\n${script}SCRIPT`);
+    await shell.run('cp data/credentials.json credentials.json && node usage.mjs');
+    const printed = shell.stdout();
+    expect(printed, shell.output()).toContain('found true');
+    expect(printed).toMatch(/^site S-42$[\s\S]*^site S-43$/m);
+    expect(printed).toContain('updated Shelbyville "2"');
+    expect(printed).toContain('conflict 409');
+    expect(printed).toContain('label version 1');
+    expect(printed).toContain('message 1');
   }, 300_000);
 
   it('the bulk import block works as written (the sandbox commands that run until Ctrl-C or name a visit left out)', async () => {
