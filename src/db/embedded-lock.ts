@@ -1,8 +1,9 @@
 /**
  * One process at a time on an embedded database. PGlite has no lock that another process sees: a second
  * process opening a DATA_DIR/pgdata that is in use runs crash recovery on the live files and serves beside
- * the first, and the checkpoint it writes when it stops can leave the first one's next start unable to find
- * its own ("PANIC: could not locate a valid checkpoint record", then PGlite's bare "Aborted()").
+ * the first, two writers on one database; the checkpoint it writes when it stops leaves every later opening
+ * unable to find its own ("PANIC: could not locate a valid checkpoint record", then PGlite's bare "Aborted()")
+ * until the first one stops too.
  *
  * So the process that opens it first listens on a Unix socket in DATA_DIR (`pgdata.lock`), which the
  * operating system closes when that process ends, however it ends. A second process finds the socket
