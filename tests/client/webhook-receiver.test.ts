@@ -358,6 +358,22 @@ describe('verifyWebhook on a genuine delivery', () => {
     const { 'x-svc-signature-version': _version, 'x-svc-timestamp': _timestamp, ...legacyShaped } = genuine.headers;
     expect(refusal({ headers: legacyShaped })).toBe('version');
     expect(refusal({ headers: { ...genuine.headers, 'x-svc-signature-version': 'v2' } })).toBe('version');
+    // The message says which case it is, and what to do.
+    const message = (headers: IncomingHttpHeaders) => {
+      try {
+        verifyWebhook({ headers, rawBody: genuine.body, secret: secrets.current, now: timestamp * 1000 });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(message(legacyShaped)).toMatch(/^no x-svc-signature-version header: a legacy subscription .* moved to v1/);
+    expect(message({ 'content-type': 'application/json' })).toMatch(
+      /^no x-svc-signature-version or x-svc-signature header: .* removed the x-svc-\* headers; pass them through$/,
+    );
+    expect(message({ ...genuine.headers, 'x-svc-signature-version': 'v2' })).toBe(
+      'x-svc-signature-version is "v2", not v1',
+    );
     expect(refusal({ headers: { ...genuine.headers, 'x-svc-signature-version': 'V1' } })).toBe('version');
     expect(refusal({ headers: { ...genuine.headers, 'x-svc-signature-alg': 'hmac-sha1' } })).toBe('algorithm');
     expect(

@@ -111,6 +111,24 @@ function bodyBytes(rawBody: unknown): Uint8Array {
 }
 
 /**
+ * Why a delivery without `x-svc-signature-version: v1` is refused, by what it has: no signature header at all
+ * (not a delivery, or a proxy that dropped the x-svc-* headers), a signature without a version (a legacy
+ * subscription's delivery), or another version.
+ */
+function versionRefusal(headers: WebhookHeaders, version: string | undefined): string {
+  if (version !== undefined) return `x-svc-signature-version is ${JSON.stringify(version)}, not v1`;
+  if (header(headers, 'x-svc-signature') === undefined)
+    return (
+      'no x-svc-signature-version or x-svc-signature header: not a webhook delivery, or something in front of this ' +
+      'receiver (a proxy, a framework) removed the x-svc-* headers; pass them through'
+    );
+  return (
+    'no x-svc-signature-version header: a legacy subscription signs without it (and without a timestamp); ' +
+    'have the subscription moved to v1 (signingVersion v1 with a secret of yours)'
+  );
+}
+
+/**
  * Returns the verified event, or throws WebhookVerificationError saying which check failed. Throws a
  * RangeError, before looking at the delivery, when `now`, `toleranceSeconds` or a secret is invalid, and a
  * TypeError when `rawBody` is not the body's bytes or text (a parsed object).
@@ -120,8 +138,8 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
   const nowMs = checkedClock(input.now, toleranceSeconds);
   const secrets = checkedSecrets(input.secret);
   const body = bodyBytes(input.rawBody);
-  if (header(headers, 'x-svc-signature-version') !== 'v1')
-    throw new WebhookVerificationError('version', 'x-svc-signature-version is not v1');
+  const version = header(headers, 'x-svc-signature-version');
+  if (version !== 'v1') throw new WebhookVerificationError('version', versionRefusal(headers, version));
   if (header(headers, 'x-svc-signature-alg') !== 'hmac-sha256')
     throw new WebhookVerificationError('algorithm', 'x-svc-signature-alg is not hmac-sha256');
   const timestamp = header(headers, 'x-svc-timestamp');
@@ -155,7 +173,8 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookEvent {
     throw new WebhookVerificationError(
       'signature',
       'x-svc-signature does not match: the secret is not the one this delivery was signed with (a subscription ' +
-        'signs with its own secret; svc listen with the one its Ready line printed, new for each new listener), or ' +
+        'signs with its own secret; svc listen with the one its Ready line printed, kept for every run until ' +
+        '--new-secret), or ' +
         'the body was changed before verification (parsed and re-serialised, re-encoded, trimmed)',
     );
   try {
