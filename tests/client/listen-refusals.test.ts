@@ -20,9 +20,12 @@ const listen = (args: string[], extra: Record<string, string> = {}) =>
   runSvcInProcess(t, ['listen', '--forward-to', 'http://127.0.0.1:9/webhooks', ...args], svcEnv(t, v, extra));
 
 describe('svc listen refused by the service', () => {
-  it('an unknown event type (422) exits 2, naming the problem', async () => {
+  it('an unknown event type (422) exits 2, naming the problem and the types there are', async () => {
     const run = await listen(['--events', 'ticket.created,ticket.exploded']);
     expect(run.stderr).toContain('422');
+    expect(run.stderr).toMatch(
+      /^ {2}eventTypes\[1\]: must be one of: ticket\.created; rep\.assigned; .*job\.completed/m,
+    );
     expect(run.code, run.stderr).toBe(2);
   });
 

@@ -19,6 +19,7 @@ import type { FetchLike } from '../transport.js';
 import { type CliCredentials, credentialsFromEnv, UsageError } from './credentials.js';
 import { DEFAULT_RATE, MAX_RATE } from './import/pace.js';
 import { ProgressLogMismatch } from './import/progress-log.js';
+import { writeRefusal } from './refusal.js';
 import { RESOURCES, type ImportResource } from './import/rows.js';
 import { defaultSidePath, describeRejection, type ImportReport, runImport } from './import/run.js';
 import { parseForwardTo, runListen } from './listen/listen.js';
@@ -272,7 +273,7 @@ export async function main(argv: string[], env: Env, options: MainOptions = {}):
     // svc listen's unknown --events or a token without webhooks:write: the same command cannot succeed when
     // run again, so this is the usage exit, not "interrupted" (3, which says to re-run).
     if (error instanceof ApiError && error.status >= 400 && error.status < 500 && ![408, 429].includes(error.status)) {
-      process.stderr.write(`svc: ${error.message}\n`);
+      writeRefusal(error);
       return EXIT.usage;
     }
     if (error instanceof SiteServicesError) {

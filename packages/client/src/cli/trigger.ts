@@ -13,6 +13,7 @@ import type { SiteServicesClient } from '../client.js';
 import { ApiError, toProblem } from '../errors.js';
 import type { paths } from '../generated/api.js';
 import { UsageError } from './credentials.js';
+import { writeRefusal } from './refusal.js';
 
 const PATH = '/api/v1/sandbox/site-visits/{id}/simulate';
 
@@ -102,10 +103,7 @@ export async function triggerCommand(
   if (!result.response.ok) {
     const problem = toProblem(result.response.status, result.error, result.response.statusText);
     const error = new ApiError(problem, 'POST', PATH.replace('{id}', visitId), result.response.headers);
-    process.stderr.write(`svc: ${error.message}\n`);
-    // The detail names the fields only; what is wrong with each is in `errors`.
-    for (const [field, messages] of Object.entries(error.fieldErrors))
-      process.stderr.write(`  ${field}: ${messages.join('; ')}\n`);
+    writeRefusal(error);
     return 1;
   }
   const { data, meta } = result.data!;
