@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../bench/lib/processes.js';
+import { TEMPLATE_DIR } from '../src/db/embedded.js';
 import { openEmptyDatabase } from './helpers/app.js';
 import { BUILD_LIMIT_MS, ensureBuilt, ROOT, SERVER_ENTRY } from './helpers/compiled-server.js';
 
@@ -253,6 +254,27 @@ describe('npm start', () => {
       expect((await fetch(`${next.baseUrl}/ready`)).status).toBe(200);
       next.child.kill('SIGTERM');
       expect(await next.exited).toBe(0);
+    },
+    TEST_LIMIT_MS,
+  );
+
+  it(
+    'an embedded database PGlite cannot open: the start says where it is and what to do, not a WebAssembly stack',
+    async () => {
+      const damaged = fs.mkdtempSync(path.join(os.tmpdir(), 'server-test-damaged-'));
+      const pgdata = path.join(damaged, 'pgdata');
+      fs.cpSync(TEMPLATE_DIR, pgdata, { recursive: true });
+      fs.truncateSync(path.join(pgdata, 'global', 'pg_control'), 100);
+      const start = await failedStart({ PORT: String(await freePort()), DATA_DIR: damaged });
+      expect(start.code).toBe(1);
+      expect(start.output).toMatch(
+        new RegExp(
+          `^startup failed: the embedded database in ${pgdata} could not be opened \\(PGlite: Aborted\\(\\)\\): its files are damaged .* Keep a copy of ${pgdata}, then move it away and start again`,
+          'm',
+        ),
+      );
+      expect(start.output).not.toMatch(/\n\s+at |-sASSERTIONS/);
+      fs.rmSync(damaged, { recursive: true, force: true });
     },
     TEST_LIMIT_MS,
   );

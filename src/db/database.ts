@@ -116,6 +116,31 @@ export function openPglite(pglite: PGlite): AppDatabase {
   return { db, kind: 'pglite', pool: undefined, pglite, close: closerOf(db) };
 }
 
+/** PGlite's failure without the advice of its WebAssembly build ("Build with -sASSERTIONS for more info."). */
+function pgliteFailure(cause: unknown): string {
+  return ((cause as Error)?.message ?? String(cause)).replace(/\.? Build with -sASSERTIONS for more info\.?$/, '');
+}
+
+/**
+ * An embedded database PGlite could not open. PGlite reports it as a bare "Aborted()" (PostgreSQL's PANIC,
+ * such as a missing checkpoint, goes to no log) or "failed to initialize": this says what the operator can do.
+ */
+export class EmbeddedDatabaseUnreadable extends Error {
+  constructor(
+    readonly directory: string,
+    cause: unknown,
+  ) {
+    super(
+      `the embedded database in ${directory} could not be opened (PGlite: ${pgliteFailure(cause)}): ` +
+        'its files are damaged (two processes wrote them, a full disk, a copy made while it was open) or are not a ' +
+        `PGlite database of this version. Keep a copy of ${directory}, then move it away and start again for a new ` +
+        'database (in the sandbox, with a new demo tenant and credentials).',
+      { cause },
+    );
+    this.name = 'EmbeddedDatabaseUnreadable';
+  }
+}
+
 /** Opens the configured database; `progress` hears what a first start of the embedded one does. */
 export async function openDatabase(
   config: Config,
@@ -131,7 +156,11 @@ export async function openDatabase(
       progress(`created the embedded database in ${directory} from the build's migrated template`);
     if (origin === 'initialised')
       progress(`initialising the embedded database in ${directory} (no usable template in dist/: this takes a while)`);
-    const database = openPglite(new PGlite(directory, { startParams: EMBEDDED_START_PARAMS }));
+    const pglite = new PGlite(directory, { startParams: EMBEDDED_START_PARAMS });
+    await pglite.waitReady.catch((error: unknown) => {
+      throw new EmbeddedDatabaseUnreadable(directory, error);
+    });
+    const database = openPglite(pglite);
     return {
       ...database,
       close: async () => {
