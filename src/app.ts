@@ -12,6 +12,7 @@ import type { Config } from './config.js';
 import type { AppDatabase } from './db/database.js';
 import { registerAdminAuth } from './http/admin-auth.js';
 import { registerSchemaBodyLimits, SERVICE_BODY_LIMIT } from './http/body-limit.js';
+import { registerResponseDeadline } from './http/response-deadline.js';
 import { registerClientAuth } from './http/auth.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
 import { registerJsonBodyParser } from './http/json-body.js';
@@ -151,6 +152,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // First of the hooks that can refuse: every answer under /api/v1 is counted and carries the limit's headers.
   rateLimit.register(app);
   registerShutdownRefusal(app);
+  registerResponseDeadline(app, config.responseTimeoutMs);
   registerContentEncodingRefusal(app);
   registerRequestMetrics(app, metrics);
   registerClientAuth(app, { tokens: ctx.tokens, credentialStatus: ctx.credentialStatus, scopes: ALL_SCOPES });

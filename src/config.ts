@@ -131,6 +131,13 @@ export const variables = {
     description:
       'Longest a request may take to arrive completely (a 10 MiB upload included); slower ones get 408 `request-timeout`',
   }),
+  RESPONSE_TIMEOUT_MS: integer({
+    default: 120_000,
+    minimum: 1_000,
+    maximum: 3_600_000,
+    description:
+      'Longest a response may take to leave once it is ready (a 10 MiB download included); a client that reads it slower is disconnected',
+  }),
   TRUST_PROXY: trustProxy({ default: 'off', description: 'Trusted proxies, so the rate limit sees client addresses' }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     default: 'info',
@@ -300,6 +307,8 @@ function toConfig(values: Values) {
     adminAuthFailuresPerMinute: values.ADMIN_AUTH_FAILURES_PER_MINUTE,
     /** Longest a request may take to arrive completely (headers and body); slower ones get 408. */
     requestTimeoutMs: values.REQUEST_TIMEOUT_MS,
+    /** Longest a response may take to be sent (read by the client) once ready; slower readers are disconnected. */
+    responseTimeoutMs: values.RESPONSE_TIMEOUT_MS,
     trustProxy: values.TRUST_PROXY,
     /** A pino level; typed as text so that tests and tools may pass one they read themselves. */
     logLevel: values.LOG_LEVEL as string,
