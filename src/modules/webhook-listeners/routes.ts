@@ -104,6 +104,17 @@ export async function registerListenerRoutes(app: Api, ctx: AppContext): Promise
     },
   );
 
+  // The WebSocket plugin routes every upgrade request through Fastify on the raw socket, and closes that socket
+  // only after its own route's refusals: an upgrade request answered anywhere else (/health, a 401, a 404, a 429
+  // before its hooks) left the socket open for ever, its client gone or not (hostile-tenant probe). Ended
+  // once the answer is written; an upgraded stream is hijacked and never reaches onResponse.
+  app.addHook('onResponse', (request, _reply, done) => {
+    // Node's parser sets `upgrade` (not in its types) on the requests it handed to the upgrade listener.
+    const { socket, upgrade } = request.raw as typeof request.raw & { upgrade?: boolean };
+    if (upgrade) socket.end(() => socket.destroy());
+    done();
+  });
+
   // The stream, in a context of its own: only its route is wrapped by the WebSocket plugin.
   await app.register(async (streams) => {
     await streams.register(websocket, { options: { maxPayload: 64 * 1024 } });
