@@ -84,18 +84,19 @@ export function normalisedPath(target: string): string {
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * false: the route's requests that succeed are not counted (a long-lived stream that is one connection,
-     * not requests: the sandbox's webhook listener stream, whose reports must never be starved into
-     * timeouts). Those it refuses are counted, and refused 429 past the limit (`checkRefusal`): otherwise
-     * the path would take unlimited requests from anyone.
+     * false: the route's requests are counted in a window of their own, not the address's requests' (a
+     * long-lived stream that is one connection, not requests: the sandbox's webhook listener stream, whose
+     * reports must never be starved into timeouts by the address's other calls). Its openings have the same
+     * limit a minute (hostile-tenant probe: uncounted, one address opened and dropped streams 50 times a
+     * second, each a handful of statements). Those it refuses are also counted as requests, and refused 429
+     * past the limit (`checkRefusal`).
      */
     rateLimit?: false;
   }
 }
 
-/** Whether a request is counted: by the route the router matched, else by its normalised target. */
+/** Whether a request is counted as one: by the route the router matched, else by its normalised target. */
 function isCounted(request: FastifyRequest): boolean {
-  if (request.routeOptions.config?.rateLimit === false) return false;
   // No url for the not-found handler and for a request the router refused (frameworkErrors).
   const route = request.routeOptions.url;
   return isClientApiPath(route ?? normalisedPath(request.url));
@@ -144,11 +145,14 @@ export interface RateLimitOptions {
 /** The client API's rate limit: one per app, registered as the first onRequest hook that can refuse. */
 export class ClientRateLimit {
   private readonly limiter: SlidingWindowLimiter;
+  /** Openings of the routes not counted as requests (`rateLimit: false`), per address. */
+  private readonly openings: SlidingWindowLimiter;
   private readonly limitText: string;
   private readonly refusalAddress: (request: FastifyRequest) => string;
 
   constructor(private readonly options: RateLimitOptions) {
     this.limiter = new SlidingWindowLimiter(options.limit);
+    this.openings = new SlidingWindowLimiter(options.limit);
     this.limitText = String(options.limit);
     this.refusalAddress = routerRefusalAddress(options.trustProxy);
   }
@@ -158,8 +162,19 @@ export class ClientRateLimit {
    * merges them into whatever is sent, errors included). Returns the refusal when it is over the limit.
    */
   check(request: FastifyRequest, reply: FastifyReply, address = request.ip): Problem | undefined {
+    // A plain request of such a route is refused (426) and counted then, by checkRefusal.
+    if (request.routeOptions.config?.rateLimit === false)
+      return request.headers.upgrade === undefined ? undefined : this.takeOpening(address);
     if (!isCounted(request)) return undefined;
     return this.take(reply, address);
+  }
+
+  /** Counts an opening of a stream in its own window, without the requests' headers; the refusal past the limit. */
+  private takeOpening(address: string): Problem | undefined {
+    const decision = this.openings.take(address, this.options.clock.now().getTime());
+    if (decision.allowed) return undefined;
+    this.options.onRefused?.();
+    return overLimit(`${this.options.limit} stream openings`, decision.resetSeconds);
   }
 
   /** Counts one request of the address, with the limit's headers; the refusal when it is over the limit. */
@@ -191,6 +206,7 @@ export class ClientRateLimit {
   /** The onRequest hook (routes and the not-found handler) and the sweep of idle addresses. */
   register(app: FastifyInstance): void {
     sweepUntilClose(app, this.limiter, this.options.clock);
+    sweepUntilClose(app, this.openings, this.options.clock);
     // Callback style: no promise per request.
     app.addHook('onRequest', (request, reply, done) => {
       const refusal = this.check(request, reply);

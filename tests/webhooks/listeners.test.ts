@@ -3,7 +3,7 @@
  * events exactly as a real v1 delivery of the attempt (verified with its own secret), each attempt's
  * reported outcome is recorded like any delivery's (a 500 gets attempt 2), a dropped stream resumes
  * within the grace and the listener closes after it (pending deliveries fail "listener closed"), another
- * tenant's events never arrive, at most 5 are open per tenant, the stream is not rate-limited, and
+ * tenant's events never arrive, at most 5 are open per tenant, the stream's openings are limited apart from the requests, and
  * production has no trace of any of it; a listener created with a `secret` signs with it. The grace runs on an injected clock.
  * The same through real processes (svc listen, the example receiver): tests/client/listen.test.ts.
  */
@@ -301,18 +301,20 @@ describe('a sandbox webhook listener', () => {
 });
 
 describe('the listener stream and the rate limit', () => {
-  it('opening the stream is not counted', async () => {
+  it('openings of the stream are counted in a window of their own, with the same limit', async () => {
     const limited = await startTestApp({ config: { rateLimitPerMinute: 3 } });
     try {
       const a = await tenantWithToken(limited, { webhookAccess: true });
       const listener = await createListener(limited.http, a.token);
-      for (let index = 0; index < 4; index++) {
+      for (let index = 0; index < 3; index++) {
         const stream = await openStream(limited.baseUrl, listener.streamPath, a.token);
         await stream.close();
       }
       // The token and the create were two requests: one more is allowed, then 429.
       expect((await limited.http.get('/api/v1/webhook-subscriptions', { token: a.token })).status).toBe(200);
       expect((await limited.http.get('/api/v1/webhook-subscriptions', { token: a.token })).status).toBe(429);
+      // Uncounted, an address opened and dropped streams without end (hostile-tenant probe).
+      await expect(openStream(limited.baseUrl, listener.streamPath, a.token)).rejects.toThrow(/refused/);
     } finally {
       await limited.close();
     }

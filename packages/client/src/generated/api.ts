@@ -300,7 +300,7 @@ export interface paths {
          *
          *     The answer carries the listener's signing `secret`, shown only here: the `secret` you sent, or else a new one made for it. Send the same `secret` every time you open a listener (`svc listen` keeps one per service address and client on your machine) and your receiver keeps verifying across restarts. At most 5 listeners are open per client (422 `listener-limit-reached`).
          *
-         *     Then open its stream: `GET streamPath` as a WebSocket (wss:// on an https base address) with the same `Authorization: Bearer` header. A stream that opens is not counted by the rate limit; a refused one (401, 403, 404, 426) is, like any request. Messages are JSON text frames:
+         *     Then open its stream: `GET streamPath` as a WebSocket (wss:// on an https base address) with the same `Authorization: Bearer` header. Openings of streams are counted in a window of their own, as many a minute per address as the rate limit allows requests (past it, 429 with `Retry-After`), so your other calls never hold a stream back; a refused one (401, 403, 404, 426, 429) is also counted as a request. Messages are JSON text frames:
          *
          *     - server → you, once connected: `{"type": "ready", "listenerId", "timeoutMs", "graceMs"}`;
          *     - server → you, one per delivery attempt: `{"type": "attempt", "deliveryId", "attempt", "eventId", "eventType", "headers", "body"}`: `headers` and `body` are exactly those of a real delivery of that attempt (every `x-svc-*` header; signed with the listener's secret and a fresh timestamp);
