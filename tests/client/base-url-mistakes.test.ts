@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createClient, NetworkError } from '@site-services/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { freePort } from '../../bench/lib/processes.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { clientFor, svcEnv } from '../helpers/client.js';
 import { recordedSleeps, recordingFetch } from '../helpers/client-fakes.js';
@@ -65,4 +66,17 @@ it('a request that never reached the service names the whole address tried, not 
   expect(error).toBeInstanceOf(NetworkError);
   expect((error as NetworkError).path).toBe('/api/v1/oauth/token');
   expect((error as NetworkError).message).toBe(`POST ${t.baseUrl}/api/v1/oauth/token: fetch failed (ECONNREFUSED)`);
+});
+
+it('svc, when nothing answers at the base address, says so and which setting holds it (exit 3)', async () => {
+  const closed = await freePort();
+  const env = svcEnv(t, tenant, { SVC_BASE_URL: `http://127.0.0.1:${closed}` });
+  const run = await runSvcInProcess(t, ['token'], env);
+  expect(run.code).toBe(3);
+  expect(run.stderr).toMatch(
+    new RegExp(
+      `^svc: POST http://127\\.0\\.0\\.1:${closed}/api/v1/oauth/token: fetch failed \\(ECONNREFUSED\\): is the service running at that address\\? \\(it is SVC_BASE_URL, or baseUrl of SVC_CREDENTIALS_FILE\\)$`,
+      'm',
+    ),
+  );
 });

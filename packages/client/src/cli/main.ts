@@ -13,7 +13,7 @@
  */
 import { parseArgs } from 'node:util';
 import { createClient } from '../client.js';
-import { ApiError, CredentialsError, SiteServicesError } from '../errors.js';
+import { ApiError, CredentialsError, NetworkError, SiteServicesError } from '../errors.js';
 import { systemRuntime } from '../retry.js';
 import type { FetchLike } from '../transport.js';
 import { type CliCredentials, credentialsFromEnv, UsageError } from './credentials.js';
@@ -275,6 +275,14 @@ export async function main(argv: string[], env: Env, options: MainOptions = {}):
     if (error instanceof ApiError && error.status >= 400 && error.status < 500 && ![408, 429].includes(error.status)) {
       writeRefusal(error);
       return EXIT.usage;
+    }
+    // Nothing answered (the address names no running service, or the connection broke): say where to look.
+    if (error instanceof NetworkError) {
+      process.stderr.write(
+        `svc: ${error.message}: is the service running at that address? (it is SVC_BASE_URL, or baseUrl of ` +
+          'SVC_CREDENTIALS_FILE)\n',
+      );
+      return EXIT.interrupted;
     }
     if (error instanceof SiteServicesError) {
       process.stderr.write(`svc: ${error.message}\n`);
