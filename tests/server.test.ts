@@ -66,9 +66,12 @@ async function startServer(port: number, extra: NodeJS.ProcessEnv = {}): Promise
 }
 
 /** A start expected to fail: its exit code and everything it wrote (the start-up lines on stderr). */
-async function failedStart(extra: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+async function failedStart(
+  extra: NodeJS.ProcessEnv,
+  entry = SERVER_ENTRY,
+): Promise<{ code: number | null; output: string }> {
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, HOST: '127.0.0.1', ...extra };
-  const child = spawn(process.execPath, [SERVER_ENTRY], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [entry], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   children.push(child);
   let output = '';
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -233,6 +236,9 @@ describe('npm start', () => {
           'one would damage it. Stop the other process first, or give this one a DATA_DIR of its own (or ' +
           'DATABASE_URL).\n',
       );
+      // `npm run migrate` is refused the same way, without a stack.
+      const migrate = await failedStart({}, path.join(ROOT, 'dist', 'db', 'migrate-cli.js'));
+      expect(migrate).toEqual({ code: 1, output: second.output.replace(/^startup failed/, 'migrate failed') });
       // The same port, with a DATA_DIR of its own: the port is named, not a stack trace.
       const own = fs.mkdtempSync(path.join(os.tmpdir(), 'server-test-port-'));
       const port = new URL(first.baseUrl).port;

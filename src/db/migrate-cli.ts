@@ -1,10 +1,16 @@
 /** `npm run migrate`: applies pending migrations to the configured database and exits. */
 import { loadConfig } from '../config.js';
-import { openDatabase } from './database.js';
+import { EmbeddedDatabaseUnreadable, openDatabase } from './database.js';
+import { DataDirectoryInUseError } from './embedded-lock.js';
 import { migrateToLatest } from './migrate.js';
 
 const config = loadConfig();
-const database = await openDatabase(config, (line) => console.log(line));
+const database = await openDatabase(config, (line) => console.log(line)).catch((error: unknown) => {
+  // A cause the operator can remove is said as it is, without a stack (as a start says it).
+  if (!(error instanceof DataDirectoryInUseError || error instanceof EmbeddedDatabaseUnreadable)) throw error;
+  process.stderr.write(`migrate failed: ${error.message}\n`);
+  process.exit(1);
+});
 try {
   const applied = await migrateToLatest(database.db);
   console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
