@@ -64,8 +64,13 @@ interface Stream {
   socket: WebSocket;
   /** Answered the last ping. */
   alive: boolean;
-  /** Attempts sent on this stream and not yet reported (deliveryId#attempt). */
-  sent: Set<string>;
+  /**
+   * Attempts sent on this stream and not yet reported (deliveryId#attempt), with when they were sent, oldest
+   * first. Forgotten once their worker stopped waiting (the attempt timeout): a client that never reported kept
+   * every key for as long as its stream lived, and had them all reported "closed" one statement each when it
+   * dropped (hostile-tenant probe).
+   */
+  sent: Map<string, number>;
 }
 
 const key = (deliveryId: string, attempt: number) => `${deliveryId}#${attempt}`;
@@ -128,7 +133,7 @@ export class ListenerHub {
   /** Takes a freshly upgraded socket as the listener's stream (the route checked tenant and state). */
   async attach(socket: WebSocket, listenerId: string, auth: { tenantId: string; clientId: string }): Promise<void> {
     const { tenantId, clientId } = auth;
-    const stream: Stream = { id: randomUUID(), listenerId, tenantId, clientId, socket, alive: true, sent: new Set() };
+    const stream: Stream = { id: randomUUID(), listenerId, tenantId, clientId, socket, alive: true, sent: new Map() };
     let attached = false;
     let dropped = false;
     socket.on('close', () => {
@@ -174,7 +179,7 @@ export class ListenerHub {
     if (this.streams.get(stream.id) !== stream) return;
     this.streams.delete(stream.id);
     // The worker waiting for these would otherwise wait for its timeout.
-    for (const sent of stream.sent) {
+    for (const sent of stream.sent.keys()) {
       const [deliveryId, attempt] = sent.split('#');
       await this.report({
         deliveryId: deliveryId!,
@@ -222,7 +227,7 @@ export class ListenerHub {
       headers,
       body: text,
     };
-    stream.sent.add(key(notice.deliveryId, notice.attempt));
+    stream.sent.set(key(notice.deliveryId, notice.attempt), this.deps.clock.now().getTime());
     stream.socket.send(JSON.stringify(message));
   }
 
@@ -259,6 +264,7 @@ export class ListenerHub {
     const holding = streams.filter((stream) => held.has(stream.id)).map((stream) => stream.listenerId);
     await transaction(this.db, (tx) => listeners.resumeDeliveries(tx, holding, now));
     const revoked = await this.revokedStreams(streams.filter((stream) => held.has(stream.id)));
+    for (const stream of streams) this.forgetUnreported(stream, now.getTime());
     for (const stream of streams) {
       if (revoked.has(stream)) {
         this.end(
@@ -275,6 +281,14 @@ export class ListenerHub {
         stream.alive = false;
         stream.socket.ping();
       }
+    }
+  }
+
+  /** Forgets the attempts whose worker has stopped waiting for a result: a report of one now would go nowhere. */
+  private forgetUnreported(stream: Stream, now: number): void {
+    for (const [sent, at] of stream.sent) {
+      if (now - at <= this.timeoutMs) return;
+      stream.sent.delete(sent);
     }
   }
 
