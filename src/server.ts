@@ -14,8 +14,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
-import { type AppDatabase, EmbeddedDatabaseUnreadable, openDatabase } from './db/database.js';
-import { DataDirectoryInUseError } from './db/embedded-lock.js';
+import { type AppDatabase, isExplainedOpeningFailure, openDatabase } from './db/database.js';
 import { migrateToLatest, migrationState } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger } from './lib/logger.js';
@@ -242,7 +241,7 @@ async function main(): Promise<void> {
  * error with its stack.
  */
 function startupFailure(error: unknown): string {
-  if (error instanceof DataDirectoryInUseError || error instanceof EmbeddedDatabaseUnreadable) return error.message;
+  if (isExplainedOpeningFailure(error)) return error.message;
   const failure = error as NodeJS.ErrnoException & { address?: string; port?: number };
   if (failure?.code === 'EADDRINUSE' && failure.port !== undefined)
     return (

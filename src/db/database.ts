@@ -8,7 +8,7 @@ import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { EMBEDDED_START_PARAMS, prepareDataDirectory } from './embedded.js';
-import { lockDataDirectory } from './embedded-lock.js';
+import { DataDirectoryInUseError, lockDataDirectory } from './embedded-lock.js';
 import { PreparedNames, preparingPool } from './prepared-statements.js';
 import { parseTimestamptz } from './timestamps.js';
 import { discardingTimedOutConnections } from './timed-out-connections.js';
@@ -139,6 +139,16 @@ export class EmbeddedDatabaseUnreadable extends Error {
     );
     this.name = 'EmbeddedDatabaseUnreadable';
   }
+}
+
+/**
+ * A failure to open the embedded database whose message says what the operator can do about it: a start and
+ * `npm run migrate` print it as it is, without a stack.
+ */
+export function isExplainedOpeningFailure(
+  error: unknown,
+): error is DataDirectoryInUseError | EmbeddedDatabaseUnreadable {
+  return error instanceof DataDirectoryInUseError || error instanceof EmbeddedDatabaseUnreadable;
 }
 
 /** Opens the configured database; `progress` hears what a first start of the embedded one does. */

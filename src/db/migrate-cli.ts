@@ -1,13 +1,12 @@
 /** `npm run migrate`: applies pending migrations to the configured database and exits. */
 import { loadConfig } from '../config.js';
-import { EmbeddedDatabaseUnreadable, openDatabase } from './database.js';
-import { DataDirectoryInUseError } from './embedded-lock.js';
+import { isExplainedOpeningFailure, openDatabase } from './database.js';
 import { migrateToLatest } from './migrate.js';
 
 const config = loadConfig();
 const database = await openDatabase(config, (line) => console.log(line)).catch((error: unknown) => {
   // A cause the operator can remove is said as it is, without a stack (as a start says it).
-  if (!(error instanceof DataDirectoryInUseError || error instanceof EmbeddedDatabaseUnreadable)) throw error;
+  if (!isExplainedOpeningFailure(error)) throw error;
   process.stderr.write(`migrate failed: ${error.message}\n`);
   process.exit(1);
 });
