@@ -14,12 +14,16 @@
 import { isDataException } from './errors.js';
 import { TurnQueue } from './turn-queue.js';
 
-/** At most this many keys per statement; more go in further statements of the same turn. */
-const MAX_BATCH = 256;
+/**
+ * At most this many lookups per statement; more go in further statements of the same turn. Each lookup
+ * finds its row among the batch's rows by comparing (at most this many comparisons a lookup): a map
+ * keyed by strings made per request would intern every key in V8's string table, which cost more than
+ * the comparisons in a profile of GETs by id.
+ */
+const MAX_BATCH = 64;
 
 interface Waiting<Args, Row> {
   args: Args;
-  key: string;
   resolve: (row: Row | undefined) => void;
   reject: (error: unknown) => void;
 }
@@ -30,28 +34,26 @@ export class BatchedLookup<Args extends unknown[], Row> {
   });
 
   /**
-   * @param keyOf the key of a lookup's arguments, and `rowKey` the same key of a row that answers it.
+   * @param answers whether a row is the one a lookup with these arguments asks for
    * @param fetch reads the rows of many lookups in one statement (rows not found are simply absent).
    */
   constructor(
-    private readonly keyOf: (...args: Args) => string,
-    private readonly rowKey: (row: Row) => string,
+    private readonly answers: (row: Row, ...args: Args) => boolean,
     private readonly fetch: (lookups: Args[]) => Promise<Row[]>,
   ) {}
 
   /** The row for these arguments, or undefined. */
   find(...args: Args): Promise<Row | undefined> {
     return new Promise((resolve, reject) => {
-      this.waiting.add({ args, key: this.keyOf(...args), resolve, reject });
+      this.waiting.add({ args, resolve, reject });
     });
   }
 
-  /** One statement for the batch; each lookup gets the row of its own key. */
+  /** One statement for the batch; each lookup gets the row that answers it. */
   private read(batch: Waiting<Args, Row>[]): void {
     this.fetch(batch.map((lookup) => lookup.args)).then(
       (rows) => {
-        const byKey = new Map(rows.map((row) => [this.rowKey(row), row]));
-        for (const lookup of batch) lookup.resolve(byKey.get(lookup.key));
+        for (const lookup of batch) lookup.resolve(rows.find((row) => this.answers(row, ...lookup.args)));
       },
       (error: unknown) => {
         // A value the database refused (a data exception) is one lookup's fault: the others of its batch

@@ -64,8 +64,7 @@ export function tenantRowReads<Row extends { tenant_id: string; id: string }>(
     let lookup = lookups.get(db);
     if (!lookup) {
       lookup = new BatchedLookup<Lookup, Row>(
-        (tenant, rowId) => `${tenant}\u0000${rowId}`,
-        (row) => `${row.tenant_id}\u0000${row.id}`,
+        (row, tenant, rowId) => row.id === rowId && row.tenant_id === tenant,
         compileOnce(db, readMany),
       );
       lookups.set(db, lookup);

@@ -61,12 +61,31 @@ function unauthorized(detail: string): Problem {
   return new Problem('unauthorized', detail, { headers: { 'www-authenticate': `${REALM}, error="invalid_token"` } });
 }
 
+/** The last `Authorization` header read on a connection, and its token. */
+interface ReadHeader {
+  header: string;
+  token: string | undefined;
+}
+
+/**
+ * A keep-alive client sends the same header on every request of a connection: the token read from it the
+ * last time is used again when the header is the same text. Reading it costs more than the comparison (the
+ * pattern scans every character of a token of several hundred), and the token string kept is the one
+ * already looked up in the verified tokens' map, where a new string of the same text is hashed and
+ * interned again at every request.
+ */
+const lastReadOnConnection = new WeakMap<object, ReadHeader>();
+
 /** The token of an `Authorization: Bearer` header, or undefined. */
 export function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   if (typeof header !== 'string') return undefined;
-  const match = /^Bearer +([^\s]+) *$/i.exec(header);
-  return match?.[1];
+  const connection: object | undefined = request.raw.socket;
+  const last = connection && lastReadOnConnection.get(connection);
+  if (last?.header === header) return last.token;
+  const token = /^Bearer +([^\s]+) *$/i.exec(header)?.[1];
+  if (connection) lastReadOnConnection.set(connection, { header, token });
+  return token;
 }
 
 export function registerClientAuth(

@@ -12,9 +12,25 @@ export const YEAR_10000_MS = 253_402_300_800_000;
 const two = (value: number) => (value < 10 ? `0${value}` : `${value}`);
 const three = (value: number) => (value < 10 ? `00${value}` : value < 100 ? `0${value}` : `${value}`);
 
+/**
+ * The last time formatted and its text: a create formats the same instant several times (its row's
+ * created_at and updated_at, its event's occurredAt, its answer's createdAt and updatedAt, its key's
+ * completion), and the creates of one turn mostly share the millisecond.
+ */
+let lastTime = Number.NaN;
+let lastText = '';
+
 export function isoTimeOf(date: Date): string {
   const time = date.getTime();
+  if (time === lastTime && date.constructor === Date) return lastText;
   if (date.constructor !== Date || !(time >= 0 && time < YEAR_10000_MS)) return date.toISOString();
+  lastText = civilTimeOf(time);
+  lastTime = time;
+  return lastText;
+}
+
+/** The text of a time of 1970 to 9999. */
+function civilTimeOf(time: number): string {
   const days = Math.floor(time / DAY_MS);
   let rest = time - days * DAY_MS;
   // The civil date of a day count (Howard Hinnant's days_from_civil, inverted), in eras of 400 years

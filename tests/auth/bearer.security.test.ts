@@ -1,4 +1,5 @@
 import { generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
+import { Client } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ManualClock } from '../../src/lib/clock.js';
@@ -75,6 +76,41 @@ describe('401 for a missing or malformed Authorization header', () => {
 
   it('accepts the scheme name in any case', async () => {
     expect((await call(`bearer ${tenant.token}`)).status).toBe(200);
+  });
+});
+
+describe('one keep-alive connection whose Authorization header changes between requests', () => {
+  it('each request is judged by its own header (the token read last on the connection is not reused)', async () => {
+    const other = await tenantWithToken(t);
+    const [header, payload, signature] = tenant.token.split('.') as [string, string, string];
+    const flipped = signature.slice(0, 10) + (signature[10] === 'A' ? 'B' : 'A') + signature.slice(11);
+    const connection = new Client(t.http.baseUrl);
+    const connected: unknown[] = [];
+    connection.on('connect', () => connected.push(1));
+    try {
+      const get = async (authorization?: string) => {
+        const response = await connection.request({
+          method: 'GET',
+          path: SITES,
+          headers: authorization === undefined ? {} : { authorization },
+        });
+        const body = (await response.body.json()) as { data?: { attributes: { clientId: string } }[] };
+        return { status: response.statusCode, clients: body.data?.map((site) => site.attributes.clientId) };
+      };
+      await t.http.post(SITES, { token: other.token, json: siteBody() });
+      expect(await get(`Bearer ${tenant.token}`)).toMatchObject({ status: 200 });
+      expect((await get(`Bearer ${header}.${payload}.${flipped}`)).status).toBe(401);
+      expect((await get(`Bearer ${tenant.token} `)).status).toBe(200);
+      expect((await get(`Bearer ${tenant.token} x`)).status).toBe(401);
+      expect((await get()).status).toBe(401);
+      const asOther = await get(`Bearer ${other.token}`);
+      expect(asOther.status).toBe(200);
+      expect(new Set(asOther.clients)).toEqual(new Set([other.tenantId]));
+      expect((await get(`Bearer ${tenant.token}`)).status).toBe(200);
+      expect(connected).toHaveLength(1);
+    } finally {
+      await connection.close();
+    }
   });
 });
 

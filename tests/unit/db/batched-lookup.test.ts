@@ -1,4 +1,4 @@
-/** BatchedLookup: lookups of one turn of the event loop become one fetch, answered by key. */
+/** BatchedLookup: lookups of one turn of the event loop become one fetch, each answered by its own row. */
 import { describe, expect, it } from 'vitest';
 import { BatchedLookup } from '../../../src/db/batched-lookup.js';
 
@@ -11,8 +11,7 @@ interface Row {
 function lookupOver(rows: Row[], options: { fail?: () => boolean; refuses?: string } = {}) {
   const fetches: [string, string][][] = [];
   const lookup = new BatchedLookup<[tenant: string, id: string], Row>(
-    (tenant, id) => `${tenant}/${id}`,
-    (row) => `${row.tenant}/${row.id}`,
+    (row, tenant, id) => row.tenant === tenant && row.id === id,
     async (lookups) => {
       fetches.push(lookups);
       if (options.fail?.()) throw new Error('database gone');
@@ -62,10 +61,12 @@ describe('BatchedLookup', () => {
     expect(fetches).toHaveLength(2);
   });
 
-  it('splits a large turn into fetches of at most 256 lookups', async () => {
-    const { lookup, fetches } = lookupOver([]);
-    await Promise.all(Array.from({ length: 600 }, (_, index) => lookup.find('a', String(index))));
-    expect(fetches.map((fetch) => fetch.length)).toEqual([256, 256, 88]);
+  it('splits a large turn into fetches of at most 64 lookups, each answered with its own row', async () => {
+    const rows = Array.from({ length: 150 }, (_, index) => ({ tenant: 'a', id: String(index) }));
+    const { lookup, fetches } = lookupOver(rows);
+    const answers = await Promise.all(Array.from({ length: 150 }, (_, index) => lookup.find('a', String(index))));
+    expect(fetches.map((fetch) => fetch.length)).toEqual([64, 64, 22]);
+    expect(answers).toEqual(rows);
   });
 
   it('a failed fetch rejects the lookups of its batch only', async () => {

@@ -34,6 +34,11 @@ describe('isoTimeOf', () => {
     }
   });
 
+  it('the same instant again, and instants alternating, each get their own text (the last one is kept)', () => {
+    const times = [0, 0, 1, 0, 1_700_000_000_123, 1_700_000_000_123, -1, -1, 1, 253_402_300_800_000, 1];
+    for (const time of times) expect(isoTimeOf(new Date(time))).toBe(new Date(time).toISOString());
+  });
+
   it('leaves other years to toISOString, and an invalid date throws as it does', () => {
     expect(both(-1)).toEqual(['1969-12-31T23:59:59.999Z', '1969-12-31T23:59:59.999Z']);
     expect(isoTimeOf(new Date(253_402_300_800_000))).toBe('+010000-01-01T00:00:00.000Z');
