@@ -16,6 +16,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { RunContext } from './lib/bench-context.js';
+import { perfRound, removePerfNames } from './lib/perf-profile.js';
 import { pgbench } from './lib/pgbench.js';
 import { ask, forkHelper, startService } from './lib/processes.js';
 import { startCpuCount, startIdleCount } from './lib/cpu.js';
@@ -40,6 +41,8 @@ export interface IntegratorContext extends RunContext {
   /** Whether to measure a scenario: get, list, create, visits, webhook. */
   selected: (scenario: string) => boolean;
   rateLimitPerMinute: number;
+  /** An on-CPU profile of the service's main thread in each round (bench/lib/perf-profile.ts). */
+  perf: boolean;
 }
 
 export const WRK_CONNECTIONS = Number(process.env.BENCH_WRK_CONNECTIONS ?? 16);
@@ -139,7 +142,9 @@ export async function integratorPhase(ctx: IntegratorContext): Promise<void> {
         if (typeof baseline === 'function') baselineRounds[name]!.push(await baseline());
       const stop = await startCpuCount(api.pid, database.pool, database.name);
       const idle = await startIdleCount();
+      const profiled = ctx.perf ? await perfRound(api.pid, ctx.dataDir, `${id}-${round + 1}`, title) : undefined;
       const result = await service();
+      if (profiled) log(`${title}: on-CPU profile in ${await profiled()}`);
       idleShares.push(await idle());
       const cpu = await stop(1);
       cpuMicros = { service: cpuMicros.service + cpu.serviceUs, database: cpuMicros.database + cpu.databaseUs };
@@ -307,5 +312,6 @@ export async function integratorPhase(ctx: IntegratorContext): Promise<void> {
     });
   }
   await api.stop();
+  if (ctx.perf) removePerfNames(api.pid);
   receiver.kill('SIGTERM');
 }

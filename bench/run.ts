@@ -14,7 +14,9 @@
  *            --wrk-only=get,list,create,visits,webhook (its scenarios; visits are compared with creates),
  *            --save-as=NAME (the run's file name under bench/results/runs/), --note="text" (printed in the results),
  *            --profile (every service process writes a V8 CPU profile to bench/results/profiles/;
- *            `npx tsx bench/profile-summary.ts FILE` prints where the time went)
+ *            `npx tsx bench/profile-summary.ts FILE` prints where the time went),
+ *            --perf (with --wrk: an on-CPU profile of the service's main thread in each round, by Linux perf,
+ *            summarised in bench/results/profiles/perf-<scenario>-<round>.txt; bench/lib/perf-profile.ts)
  *
  *   npm run bench -- startup      start-up times instead (bench/startup.ts): first start, restart and
  *                                 PostgreSQL start of the compiled service, to /ready; --rounds=N
@@ -33,6 +35,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { integratorPhase, integratorTiming, WRK_CONNECTIONS, WRK_THREADS } from './integrator.js';
 import { type BenchContext, benchProfile, CONNECTIONS, type RunContext } from './lib/bench-context.js';
+import { assertPerfAvailable, perfNodeArgs } from './lib/perf-profile.js';
 import { pgbenchVersion } from './lib/pgbench.js';
 import { ask, forkHelper, ROOT, run, stopAll } from './lib/processes.js';
 import { type BenchResults, renderMarkdown, renderTable, type ScenarioResult } from './lib/report.js';
@@ -72,10 +75,12 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'ss-bench-data-'));
 const scenarios: ScenarioResult[] = [];
 const notes: string[] = [];
 
-/** Node options of every service process: a CPU profile each with --profile. */
-const nodeArgs = flag('profile')
-  ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench', 'results', 'profiles')}`]
-  : [];
+/** Node options of every service process: a CPU profile each with --profile, perf's names with --perf. */
+const nodeArgs = [
+  ...(flag('profile') ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench', 'results', 'profiles')}`] : []),
+  ...(flag('perf') ? perfNodeArgs(dataDir) : []),
+];
+if (flag('perf')) assertPerfAvailable();
 
 function serviceEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
@@ -144,6 +149,7 @@ async function main(): Promise<void> {
         rounds: Number(option('wrk-rounds') ?? 1),
         selected: (scenario) => option('wrk-only')?.split(',').includes(scenario) ?? true,
         rateLimitPerMinute: RATE_LIMIT,
+        perf: flag('perf'),
       });
   } finally {
     const loadAtEnd = os.loadavg();
