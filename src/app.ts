@@ -24,7 +24,8 @@ import { CursorCodec } from './http/pagination.js';
 import { parseQueryString } from './http/query-string.js';
 import { registerMetricsRoute, registerRequestMetrics } from './http/metrics.js';
 import { registerNoStore } from './http/headers.js';
-import { ClientRateLimit } from './http/rate-limit.js';
+import { ClientRateLimit, sweepUntilClose } from './http/rate-limit.js';
+import { SlidingWindowLimiter } from './http/sliding-window.js';
 import { ProblemSchema } from './http/schemas.js';
 import { registerShutdownRefusal } from './http/shutdown.js';
 import type { Api } from './http/types.js';
@@ -50,7 +51,7 @@ import { registerSandboxRoutes } from './modules/site-visits/sandbox-routes.js';
 import { registerReturnLabelRoutes } from './modules/site-visits/return-label-routes.js';
 import { registerSiteVisitRoutes } from './modules/site-visits/routes.js';
 import { registerSiteRoutes } from './modules/sites/routes.js';
-import { followSiteCodeChange } from './modules/site-visits/service.js';
+import { siteCodeFollower } from './modules/site-visits/service.js';
 import { registerTenantAdminRoutes } from './modules/tenants/admin-routes.js';
 import { registerWebhookAdminRoutes } from './modules/webhook-subscriptions/admin-routes.js';
 import { registerDeliveryAdminRoutes } from './modules/outbox/admin-routes.js';
@@ -164,8 +165,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerOperationsRoutes(app, ctx);
   registerDocsRoutes(app, config);
   await registerTokenRoute(app, ctx);
-  // A visit shows its site's code: a new code is a new version of each visit of the site.
-  registerSiteRoutes(app, ctx, [followSiteCodeChange]);
+  // A visit shows its site's code: a new code is a new version of each visit of the site, so many a minute.
+  const siteCodeRewrites = new SlidingWindowLimiter(config.siteCodeVisitRewritesPerMinute);
+  sweepUntilClose(app, siteCodeRewrites, clock);
+  registerSiteRoutes(app, ctx, [siteCodeFollower(siteCodeRewrites, clock)]);
   registerWebhookRoutes(app, ctx);
   registerReferenceRoutes(app, ctx);
   registerSiteVisitRoutes(app, ctx);

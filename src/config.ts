@@ -117,6 +117,13 @@ export const variables = {
     maximum: 10_000_000,
     description: 'Requests per client address per minute, per process',
   }),
+  SITE_CODE_VISIT_REWRITES_PER_MINUTE: integer({
+    default: 50_000,
+    minimum: 1,
+    maximum: 100_000_000,
+    description:
+      "Site visits one client's siteCode changes may rewrite in any one minute, per process (a new siteCode is a new version of each visit of the site, one database write each); a rename is admitted while the minute holds fewer, and past that is 429 until they are a minute old",
+  }),
   ADMIN_AUTH_FAILURES_PER_MINUTE: integer({
     default: 10,
     minimum: 1,
@@ -304,6 +311,7 @@ function toConfig(values: Values) {
     adminToken: values.ADMIN_TOKEN,
     tokenTtlSeconds: values.TOKEN_TTL_SECONDS,
     rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
+    siteCodeVisitRewritesPerMinute: values.SITE_CODE_VISIT_REWRITES_PER_MINUTE,
     adminAuthFailuresPerMinute: values.ADMIN_AUTH_FAILURES_PER_MINUTE,
     /** Longest a request may take to arrive completely (headers and body); slower ones get 408. */
     requestTimeoutMs: values.REQUEST_TIMEOUT_MS,

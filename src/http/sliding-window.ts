@@ -47,8 +47,12 @@ export class SlidingWindowLimiter {
 
   constructor(readonly limit: number) {}
 
-  /** Counts a request of `address` at `now` (ms since the epoch), unless it is over the limit. */
-  take(address: string, now: number): WindowDecision {
+  /**
+   * Counts a request of `address` at `now` (ms since the epoch), unless it is over the limit. A `weight` above 1
+   * counts that many at once (a rename's rewritten visits): it is admitted while the window holds less than the
+   * limit, and may take it past the limit, which then refuses until enough has left the window.
+   */
+  take(address: string, now: number, weight = 1): WindowDecision {
     let window = this.windows.get(address);
     if (!window) {
       window = {
@@ -69,9 +73,9 @@ export class SlidingWindowLimiter {
     const millis = at - second * 1000;
     // A fresh bucket takes this request's millisecond; a used one keeps its latest.
     if (window.counts[slot] === 0 || millis > window.latestMillis[slot]!) window.latestMillis[slot] = millis;
-    window.counts[slot]! += 1;
+    window.counts[slot]! += weight;
     if (window.total === 0) window.oldest = second;
-    window.total += 1;
+    window.total += weight;
     return this.decision(window, true, at);
   }
 
@@ -88,8 +92,8 @@ export class SlidingWindowLimiter {
     return {
       allowed,
       limit: this.limit,
-      remaining: this.limit - window.total,
-      resetSeconds: resetSeconds(window, now),
+      remaining: Math.max(0, this.limit - window.total),
+      resetSeconds: resetSeconds(window, now, allowed ? 1 : window.total - this.limit + 1),
     };
   }
 
@@ -134,8 +138,18 @@ export class SlidingWindowLimiter {
   }
 }
 
-function resetSeconds(window: AddressWindow, now: number): number {
+/**
+ * Whole seconds until at least `count` counted requests have left the window: 1 when `remaining` grows again; on a
+ * refusal, as many as take the total below the limit (more than the oldest bucket's when requests were weighted).
+ */
+function resetSeconds(window: AddressWindow, now: number, count: number): number {
   if (window.total === 0) return 0;
-  const leaves = window.oldest * 1000 + window.latestMillis[slotOf(window.oldest)]! + WINDOW_MS;
+  let left = 0;
+  let second = window.oldest;
+  for (; second < window.second; second++) {
+    left += window.counts[slotOf(second)]!;
+    if (left >= count) break;
+  }
+  const leaves = second * 1000 + window.latestMillis[slotOf(second)]! + WINDOW_MS;
   return Math.max(1, Math.ceil((leaves - now) / 1000));
 }

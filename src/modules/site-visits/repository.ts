@@ -181,6 +181,17 @@ export function touchVisit(
   return touchVersionedRow(tx, 'site_visits', tenantId, id, now);
 }
 
+/** How many visits the site has (what a change of its code rewrites). */
+export async function countVisitsOfSite(tx: Transaction<Database>, tenantId: string, siteId: string): Promise<number> {
+  const row = await tx
+    .selectFrom('site_visits')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('tenant_id', '=', tenantId)
+    .where('site_id', '=', siteId)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
 /**
  * Adds 1 to the version of every visit of the site (its representation changed with the site's code), and
  * moves its updatedAt to `now` unless the visit's last change is later (`notBefore`).

@@ -20,6 +20,7 @@ import type { SiteVisitListQueryValue, SiteVisitPatch } from './schemas.js';
 import { assertDueNotBeforeStart, duplicateTicket, PLAIN_COLUMNS, parseDate } from './visit-fields.js';
 
 export { createVisit, type NewVisitServing, visitCreation } from './creation.js';
+export { siteCodeFollower } from './site-code-follower.js';
 
 /** Whether the visit is the tenant's (a message names its visit). */
 export function visitExists(
@@ -67,20 +68,6 @@ async function assignmentChange(
   const add = desired.filter((id) => !current.includes(id));
   const remove = current.filter((id) => !desired.includes(id));
   return add.length > 0 || remove.length > 0 ? { add, remove } : undefined;
-}
-
-/**
- * A visit shows its site's current code (clientSiteId, and the siteCode of its assets), so a new code is a
- * change of every visit of the site: each gets a new version (and updatedAt), in the transaction that renames
- * the site, so that its ETag changes with its representation. No event: none is about a visit's fields.
- */
-export async function followSiteCodeChange(
-  tx: Transaction<Database>,
-  tenantId: string,
-  siteId: string,
-  now: Date,
-): Promise<void> {
-  await repository.bumpVisitsOfSite(tx, tenantId, siteId, now);
 }
 
 /**

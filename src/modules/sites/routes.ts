@@ -119,7 +119,11 @@ export function registerSiteRoutes(app: Api, ctx: AppContext, codeFollowers: rea
       schema: {
         operationId: 'updateSite',
         summary: 'Update a site',
-        description: 'Only supplied fields change. With If-Match, a stale ETag is refused with 409 version-conflict.',
+        description:
+          'Only supplied fields change. With If-Match, a stale ETag is refused with 409 version-conflict. A new siteCode ' +
+          "is a new version of each visit of the site: a client's siteCode changes may rewrite " +
+          `${ctx.config.siteCodeVisitRewritesPerMinute} visits in any one minute (a change is admitted while the minute ` +
+          'holds fewer, so any one site can be renamed), past that 429 with Retry-After and nothing changes.',
         tags,
         params: IdParams,
         headers: Type.Object({ 'if-match': IfMatchHeader }),
@@ -128,7 +132,10 @@ export function registerSiteRoutes(app: Api, ctx: AppContext, codeFollowers: rea
           200: { ...SiteDocument, headers: etagHeaders },
           ...problemResponses(
             [401, 403, 404, 409, 422, 429],
-            { 409: 'Duplicate siteCode, or If-Match does not match (version-conflict).' },
+            {
+              409: 'Duplicate siteCode, or If-Match does not match (version-conflict).',
+              429: "Rate limit exceeded, or your client's siteCode changes rewrote too many visits in the last minute; wait Retry-After seconds.",
+            },
             {},
             { 409: ['duplicate-resource', 'version-conflict'] },
           ),

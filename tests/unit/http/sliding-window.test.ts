@@ -111,4 +111,14 @@ describe('sliding window of one minute', () => {
     // The sweep kept new's count: its request at T0 + 30 s is still in the window.
     expect(limiter.take('new', T0 + 62_000).allowed).toBe(false);
   });
+
+  it('a weighted take is admitted under the limit, may pass it, and refuses until enough has left', () => {
+    const limiter = new SlidingWindowLimiter(10);
+    expect(limiter.take('t', T0, 4)).toEqual({ allowed: true, limit: 10, remaining: 6, resetSeconds: 60 });
+    expect(limiter.take('t', T0 + 20_000, 30).allowed).toBe(true);
+    // 34 counted: the refusal lasts until the second take's 30 leave too, not only the first's 4.
+    expect(limiter.take('t', T0 + 30_000, 1)).toEqual({ allowed: false, limit: 10, remaining: 0, resetSeconds: 50 });
+    expect(limiter.take('t', T0 + 60_000, 1).allowed).toBe(false);
+    expect(limiter.take('t', T0 + 80_000, 1)).toEqual({ allowed: true, limit: 10, remaining: 9, resetSeconds: 60 });
+  });
 });

@@ -92,7 +92,7 @@ export interface paths {
         head?: never;
         /**
          * Update a site
-         * @description Only supplied fields change. With If-Match, a stale ETag is refused with 409 version-conflict.
+         * @description Only supplied fields change. With If-Match, a stale ETag is refused with 409 version-conflict. A new siteCode is a new version of each visit of the site: a client's siteCode changes may rewrite 50000 visits in any one minute (a change is admitted while the minute holds fewer, so any one site can be renamed), past that 429 with Retry-After and nothing changes.
          *
          *     **Scope:** `sites:write`.
          *
@@ -2872,7 +2872,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ValidationProblem"];
                 };
             };
-            /** @description Rate limit exceeded; wait Retry-After seconds. Problem types: rate-limit-exceeded. */
+            /** @description Rate limit exceeded, or your client's siteCode changes rewrote too many visits in the last minute; wait Retry-After seconds. Problem types: rate-limit-exceeded. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
