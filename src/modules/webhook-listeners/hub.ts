@@ -42,6 +42,7 @@ import {
   type StreamNotice,
 } from './protocol.js';
 import { deliveryHeaders, unsealSecret } from '../outbox/signing.js';
+import { FrameBudget } from './frame-budget.js';
 
 export interface ListenerHubDeps {
   database: AppDatabase;
@@ -71,6 +72,8 @@ interface Stream {
    * dropped (hostile-tenant probe).
    */
   sent: Map<string, number>;
+  /** The frames the client may still send (frame-budget.ts). */
+  frames: FrameBudget;
 }
 
 const key = (deliveryId: string, attempt: number) => `${deliveryId}#${attempt}`;
@@ -133,7 +136,17 @@ export class ListenerHub {
   /** Takes a freshly upgraded socket as the listener's stream (the route checked tenant and state). */
   async attach(socket: WebSocket, listenerId: string, auth: { tenantId: string; clientId: string }): Promise<void> {
     const { tenantId, clientId } = auth;
-    const stream: Stream = { id: randomUUID(), listenerId, tenantId, clientId, socket, alive: true, sent: new Map() };
+    const frames = new FrameBudget();
+    const stream: Stream = {
+      id: randomUUID(),
+      listenerId,
+      tenantId,
+      clientId,
+      socket,
+      alive: true,
+      sent: new Map(),
+      frames,
+    };
     let attached = false;
     let dropped = false;
     socket.on('close', () => {
@@ -141,10 +154,11 @@ export class ListenerHub {
       if (attached) this.track(this.detach(stream));
     });
     socket.on('pong', () => {
-      stream.alive = true;
+      if (frames.admit(socket)) stream.alive = true;
     });
+    socket.on('ping', () => frames.admit(socket));
     socket.on('message', (data, isBinary) => {
-      if (!isBinary) this.track(this.onResult(stream, data.toString()));
+      if (frames.admit(socket) && !isBinary) this.track(this.onResult(stream, data.toString()));
     });
     await this.activate();
     const now = this.deps.clock.now();
@@ -228,6 +242,7 @@ export class ListenerHub {
       body: text,
     };
     stream.sent.set(key(notice.deliveryId, notice.attempt), this.deps.clock.now().getTime());
+    stream.frames.owe();
     stream.socket.send(JSON.stringify(message));
   }
 
@@ -279,6 +294,7 @@ export class ListenerHub {
         stream.socket.terminate();
       } else {
         stream.alive = false;
+        stream.frames.owe();
         stream.socket.ping();
       }
     }

@@ -14,6 +14,7 @@ import type { Api } from '../../http/types.js';
 import { ListenerHub } from './hub.js';
 import { ListenerCreateBody, ListenerDocument } from './schemas.js';
 import * as service from './service.js';
+import { SPARE_FRAMES } from './frame-budget.js';
 
 const tags = ['Sandbox'];
 
@@ -22,7 +23,7 @@ const STREAM_PROTOCOL = [
   '',
   '- server → you, once connected: `{"type": "ready", "listenerId", "timeoutMs", "graceMs"}`;',
   '- server → you, one per delivery attempt: `{"type": "attempt", "deliveryId", "attempt", "eventId", "eventType", "headers", "body"}`: `headers` and `body` are exactly those of a real delivery of that attempt (every `x-svc-*` header; signed with the listener\'s secret and a fresh timestamp);',
-  '- you → server, one per attempt: `{"type": "result", "deliveryId", "attempt", "statusCode", "durationMs"}` with your receiver\'s status, or `{"type": "result", "deliveryId", "attempt", "error", "durationMs"}` when it could not be reached. No result within `timeoutMs` is a timeout. Anything but 2xx is retried on the retry schedule, like any delivery.',
+  `- you → server, one per attempt: \`{"type": "result", "deliveryId", "attempt", "statusCode", "durationMs"}\` with your receiver's status, or \`{"type": "result", "deliveryId", "attempt", "error", "durationMs"}\` when it could not be reached. No result within \`timeoutMs\` is a timeout. Anything but 2xx is retried on the retry schedule, like any delivery. Send nothing else: besides one frame per attempt (and a pong per ping) a stream may carry ${SPARE_FRAMES} frames from you; the next closes it with 1008.`,
   '',
   'A listener receives its client\'s events like a webhook subscription (same outbox, attempt numbering and retries; the operator sees its deliveries with `targetKind: listener`), but it is not one: it is not listed with the subscriptions and does not count toward their cap. It lives while its stream is open and for `graceSeconds` after the stream drops, in which a new stream resumes it (waiting deliveries are then sent at once); then it closes and its pending deliveries fail with "listener closed". Close codes: 4410 the listener closed, 4409 another stream took it over, 4401 the credentials that opened the stream were revoked or no longer grant webhooks:write (checked every few seconds while it is open), 1001 the server is restarting (reconnect).',
 ].join('\n');
