@@ -285,6 +285,37 @@ describe('npm start', () => {
     TEST_LIMIT_MS,
   );
 
+  it(
+    'a DATABASE_URL it cannot use: the start and npm run migrate say why and what to do, not a stack trace',
+    async () => {
+      const migrateCli = path.join(ROOT, 'dist', 'db', 'migrate-cli.js');
+      const port = await freePort();
+      const refused = { PORT: String(await freePort()), DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/any` };
+      const saying = `nothing accepts connections at 127\\.0\\.0\\.1:${port}, the PostgreSQL server of DATABASE_URL .*: start PostgreSQL there, or correct the host and port of DATABASE_URL`;
+      for (const [entry, prefix] of [
+        [SERVER_ENTRY, 'startup failed'],
+        [migrateCli, 'migrate failed'],
+      ] as const) {
+        const run = await failedStart(refused, entry);
+        expect(run.code).toBe(1);
+        expect(run.output).toMatch(new RegExp(`^${prefix}: ${saying}`));
+        expect(run.output).not.toMatch(/\n\s+at /);
+      }
+      const databaseUrl = inject('databaseUrl');
+      if (databaseUrl) {
+        // A database of that server that does not exist: how to create it, the password never repeated.
+        const missing = new URL(databaseUrl);
+        missing.pathname = '/ss_server_absent';
+        const run = await failedStart({ PORT: String(await freePort()), DATABASE_URL: missing.href });
+        expect(run.output).toMatch(
+          /^startup failed: the database "ss_server_absent" does not exist on .*: create it \(`createdb -h .* ss_server_absent`/,
+        );
+        if (missing.password) expect(run.output).not.toContain(missing.password);
+      }
+    },
+    TEST_LIMIT_MS,
+  );
+
   it.runIf(inject('databaseUrl'))(
     'on PostgreSQL: a migrated database of its own starts without migrating, provisions the demo tenant, serves',
     async () => {

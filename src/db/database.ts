@@ -9,6 +9,7 @@ import pg from 'pg';
 import type { Config } from '../config.js';
 import { EMBEDDED_START_PARAMS, prepareDataDirectory } from './embedded.js';
 import { DataDirectoryInUseError, lockDataDirectory } from './embedded-lock.js';
+import { explainedPostgresFailure, PostgresUnusable } from './postgres-unusable.js';
 import { PreparedNames, preparingPool } from './prepared-statements.js';
 import { parseTimestamptz } from './timestamps.js';
 import { discardingTimedOutConnections } from './timed-out-connections.js';
@@ -142,13 +143,32 @@ export class EmbeddedDatabaseUnreadable extends Error {
 }
 
 /**
- * A failure to open the embedded database whose message says what the operator can do about it: a start and
+ * A failure to open the database whose message says what the operator can do about it: a start and
  * `npm run migrate` print it as it is, without a stack.
  */
 export function isExplainedOpeningFailure(
   error: unknown,
-): error is DataDirectoryInUseError | EmbeddedDatabaseUnreadable {
-  return error instanceof DataDirectoryInUseError || error instanceof EmbeddedDatabaseUnreadable;
+): error is DataDirectoryInUseError | EmbeddedDatabaseUnreadable | PostgresUnusable {
+  return (
+    error instanceof DataDirectoryInUseError ||
+    error instanceof EmbeddedDatabaseUnreadable ||
+    error instanceof PostgresUnusable
+  );
+}
+
+/**
+ * PostgreSQL opened and asked once, so that a server that is not there, a database that does not exist or a
+ * refused user is said as such (PostgresUnusable) rather than as the first migration query's stack trace.
+ */
+async function openReachablePostgres(config: Config & { databaseUrl: string }): Promise<AppDatabase> {
+  const database = openPostgres(config.databaseUrl, config.databasePoolSize, config.databaseStatementTimeoutMs);
+  try {
+    await database.pool!.query('SELECT 1');
+  } catch (error) {
+    await database.close().catch(() => undefined);
+    throw explainedPostgresFailure(config.databaseUrl, error) ?? error;
+  }
+  return database;
 }
 
 /** Opens the configured database; `progress` hears what a first start of the embedded one does. */
@@ -156,8 +176,7 @@ export async function openDatabase(
   config: Config,
   progress: (line: string) => void = () => undefined,
 ): Promise<AppDatabase> {
-  if (config.databaseUrl)
-    return openPostgres(config.databaseUrl, config.databasePoolSize, config.databaseStatementTimeoutMs);
+  if (config.databaseUrl) return openReachablePostgres({ ...config, databaseUrl: config.databaseUrl });
   // Before anything touches DATA_DIR: a second process on an open embedded database would damage it.
   const lock = await lockDataDirectory(config.dataDir);
   try {
