@@ -248,6 +248,16 @@ function startupFailure(error: unknown): string {
       `port ${failure.port} of ${failure.address} is in use by another process (a site-services already ` +
       `running?): stop it, or start this one with PORT (or METRICS_PORT) set to a free port`
     );
+  if (failure?.code === 'EADDRNOTAVAIL' && failure.port !== undefined)
+    return (
+      `${failure.address} (HOST) is not an address of this machine: set HOST to one of its addresses, ` +
+      `127.0.0.1 (this machine only, the default) or 0.0.0.0 (every interface)`
+    );
+  if (failure?.code === 'EACCES' && failure.port !== undefined)
+    return (
+      `this user may not listen on port ${failure.port} of ${failure.address} (ports below 1024 need privileges): ` +
+      `set PORT (or METRICS_PORT) to a port from 1024, behind a proxy that serves the public port`
+    );
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
 

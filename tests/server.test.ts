@@ -286,6 +286,22 @@ describe('npm start', () => {
   );
 
   it(
+    'a HOST that is not an address of this machine: the start says so and what to set, not a stack trace',
+    async () => {
+      const own = fs.mkdtempSync(path.join(os.tmpdir(), 'server-test-host-'));
+      // 192.0.2.1: TEST-NET-1 (RFC 5737), documentation only, never an address of a machine.
+      const start = await failedStart({ HOST: '192.0.2.1', PORT: String(await freePort()), DATA_DIR: own });
+      expect(start.code).toBe(1);
+      expect(start.output).toMatch(
+        /^startup failed: 192\.0\.2\.1 \(HOST\) is not an address of this machine: set HOST to one of its addresses, 127\.0\.0\.1/m,
+      );
+      expect(start.output).not.toMatch(/\n\s+at /);
+      fs.rmSync(own, { recursive: true, force: true });
+    },
+    TEST_LIMIT_MS,
+  );
+
+  it(
     'a DATABASE_URL it cannot use: the start and npm run migrate say why and what to do, not a stack trace',
     async () => {
       const migrateCli = path.join(ROOT, 'dist', 'db', 'migrate-cli.js');
