@@ -26,20 +26,21 @@ import { parseForwardTo, runListen } from './listen/listen.js';
 import { stateDirectory } from './listen/state.js';
 import { triggerCommand } from './trigger.js';
 
-const USAGE = `usage:
-  svc import <sites|site-visits|messages> <file.csv|file.jsonl> [--rate <per-minute>] [--progress <path>] [--report <path>]
-      one create per row, resumable; rejected rows listed at the end
-  svc token [--json]
-      prints the bare access token, for "Authorization: Bearer $(svc token)"; --json: the whole token response
-  svc get <path>
-      GET /api/v1/<path> and print the answer
-  svc listen --forward-to <url> [--events type,type] [--new-secret]
+/** Each command's lines of the usage, in the order `svc --help` lists them. */
+const COMMAND_USAGE = {
+  import: `  svc import <sites|site-visits|messages> <file.csv|file.jsonl> [--rate <per-minute>] [--progress <path>] [--report <path>]
+      one create per row, resumable; rejected rows listed at the end`,
+  token: `  svc token [--json]
+      prints the bare access token, for "Authorization: Bearer $(svc token)"; --json: the whole token response`,
+  get: `  svc get <path>
+      GET /api/v1/<path> and print the answer`,
+  listen: `  svc listen --forward-to <url> [--events type,type] [--new-secret]
       sandbox: receive your webhooks on this machine; forwards each delivery to <url> (http or https), signed
       with the secret its Ready line prints. That secret is kept on this machine for the service address and
       client id (in $XDG_STATE_HOME/svc or ~/.local/state/svc), so it stays the same on every run: Ctrl-C closes
       the listener and the next run opens a new one with the same secret. Killed any other way, the same command
-      run again within 60 s resumes the listener. --new-secret: make and keep a new secret (rotation).
-  svc trigger <visit-id> <action> [name=value | name:=json ...]
+      run again within 60 s resumes the listener. --new-secret: make and keep a new secret (rotation).`,
+  trigger: `  svc trigger <visit-id> <action> [name=value | name:=json ...]
       sandbox: run a simulator action on a visit (complete-lifecycle, assign-rep, schedule, dispatch, complete,
       transmit-deliverables). Each pair is a body member in the type the action declares: name=value is text,
       or true/false for a boolean member; name:=json sends a JSON value as written (name:=null for null).
@@ -48,8 +49,77 @@ const USAGE = `usage:
         svc trigger <id> dispatch
         svc trigger <id> complete qualityReviewPassed=true         required: the service completes a visit
                                                                    only after its quality review passed
-        svc trigger <id> transmit-deliverables notes='Meter replaced'
-credentials from the environment: SVC_BASE_URL, SVC_CLIENT_ID, SVC_CLIENT_SECRET, or SVC_CREDENTIALS_FILE`;
+        svc trigger <id> transmit-deliverables notes='Meter replaced'`,
+} as const;
+
+type Command = keyof typeof COMMAND_USAGE;
+const COMMANDS = Object.keys(COMMAND_USAGE) as Command[];
+
+/** The options each command takes (parseArgs knows them all; a command refuses the others'). */
+const COMMAND_OPTIONS: Record<Command, string[]> = {
+  import: ['rate', 'progress', 'report'],
+  token: ['json'],
+  get: [],
+  listen: ['forward-to', 'events', 'new-secret'],
+  trigger: [],
+};
+
+const CREDENTIALS_LINE =
+  'credentials from the environment: SVC_BASE_URL, SVC_CLIENT_ID, SVC_CLIENT_SECRET, or SVC_CREDENTIALS_FILE';
+
+const USAGE = `usage:\n${COMMANDS.map((command) => COMMAND_USAGE[command]).join('\n')}\n${CREDENTIALS_LINE}`;
+
+/** One command's usage (`svc <command> --help`, and after a usage error of that command). */
+function usageOf(command: Command): string {
+  return `usage:\n${COMMAND_USAGE[command]}\n${CREDENTIALS_LINE}`;
+}
+
+function isCommand(word: string | undefined): word is Command {
+  return word !== undefined && (COMMANDS as string[]).includes(word);
+}
+
+/** The first word that is not an option: the command, whatever parseArgs makes of the rest. */
+function commandWord(argv: string[]): string | undefined {
+  return argv.find((arg) => !arg.startsWith('-'));
+}
+
+/** Edits (insertions, deletions, substitutions) between two short words. */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return previous[b.length]!;
+}
+
+/** The known word a mistyped one most likely meant (a prefix of it, or within two edits), if any. */
+function closest(word: string, known: string[]): string | undefined {
+  return (
+    known.find((candidate) => candidate.startsWith(word) || word.startsWith(candidate)) ??
+    known.find((candidate) => distance(word, candidate) <= 2)
+  );
+}
+
+/** An option parseArgs does not know: which one, what this command takes, and the command's usage. */
+function unknownOption(message: string, command: string | undefined): UsageError {
+  const option = /Unknown option '([^']+)'/.exec(message)?.[1] ?? message;
+  if (!isCommand(command)) return new UsageError(`unknown option ${option}\n${USAGE}`);
+  const known = COMMAND_OPTIONS[command];
+  const guess = closest(option.replace(/^-+/, ''), known);
+  const takes = known.length ? `it takes ${known.map((name) => `--${name}`).join(', ')}` : 'it takes no options';
+  return new UsageError(
+    `svc ${command}: unknown option ${option}${guess ? ` (did you mean --${guess}?)` : ''}; ${takes}\n${usageOf(command)}`,
+  );
+}
+
+/** A command svc does not have: which, and the one it most likely meant. */
+function unknownCommand(command: string): UsageError {
+  const guess = closest(command, COMMANDS);
+  return new UsageError(`unknown command "${command}"${guess ? ` (did you mean svc ${guess}?)` : ''}\n${USAGE}`);
+}
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 3 } as const;
 
@@ -106,8 +176,9 @@ async function importCommand(
   options: MainOptions,
 ): Promise<number> {
   const [resource, file] = positionals;
-  if (!resource || !RESOURCES.includes(resource as ImportResource) || !file || positionals.length > 2)
-    throw new UsageError(USAGE);
+  if (resource && !RESOURCES.includes(resource as ImportResource))
+    throw new UsageError(`svc import: unknown resource "${resource}": ${RESOURCES.join(', ')}\n${usageOf('import')}`);
+  if (!resource || !file || positionals.length > 2) throw new UsageError(usageOf('import'));
   const rate = parseRate(values.rate, env);
   const credentials = credentialsFromEnv(env);
   let stop = false;
@@ -158,7 +229,7 @@ async function importCommand(
 
 async function getCommand(positionals: string[], env: Env, options: MainOptions): Promise<number> {
   const [target] = positionals;
-  if (!target || positionals.length > 1) throw new UsageError(USAGE);
+  if (!target || positionals.length > 1) throw new UsageError(usageOf('get'));
   const path = target.startsWith('/api/') ? target : `/api/v1/${target.replace(/^\/+/, '')}`;
   const response = await clientFor(credentialsFromEnv(env), options).getRaw(path);
   process.stdout.write(
@@ -169,7 +240,7 @@ async function getCommand(positionals: string[], env: Env, options: MainOptions)
 }
 
 async function tokenCommand(positionals: string[], json: boolean, env: Env, options: MainOptions): Promise<number> {
-  if (positionals.length > 0) throw new UsageError(USAGE);
+  if (positionals.length > 0) throw new UsageError(usageOf('token'));
   const response = await clientFor(credentialsFromEnv(env), options).requestToken();
   // Bare, so that `curl -H "Authorization: Bearer $(svc token)"` works; --json for the expiry and scopes.
   process.stdout.write(json ? `${JSON.stringify(response, null, 2)}\n` : `${response.access_token}\n`);
@@ -182,7 +253,7 @@ async function listenCommand(
   env: Env,
   options: MainOptions,
 ): Promise<number> {
-  if (positionals.length > 0) throw new UsageError(USAGE);
+  if (positionals.length > 0) throw new UsageError(usageOf('listen'));
   const forwardTo = parseForwardTo(values['forward-to']);
   const eventTypes = values.events
     ?.split(',')
@@ -216,32 +287,51 @@ async function listenCommand(
   }
 }
 
+function parseArgv(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      rate: { type: 'string' },
+      progress: { type: 'string' },
+      report: { type: 'string' },
+      json: { type: 'boolean' },
+      'forward-to': { type: 'string' },
+      events: { type: 'string' },
+      'new-secret': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
 export async function main(argv: string[], env: Env, options: MainOptions = {}): Promise<number> {
   try {
-    const { positionals, values } = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        rate: { type: 'string' },
-        progress: { type: 'string' },
-        report: { type: 'string' },
-        json: { type: 'boolean' },
-        'forward-to': { type: 'string' },
-        events: { type: 'string' },
-        'new-secret': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-    const [command, ...rest] = positionals;
-    if (values.help) {
-      process.stdout.write(`${USAGE}\n`);
+    let parsed: ReturnType<typeof parseArgv>;
+    try {
+      parsed = parseArgv(argv);
+    } catch (error) {
+      if ((error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION')
+        throw unknownOption((error as Error).message, commandWord(argv));
+      throw error;
+    }
+    const { positionals, values } = parsed;
+    const [first, ...others] = positionals;
+    // `svc help` and `svc help <command>` as `svc --help` and `svc <command> --help`.
+    const help = values.help === true || first === 'help';
+    const [command, ...rest] = first === 'help' ? others : positionals;
+    if (help) {
+      process.stdout.write(`${isCommand(command) ? usageOf(command) : USAGE}\n`);
       return EXIT.ok;
     }
-    if (command !== 'import' && (values.rate || values.progress || values.report))
-      throw new UsageError(`--rate, --progress and --report belong to svc import\n${USAGE}`);
-    if (command !== 'token' && values.json) throw new UsageError(`--json belongs to svc token\n${USAGE}`);
-    if (command !== 'listen' && (values['forward-to'] || values.events || values['new-secret']))
-      throw new UsageError(`--forward-to, --events and --new-secret belong to svc listen\n${USAGE}`);
+    if (command === undefined) throw new UsageError(USAGE);
+    if (!isCommand(command)) throw unknownCommand(command);
+    const foreign = Object.keys(values).filter((name) => !COMMAND_OPTIONS[command].includes(name));
+    if (foreign.length > 0) {
+      const owner = COMMANDS.find((other) => COMMAND_OPTIONS[other].includes(foreign[0]!));
+      throw new UsageError(
+        `svc ${command}: ${foreign.map((name) => `--${name}`).join(', ')} belong${foreign.length === 1 ? 's' : ''} to svc ${owner}\n${usageOf(command)}`,
+      );
+    }
     switch (command) {
       case 'import':
         return await importCommand(rest, values, env, options);
@@ -252,13 +342,12 @@ export async function main(argv: string[], env: Env, options: MainOptions = {}):
       case 'listen':
         return await listenCommand(rest, values, env, options);
       case 'trigger':
-        return await triggerCommand(rest, clientFor(credentialsFromEnv(env), options), USAGE);
-      default:
-        throw new UsageError(USAGE);
+        return await triggerCommand(rest, () => clientFor(credentialsFromEnv(env), options), usageOf('trigger'));
     }
   } catch (error) {
     if (error instanceof UsageError || error instanceof ProgressLogMismatch || error instanceof CredentialsError) {
-      process.stderr.write(`svc: ${error.message}\n`);
+      // A message that names its command (`svc listen: …`) is not prefixed again.
+      process.stderr.write(/^svc[ :]/.test(error.message) ? `${error.message}\n` : `svc: ${error.message}\n`);
       return EXIT.usage;
     }
     if ((error as { code?: string }).code === 'ENOENT') {

@@ -89,7 +89,7 @@ function bodyMember(action: string, pair: string): [string, unknown] {
 
 export async function triggerCommand(
   positionals: string[],
-  client: SiteServicesClient,
+  clientOf: () => SiteServicesClient,
   usage: string,
 ): Promise<number> {
   const [visitId, action, ...pairs] = positionals;
@@ -99,7 +99,8 @@ export async function triggerCommand(
     const [name, value] = bodyMember(action, pair);
     body[name] = value;
   }
-  const result = await client.api.POST(PATH, { params: { path: { id: visitId } }, body: body as never });
+  // The arguments are checked first: a usage error is said as one, with or without credentials.
+  const result = await clientOf().api.POST(PATH, { params: { path: { id: visitId } }, body: body as never });
   if (!result.response.ok) {
     const problem = toProblem(result.response.status, result.error, result.response.statusText);
     const error = new ApiError(problem, 'POST', PATH.replace('{id}', visitId), result.response.headers);

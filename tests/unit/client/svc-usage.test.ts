@@ -1,0 +1,84 @@
+/**
+ * What `svc` says to someone finding their way: `svc <command> --help` (and `svc help <command>`) shows that
+ * command alone; a mistyped command or option is named, with the one most likely meant and what the command
+ * takes; a usage mistake is said as one before credentials are looked for. No service is asked: every case
+ * here ends before a request.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { main } from '../../../packages/client/src/cli/main.js';
+
+async function svc(args: string[], env: NodeJS.ProcessEnv = {}) {
+  let stdout = '';
+  let stderr = '';
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    stdout += String(chunk);
+    return true;
+  });
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+    stderr += String(chunk);
+    return true;
+  });
+  const fetch = () => Promise.reject(new Error('svc sent a request'));
+  const code = await main(args, env, { fetch });
+  vi.restoreAllMocks();
+  return { code, stdout, stderr };
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('svc help', () => {
+  it('shows one command for svc <command> --help and svc help <command>, every command for svc --help', async () => {
+    for (const args of [
+      ['listen', '--help'],
+      ['help', 'listen'],
+      ['listen', '-h'],
+    ]) {
+      const run = await svc(args);
+      expect(run.code, args.join(' ')).toBe(0);
+      expect(run.stdout).toContain('svc listen --forward-to <url> [--events type,type] [--new-secret]');
+      expect(run.stdout).not.toContain('svc import');
+      expect(run.stdout).toContain('SVC_CREDENTIALS_FILE');
+    }
+    for (const args of [['--help'], ['help']]) {
+      const run = await svc(args);
+      expect(run.code, args.join(' ')).toBe(0);
+      for (const command of ['import', 'token', 'get', 'listen', 'trigger'])
+        expect(run.stdout).toContain(`  svc ${command} `);
+    }
+  });
+});
+
+describe('svc usage mistakes (exit 2, nothing sent)', () => {
+  it('names an unknown command, and the one most likely meant', async () => {
+    const typo = await svc(['lsten', '--forward-to', 'http://localhost:8080/webhooks']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/^svc: unknown command "lsten" \(did you mean svc listen\?\)\nusage:/);
+    const other = await svc(['frobnicate']);
+    expect(other.stderr).toMatch(/^svc: unknown command "frobnicate"\nusage:/);
+  });
+
+  it("names an unknown option, the command's options and the one most likely meant", async () => {
+    const listen = await svc(['listen', '--forward', 'http://localhost:8080/webhooks']);
+    expect(listen.code).toBe(2);
+    expect(listen.stderr).toMatch(
+      /^svc listen: unknown option --forward \(did you mean --forward-to\?\); it takes --forward-to, --events, --new-secret\nusage:\n {2}svc listen /,
+    );
+    expect(listen.stderr).not.toContain('svc import');
+    const token = await svc(['token', '--jsn']);
+    expect(token.stderr).toMatch(/^svc token: unknown option --jsn \(did you mean --json\?\); it takes --json\n/);
+    const get = await svc(['get', 'sites', '--json']);
+    expect(get.code).toBe(2);
+    expect(get.stderr).toMatch(/^svc get: --json belongs to svc token\nusage:\n {2}svc get <path>/);
+  });
+
+  it('says a usage mistake as one before looking for credentials', async () => {
+    for (const args of [['trigger'], ['trigger', 'visit_x'], ['get'], ['import', 'sites']]) {
+      const run = await svc(args);
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr, args.join(' ')).toContain(`usage:\n  svc ${args[0]} `);
+      expect(run.stderr).not.toContain('missing credentials');
+    }
+    const resource = await svc(['import', 'site', 'sites.csv']);
+    expect(resource.stderr).toMatch(/^svc import: unknown resource "site": sites, site-visits, messages\n/);
+  });
+});
