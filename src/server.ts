@@ -13,10 +13,11 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
-import { type Config, ConfigError, loadConfig } from './config.js';
+import type { Config } from './config.js';
 import { type AppDatabase, isExplainedOpeningFailure, openDatabase } from './db/database.js';
 import { migrateToLatest, migrationState } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
+import { configOrExit, refuseArguments } from './lib/entry-point.js';
 import { createLogger } from './lib/logger.js';
 import { ListenerRelay } from './modules/webhook-listeners/relay.js';
 import { DeliveryWorker } from './modules/outbox/worker.js';
@@ -42,17 +43,9 @@ function listeningAddress(config: Config, port = config.port): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
-function readConfig(): Config {
-  try {
-    return loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(78);
-    }
-    throw error;
-  }
-}
+const USAGE = `usage: npm start (node dist/server.js)
+  starts the service. It takes no arguments: it is configured by environment variables, e.g.
+  PORT=3001 DATA_DIR=/tmp/site-services npm start; "Configuration" in README.md lists them all.`;
 
 /** What every deployment does once before serving: migrate, resolve keys, provision the sandbox. */
 async function prepare(config: Config, database: AppDatabase, logger: Logger, progress: Progress): Promise<ServerKeys> {
@@ -229,7 +222,8 @@ async function runPrimary(config: Config, logger: Logger, progress: Progress): P
 }
 
 async function main(): Promise<void> {
-  const config = readConfig();
+  refuseArguments('site-services', USAGE);
+  const config = configOrExit();
   const logger = createLogger(config);
   const progress = startupProgress(config, logger);
   const clustered = cluster.isPrimary && config.role !== 'worker' && config.webConcurrency > 1;

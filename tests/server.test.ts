@@ -69,9 +69,10 @@ async function startServer(port: number, extra: NodeJS.ProcessEnv = {}): Promise
 async function failedStart(
   extra: NodeJS.ProcessEnv,
   entry = SERVER_ENTRY,
+  args: string[] = [],
 ): Promise<{ code: number | null; output: string }> {
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, HOST: '127.0.0.1', ...extra };
-  const child = spawn(process.execPath, [entry], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   children.push(child);
   let output = '';
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -281,6 +282,29 @@ describe('npm start', () => {
       );
       expect(start.output).not.toMatch(/\n\s+at |-sASSERTIONS/);
       fs.rmSync(damaged, { recursive: true, force: true });
+    },
+    TEST_LIMIT_MS,
+  );
+
+  it(
+    'npm start and npm run migrate take no arguments: one is refused naming it, before anything is opened; a configuration they cannot read is said without a stack',
+    async () => {
+      const own = path.join(os.tmpdir(), `server-test-args-${process.pid}`);
+      const migrateCli = path.join(ROOT, 'dist', 'db', 'migrate-cli.js');
+      for (const [entry, command] of [
+        [SERVER_ENTRY, 'site-services'],
+        [migrateCli, 'migrate'],
+      ] as const) {
+        const run = await failedStart({ DATA_DIR: own }, entry, ['--port', '3001']);
+        expect(run.code).toBe(2);
+        expect(run.output).toMatch(new RegExp(`^${command}: unknown argument --port\nusage: npm `));
+        const config = await failedStart({ DATA_DIR: own, PORT: 'abc' }, entry);
+        expect(config).toEqual({
+          code: 78,
+          output: 'Invalid configuration:\n  - PORT must be an integer from 0 to 65535 (got "abc")\n',
+        });
+      }
+      expect(fs.existsSync(own)).toBe(false);
     },
     TEST_LIMIT_MS,
   );
