@@ -78,6 +78,12 @@ describe('svc usage mistakes (exit 2, nothing sent)', () => {
       expect(run.stderr, args.join(' ')).toContain(`usage:\n  svc ${args[0]} `);
       expect(run.stderr).not.toContain('missing credentials');
     }
+    // svc trigger $VISIT complete-lifecycle, VISIT empty: the missing visit id is named.
+    const action = await svc(['trigger', 'complete-lifecycle']);
+    expect(action.code).toBe(2);
+    expect(action.stderr).toMatch(
+      /^svc trigger: complete-lifecycle is an action: the visit id comes first \(svc trigger <visit-id> complete-lifecycle\); an empty variable/,
+    );
     const resource = await svc(['import', 'site', 'sites.csv']);
     expect(resource.stderr).toMatch(/^svc import: unknown resource "site": sites, site-visits, messages\n/);
   });

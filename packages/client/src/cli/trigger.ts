@@ -93,6 +93,14 @@ export async function triggerCommand(
   usage: string,
 ): Promise<number> {
   const [visitId, action, ...pairs] = positionals;
+  // `svc trigger $VISIT complete-lifecycle` with VISIT empty (the create that set it failed) reaches here
+  // as the action alone.
+  if (visitId && !action && Object.hasOwn(MEMBERS, visitId))
+    throw new UsageError(
+      `svc trigger: ${visitId} is an action: the visit id comes first (svc trigger <visit-id> ${visitId}); ` +
+        'an empty variable in its place (VISIT=$(curl …) when the create failed) leaves it out\n' +
+        usage,
+    );
   if (!visitId || !action) throw new UsageError(usage);
   const body: Record<string, unknown> = { action };
   for (const pair of pairs) {
