@@ -239,6 +239,13 @@ export function registerErrorHandling(
         problemBaseUrl,
       );
     }
-    return sendProblem(request, reply, new Problem('not-found', `No resource lives at ${echo(path)}.`), problemBaseUrl);
+    // Outside the APIs (the root a browser opens first, a mistyped version): where they and their reference are.
+    const where = /^\/(api|admin)\/v1\//.test(path) ? '' : ' The API is under /api/v1/; its reference is at /docs.';
+    return sendProblem(
+      request,
+      reply,
+      new Problem('not-found', `No resource lives at ${echo(path)}.${where}`),
+      problemBaseUrl,
+    );
   });
 }

@@ -100,6 +100,16 @@ describe('unknown routes and methods', () => {
   });
 });
 
+describe('an address outside the APIs', () => {
+  it.each(['/', '/api/v2/sites', '/sites'])('%s is 404 saying where the API and its reference are', async (path) => {
+    const response = await t.http.get(path, { token });
+    expectProblem(response, 404, 'not-found');
+    expect(response.body.detail).toBe(
+      `No resource lives at ${path}. The API is under /api/v1/; its reference is at /docs.`,
+    );
+  });
+});
+
 describe("a problem's size does not grow with the request", () => {
   it('an unknown path is repeated cut short', async () => {
     const response = await t.http.get(`/api/v1/${'q'.repeat(15_000)}`, { token });
