@@ -12,7 +12,15 @@ import { openEventStore } from './store.js';
 
 const secret = process.env.WEBHOOK_SECRET;
 if (!secret) {
-  process.stderr.write('WEBHOOK_SECRET is required\n');
+  process.stderr.write(
+    'WEBHOOK_SECRET is required: the secret of your webhook subscription, or in the sandbox the one `svc listen` ' +
+      'prints on its Ready line ("Signing secret: whsec_…")\n',
+  );
+  process.exit(2);
+}
+const port = Number(process.env.PORT || 8080);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  process.stderr.write(`PORT must be an integer from 0 to 65535, got "${process.env.PORT}"\n`);
   process.exit(2);
 }
 const store = await openEventStore(process.env.RECEIVER_DATABASE ?? './receiver-data');
@@ -20,9 +28,15 @@ const handler = createReceiverHandler({ secret, store, log: (line) => process.st
 const server = createServer((request, response) => {
   handler(request, response).catch(() => response.writeHead(500).end());
 });
-server.listen(Number(process.env.PORT ?? 8080), () =>
-  process.stdout.write(`receiving webhooks on port ${Number(process.env.PORT ?? 8080)}\n`),
-);
+server.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EADDRINUSE') throw error;
+  process.stderr.write(
+    `port ${port} is in use by another process (this receiver already running?): stop it, or start this one ` +
+      'with PORT set to a free port (and forward to that port)\n',
+  );
+  void store.close().then(() => process.exit(1));
+});
+server.listen(port, () => process.stdout.write(`receiving webhooks on port ${port}\n`));
 const stop = () => server.close(() => void store.close().then(() => process.exit(0)));
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);
