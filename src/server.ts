@@ -64,7 +64,7 @@ async function prepare(config: Config, database: AppDatabase, logger: Logger, pr
   if (packet) {
     const file = writeCredentialPacket(config.dataDir, packet);
     banner([`Sandbox demo tenant created. Its credential packet (also in ${file}):`, JSON.stringify(packet, null, 2)]);
-  } else if (config.environment === 'sandbox') reportKeptFiles(config.dataDir, progress);
+  } else if (config.environment === 'sandbox') reportKeptFiles(config.dataDir, config.publicBaseUrl, progress);
   if (keys.adminTokenGenerated && keys.adminToken) {
     const kept = readAdminToken(config.dataDir);
     if (kept.token === keys.adminToken) progress(`operator API token is in ${kept.file}`);

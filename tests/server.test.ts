@@ -207,15 +207,21 @@ describe('npm start', () => {
   );
 
   it(
-    'restart: no packet again, says where the client credentials and the operator token are',
+    'restart: no packet again, says where the client credentials and the operator token are; on another port the packet follows',
     async () => {
+      // On another port than the first start's (each start here takes a free one): the packet's baseUrl, which
+      // svc and the README's commands read, is made this start's, and the line says so.
+      const packetFile = path.join(dataDir, 'credentials.json');
+      const before = JSON.parse(fs.readFileSync(packetFile, 'utf8'));
       const server = await startServer(await freePort());
       const progress = progressLines(server.output());
       expect(progress, server.output()).toEqual([
-        `client credentials are in ${path.join(dataDir, 'credentials.json')}`,
+        `client credentials are in ${packetFile} (its baseUrl is now ${server.baseUrl}, was ${before.baseUrl})`,
         `operator API token is in ${path.join(dataDir, 'admin-token')}`,
         expect.stringMatching(/^listening on /),
       ]);
+      expect(JSON.parse(fs.readFileSync(packetFile, 'utf8'))).toEqual({ ...before, baseUrl: server.baseUrl });
+      expect(fs.statSync(packetFile).mode & 0o777).toBe(0o600);
       expect(server.output()).not.toContain('client_secret');
       expect(server.output()).not.toContain(fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim());
       expect((await fetch(`${server.baseUrl}/ready`)).status).toBe(200);

@@ -115,6 +115,28 @@ export async function provisionSandbox(
   });
 }
 
+/**
+ * The credential packet a previous start kept, with its baseUrl made `baseUrl` (this start's) when it names
+ * another: a restart on another PORT (the first start's was taken, say) would otherwise leave svc and the
+ * README's commands, which read the address from the packet, talking to the old one. Undefined without a
+ * packet; a file that is not one (edited by hand) is left as it is.
+ */
+export function keptCredentialPacket(
+  dataDir: string,
+  baseUrl: string,
+): { file: string; movedFrom?: string } | undefined {
+  const file = path.join(dataDir, 'credentials.json');
+  let packet: CredentialPacket;
+  try {
+    packet = JSON.parse(fs.readFileSync(file, 'utf8')) as CredentialPacket;
+  } catch {
+    return fs.existsSync(file) ? { file } : undefined;
+  }
+  if (typeof packet?.baseUrl !== 'string' || packet.baseUrl === baseUrl) return { file };
+  writeCredentialPacket(dataDir, { ...packet, baseUrl });
+  return { file, movedFrom: packet.baseUrl };
+}
+
 export function writeCredentialPacket(dataDir: string, packet: CredentialPacket): string {
   fs.mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, 'credentials.json');

@@ -4,10 +4,9 @@
  * (a developer's terminal) these are plain lines on stderr; in production they are log entries like any
  * other, for the log pipeline.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import { keptCredentialPacket } from './sandbox.js';
 
 export type Progress = (line: string) => void;
 
@@ -22,7 +21,9 @@ export function sinceProcessStart(): string {
 }
 
 /** A restart in the sandbox: where the files that the first start wrote and printed are. */
-export function reportKeptFiles(dataDir: string, progress: Progress): void {
-  const credentials = path.join(dataDir, 'credentials.json');
-  if (fs.existsSync(credentials)) progress(`client credentials are in ${credentials}`);
+export function reportKeptFiles(dataDir: string, baseUrl: string, progress: Progress): void {
+  const kept = keptCredentialPacket(dataDir, baseUrl);
+  if (!kept) return;
+  const moved = kept.movedFrom ? ` (its baseUrl is now ${baseUrl}, was ${kept.movedFrom})` : '';
+  progress(`client credentials are in ${kept.file}${moved}`);
 }
