@@ -38,19 +38,25 @@ export class PostgresUnusable extends Error {
   }
 }
 
-/** The explained failure for `error`, met opening the database DATABASE_URL names; undefined when not explained. */
-export function explainedPostgresFailure(connectionString: string, error: unknown): PostgresUnusable | undefined {
+/**
+ * The explained failure for `error`, met opening the database `variable` (DATABASE_URL, or the tests'
+ * TEST_DATABASE_URL) names; undefined when not explained.
+ */
+export function explainedPostgresFailure(
+  connectionString: string,
+  error: unknown,
+  variable = 'DATABASE_URL',
+): PostgresUnusable | undefined {
   const failure = error as { code?: string; message?: string };
   const { address, options, database, user } = targetOf(connectionString);
   const said = failure?.message ?? String(error);
-  const explain = (text: string) => new PostgresUnusable(text, error);
+  const explain = (text: string) => new PostgresUnusable(text.replaceAll('DATABASE_URL', variable), error);
   switch (failure?.code) {
     case 'ECONNREFUSED':
     case 'ENOENT':
       return explain(
         `nothing accepts connections at ${address}, the PostgreSQL server of DATABASE_URL (${said}): start ` +
-          'PostgreSQL there, or correct the host and port of DATABASE_URL (unset, the service uses its embedded ' +
-          'database in DATA_DIR)',
+          `PostgreSQL there, or correct the host and port of DATABASE_URL${variable === 'DATABASE_URL' ? ' (unset, the service uses its embedded database in DATA_DIR)' : ''}`,
       );
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
@@ -65,8 +71,8 @@ export function explainedPostgresFailure(connectionString: string, error: unknow
     case '3D000':
       return explain(
         `the database "${database}" does not exist on ${address} (DATABASE_URL): create it ` +
-          `(\`createdb ${options} ${database}\`; the service migrates it when it starts, as \`npm run migrate\` ` +
-          'does), or name an existing database in DATABASE_URL',
+          `(\`createdb ${options} ${database}\`; an empty database is migrated when first used), or name an ` +
+          'existing database in DATABASE_URL',
       );
     case '28P01':
     case '28000':

@@ -18,6 +18,7 @@ import type { TestProject } from 'vitest/node';
 import { openPglite, openPostgres } from '../../src/db/database.js';
 import type { Database } from '../../src/db/schema.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { explainedPostgresFailure } from '../../src/db/postgres-unusable.js';
 import { dropDatabase, onServer } from '../helpers/database-copies.js';
 
 declare module 'vitest' {
@@ -34,7 +35,11 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   if (databaseUrl) {
     const database = openPostgres(databaseUrl, 2);
     try {
-      await migrateToLatest(database.db);
+      // A server not running or a database not created yet (README: createdb … test) said as such, not as a stack.
+      await migrateToLatest(database.db).catch((error: unknown) => {
+        const explained = explainedPostgresFailure(databaseUrl, error, 'TEST_DATABASE_URL');
+        throw explained ? new Error(explained.message) : error;
+      });
       await emptyTables(database.db);
     } finally {
       // Closed before any file copies it.
