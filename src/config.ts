@@ -250,21 +250,30 @@ export const readByNode = [
 
 type Values = ValuesOf<typeof variables>;
 
-const requiredInProduction = (variable: 'TOKEN_SIGNING_KEY' | 'APP_SECRET' | 'WEBHOOK_ENCRYPTION_KEY') => ({
+/** A key production needs, with the command that makes one (the README's "Generate production keys"). */
+const requiredInProduction = (
+  variable: 'TOKEN_SIGNING_KEY' | 'APP_SECRET' | 'WEBHOOK_ENCRYPTION_KEY',
+  generatedBy: string,
+) => ({
   variable,
-  says: 'must be set in production',
+  says: `must be set in production (make one with \`${generatedBy}\`)`,
   broken: (values: Values) => values.ENVIRONMENT === 'production' && values[variable] === undefined,
 });
 
 /** Rules between variables, checked once every variable is valid on its own; the README lists each with its variable. */
 export const rules: readonly Rule<typeof variables>[] = [
-  requiredInProduction('TOKEN_SIGNING_KEY'),
-  requiredInProduction('APP_SECRET'),
-  requiredInProduction('WEBHOOK_ENCRYPTION_KEY'),
+  requiredInProduction('TOKEN_SIGNING_KEY', 'openssl genpkey -algorithm ed25519'),
+  requiredInProduction('APP_SECRET', 'openssl rand -base64 48'),
+  requiredInProduction('WEBHOOK_ENCRYPTION_KEY', 'openssl rand -base64 32'),
   {
     variable: 'WEBHOOK_TEST_ALLOWED_DESTINATIONS',
     says: 'must not be set in production',
     broken: (values) => values.ENVIRONMENT === 'production' && values.WEBHOOK_TEST_ALLOWED_DESTINATIONS.length > 0,
+  },
+  {
+    variable: 'METRICS_PORT',
+    says: "must not be PORT: it is a listener of its own, beside the API's",
+    broken: (values) => values.METRICS_PORT === values.PORT && values.ROLE !== 'worker',
   },
   {
     variable: 'WEB_CONCURRENCY',

@@ -161,6 +161,14 @@ describe('loadConfig validation names the bad variable', () => {
     expect(loadConfig({ WEB_CONCURRENCY: '1' }).webConcurrency).toBe(1);
   });
 
+  it('METRICS_PORT is not PORT (it would read as the port being taken by another process), unless no HTTP port is served', () => {
+    expect(problemsOf({ PORT: '3001', METRICS_PORT: '3001' })).toEqual([
+      "METRICS_PORT must not be PORT: it is a listener of its own, beside the API's",
+    ]);
+    expect(loadConfig({ PORT: '3001', METRICS_PORT: '3001', ROLE: 'worker' }).metricsPort).toBe(3001);
+    expect(loadConfig({ PORT: '3001', METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+  });
+
   it('reports every bad variable at once', () => {
     const problems = problemsOf({ PORT: 'x', LOG_LEVEL: 'loud', ENVIRONMENT: 'staging' });
     expect(problems.map((problem) => problem.split(' ')[0]).sort()).toEqual(['ENVIRONMENT', 'LOG_LEVEL', 'PORT']);
@@ -186,6 +194,13 @@ describe('production', () => {
       ]),
     );
     expect(problems).toHaveLength(3);
+    // Each says how to make one.
+    expect(problems).toContain(
+      'TOKEN_SIGNING_KEY must be set in production (make one with `openssl genpkey -algorithm ed25519`)',
+    );
+    expect(problems).toContain(
+      'WEBHOOK_ENCRYPTION_KEY must be set in production (make one with `openssl rand -base64 32`)',
+    );
     const { APP_SECRET: _omitted, ...withoutAppSecret } = productionKeys();
     expect(problemsOf({ ENVIRONMENT: 'production', ...withoutAppSecret })).toEqual([
       expect.stringContaining('APP_SECRET'),
