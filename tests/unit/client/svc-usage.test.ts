@@ -4,6 +4,7 @@
  * takes; a usage mistake is said as one before credentials are looked for. No service is asked: every case
  * here ends before a request.
  */
+import fs from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../packages/client/src/cli/main.js';
 
@@ -45,6 +46,15 @@ describe('svc help', () => {
       for (const command of ['import', 'token', 'get', 'listen', 'trigger'])
         expect(run.stdout).toContain(`  svc ${command} `);
     }
+  });
+});
+
+describe('svc --version', () => {
+  it("prints the package's version", async () => {
+    const run = await svc(['--version']);
+    expect(run.code).toBe(0);
+    const { version } = JSON.parse(fs.readFileSync('packages/client/package.json', 'utf8'));
+    expect(run.stdout).toBe(`${version}\n`);
   });
 });
 

@@ -6,11 +6,13 @@
  *   svc get <path>
  *   svc listen --forward-to <url> [--events type,type] [--new-secret]
  *   svc trigger <visit-id> <action> [name=value | name:=json ...]
+ *   svc --help, svc <command> --help, svc --version
  *
  * Exit codes: 0 success; 1 rows rejected (import) or an error status (get); 2 usage, configuration,
  * credentials or scope refused, or another request the service refused (4xx); 3 interrupted by temporary
  * failures that outlasted the retries, or stopped by a signal (re-run the same command to resume).
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createClient } from '../client.js';
 import { ApiError, CredentialsError, NetworkError, SiteServicesError } from '../errors.js';
@@ -67,11 +69,19 @@ const COMMAND_OPTIONS: Record<Command, string[]> = {
 const CREDENTIALS_LINE =
   'credentials from the environment: SVC_BASE_URL, SVC_CLIENT_ID, SVC_CLIENT_SECRET, or SVC_CREDENTIALS_FILE';
 
-const USAGE = `usage:\n${COMMANDS.map((command) => COMMAND_USAGE[command]).join('\n')}\n${CREDENTIALS_LINE}`;
+const USAGE = `usage:\n${COMMANDS.map((command) => COMMAND_USAGE[command]).join('\n')}
+  svc <command> --help: that command alone; svc --version: this package's version
+${CREDENTIALS_LINE}`;
 
 /** One command's usage (`svc <command> --help`, and after a usage error of that command). */
 function usageOf(command: Command): string {
   return `usage:\n${COMMAND_USAGE[command]}\n${CREDENTIALS_LINE}`;
+}
+
+/** This package's version (`svc --version`): its package.json is two levels up from src/cli/ and dist/cli/ alike. */
+function packageVersion(): string {
+  const file = new URL('../../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
 function isCommand(word: string | undefined): word is Command {
@@ -300,6 +310,7 @@ function parseArgv(argv: string[]) {
       events: { type: 'string' },
       'new-secret': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean' },
     },
   });
 }
@@ -321,6 +332,10 @@ export async function main(argv: string[], env: Env, options: MainOptions = {}):
     const [command, ...rest] = first === 'help' ? others : positionals;
     if (help) {
       process.stdout.write(`${isCommand(command) ? usageOf(command) : USAGE}\n`);
+      return EXIT.ok;
+    }
+    if (values.version) {
+      process.stdout.write(`${packageVersion()}\n`);
       return EXIT.ok;
     }
     if (command === undefined) throw new UsageError(USAGE);
