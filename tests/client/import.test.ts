@@ -3,7 +3,7 @@
  * `main` runs in this process (its output captured) against the test app; the child-process run is
  * import.kill.test.ts.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FetchLike } from '@site-services/client';
@@ -304,6 +304,19 @@ describe('usage and configuration (exit 2)', () => {
     const missing = await svc(['get', '/api/v1/sites/site_nope'], { SVC_CREDENTIALS_FILE: right });
     expect(missing.code).toBe(1);
     expect(JSON.parse(missing.stdout)).toMatchObject({ status: 404 });
+  });
+
+  it('refuses a CSV header naming a column the resource does not have, before sending any row', async () => {
+    const tenant = { clientId: 'cli_x', clientSecret: 'secret_x' };
+    const input = file('misnamed.csv', 'name,site_code,city\nStore 9,S-9,Springfield\nStore 10,S-10,Springfield\n');
+    const requests: string[] = [];
+    const run = await svc(['import', 'sites', input], svcEnv(t, tenant), requests);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      `svc import sites: the header of ${input} names "site_code" (did you mean siteCode?), not a field of sites; nothing was sent. Its fields: name, siteCode, `,
+    );
+    expect(requests).toEqual([]);
+    expect(existsSync(`${input}.progress.jsonl`)).toBe(false);
   });
 
   it('answers unknown commands, resources and missing files with the usage', async () => {

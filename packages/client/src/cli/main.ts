@@ -26,6 +26,7 @@ import { RESOURCES, type ImportResource } from './import/rows.js';
 import { defaultSidePath, describeRejection, type ImportReport, runImport } from './import/run.js';
 import { parseForwardTo, runListen } from './listen/listen.js';
 import { stateDirectory } from './listen/state.js';
+import { closest } from './suggest.js';
 import { triggerCommand } from './trigger.js';
 
 /** Each command's lines of the usage, in the order `svc --help` lists them. */
@@ -91,26 +92,6 @@ function isCommand(word: string | undefined): word is Command {
 /** The first word that is not an option: the command, whatever parseArgs makes of the rest. */
 function commandWord(argv: string[]): string | undefined {
   return argv.find((arg) => !arg.startsWith('-'));
-}
-
-/** Edits (insertions, deletions, substitutions) between two short words. */
-function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++)
-      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    previous = row;
-  }
-  return previous[b.length]!;
-}
-
-/** The known word a mistyped one most likely meant (a prefix of it, or within two edits), if any. */
-function closest(word: string, known: string[]): string | undefined {
-  return (
-    known.find((candidate) => candidate.startsWith(word) || word.startsWith(candidate)) ??
-    known.find((candidate) => distance(word, candidate) <= 2)
-  );
 }
 
 /** An option parseArgs does not know: which one, what this command takes, and the command's usage. */

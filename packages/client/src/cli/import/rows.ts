@@ -6,6 +6,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
+import { UsageError } from '../credentials.js';
+import { closest } from '../suggest.js';
+import { CREATE_FIELDS } from './fields.js';
 
 export const RESOURCES = ['sites', 'site-visits', 'messages'] as const;
 export type ImportResource = (typeof RESOURCES)[number];
@@ -63,6 +66,27 @@ function csvValue(resource: ImportResource, field: string, text: string): unknow
   return text;
 }
 
+/**
+ * Refuses a CSV header naming a column the resource does not have, before any row is sent (every row would be
+ * refused for it). Empty column names are allowed: their cells are left out, as an empty cell is.
+ */
+function checkHeader(resource: ImportResource, file: string, text: string): void {
+  const [header = []] = parse(text, { bom: true, to_line: 1 }) as string[][];
+  const fields: readonly string[] = CREATE_FIELDS[resource];
+  const unknown = header.filter((column) => column !== '' && !fields.includes(column));
+  if (unknown.length === 0) return;
+  const named = unknown.map((column) => {
+    // `name;siteCode`: a file written with another separator is one column.
+    if (/[;\t]/.test(column)) return `${JSON.stringify(column)} (columns are separated by commas)`;
+    const guess = closest(column, fields);
+    return `${JSON.stringify(column)}${guess ? ` (did you mean ${guess}?)` : ''}`;
+  });
+  throw new UsageError(
+    `svc import ${resource}: the header of ${file} names ${named.join(', ')}, not ${unknown.length === 1 ? 'a field' : 'fields'} ` +
+      `of ${resource}; nothing was sent. Its fields: ${fields.join(', ')}`,
+  );
+}
+
 function csvRows(resource: ImportResource, text: string): ImportRow[] {
   const records = parse(text, {
     bom: true,
@@ -117,7 +141,9 @@ export function readImportFile(resource: ImportResource, file: string): ImportFi
   const bytes = readFileSync(file);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const text = bytes.toString('utf8');
-  const rows = /\.(jsonl|ndjson)$/i.test(file) ? jsonLinesRows(text) : csvRows(resource, text);
+  const jsonLines = /\.(jsonl|ndjson)$/i.test(file);
+  if (!jsonLines) checkHeader(resource, file, text);
+  const rows = jsonLines ? jsonLinesRows(text) : csvRows(resource, text);
   return { sha256, rows };
 }
 
