@@ -57,6 +57,10 @@ export const variables = {
   }),
   DATA_DIR: text({
     default: './data',
+    // `DATA_DIR="~/svc"` reaches the service unexpanded (the shell expands ~ only unquoted, at a word's start):
+    // it would make a directory named `~` in the working directory.
+    check: (dir) => !dir.startsWith('~'),
+    accepts: 'a directory path, not starting with `~` (the shell left it unexpanded: write `$HOME/…`)',
     description:
       'Embedded database, `credentials.json` and `admin-token` of the sandbox. One process at a time: a second start (or `npm run migrate`) on a DATA_DIR whose embedded database is open is refused, naming it',
   }),

@@ -124,6 +124,8 @@ describe('loadConfig validation names the bad variable', () => {
     ['DATABASE_URL', { DATABASE_URL: 'mysql://localhost/db' }],
     ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: '0' }],
     ['DATABASE_STATEMENT_TIMEOUT_MS', { DATABASE_STATEMENT_TIMEOUT_MS: '0' }],
+    // Quoted in the shell, ~ is not expanded: the service would create a directory named `~`.
+    ['DATA_DIR', { DATA_DIR: '~/site-services' }],
     ['ADMIN_TOKEN', { ADMIN_TOKEN: 'short' }],
     // What `Authorization: Bearer` cannot carry (RFC 6750 token68): the operator API could never be reached.
     ['ADMIN_TOKEN', { ADMIN_TOKEN: 'operator token 0123456789' }],
