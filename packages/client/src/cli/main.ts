@@ -12,7 +12,6 @@
  * credentials or scope refused, or another request the service refused (4xx); 3 interrupted by temporary
  * failures that outlasted the retries, or stopped by a signal (re-run the same command to resume).
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createClient } from '../client.js';
 import { ApiError, CredentialsError, NetworkError, SiteServicesError } from '../errors.js';
@@ -26,91 +25,18 @@ import { RESOURCES, type ImportResource } from './import/rows.js';
 import { defaultSidePath, describeRejection, type ImportReport, runImport } from './import/run.js';
 import { parseForwardTo, runListen } from './listen/listen.js';
 import { stateDirectory } from './listen/state.js';
-import { closest } from './suggest.js';
 import { triggerCommand } from './trigger.js';
-
-/** Each command's lines of the usage, in the order `svc --help` lists them. */
-const COMMAND_USAGE = {
-  import: `  svc import <sites|site-visits|messages> <file.csv|file.jsonl> [--rate <per-minute>] [--progress <path>] [--report <path>]
-      one create per row, resumable; rejected rows listed at the end`,
-  token: `  svc token [--json]
-      prints the bare access token, for "Authorization: Bearer $(svc token)"; --json: the whole token response`,
-  get: `  svc get <path>
-      GET /api/v1/<path> and print the answer`,
-  listen: `  svc listen --forward-to <url> [--events type,type] [--new-secret]
-      sandbox: receive your webhooks on this machine; forwards each delivery to <url> (http or https), signed
-      with the secret its Ready line prints. That secret is kept on this machine for the service address and
-      client id (in $XDG_STATE_HOME/svc or ~/.local/state/svc), so it stays the same on every run: Ctrl-C closes
-      the listener and the next run opens a new one with the same secret. Killed any other way, the same command
-      run again within 60 s resumes the listener. --new-secret: make and keep a new secret (rotation).`,
-  trigger: `  svc trigger <visit-id> <action> [name=value | name:=json ...]
-      sandbox: run a simulator action on a visit (complete-lifecycle, assign-rep, schedule, dispatch, complete,
-      transmit-deliverables). Each pair is a body member in the type the action declares: name=value is text,
-      or true/false for a boolean member; name:=json sends a JSON value as written (name:=null for null).
-        svc trigger <id> assign-rep fieldRepName='Jordan Lee'      fieldRepName:=null clears the rep
-        svc trigger <id> schedule scheduledDate=2026-12-02 etaTime=09:30
-        svc trigger <id> dispatch
-        svc trigger <id> complete qualityReviewPassed=true         required: the service completes a visit
-                                                                   only after its quality review passed
-        svc trigger <id> transmit-deliverables notes='Meter replaced'`,
-} as const;
-
-type Command = keyof typeof COMMAND_USAGE;
-const COMMANDS = Object.keys(COMMAND_USAGE) as Command[];
-
-/** The options each command takes (parseArgs knows them all; a command refuses the others'). */
-const COMMAND_OPTIONS: Record<Command, string[]> = {
-  import: ['rate', 'progress', 'report'],
-  token: ['json'],
-  get: [],
-  listen: ['forward-to', 'events', 'new-secret'],
-  trigger: [],
-};
-
-const CREDENTIALS_LINE =
-  'credentials from the environment: SVC_BASE_URL, SVC_CLIENT_ID, SVC_CLIENT_SECRET, or SVC_CREDENTIALS_FILE';
-
-const USAGE = `usage:\n${COMMANDS.map((command) => COMMAND_USAGE[command]).join('\n')}
-  svc <command> --help: that command alone; svc --version: this package's version
-${CREDENTIALS_LINE}`;
-
-/** One command's usage (`svc <command> --help`, and after a usage error of that command). */
-function usageOf(command: Command): string {
-  return `usage:\n${COMMAND_USAGE[command]}\n${CREDENTIALS_LINE}`;
-}
-
-/** This package's version (`svc --version`): its package.json is two levels up from src/cli/ and dist/cli/ alike. */
-function packageVersion(): string {
-  const file = new URL('../../package.json', import.meta.url);
-  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
-}
-
-function isCommand(word: string | undefined): word is Command {
-  return word !== undefined && (COMMANDS as string[]).includes(word);
-}
-
-/** The first word that is not an option: the command, whatever parseArgs makes of the rest. */
-function commandWord(argv: string[]): string | undefined {
-  return argv.find((arg) => !arg.startsWith('-'));
-}
-
-/** An option parseArgs does not know: which one, what this command takes, and the command's usage. */
-function unknownOption(message: string, command: string | undefined): UsageError {
-  const option = /Unknown option '([^']+)'/.exec(message)?.[1] ?? message;
-  if (!isCommand(command)) return new UsageError(`unknown option ${option}\n${USAGE}`);
-  const known = COMMAND_OPTIONS[command];
-  const guess = closest(option.replace(/^-+/, ''), known);
-  const takes = known.length ? `it takes ${known.map((name) => `--${name}`).join(', ')}` : 'it takes no options';
-  return new UsageError(
-    `svc ${command}: unknown option ${option}${guess ? ` (did you mean --${guess}?)` : ''}; ${takes}\n${usageOf(command)}`,
-  );
-}
-
-/** A command svc does not have: which, and the one it most likely meant. */
-function unknownCommand(command: string): UsageError {
-  const guess = closest(command, COMMANDS);
-  return new UsageError(`unknown command "${command}"${guess ? ` (did you mean svc ${guess}?)` : ''}\n${USAGE}`);
-}
+import {
+  COMMAND_OPTIONS,
+  COMMANDS,
+  commandWord,
+  isCommand,
+  packageVersion,
+  unknownCommand,
+  unknownOption,
+  USAGE,
+  usageOf,
+} from './usage.js';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 3 } as const;
 
