@@ -157,6 +157,10 @@ export function registerJsonBodyParser(app: Api): void {
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     // parseAs 'buffer': the body's bytes, read whole within the route's limit (413 beyond it), as before.
     const bytes = body as Buffer;
+    // A route that takes no body (a DELETE, say) asked with Content-Type: application/json and nothing after it:
+    // many clients send that header on every request. Nothing to parse, so nothing to refuse; a route that
+    // takes a body still refuses an empty one (400, error-handler.ts).
+    if (bytes.length === 0 && request.routeOptions.schema?.body === undefined) return done(null, undefined);
     // Checked before decoding (a native scan, 15 to 75 µs a megabyte): decoding would replace what is not UTF-8.
     if (!isUtf8(bytes)) return done(new Problem('malformed-request', NOT_UTF8_DETAIL), undefined);
     // A leading byte order mark stays in the text, as before: Fastify's parser skips it.

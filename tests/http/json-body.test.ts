@@ -157,6 +157,22 @@ describe('a JSON body that is UTF-8 is read as before', () => {
     expect(empty.body.detail).toBe('The body is empty although Content-Type is application/json.');
   });
 
+  it('an empty body with Content-Type: application/json is no body where the route takes none (a DELETE)', async () => {
+    const other = await tenantWithToken(t);
+    const path = `/admin/v1/tenants/${other.tenantId}/credentials/${other.clientId}`;
+    const revoked = await t.http.request('DELETE', path, {
+      body: Buffer.alloc(0),
+      headers: { authorization: `Bearer ${t.adminToken}`, 'content-type': 'application/json' },
+    });
+    expect(revoked.status, revoked.text).toBe(204);
+    // A route that takes a body still refuses an empty one (above), and a DELETE's body that is not JSON too.
+    const garbled = await t.http.request('DELETE', path, {
+      body: Buffer.from('{'),
+      headers: { authorization: `Bearer ${t.adminToken}`, 'content-type': 'application/json' },
+    });
+    expectProblem(garbled, 400, 'malformed-request');
+  });
+
   it('malformed JSON that is UTF-8 is still "not well-formed JSON"', async () => {
     const response = await send('POST', '/api/v1/sites', Buffer.from('{"name": "é",'));
     expectProblem(response, 400, 'malformed-request');
