@@ -17,7 +17,7 @@ import type { Config } from './config.js';
 import { type AppDatabase, isExplainedOpeningFailure, openDatabase } from './db/database.js';
 import { migrateToLatest, migrationState } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
-import { configOrExit, refuseArguments } from './lib/entry-point.js';
+import { configOrExit, refuseArguments, warnOfUnsupportedNode } from './lib/entry-point.js';
 import { createLogger } from './lib/logger.js';
 import { ListenerRelay } from './modules/webhook-listeners/relay.js';
 import { DeliveryWorker } from './modules/outbox/worker.js';
@@ -223,6 +223,7 @@ async function runPrimary(config: Config, logger: Logger, progress: Progress): P
 
 async function main(): Promise<void> {
   refuseArguments('site-services', USAGE);
+  warnOfUnsupportedNode();
   const config = configOrExit();
   const logger = createLogger(config);
   const progress = startupProgress(config, logger);

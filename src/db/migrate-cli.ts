@@ -1,5 +1,5 @@
 /** `npm run migrate`: applies pending migrations to the configured database and exits. */
-import { configOrExit, refuseArguments } from '../lib/entry-point.js';
+import { configOrExit, refuseArguments, warnOfUnsupportedNode } from '../lib/entry-point.js';
 import { isExplainedOpeningFailure, openDatabase } from './database.js';
 import { migrateToLatest } from './migrate.js';
 
@@ -9,6 +9,7 @@ const USAGE = `usage: npm run migrate
   a start migrates too, so this is for a rolling upgrade (docs/deployment.md).`;
 
 refuseArguments('migrate', USAGE);
+warnOfUnsupportedNode();
 const config = configOrExit();
 const database = await openDatabase(config, (line) => console.log(line)).catch((error: unknown) => {
   // A cause the operator can remove is said as it is, without a stack (as a start says it).

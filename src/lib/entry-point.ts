@@ -2,7 +2,8 @@
  * What the service's commands (`npm start`, `npm run migrate`) do before anything else: they take no
  * arguments (they are configured by the environment), so `--help` prints what the command does and any other
  * argument (`--port 3001`) is refused, naming it, rather than ignored; and a configuration the command cannot
- * read is said as the variables and what each takes, without a stack. Nothing is opened before.
+ * read is said as the variables and what each takes, without a stack. Nothing is opened before. A Node.js
+ * older than the supported line is warned of (not refused: it may still run, as Debian's 20 does).
  */
 import { type Config, ConfigError, loadConfig } from '../config.js';
 
@@ -28,4 +29,23 @@ export function configOrExit(): Config {
     }
     throw error;
   }
+}
+
+/** The oldest Node.js line the service is supported on (package.json's engines). */
+export const SUPPORTED_NODE_MAJOR = 22;
+
+/** The warning for a Node.js `version` older than the supported line, or undefined. */
+export function unsupportedNodeWarning(version: string): string | undefined {
+  const major = Number(version.replace(/^v/, '').split('.')[0]);
+  if (!(major < SUPPORTED_NODE_MAJOR)) return undefined;
+  return (
+    `warning: this is Node.js ${version}, past its end of life; site-services is supported on Node.js ` +
+    `${SUPPORTED_NODE_MAJOR} or newer (README.md, Prerequisites). It may still run, untested.`
+  );
+}
+
+/** Says `unsupportedNodeWarning` on stderr when it applies. */
+export function warnOfUnsupportedNode(version = process.versions.node): void {
+  const warning = unsupportedNodeWarning(version);
+  if (warning) process.stderr.write(`${warning}\n`);
 }
