@@ -160,13 +160,13 @@ export function isExplainedOpeningFailure(
  * PostgreSQL opened and asked once, so that a server that is not there, a database that does not exist or a
  * refused user is said as such (PostgresUnusable) rather than as the first migration query's stack trace.
  */
-async function openReachablePostgres(config: Config & { databaseUrl: string }): Promise<AppDatabase> {
-  const database = openPostgres(config.databaseUrl, config.databasePoolSize, config.databaseStatementTimeoutMs);
+async function openReachablePostgres(url: string, config: Config): Promise<AppDatabase> {
+  const database = openPostgres(url, config.databasePoolSize, config.databaseStatementTimeoutMs);
   try {
     await database.pool!.query('SELECT 1');
   } catch (error) {
     await database.close().catch(() => undefined);
-    throw explainedPostgresFailure(config.databaseUrl, error) ?? error;
+    throw explainedPostgresFailure(url, error) ?? error;
   }
   return database;
 }
@@ -176,7 +176,7 @@ export async function openDatabase(
   config: Config,
   progress: (line: string) => void = () => undefined,
 ): Promise<AppDatabase> {
-  if (config.databaseUrl) return openReachablePostgres({ ...config, databaseUrl: config.databaseUrl });
+  if (config.databaseUrl) return openReachablePostgres(config.databaseUrl, config);
   // Before anything touches DATA_DIR: a second process on an open embedded database would damage it.
   const lock = await lockDataDirectory(config.dataDir);
   try {
