@@ -10,13 +10,12 @@ import { Problem } from './problem.js';
 export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
   app.addHook('onResponse', (request, reply, done) => {
     // The route's template keeps the label set small; a request no route matched is "unmatched".
-    const labels = {
-      method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
-      status: String(reply.statusCode),
-    };
-    metrics.httpRequests.inc(labels);
-    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    metrics.requests.record(
+      request.method,
+      request.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
     if (reply.getHeader('idempotent-replayed') === 'true') metrics.idempotency.inc({ outcome: 'replayed' });
     done();
   });

@@ -16,6 +16,7 @@ import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, R
 import type { AppDatabase } from '../db/database.js';
 import { turnBatchTotals } from '../db/turn-batches.js';
 import type { Clock } from '../lib/clock.js';
+import { RequestSeries } from './request-series.js';
 
 export type DeliveryOutcome = 'succeeded' | 'retry_scheduled' | 'failed';
 
@@ -24,8 +25,8 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 
 export class Metrics {
   readonly registry = new Registry();
-  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
-  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  /** Every answered request: `http_requests_total` and `http_request_duration_seconds`. */
+  readonly requests: RequestSeries;
   readonly deliveries: Counter<'outcome'>;
   readonly deliveryDuration: Histogram<'outcome'>;
   readonly deliveryClaims: Counter<'how'>;
@@ -36,19 +37,7 @@ export class Metrics {
   constructor(options: { database?: AppDatabase; clock: Clock; defaultMetrics?: boolean }) {
     const registers = [this.registry];
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
-    this.httpRequests = new Counter({
-      name: 'http_requests_total',
-      help: 'HTTP requests answered, by route template (unmatched: no route), method and status.',
-      labelNames: ['method', 'route', 'status'],
-      registers,
-    });
-    this.httpDuration = new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'Time from receiving a request to sending its answer.',
-      labelNames: ['method', 'route', 'status'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
+    this.requests = new RequestSeries(this.registry, LATENCY_BUCKETS);
     this.deliveries = new Counter({
       name: 'webhook_delivery_attempts_total',
       help: 'Webhook delivery attempts by outcome: succeeded, retry_scheduled (failed, another attempt is due) or failed (terminally).',
