@@ -88,6 +88,33 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return token;
 }
 
+/** What a grant admits a request as, while its client's standing is the one checked last, and its log bindings. */
+interface Admission {
+  status: ClientStanding;
+  auth: AuthContext;
+  bindings: { tenantId: string; clientId: string };
+}
+
+/**
+ * The requests of one token share their admission until its client's standing is checked again (a new
+ * standing object): the scopes are the grant's that the tenant still holds (a scope removed from the tenant
+ * stops working for tokens already issued), made once instead of at every request.
+ */
+const admissions = new WeakMap<BearerGrant, Admission>();
+
+function admission(grant: BearerGrant, status: ClientStanding): Admission {
+  const known = admissions.get(grant);
+  if (known?.status === status) return known;
+  const scopes = new Set(grant.scopes.filter((granted) => status.tenantScopes.has(granted)));
+  const made: Admission = {
+    status,
+    auth: Object.freeze({ tenantId: grant.tenantId, clientId: grant.clientId, scopes }),
+    bindings: Object.freeze({ tenantId: grant.tenantId, clientId: grant.clientId }),
+  };
+  admissions.set(grant, made);
+  return made;
+}
+
 export function registerClientAuth(
   app: FastifyInstance,
   deps: { tokens: BearerTokenVerifier; credentialStatus: ClientStandingLookup; scopes: readonly string[] },
@@ -102,12 +129,11 @@ export function registerClientAuth(
   ): Problem | undefined => {
     if (!status.active || status.tenantId !== grant.tenantId)
       return unauthorized('The credentials of this token have been revoked.');
-    // A scope removed from the tenant stops working for tokens already issued.
-    const scopes = new Set(grant.scopes.filter((granted) => status.tenantScopes.has(granted)));
-    request.auth = { tenantId: grant.tenantId, clientId: grant.clientId, scopes };
+    const admitted = admission(grant, status);
+    request.auth = admitted.auth;
     // The request's own logger gains the bindings (a second child logger per request costs more).
-    (request.log as unknown as Logger).setBindings({ tenantId: grant.tenantId, clientId: grant.clientId });
-    if (scopes.has(scope)) return undefined;
+    (request.log as unknown as Logger).setBindings(admitted.bindings);
+    if (admitted.auth.scopes.has(scope)) return undefined;
     return new Problem('forbidden', `This operation needs the scope ${scope}; the token does not carry it.`, {
       headers: { 'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
     });
