@@ -12,13 +12,11 @@ export const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 export const ILL_FORMED_MESSAGE =
   'must be valid Unicode text: it holds a lone surrogate (U+D800 to U+DFFF), or bytes that are not UTF-8';
 
-/** A UTF-16 code unit of a surrogate pair without its other half (the `u` flag reads pairs as one code point). */
-const LONE_SURROGATE = /\p{Cs}/u;
-
 /** Why the database cannot hold this text as sent, or undefined when it can. */
 export function unstorableText(text: string): string | undefined {
   if (text.includes('\u0000')) return NUL_MESSAGE;
-  if (LONE_SURROGATE.test(text)) return ILL_FORMED_MESSAGE;
+  // Not well formed: a UTF-16 code unit of a surrogate pair without its other half.
+  if (!text.isWellFormed()) return ILL_FORMED_MESSAGE;
   return undefined;
 }
 
