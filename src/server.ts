@@ -22,6 +22,7 @@ import { createLogger } from './lib/logger.js';
 import { ListenerRelay } from './modules/webhook-listeners/relay.js';
 import { DeliveryWorker } from './modules/outbox/worker.js';
 import { Maintenance } from './runtime/maintenance.js';
+import { ensurePortsFree, PortUnavailable } from './runtime/port-check.js';
 import { clusterSource, Metrics, registrySource, startMetricsServer } from './runtime/metrics.js';
 import { resolveServerKeys, type ServerKeys } from './runtime/server-keys.js';
 import { provisionSandbox, readAdminToken, writeAdminToken, writeCredentialPacket } from './runtime/sandbox.js';
@@ -47,8 +48,17 @@ const USAGE = `usage: npm start (node dist/server.js)
   starts the service. It takes no arguments: it is configured by environment variables, e.g.
   PORT=3001 DATA_DIR=/tmp/site-services npm start; "Configuration" in README.md lists them all.`;
 
-/** What every deployment does once before serving: migrate, resolve keys, provision the sandbox. */
-async function prepare(config: Config, database: AppDatabase, logger: Logger, progress: Progress): Promise<ServerKeys> {
+/**
+ * What every deployment does once before serving: migrate, resolve keys, provision the sandbox. The secrets
+ * made here (the packet, a generated operator token) are kept in DATA_DIR at once, so that none is lost, but
+ * `announce` prints them only once the service listens: a start that fails to listen shows no credentials.
+ */
+async function prepare(
+  config: Config,
+  database: AppDatabase,
+  logger: Logger,
+  progress: Progress,
+): Promise<{ keys: ServerKeys; announce: () => void }> {
   const { pending, unknown } = await migrationState(database.db);
   if (pending.length > 0 || unknown.length > 0) {
     if (pending.length > 0) progress(`migrating the database (${pending.length} pending: ${pending.join(', ')})…`);
@@ -61,19 +71,23 @@ async function prepare(config: Config, database: AppDatabase, logger: Logger, pr
   const packet = await provisionSandbox(config, database, systemClock.now(), () =>
     progress('provisioning the sandbox tenant…'),
   );
+  const banners: string[][] = [];
   if (packet) {
     const file = writeCredentialPacket(config.dataDir, packet);
-    banner([`Sandbox demo tenant created. Its credential packet (also in ${file}):`, JSON.stringify(packet, null, 2)]);
+    banners.push([
+      `Sandbox demo tenant created. Its credential packet (also in ${file}):`,
+      JSON.stringify(packet, null, 2),
+    ]);
   } else if (config.environment === 'sandbox') reportKeptFiles(config.dataDir, config.publicBaseUrl, progress);
   if (keys.adminTokenGenerated && keys.adminToken) {
     const kept = readAdminToken(config.dataDir);
     if (kept.token === keys.adminToken) progress(`operator API token is in ${kept.file}`);
     else {
       const file = writeAdminToken(config.dataDir, keys.adminToken);
-      banner([`Operator API token (ADMIN_TOKEN unset; generated and kept in ${file}):`, keys.adminToken]);
+      banners.push([`Operator API token (ADMIN_TOKEN unset; generated and kept in ${file}):`, keys.adminToken]);
     }
   }
-  return keys;
+  return { keys, announce: () => banners.splice(0).forEach(banner) };
 }
 
 /** Calls `stop` once on SIGTERM or SIGINT, and exits 1 if stopping takes longer than the limit. */
@@ -105,8 +119,11 @@ function onStopSignal(logger: Logger, stop: () => Promise<void>): void {
 /** One process serving ROLE; a cluster child skips what its primary did before forking it. */
 async function runProcess(config: Config, logger: Logger, progress: Progress): Promise<void> {
   const child = cluster.isWorker;
+  if (!child) await ensurePortsFree(config);
   const database = await openDatabase(config, progress);
-  const keys = child ? await resolveServerKeys(config, database.db) : await prepare(config, database, logger, progress);
+  const { keys, announce } = child
+    ? { keys: await resolveServerKeys(config, database.db), announce: () => undefined }
+    : await prepare(config, database, logger, progress);
 
   const metrics = new Metrics({ database, clock: systemClock, defaultMetrics: true });
   metrics.joinCluster();
@@ -147,22 +164,27 @@ async function runProcess(config: Config, logger: Logger, progress: Progress): P
 
   if (app) await app.listen({ port: config.port, host: config.host });
   if (app && !child) {
+    announce();
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     progress(`listening on ${listeningAddress(config, port)} (ready ${sinceProcessStart()} after start)`);
   }
   await worker?.start();
   logger.info({ role: config.role }, serveApi ? 'service started' : 'delivery worker started');
-  if (!app && !child) progress(`delivery worker running (${sinceProcessStart()} after start)`);
+  if (!app && !child) {
+    announce();
+    progress(`delivery worker running (${sinceProcessStart()} after start)`);
+  }
   maintenance?.start();
   started();
 }
 
 /** The cluster primary: prepares once, forks WEB_CONCURRENCY children, supervises and stops them. */
 async function runPrimary(config: Config, logger: Logger, progress: Progress): Promise<void> {
+  await ensurePortsFree(config);
   const poolSize = Math.min(PRIMARY_POOL_SIZE, config.databasePoolSize);
   const database = await openDatabase({ ...config, databasePoolSize: poolSize }, progress);
-  await prepare(config, database, logger, progress);
+  const { announce } = await prepare(config, database, logger, progress);
   const maintenance = new Maintenance(database.db, systemClock, logger);
   maintenance.start();
   const metricsServer =
@@ -176,7 +198,10 @@ async function runPrimary(config: Config, logger: Logger, progress: Progress): P
   const fork = () => {
     const child = cluster.fork();
     child.on('listening', () => {
-      if (!announced) progress(`listening on ${listeningAddress(config)} (ready ${sinceProcessStart()} after start)`);
+      if (!announced) {
+        announce();
+        progress(`listening on ${listeningAddress(config)} (ready ${sinceProcessStart()} after start)`);
+      }
       announced = true;
       serving.add(child);
     });
@@ -236,7 +261,7 @@ async function main(): Promise<void> {
  * error with its stack.
  */
 function startupFailure(error: unknown): string {
-  if (isExplainedOpeningFailure(error)) return error.message;
+  if (isExplainedOpeningFailure(error) || error instanceof PortUnavailable) return error.message;
   const failure = error as NodeJS.ErrnoException & { address?: string; port?: number };
   if (failure?.code === 'EADDRINUSE' && failure.port !== undefined)
     return (

@@ -70,14 +70,16 @@ async function failedStart(
   extra: NodeJS.ProcessEnv,
   entry = SERVER_ENTRY,
   args: string[] = [],
-): Promise<{ code: number | null; output: string }> {
+): Promise<{ code: number | null; output: string; stdout: string }> {
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, HOST: '127.0.0.1', ...extra };
-  const child = spawn(process.execPath, [entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
+  let stdout = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const code = await new Promise<number | null>((resolve) => child.on('close', (exit) => resolve(exit)));
-  return { code, output };
+  return { code, output, stdout };
 }
 
 /** Polls `condition` every 20 ms until it holds (the test's timeout bounds the wait). */
@@ -136,7 +138,8 @@ describe('npm start', () => {
         new RegExp(`^listening on http://127\\.0\\.0\\.1:${port} \\(ready [\\d.]+ s after start\\)$`),
       );
 
-      // The packet, printed once, and the same as credentials.json.
+      // The packet, printed once (after the listening line, on stdout: waited for), and the same as credentials.json.
+      await until(() => /\{\n\s+"baseUrl"[\s\S]*?\n\}/.test(server.output()));
       const printed = /\{\n\s+"baseUrl"[\s\S]*?\n\}/.exec(server.output());
       expect(printed, server.output()).not.toBeNull();
       const packet = JSON.parse(printed![0]);
@@ -245,18 +248,27 @@ describe('npm start', () => {
       );
       // `npm run migrate` is refused the same way, without a stack.
       const migrate = await failedStart({}, path.join(ROOT, 'dist', 'db', 'migrate-cli.js'));
-      expect(migrate).toEqual({ code: 1, output: second.output.replace(/^startup failed/, 'migrate failed') });
-      // The same port, with a DATA_DIR of its own: the port is named, not a stack trace.
+      expect(migrate).toMatchObject({ code: 1, output: second.output.replace(/^startup failed/, 'migrate failed') });
+      // The same port, with a DATA_DIR of its own (a first start): the port is named with how to pick another,
+      // before the database is opened, so no sandbox is provisioned and no credentials are printed or written.
       const own = fs.mkdtempSync(path.join(os.tmpdir(), 'server-test-port-'));
       const port = new URL(first.baseUrl).port;
       const samePort = await failedStart({ PORT: port, DATA_DIR: own });
-      expect(samePort.output).toMatch(
-        new RegExp(
-          `^startup failed: port ${port} of 127\\.0\\.0\\.1 is in use by another process \\(a site-services already running\\?\\): stop it, or start this one with PORT`,
-          'm',
-        ),
+      expect(samePort).toEqual({
+        code: 1,
+        output:
+          `startup failed: port ${port} of 127.0.0.1 is in use by another process (a site-services already ` +
+          `running?): stop it, or start this one with PORT set to a free port, e.g. PORT=${Number(port) + 1} npm start\n`,
+        stdout: '',
+      });
+      expect(fs.readdirSync(own)).toEqual([]);
+      // METRICS_PORT taken: named the same way, and nothing opened either.
+      const metricsTaken = await failedStart({ PORT: String(await freePort()), METRICS_PORT: port, DATA_DIR: own });
+      expect(metricsTaken.output).toMatch(
+        new RegExp(`^startup failed: port ${port} of 127\\.0\\.0\\.1 is in use .*with METRICS_PORT set to a free port`),
       );
-      expect(samePort.output).not.toMatch(/\n\s+at /);
+      expect(metricsTaken.stdout).toBe('');
+      expect(fs.readdirSync(own)).toEqual([]);
       fs.rmSync(own, { recursive: true, force: true });
       expect((await fetch(`${first.baseUrl}/ready`)).status).toBe(200);
 
@@ -305,7 +317,7 @@ describe('npm start', () => {
         expect(run.code).toBe(2);
         expect(run.output).toMatch(new RegExp(`^${command}: unknown argument --port\nusage: npm `));
         const config = await failedStart({ DATA_DIR: own, PORT: 'abc' }, entry);
-        expect(config).toEqual({
+        expect(config).toMatchObject({
           code: 78,
           output: 'Invalid configuration:\n  - PORT must be an integer from 0 to 65535 (got "abc")\n',
         });
