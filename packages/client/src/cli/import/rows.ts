@@ -66,6 +66,21 @@ function csvValue(resource: ImportResource, field: string, text: string): unknow
   return text;
 }
 
+/** A name that is not a field of the resource, with the field it most likely meant. */
+function describeUnknown(name: string, fields: readonly string[]): string {
+  const guess = closest(name, fields);
+  return `${JSON.stringify(name)}${guess ? ` (did you mean ${guess}?)` : ''}`;
+}
+
+/** The refusal of a file naming `named` (described unknown names), before anything is sent. */
+function unknownFieldsError(resource: ImportResource, where: string, named: string[]): UsageError {
+  const fields: readonly string[] = CREATE_FIELDS[resource];
+  return new UsageError(
+    `svc import ${resource}: ${where} names ${named.join(', ')}, not ${named.length === 1 ? 'a field' : 'fields'} ` +
+      `of ${resource}; nothing was sent. Its fields: ${fields.join(', ')}`,
+  );
+}
+
 /**
  * Refuses a CSV header naming a column the resource does not have, before any row is sent (every row would be
  * refused for it). Empty column names are allowed: their cells are left out, as an empty cell is.
@@ -75,16 +90,36 @@ function checkHeader(resource: ImportResource, file: string, text: string): void
   const fields: readonly string[] = CREATE_FIELDS[resource];
   const unknown = header.filter((column) => column !== '' && !fields.includes(column));
   if (unknown.length === 0) return;
-  const named = unknown.map((column) => {
+  const named = unknown.map((column) =>
     // `name;siteCode`: a file written with another separator is one column.
-    if (/[;\t]/.test(column)) return `${JSON.stringify(column)} (columns are separated by commas)`;
-    const guess = closest(column, fields);
-    return `${JSON.stringify(column)}${guess ? ` (did you mean ${guess}?)` : ''}`;
-  });
-  throw new UsageError(
-    `svc import ${resource}: the header of ${file} names ${named.join(', ')}, not ${unknown.length === 1 ? 'a field' : 'fields'} ` +
-      `of ${resource}; nothing was sent. Its fields: ${fields.join(', ')}`,
+    /[;\t]/.test(column)
+      ? `${JSON.stringify(column)} (columns are separated by commas)`
+      : describeUnknown(column, fields),
   );
+  throw unknownFieldsError(resource, `the header of ${file}`, named);
+}
+
+/**
+ * The JSON Lines counterpart of checkHeader: a key that is not a field of the resource, on any line, refuses
+ * the file before any row is sent. A file exported with a misspelt key has it on every line, and each line
+ * would be a 422 at the import's pace. Each unknown key is named once, with the first line that has it.
+ */
+function checkJsonKeys(resource: ImportResource, file: string, rows: ImportRow[]): void {
+  const fields: readonly string[] = CREATE_FIELDS[resource];
+  const unknown = new Map<string, { line: number; more: number }>();
+  for (const { body, line } of rows)
+    for (const key of Object.keys(body ?? {})) {
+      if (fields.includes(key)) continue;
+      const seen = unknown.get(key);
+      if (seen) seen.more++;
+      else unknown.set(key, { line, more: 0 });
+    }
+  if (unknown.size === 0) return;
+  const named = [...unknown].map(
+    ([key, { line, more }]) =>
+      `${describeUnknown(key, fields)} on line ${line}${more > 0 ? ` (and ${more} more ${more === 1 ? 'line' : 'lines'})` : ''}`,
+  );
+  throw unknownFieldsError(resource, file, named);
 }
 
 function csvRows(resource: ImportResource, text: string): ImportRow[] {
@@ -142,8 +177,12 @@ export function readImportFile(resource: ImportResource, file: string): ImportFi
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const text = bytes.toString('utf8');
   const jsonLines = /\.(jsonl|ndjson)$/i.test(file);
-  if (!jsonLines) checkHeader(resource, file, text);
-  const rows = jsonLines ? jsonLinesRows(text) : csvRows(resource, text);
+  if (!jsonLines) {
+    checkHeader(resource, file, text);
+    return { sha256, rows: csvRows(resource, text) };
+  }
+  const rows = jsonLinesRows(text);
+  checkJsonKeys(resource, file, rows);
   return { sha256, rows };
 }
 
