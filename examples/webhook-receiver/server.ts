@@ -4,6 +4,8 @@
  *   WEBHOOK_SECRET   the subscription's secret (required; used exactly as given)
  *   PORT             default 8080 (plain HTTP: put it behind your TLS-terminating proxy on port 443,
  *                    since the service delivers only to https on port 443)
+ *   HOST             the address to listen on, default 127.0.0.1: this machine only (a developer's laptop,
+ *                    or a proxy on the same machine); 0.0.0.0 for every interface (a proxy elsewhere)
  *   RECEIVER_DATABASE  postgres://… for PostgreSQL, or a directory for PGlite (default ./receiver-data)
  */
 import { createServer } from 'node:http';
@@ -28,15 +30,24 @@ const handler = createReceiverHandler({ secret, store, log: (line) => process.st
 const server = createServer((request, response) => {
   handler(request, response).catch(() => response.writeHead(500).end());
 });
+// Unsigned requests get no further than a 401, but a receiver on a laptop has no business answering the
+// café's network: it listens on the loopback unless HOST says otherwise.
+const host = process.env.HOST || '127.0.0.1';
 server.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code !== 'EADDRINUSE') throw error;
-  process.stderr.write(
-    `port ${port} is in use by another process (this receiver already running?): stop it, or start this one ` +
-      'with PORT set to a free port (and forward to that port)\n',
-  );
+  if (error.code === 'EADDRINUSE')
+    process.stderr.write(
+      `port ${port} is in use by another process (this receiver already running?): stop it, or start this one ` +
+        'with PORT set to a free port (and forward to that port)\n',
+    );
+  else if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND')
+    process.stderr.write(
+      `HOST ${host} is not an address of this machine: set HOST to one of its addresses, 127.0.0.1 (this ` +
+        'machine only, the default) or 0.0.0.0 (every interface)\n',
+    );
+  else throw error;
   void store.close().then(() => process.exit(1));
 });
-server.listen(port, () => process.stdout.write(`receiving webhooks on port ${port}\n`));
+server.listen(port, host, () => process.stdout.write(`receiving webhooks on port ${port} of ${host}\n`));
 const stop = () => server.close(() => void store.close().then(() => process.exit(0)));
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);
