@@ -85,7 +85,7 @@ export function TenantsPage() {
     ${
       created &&
       html`<div>
-      <p>Created <a href=${`#/tenants/${encodeURIComponent(created.tenantId)}`}>${created.name}</a> (<code>${created.tenantId}</code>).</p>
+      <p>Created <a href=${`#/tenants/${encodeURIComponent(created.id)}`}>${created.name}</a> (<code>${created.id}</code>).</p>
       <${SecretOnce} pair=${created.credentials} onDone=${() => setCreated(undefined)} />
     </div>`
     }
@@ -94,8 +94,8 @@ export function TenantsPage() {
       <tbody>
         ${(tenants || []).map(
           (tenant) => html`<tr>
-            <td><a href=${`#/tenants/${encodeURIComponent(tenant.tenantId)}`}>${tenant.name}</a></td>
-            <td><code>${tenant.tenantId}</code></td>
+            <td><a href=${`#/tenants/${encodeURIComponent(tenant.id)}`}>${tenant.name}</a></td>
+            <td><code>${tenant.id}</code></td>
             <td>${tenant.apiEnabled ? 'on' : 'off'}</td>
             <td>${tenant.webhookAccess ? 'on' : 'off'}</td>
             <td>${tenant.scopes.length === SCOPES.length ? 'all' : tenant.scopes.join(', ') || 'none'}</td>
@@ -120,7 +120,7 @@ function TenantSettings({ tenant, refresh }) {
     setSaved(false);
     if (
       await run(() =>
-        api('PATCH', `/tenants/${encodeURIComponent(tenant.tenantId)}`, {
+        api('PATCH', `/tenants/${encodeURIComponent(tenant.id)}`, {
           scopes,
           apiEnabled,
           webhookAccess,
@@ -270,7 +270,7 @@ export function TenantPage({ tenantId }) {
   if (!tenant) return html`<section><p><a href="#/tenants">Tenants</a></p><${ErrorBanner} error=${error} /></section>`;
   return html`<section>
     <p><a href="#/tenants">Tenants</a> › ${tenant.name}</p>
-    <h1>${tenant.name} <code class="muted">${tenant.tenantId}</code></h1>
+    <h1>${tenant.name} <code class="muted">${tenant.id}</code></h1>
     <p><a href=${`#/deliveries${query({ tenantId })}`}>This tenant's deliveries</a></p>
     <div class="columns">
       <${TenantSettings} key=${tenant.updatedAt} tenant=${tenant} refresh=${refresh} />

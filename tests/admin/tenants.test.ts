@@ -22,6 +22,7 @@ describe('POST /admin/v1/tenants', () => {
     expect(response.status).toBe(201);
     expect(response.body).toEqual({
       data: {
+        id: expect.stringMatching(/^tnt_[0-9a-z]{26}$/),
         tenantId: expect.stringMatching(/^tnt_[0-9a-z]{26}$/),
         name: 'Acme Retail',
         scopes: ALL,
@@ -38,6 +39,8 @@ describe('POST /admin/v1/tenants', () => {
         },
       },
     });
+    // data.id as every resource's answer has it; tenantId (deprecated) the same value, for older clients.
+    expect(response.body.data.tenantId).toBe(response.body.data.id);
     const { client_id, client_secret } = response.body.data.credentials;
     expect((await t.http.post('/api/v1/oauth/token', tokenBody(client_id, client_secret))).status).toBe(200);
   });
@@ -78,6 +81,7 @@ describe('POST /admin/v1/tenants', () => {
     ['name not a string', { name: 42 }, ['name']],
     ['unknown field', { name: 'x', plan: 'gold' }, ['plan']],
     ['read-only field', { name: 'x', tenantId: 'tnt_mine' }, ['tenantId']],
+    ['read-only id', { name: 'x', id: 'tnt_mine' }, ['id']],
     ['credentials', { name: 'x', credentials: { client_id: 'cli_mine' } }, ['credentials']],
     ['scopes not an array', { name: 'x', scopes: 'sites:read' }, ['scopes']],
     ['duplicate scopes', { name: 'x', scopes: ['sites:read', 'sites:read'] }, ['scopes']],
@@ -111,6 +115,7 @@ describe('GET /admin/v1/tenants and /admin/v1/tenants/{tenantId}', () => {
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
       data: {
+        id: tenant.tenantId,
         tenantId: tenant.tenantId,
         name: 'Readable',
         scopes: ALL,

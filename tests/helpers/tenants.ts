@@ -37,7 +37,7 @@ export async function createTenant(
   if (response.status !== 201) throw new Error(`tenant create failed: ${response.status} ${response.text}`);
   const data = response.body.data;
   return {
-    tenantId: data.tenantId,
+    tenantId: data.id,
     clientId: data.credentials.client_id,
     clientSecret: data.credentials.client_secret,
     scopes: data.scopes,

@@ -7,6 +7,7 @@ import { CLIENT_ID, CREATED, siteVisitAssetExample, siteVisitExample, subscripti
 export const tenantCreateExample = { name: 'Northwind Retail', webhookAccess: true };
 
 export const tenantExample = {
+  id: CLIENT_ID,
   tenantId: CLIENT_ID,
   name: 'Northwind Retail',
   scopes: ['sites:read', 'sites:write', 'site-visits:read', 'site-visits:write', 'webhooks:read', 'webhooks:write'],

@@ -69,7 +69,14 @@ export const CredentialPair = Type.Object(
 
 export const Tenant = Type.Object(
   {
-    tenantId: Type.String(),
+    id: Type.String({
+      description: "The tenant's id: {tenantId} in the operator API's paths, tenantId in deliveries and events.",
+    }),
+    tenantId: Type.String({
+      deprecated: true,
+      description:
+        'Deprecated: the same value as id (the member every other resource names its id by), kept for clients written before id was added. Read id.',
+    }),
     name: Type.String(),
     scopes: Type.Array(Type.String()),
     apiEnabled: Type.Boolean(),

@@ -36,6 +36,7 @@ const TENANT_COLUMNS = {
 
 export function toTenant(row: repository.TenantRow): TenantValue {
   return {
+    id: row.id,
     tenantId: row.id,
     name: row.name,
     scopes: row.scopes,
