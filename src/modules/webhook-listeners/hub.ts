@@ -16,9 +16,9 @@
  *   is checked, at most seconds old) and ends the streams of revoked credentials or of a tenant that no
  *   longer grants webhooks:write.
  *
- * Activated by the first listener created or stream opened in this process; idle otherwise.
+ * Activated by the first listener created or stream opened in this process; idle otherwise. What goes over
+ * one stream's socket (frames, signing, results, pings) is stream.ts.
  */
-import { randomUUID } from 'node:crypto';
 import { transaction } from '../../db/transaction.js';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
@@ -28,21 +28,26 @@ import type { AppDatabase } from '../../db/database.js';
 import { listenForNotifications, type NotificationListener } from '../../db/notifications.js';
 import type { ClientStandingLookup } from '../../http/auth.js';
 import type { Clock } from '../../lib/clock.js';
-import { toEnvelope } from '../outbox/service.js';
 import * as listeners from './repository.js';
 import {
-  type AttemptMessage,
   type AttemptReport,
   CLOSE_CODES,
   parseNotice,
-  parseResult,
   type ReadyMessage,
   REPORT_CHANNEL,
   STREAM_CHANNEL,
   type StreamNotice,
 } from './protocol.js';
-import { deliveryHeaders, unsealSecret } from '../outbox/signing.js';
-import { FrameBudget } from './frame-budget.js';
+import {
+  closedReports,
+  forgetUnreported,
+  openStream,
+  pingOrCut,
+  type Stream,
+  sendAttempt,
+  signedAttempt,
+  takeReport,
+} from './stream.js';
 
 export interface ListenerHubDeps {
   database: AppDatabase;
@@ -55,28 +60,6 @@ export interface ListenerHubDeps {
 
 /** The scope a stream needs (its route's), checked again while it is open. */
 const STREAM_SCOPE = 'webhooks:write';
-
-interface Stream {
-  id: string;
-  listenerId: string;
-  /** Who opened the stream: it lasts only while this client's credentials stand. */
-  tenantId: string;
-  clientId: string;
-  socket: WebSocket;
-  /** Answered the last ping. */
-  alive: boolean;
-  /**
-   * Attempts sent on this stream and not yet reported (deliveryId#attempt), with when they were sent, oldest
-   * first. Forgotten once their worker stopped waiting (the attempt timeout): a client that never reported kept
-   * every key for as long as its stream lived, and had them all reported "closed" one statement each when it
-   * dropped (hostile-tenant probe).
-   */
-  sent: Map<string, number>;
-  /** The frames the client may still send (frame-budget.ts). */
-  frames: FrameBudget;
-}
-
-const key = (deliveryId: string, attempt: number) => `${deliveryId}#${attempt}`;
 
 export class ListenerHub {
   private readonly streams = new Map<string, Stream>();
@@ -135,34 +118,18 @@ export class ListenerHub {
 
   /** Takes a freshly upgraded socket as the listener's stream (the route checked tenant and state). */
   async attach(socket: WebSocket, listenerId: string, auth: { tenantId: string; clientId: string }): Promise<void> {
-    const { tenantId, clientId } = auth;
-    const frames = new FrameBudget();
-    const stream: Stream = {
-      id: randomUUID(),
-      listenerId,
-      tenantId,
-      clientId,
-      socket,
-      alive: true,
-      sent: new Map(),
-      frames,
-    };
     let attached = false;
     let dropped = false;
-    socket.on('close', () => {
-      dropped = true;
-      if (attached) this.track(this.detach(stream));
-    });
-    socket.on('pong', () => {
-      if (frames.admit(socket)) stream.alive = true;
-    });
-    socket.on('ping', () => frames.admit(socket));
-    socket.on('message', (data, isBinary) => {
-      if (frames.admit(socket) && !isBinary) this.track(this.onResult(stream, data.toString()));
+    const stream = openStream(socket, listenerId, auth, {
+      result: (from, text) => this.track(this.onResult(from, text)),
+      close: (from) => {
+        dropped = true;
+        if (attached) this.track(this.detach(from));
+      },
     });
     await this.activate();
     const now = this.deps.clock.now();
-    if (!(await listeners.attachStream(this.db, tenantId, listenerId, stream.id, this.aliveUntil(), now))) {
+    if (!(await listeners.attachStream(this.db, auth.tenantId, listenerId, stream.id, this.aliveUntil(), now))) {
       socket.close(CLOSE_CODES.closed, 'listener closed');
       return;
     }
@@ -193,16 +160,7 @@ export class ListenerHub {
     if (this.streams.get(stream.id) !== stream) return;
     this.streams.delete(stream.id);
     // The worker waiting for these would otherwise wait for its timeout.
-    for (const sent of stream.sent.keys()) {
-      const [deliveryId, attempt] = sent.split('#');
-      await this.report({
-        deliveryId: deliveryId!,
-        attempt: Number(attempt),
-        statusCode: null,
-        durationMs: 0,
-        error: listeners.STREAM_CLOSED,
-      });
-    }
+    for (const report of closedReports(stream)) await this.report(report);
     await listeners.detachStream(this.db, stream.listenerId, stream.id, this.aliveUntil());
     this.deps.logger.info({ listenerId: stream.listenerId, streamId: stream.id }, 'webhook listener stream dropped');
   }
@@ -217,39 +175,14 @@ export class ListenerHub {
     if (!stream) return;
     const source = await listeners.loadAttempt(this.db, notice.deliveryId, notice.attempt);
     if (!source || source.listenerId !== stream.listenerId) return;
-    const secret = unsealSecret(this.deps.keys.webhookEncryptionKey, source.listenerId, source.secretSealed);
-    if (secret === undefined) return;
     // Exactly what a subscription's target would get for this attempt, with a fresh timestamp.
-    const text = JSON.stringify(toEnvelope(source.event));
-    const headers = deliveryHeaders({
-      eventId: source.event.id,
-      eventType: source.event.type,
-      deliveryId: notice.deliveryId,
-      attempt: notice.attempt,
-      body: Buffer.from(text, 'utf8'),
-      signingVersion: 'v1',
-      secret,
-      legacyKey: this.deps.keys.legacyWebhookKey,
-      now: this.deps.clock.now(),
-    });
-    const message: AttemptMessage = {
-      type: 'attempt',
-      deliveryId: notice.deliveryId,
-      attempt: notice.attempt,
-      eventId: source.event.id,
-      eventType: source.event.type,
-      headers,
-      body: text,
-    };
-    stream.sent.set(key(notice.deliveryId, notice.attempt), this.deps.clock.now().getTime());
-    stream.frames.owe();
-    stream.socket.send(JSON.stringify(message));
+    const message = signedAttempt(source, notice, this.deps.keys, this.deps.clock);
+    if (message) sendAttempt(stream, message, this.deps.clock.now().getTime());
   }
 
   private async onResult(stream: Stream, text: string): Promise<void> {
-    const report = parseResult(text);
-    if (!report || !stream.sent.delete(key(report.deliveryId, report.attempt))) return;
-    await this.report(report);
+    const report = takeReport(stream, text);
+    if (report) await this.report(report);
   }
 
   private async report(report: AttemptReport): Promise<void> {
@@ -279,7 +212,7 @@ export class ListenerHub {
     const holding = streams.filter((stream) => held.has(stream.id)).map((stream) => stream.listenerId);
     await transaction(this.db, (tx) => listeners.resumeDeliveries(tx, holding, now));
     const revoked = await this.revokedStreams(streams.filter((stream) => held.has(stream.id)));
-    for (const stream of streams) this.forgetUnreported(stream, now.getTime());
+    for (const stream of streams) forgetUnreported(stream, now.getTime(), this.timeoutMs);
     for (const stream of streams) {
       if (revoked.has(stream)) {
         this.end(
@@ -290,21 +223,7 @@ export class ListenerHub {
       } else if (!held.has(stream.id)) {
         this.streams.delete(stream.id);
         this.end(stream, CLOSE_CODES.replaced, 'another stream holds this listener now');
-      } else if (!stream.alive) {
-        stream.socket.terminate();
-      } else {
-        stream.alive = false;
-        stream.frames.owe();
-        stream.socket.ping();
-      }
-    }
-  }
-
-  /** Forgets the attempts whose worker has stopped waiting for a result: a report of one now would go nowhere. */
-  private forgetUnreported(stream: Stream, now: number): void {
-    for (const [sent, at] of stream.sent) {
-      if (now - at <= this.timeoutMs) return;
-      stream.sent.delete(sent);
+      } else pingOrCut(stream);
     }
   }
 

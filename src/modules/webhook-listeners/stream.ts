@@ -1,0 +1,142 @@
+/**
+ * One listener's stream, as hub.ts holds it: the socket with who opened it, the frames its client may send
+ * (frame-budget.ts), and the attempts sent on it and not yet reported. What goes over the socket is here (an
+ * attempt signed afresh, a result matched to an attempt this stream was sent, the liveness ping); which
+ * streams this process holds, and the database's view of them, are the hub's.
+ */
+import { randomUUID } from 'node:crypto';
+import type { WebSocket } from 'ws';
+import type { Clock } from '../../lib/clock.js';
+import { toEnvelope } from '../outbox/service.js';
+import { deliveryHeaders, unsealSecret } from '../outbox/signing.js';
+import { FrameBudget } from './frame-budget.js';
+import { type AttemptMessage, type AttemptReport, parseResult } from './protocol.js';
+import { type ListenerAttemptSource, STREAM_CLOSED } from './repository.js';
+
+export interface Stream {
+  id: string;
+  listenerId: string;
+  /** Who opened the stream: it lasts only while this client's credentials stand. */
+  tenantId: string;
+  clientId: string;
+  socket: WebSocket;
+  /** Answered the last ping. */
+  alive: boolean;
+  /**
+   * Attempts sent on this stream and not yet reported (deliveryId#attempt), with when they were sent, oldest
+   * first. Forgotten once their worker stopped waiting (the attempt timeout): a client that never reported kept
+   * every key for as long as its stream lived, and had them all reported "closed" one statement each when it
+   * dropped (hostile-tenant probe).
+   */
+  sent: Map<string, number>;
+  /** The frames the client may still send (frame-budget.ts). */
+  frames: FrameBudget;
+}
+
+const key = (deliveryId: string, attempt: number) => `${deliveryId}#${attempt}`;
+
+/**
+ * A stream on a freshly upgraded socket. Every frame its client sends is counted against its budget; `onResult`
+ * gets each text frame within it, `onClose` the socket's close.
+ */
+export function openStream(
+  socket: WebSocket,
+  listenerId: string,
+  auth: { tenantId: string; clientId: string },
+  on: { result: (stream: Stream, text: string) => void; close: (stream: Stream) => void },
+): Stream {
+  const frames = new FrameBudget();
+  const { tenantId, clientId } = auth;
+  const stream: Stream = {
+    id: randomUUID(),
+    listenerId,
+    tenantId,
+    clientId,
+    socket,
+    alive: true,
+    sent: new Map(),
+    frames,
+  };
+  socket.on('close', () => on.close(stream));
+  socket.on('pong', () => {
+    if (frames.admit(socket)) stream.alive = true;
+  });
+  socket.on('ping', () => frames.admit(socket));
+  socket.on('message', (data, isBinary) => {
+    if (frames.admit(socket) && !isBinary) on.result(stream, data.toString());
+  });
+  return stream;
+}
+
+/**
+ * The attempt as a subscription's target would get it, signed afresh with the listener's secret; undefined
+ * when the secret cannot be unsealed.
+ */
+export function signedAttempt(
+  source: ListenerAttemptSource,
+  attempt: { deliveryId: string; attempt: number },
+  keys: { webhookEncryptionKey: Buffer; legacyWebhookKey: Buffer },
+  clock: Clock,
+): AttemptMessage | undefined {
+  const secret = unsealSecret(keys.webhookEncryptionKey, source.listenerId, source.secretSealed);
+  if (secret === undefined) return undefined;
+  const text = JSON.stringify(toEnvelope(source.event));
+  const headers = deliveryHeaders({
+    eventId: source.event.id,
+    eventType: source.event.type,
+    deliveryId: attempt.deliveryId,
+    attempt: attempt.attempt,
+    body: Buffer.from(text, 'utf8'),
+    signingVersion: 'v1',
+    secret,
+    legacyKey: keys.legacyWebhookKey,
+    now: clock.now(),
+  });
+  return {
+    type: 'attempt',
+    deliveryId: attempt.deliveryId,
+    attempt: attempt.attempt,
+    eventId: source.event.id,
+    eventType: source.event.type,
+    headers,
+    body: text,
+  };
+}
+
+/** Sends an attempt, remembering it (only its result is taken back) and owing the client the frame to answer it. */
+export function sendAttempt(stream: Stream, message: AttemptMessage, now: number): void {
+  stream.sent.set(key(message.deliveryId, message.attempt), now);
+  stream.frames.owe();
+  stream.socket.send(JSON.stringify(message));
+}
+
+/** The report a client's text frame makes, only for an attempt sent on this stream and not yet reported. */
+export function takeReport(stream: Stream, text: string): AttemptReport | undefined {
+  const report = parseResult(text);
+  if (!report || !stream.sent.delete(key(report.deliveryId, report.attempt))) return undefined;
+  return report;
+}
+
+/** What the workers waiting for this stream's unreported attempts are told when it drops. */
+export function closedReports(stream: Stream): AttemptReport[] {
+  return [...stream.sent.keys()].map((sent) => {
+    const [deliveryId, attempt] = sent.split('#');
+    return { deliveryId: deliveryId!, attempt: Number(attempt), statusCode: null, durationMs: 0, error: STREAM_CLOSED };
+  });
+}
+
+/** Forgets the attempts whose worker has stopped waiting for a result: a report of one now would go nowhere. */
+export function forgetUnreported(stream: Stream, now: number, timeoutMs: number): void {
+  for (const [sent, at] of stream.sent) {
+    if (now - at <= timeoutMs) return;
+    stream.sent.delete(sent);
+  }
+}
+
+/** Pings the stream, or cuts it when it did not answer the previous ping. */
+export function pingOrCut(stream: Stream): void {
+  if (!stream.alive) return void stream.socket.terminate();
+  stream.alive = false;
+  stream.frames.owe();
+  stream.socket.ping();
+}
