@@ -12,8 +12,16 @@ import { ADMIN_SECURITY_SCHEME } from './admin-auth.js';
 import type { ComponentIndex } from './components.js';
 import { SECURITY_SCHEME } from './auth.js';
 import { bodyTooLargeDetail } from './body-limit.js';
-import { OPERATOR_NO_STORE } from './headers.js';
 import { acceptedMediaTypes, MULTIPART_FORM_DATA } from './media.js';
+import {
+  impliedHeaders,
+  impliedStatuses,
+  isObjectSchema,
+  PARSER_STATUSES,
+  parserResponses,
+  requestHeaders,
+  securityOf,
+} from './openapi-implied.js';
 import type { DocumentDefinition, JsonObject } from './openapi-types.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pagination.js';
 import {
@@ -35,11 +43,6 @@ export interface RouteTransformInput {
 
 /** The token endpoint's error shape, named in the documents. */
 export const OAuthProblemComponent = { ...OAuthProblemSchema, $id: 'OAuthProblem' };
-
-const RETRY_AFTER = Type.Integer({ minimum: 0, description: 'Seconds to wait before retrying.' });
-const WWW_AUTHENTICATE = Type.String({
-  description: 'The Bearer challenge (RFC 6750), naming the error and, on 403, the missing scope.',
-});
 
 /** Header names as conventionally written, for the document (HTTP header names are case-insensitive). */
 const HEADER_SPELLINGS: Record<string, string> = { etag: 'ETag', 'www-authenticate': 'WWW-Authenticate' };
@@ -68,21 +71,8 @@ function unprocessableForm(body: JsonObject): JsonObject {
   };
 }
 
-function isObjectSchema(schema: unknown): schema is JsonObject & { properties: Record<string, JsonObject> } {
-  return typeof schema === 'object' && schema !== null && typeof (schema as JsonObject).properties === 'object';
-}
-
-function securityOf(schema: FastifySchema | undefined): JsonObject[] {
-  return ((schema as JsonObject | undefined)?.security as JsonObject[] | undefined) ?? [];
-}
-
 function requiredScopes(schema: FastifySchema | undefined): string[] {
   return securityOf(schema).flatMap((requirement) => (requirement[SECURITY_SCHEME] as string[] | undefined) ?? []);
-}
-
-/** The request headers a route takes, lower-cased. */
-function requestHeaders(schema: JsonObject): string[] {
-  return isObjectSchema(schema.headers) ? Object.keys(schema.headers.properties).map((name) => name.toLowerCase()) : [];
 }
 
 /** The notes an operation gets from the parameters it takes. */
@@ -112,89 +102,6 @@ function operationNotes(schema: JsonObject): string[] {
     );
   }
   return notes;
-}
-
-/**
- * What Node's HTTP parser answers before any route or hook runs (clientErrorHandler in error-handler.ts): a
- * request not received within the request timeout (its headers or its body), headers over 16 KiB. Any
- * operation can get them, always as a problem (the token endpoint's too), without the headers the service's
- * own answers carry (the rate limit's).
- */
-export const PARSER_STATUSES: readonly ProblemStatus[] = [408, 431];
-
-/** The time a request has to arrive (REQUEST_TIMEOUT_MS), as the documents say it: `120 seconds`. */
-export function requestTimeoutText(timeoutMs: number): string {
-  return `${(timeoutMs / 1000).toLocaleString('en-US', { maximumFractionDigits: 3 })} seconds`;
-}
-
-/** The 408's description in the documents. */
-function requestTimeoutDescription(timeoutMs: number): string {
-  return `The request did not arrive completely within ${requestTimeoutText(timeoutMs)} (a slow upload, a stalled connection): nothing was done, and the connection is closed.`;
-}
-
-/** The parser's answers (PARSER_STATUSES) as a route shows them. */
-function parserResponses(
-  statuses: ProblemStatus[],
-  definition: DocumentDefinition,
-  oauthErrors: boolean,
-): Record<string, JsonObject> {
-  const responses = problemResponses(statuses, {
-    408: requestTimeoutDescription(definition.requestTimeoutMs),
-  }) as Record<string, JsonObject>;
-  if (!oauthErrors) return responses;
-  // Raised before the route is known, so not in the endpoint's OAuth shape.
-  const note =
-    'Answered before the request reaches this endpoint: a problem (application/problem+json), not an OAuth error.';
-  return Object.fromEntries(
-    Object.entries(responses).map(([status, response]) => [
-      status,
-      { ...response, description: `${response.description} ${note}` },
-    ]),
-  );
-}
-
-/** Response statuses every route of this shape can answer, whether or not it lists them. */
-function impliedStatuses(schema: JsonObject, definition: DocumentDefinition, oauthErrors: boolean): ProblemStatus[] {
-  const statuses: ProblemStatus[] = [...PARSER_STATUSES];
-  const body = schema.body as JsonObject | undefined;
-  if (body !== undefined) statuses.push(413);
-  if (body !== undefined && !oauthErrors) {
-    if (acceptedMediaTypes(body).some((mediaType) => !mediaType.startsWith('multipart/'))) statuses.push(400);
-    statuses.push(415);
-  }
-  // A path parameter can be malformed (bad percent-encoding) before it can be unknown.
-  if (schema.params !== undefined && !oauthErrors) statuses.push(400, 404);
-  // SPEC Idempotent creates rule 5: a replay whose resource is no longer accessible is 404.
-  if (requestHeaders(schema).includes('idempotency-key')) statuses.push(404);
-  if (!oauthErrors && (body ?? schema.params ?? schema.querystring ?? schema.headers) !== undefined) statuses.push(422);
-  const security = securityOf(schema as FastifySchema);
-  if (security.some((requirement) => SECURITY_SCHEME in requirement)) statuses.push(401, 403);
-  // The operator API refuses an address that sent too many wrong tokens (admin-auth.ts).
-  if (security.some((requirement) => ADMIN_SECURITY_SCHEME in requirement)) statuses.push(401, 429);
-  if (definition.rateLimited) statuses.push(429);
-  // SPEC: 5xx may come from any operation; a 500 is a bare internal-error problem.
-  statuses.push(500, 503);
-  return [...new Set(statuses)];
-}
-
-/** Response headers every response of this status carries on this route: name → required. */
-function impliedHeaders(status: string, schema: JsonObject): Record<string, { schema: TSchema; required: boolean }> {
-  const headers: Record<string, { schema: TSchema; required: boolean }> = {};
-  if (status === '429') headers['retry-after'] = { schema: RETRY_AFTER, required: true };
-  if (status === '503') headers['retry-after'] = { schema: RETRY_AFTER, required: false };
-  if (status === '409' && requestHeaders(schema).includes('idempotency-key'))
-    headers['retry-after'] = { schema: RETRY_AFTER, required: false };
-  const clientRoute = securityOf(schema as FastifySchema).some((requirement) => SECURITY_SCHEME in requirement);
-  // Every 401 challenges; a 403 names the missing scope, but a 403 for a feature the operator has not
-  // enabled for the client (webhook access) has no scope to name.
-  if (clientRoute && status === '401') headers['www-authenticate'] = { schema: WWW_AUTHENTICATE, required: true };
-  if (clientRoute && status === '403') headers['www-authenticate'] = { schema: WWW_AUTHENTICATE, required: false };
-  // Every operator answer is kept by no cache (headers.ts, registerNoStore), except the parser's, which
-  // come before the operator API's hooks.
-  const operatorRoute = securityOf(schema as FastifySchema).some((requirement) => ADMIN_SECURITY_SCHEME in requirement);
-  if (operatorRoute && !PARSER_STATUSES.includes(Number(status) as ProblemStatus))
-    headers['cache-control'] = { schema: OPERATOR_NO_STORE, required: true };
-  return headers;
 }
 
 /** One route's schema as the document shows it (the route's own schema is not changed). */

@@ -28,9 +28,9 @@ import {
   describeRoute,
   OAuthProblemComponent,
   type OperationPatch,
-  PARSER_STATUSES,
   type RouteTransformInput,
 } from './openapi-operations.js';
+import { PARSER_STATUSES } from './openapi-implied.js';
 import type { DocumentDefinition, JsonObject, OpenApiDefinitions, OpenApiDocument } from './openapi-types.js';
 import { RATE_LIMIT_HEADER_COMPONENTS } from './rate-limit.js';
 import { type ProblemStatus, ValidationProblemSchema } from './schemas.js';

@@ -5,7 +5,7 @@
  * response but the parser's (408, 431); the client API's caching is not changed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PARSER_STATUSES } from '../../src/http/openapi-operations.js';
+import { PARSER_STATUSES } from '../../src/http/openapi-implied.js';
 import { clientOpenApiDocument, operatorOpenApiDocument } from '../../src/http/openapi.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import type { TestResponse } from '../helpers/http.js';

@@ -7,7 +7,7 @@ import { ADMIN_SECURITY_SCHEME } from '../../http/admin-auth.js';
 import { SECURITY_SCHEME } from '../../http/auth.js';
 import { OPERATOR_PATHS } from '../../http/headers.js';
 import { type OpenApiDefinitions, ownBaseUrl } from '../../http/openapi.js';
-import { requestTimeoutText } from '../../http/openapi-operations.js';
+import { requestTimeoutText } from '../../http/openapi-implied.js';
 import { problemTypesOf } from '../../http/problem.js';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../auth/scopes.js';
 import { EVENT_TYPES } from '../outbox/types.js';
