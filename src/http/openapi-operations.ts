@@ -23,7 +23,7 @@ import {
   securityOf,
 } from './openapi-implied.js';
 import type { DocumentDefinition, JsonObject } from './openapi-types.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pagination.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PAGE_BYTES } from './pagination.js';
 import {
   OAuthProblemSchema,
   PROBLEM_ID,
@@ -94,7 +94,7 @@ function operationNotes(schema: JsonObject): string[] {
   }
   if (query.includes('page[after]')) {
     notes.push(
-      `**Pagination:** oldest first; \`page[size]\` 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}). When more records exist, \`meta.nextCursor\` is present: pass it unchanged as \`page[after]\` for the next page. Cursors belong to one list and one client.`,
+      `**Pagination:** oldest first; \`page[size]\` 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}). When more records exist, \`meta.nextCursor\` is present: pass it unchanged as \`page[after]\` for the next page. A page holds fewer than \`page[size]\` records, with \`meta.nextCursor\`, when more would make its records' JSON larger than ${PAGE_BYTES / 1024 / 1024} MiB (one record at least): follow the cursor, do not count. Cursors belong to one list and one client.`,
     );
   } else if (query.includes('page[size]')) {
     notes.push(

@@ -12,6 +12,13 @@ import { validationProblem } from './problem.js';
 export const DEFAULT_PAGE_SIZE = 25;
 export const MAX_PAGE_SIZE = 100;
 
+/**
+ * The JSON of its rows a page may carry (one row at least, whatever its size): a row can be some 200 KB (a
+ * visit's or a message's longest texts and 100 file versions), so 100 of them made a 15 MB answer, held whole
+ * in memory until its client read it (hostile-tenant probe). A page that stops here has `meta.nextCursor`.
+ */
+export const PAGE_BYTES = 1024 * 1024;
+
 export const PageSizeParameter = Type.Integer({
   minimum: 1,
   maximum: MAX_PAGE_SIZE,
@@ -29,6 +36,12 @@ export const PageQuery = {
 export interface Page<T> {
   items: T[];
   nextCursor: string | undefined;
+}
+
+/** A page as read, and the cursor of a position in its list (for a page cut short at `PAGE_BYTES`). */
+export interface ReadPage<T> extends Page<T> {
+  pageSize: number;
+  cursorAfter(position: number): string;
 }
 
 export class CursorCodec {
@@ -102,10 +115,14 @@ export async function readPage<T extends { seq: number }>(
   tenantId: string,
   query: PageParameters,
   fetch: (afterSeq: number | undefined, limit: number) => Promise<T[]>,
-): Promise<Page<T> & { pageSize: number }> {
+): Promise<ReadPage<T>> {
   const { pageSize, after } = pageAsked(cursors, list, tenantId, query);
   const rows = await fetch(after, pageSize + 1);
-  return { ...cursors.page(list, tenantId, rows, pageSize, (row) => row.seq), pageSize };
+  return {
+    ...cursors.page(list, tenantId, rows, pageSize, (row) => row.seq),
+    pageSize,
+    cursorAfter: (position) => cursors.encode(list, tenantId, position),
+  };
 }
 
 /**
@@ -119,6 +136,8 @@ export interface ListingPage {
   pageSize: number;
   /** The page's rows and its next cursor (parsed from the listing when called). */
   read(): Page<ListedVersion>;
+  /** The cursor after a row of the list (its `seq`): where a page cut at `PAGE_BYTES` goes on. */
+  cursorAfter(position: number): string;
 }
 
 /**
@@ -140,5 +159,6 @@ export async function readListingPage(
     listing,
     pageSize,
     read: () => cursors.page(list, tenantId, parseListing(listing), pageSize, (row) => row.seq),
+    cursorAfter: (position) => cursors.encode(list, tenantId, position),
   };
 }

@@ -27,7 +27,7 @@ import type { FastifyReply } from 'fastify';
 import type { ListedVersion } from '../db/listing.js';
 import { TwoGenerationCache } from '../lib/two-generation-cache.js';
 import { etagOf, type ListMetaValue, type ResourceObject } from './envelope.js';
-import { type ListingPage, listMeta } from './pagination.js';
+import { type ListingPage, listMeta, PAGE_BYTES } from './pagination.js';
 
 /** The rendered JSON of one version of one resource, and whose it is. */
 export interface RenderedResource {
@@ -46,9 +46,15 @@ interface RenderedPage {
   body: Buffer;
 }
 
+/** A row's JSON and its place in the list (`seq`, a cursor's position). */
+interface RenderedRow {
+  json: Buffer;
+  seq: number;
+}
+
 /** The rows of a page, in order, and whether they are exactly the rows listed at the versions listed. */
 interface PageRows {
-  json: Buffer[];
+  rows: RenderedRow[];
   asListed: boolean;
 }
 
@@ -84,7 +90,7 @@ export class RenderedResources {
     if (known?.listing === page.listing) return known.body;
     const { items, nextCursor } = page.read();
     const rows = await this.rowsOf(kind, tenantId, items, load, serialize);
-    const body = listBody(rows.json, listMeta(page.pageSize, nextCursor));
+    const body = pageBody(rows.rows, (row) => row, { ...page, nextCursor });
     // A row changed or gone between the listing and its load makes a page that is not the listing's.
     if (rows.asListed) this.pages.set(page.key, { listing: page.listing, body });
     return body;
@@ -149,21 +155,22 @@ export class RenderedResources {
       return rendered?.version === row.version ? rendered.json : undefined;
     });
     const missing = listed.filter((_, at) => held[at] === undefined);
-    if (missing.length === 0) return { json: held as Buffer[], asListed: true };
+    if (missing.length === 0)
+      return { rows: listed.map((row, at) => ({ json: held[at]!, seq: row.seq })), asListed: true };
 
     const loaded = new Map<string, RenderedResource>();
     for (const resource of await load(missing.map((row) => row.id))) {
       loaded.set(resource.id, this.keep(kind, tenantId, resource, serialize));
     }
-    const json: Buffer[] = [];
+    const rows: RenderedRow[] = [];
     let asListed = true;
     listed.forEach((row, at) => {
       const fresh = loaded.get(row.id);
       if (held[at] === undefined && fresh?.version !== row.version) asListed = false;
       const rendered = held[at] ?? fresh?.json;
-      if (rendered !== undefined) json.push(rendered);
+      if (rendered !== undefined) rows.push({ json: rendered, seq: row.seq });
     });
-    return { json, asListed };
+    return { rows, asListed };
   }
 }
 
@@ -172,6 +179,34 @@ const DOCUMENT_START = '{"data":';
 const DOCUMENT_END = '}';
 const DATA_START = Buffer.from('{"data":[');
 const COMMA = Buffer.from(',');
+
+/** What a page's answer says beside its rows: the size asked, the next cursor, and how to make one. */
+interface PageOf {
+  pageSize: number;
+  nextCursor: string | undefined;
+  cursorAfter(position: number): string;
+}
+
+/**
+ * A page's answer from its rows, rendered one by one by `render` (its JSON and `seq`), in the list's
+ * envelope: the rows while their JSON fits `PAGE_BYTES` (the first whatever its size), and when that leaves
+ * rows out, the cursor after the last row sent in place of the page's own. The rows left out are not rendered.
+ */
+export function pageBody<T>(rows: readonly T[], render: (row: T) => RenderedRow, page: PageOf): Buffer {
+  const json: Buffer[] = [];
+  let bytes = 0;
+  let lastSeq = 0;
+  for (const row of rows) {
+    const rendered = render(row);
+    if (json.length > 0 && bytes + rendered.json.length > PAGE_BYTES) {
+      return listBody(json, listMeta(page.pageSize, page.cursorAfter(lastSeq)));
+    }
+    json.push(rendered.json);
+    bytes += rendered.json.length + 1;
+    lastSeq = rendered.seq;
+  }
+  return listBody(json, listMeta(page.pageSize, page.nextCursor));
+}
 
 /** A page in the list's envelope (`ListSchema`) from its rows' JSON: one copy of the rows. */
 function listBody(rows: readonly Buffer[], meta: ListMetaValue): Buffer {

@@ -5,7 +5,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../../app-context.js';
 import type { Database } from '../../db/schema.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
-import { sendResource } from '../../http/envelope.js';
+import { sendResource, serializeResource } from '../../http/envelope.js';
 import { createdHeaders, etagHeaders } from '../../http/headers.js';
 import {
   createResource,
@@ -13,7 +13,7 @@ import {
   KEYED_CREATE_CONFLICTS,
   sendCreateOutcome,
 } from '../../http/idempotency.js';
-import { listMeta } from '../../http/pagination.js';
+import { pageBody, sendRenderedList } from '../../http/rendered-resources.js';
 import { IdParams, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import type { AuthContext } from '../../http/auth.js';
@@ -26,6 +26,7 @@ import {
   SiteVisitList,
   SiteVisitListQuery,
   SiteVisitPatchBody,
+  SiteVisitResource,
 } from './schemas.js';
 import * as visits from './service.js';
 import { VISIT_REFERENCE_CONFLICTS } from './visit-fields.js';
@@ -73,9 +74,16 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
         response: { 200: SiteVisitList, ...problemResponses([401, 403, 422, 429]) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const page = await visits.listVisits(db, cursors, request.auth.tenantId, request.query);
-      return { data: await render(db, request.auth, page.items), meta: listMeta(page.pageSize, page.nextCursor) };
+      const resources = await render(db, request.auth, page.items);
+      // Serialised one by one, so that a page cut at PAGE_BYTES renders no row it leaves out.
+      const body = pageBody(
+        page.items.map((record, at) => ({ seq: record.seq, resource: resources[at]! })),
+        ({ seq, resource }) => ({ json: Buffer.from(serializeResource(reply, SiteVisitResource, resource)), seq }),
+        page,
+      );
+      return sendRenderedList(reply, body);
     },
   );
 

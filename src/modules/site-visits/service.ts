@@ -8,7 +8,7 @@ import type { Database, SiteRow, SiteVisitRow, SiteVisitUpdate } from '../../db/
 import { changedColumns, suppliedColumns } from '../../db/column-changes.js';
 import { refusingDuplicate } from '../../db/errors.js';
 import { assertIfMatch } from '../../http/concurrency.js';
-import { type CursorCodec, type Page, readPage } from '../../http/pagination.js';
+import { type CursorCodec, type ReadPage, readPage } from '../../http/pagination.js';
 import { notFound, Problem } from '../../http/problem.js';
 import { resolveItem, resolveProject } from '../reference/service.js';
 import { resolveSiteAssets } from '../site-assets/service.js';
@@ -136,7 +136,7 @@ export async function listVisits(
   cursors: CursorCodec,
   tenantId: string,
   query: SiteVisitListQueryValue,
-): Promise<Page<VisitRecord> & { pageSize: number }> {
+): Promise<ReadPage<VisitRecord>> {
   return readPage(cursors, SITE_VISIT_TYPE, tenantId, query, (after, limit) =>
     repository.listVisits(db, tenantId, query.clientTicketNumber, after, limit),
   );

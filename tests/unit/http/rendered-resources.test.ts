@@ -38,6 +38,7 @@ const listed = (key: string, rows: [id: string, version: number][], pageSize = 1
       const all = parseListing(listing);
       return { items: all.slice(0, pageSize), nextCursor: all.length > pageSize ? 'next' : undefined };
     },
+    cursorAfter: (position) => `after-${position}`,
   };
 };
 const serialize = (note: Note) => JSON.stringify(note);

@@ -56,7 +56,7 @@ export interface paths {
          *
          *     **Scope:** `sites:read`.
          *
-         *     **Pagination:** oldest first; `page[size]` 1 to 100 (default 25). When more records exist, `meta.nextCursor` is present: pass it unchanged as `page[after]` for the next page. Cursors belong to one list and one client.
+         *     **Pagination:** oldest first; `page[size]` 1 to 100 (default 25). When more records exist, `meta.nextCursor` is present: pass it unchanged as `page[after]` for the next page. A page holds fewer than `page[size]` records, with `meta.nextCursor`, when more would make its records' JSON larger than 1 MiB (one record at least): follow the cursor, do not count. Cursors belong to one list and one client.
          */
         get: operations["listSites"];
         put?: never;
@@ -212,7 +212,7 @@ export interface paths {
          *
          *     **Scope:** `site-visits:read`.
          *
-         *     **Pagination:** oldest first; `page[size]` 1 to 100 (default 25). When more records exist, `meta.nextCursor` is present: pass it unchanged as `page[after]` for the next page. Cursors belong to one list and one client.
+         *     **Pagination:** oldest first; `page[size]` 1 to 100 (default 25). When more records exist, `meta.nextCursor` is present: pass it unchanged as `page[after]` for the next page. A page holds fewer than `page[size]` records, with `meta.nextCursor`, when more would make its records' JSON larger than 1 MiB (one record at least): follow the cursor, do not count. Cursors belong to one list and one client.
          */
         get: operations["listSiteVisits"];
         put?: never;
@@ -380,7 +380,7 @@ export interface paths {
          *
          *     **Scope:** `site-visits:read`.
          *
-         *     **Pagination:** oldest first; `page[size]` 1 to 100 (default 25). When more records exist, `meta.nextCursor` is present: pass it unchanged as `page[after]` for the next page. Cursors belong to one list and one client.
+         *     **Pagination:** oldest first; `page[size]` 1 to 100 (default 25). When more records exist, `meta.nextCursor` is present: pass it unchanged as `page[after]` for the next page. A page holds fewer than `page[size]` records, with `meta.nextCursor`, when more would make its records' JSON larger than 1 MiB (one record at least): follow the cursor, do not count. Cursors belong to one list and one client.
          */
         get: operations["listMessages"];
         put?: never;
