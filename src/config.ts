@@ -119,7 +119,7 @@ export const variables = {
     default: 100,
     minimum: 1,
     maximum: 10_000_000,
-    description: 'Requests per client address per minute, per process',
+    description: 'Requests per client address (an IPv6 address: its /64) per minute, per process',
   }),
   SITE_CODE_VISIT_REWRITES_PER_MINUTE: integer({
     default: 50_000,

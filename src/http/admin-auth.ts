@@ -13,6 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock.js';
 import { constantTimeEqual } from '../lib/secrets.js';
+import { addressBudget } from './address-budget.js';
 import { bearerToken } from './auth.js';
 import { Problem } from './problem.js';
 import { overLimit, sweepUntilClose } from './rate-limit.js';
@@ -39,11 +40,12 @@ export function registerAdminAuth(
   });
   app.addHook('onRequest', async (request) => {
     const now = clock.now().getTime();
-    const standing = failures.peek(request.ip, now);
+    const budget = addressBudget(request.ip);
+    const standing = failures.peek(budget, now);
     if (!standing.allowed) throw overLimit(`${failuresPerMinute} wrong operator tokens`, standing.resetSeconds);
     const token = bearerToken(request);
     if (token === undefined || !constantTimeEqual(token, adminToken)) {
-      if (token !== undefined && failures.take(request.ip, now).remaining === 0)
+      if (token !== undefined && failures.take(budget, now).remaining === 0)
         request.log.warn(
           { address: request.ip },
           'operator API: too many wrong tokens from one address; its requests are refused for a minute',

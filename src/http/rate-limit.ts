@@ -17,6 +17,7 @@ import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TrustProxy } from '../config.js';
 import type { Clock } from '../lib/clock.js';
+import { addressBudget } from './address-budget.js';
 import { Problem } from './problem.js';
 import { SlidingWindowLimiter } from './sliding-window.js';
 
@@ -171,7 +172,7 @@ export class ClientRateLimit {
 
   /** Counts an opening of a stream in its own window, without the requests' headers; the refusal past the limit. */
   private takeOpening(address: string): Problem | undefined {
-    const decision = this.openings.take(address, this.options.clock.now().getTime());
+    const decision = this.openings.take(addressBudget(address), this.options.clock.now().getTime());
     if (decision.allowed) return undefined;
     this.options.onRefused?.();
     return overLimit(`${this.options.limit} stream openings`, decision.resetSeconds);
@@ -179,7 +180,7 @@ export class ClientRateLimit {
 
   /** Counts one request of the address, with the limit's headers; the refusal when it is over the limit. */
   private take(reply: FastifyReply, address: string): Problem | undefined {
-    const decision = this.limiter.take(address, this.options.clock.now().getTime());
+    const decision = this.limiter.take(addressBudget(address), this.options.clock.now().getTime());
     const raw = reply.raw;
     raw.setHeader(RATE_LIMIT_HEADERS.limit, this.limitText);
     raw.setHeader(RATE_LIMIT_HEADERS.remaining, String(decision.remaining));

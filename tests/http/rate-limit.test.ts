@@ -119,6 +119,18 @@ describe('rate limit per client address', () => {
     expect((await sites(t)).status).toBe(200);
   });
 
+  it('behind a trusted proxy, the addresses of one IPv6 /64 share a budget (one host has them all)', async () => {
+    const from = (address: string) => sites(proxied, { 'x-forwarded-for': address });
+    // A host picking another address of its /64 for each request (found by a hostile-tenant probe).
+    for (let index = 0; index < LIMIT; index++) expect((await from(`2001:db8:7:1::${index + 1}`)).status).toBe(200);
+    expectLimited(await from('2001:db8:7:1:ffff:ffff:ffff:ffff'));
+    expectLimited(await from('2001:0db8:0007:0001:0:0:0:99'));
+    expect((await from('2001:db8:7:2::1')).status).toBe(200);
+    // An IPv4-mapped IPv6 address is its IPv4 address.
+    for (let index = 0; index < LIMIT; index++) expect((await from('203.0.113.20')).status).toBe(200);
+    expectLimited(await from('::ffff:203.0.113.20'));
+  });
+
   it('behind a trusted proxy, a path the router refuses counts against the client address, not the proxy', async () => {
     const malformed = (address: string) =>
       rawRequest(proxied.baseUrl, {

@@ -150,7 +150,8 @@ same ETag exactly one succeeds.
 ## Rate limit
 
 ${config.rateLimitPerMinute} requests per minute per client IP address, counted in each API process (not
-shared per OAuth client: clients behind one egress address share a budget), in a sliding window: request
+shared per OAuth client: clients behind one egress address share a budget, and an IPv6 address counts with
+the other addresses of its /64, which one host holds), in a sliding window: request
 ${config.rateLimitPerMinute + 1} inside any one minute is refused. Every request under \`/api/v1\` counts,
 however its path is spelled, unknown paths, the token endpoint and this document included. Every answer
 says where you stand: \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (seconds
