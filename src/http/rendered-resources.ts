@@ -29,6 +29,9 @@ import { TwoGenerationCache } from '../lib/two-generation-cache.js';
 import { etagOf, type ListMetaValue, type ResourceObject } from './envelope.js';
 import { type ListingPage, listMeta, PAGE_BYTES } from './pagination.js';
 
+/** What a page's entry costs beside its JSON and its key: the map's entry, the objects, the Buffer's own (about 250 measured). */
+const PAGE_ENTRY_BYTES = 300;
+
 /** The rendered JSON of one version of one resource, and whose it is. */
 export interface RenderedResource {
   kind: string;
@@ -67,10 +70,16 @@ export class RenderedResources {
   /** By page key (`ListingPage.key`), the last answer; a quarter of the capacity per generation. */
   private readonly pages: TwoGenerationCache<string, RenderedPage>;
 
-  /** @param capacity bytes of JSON kept at most, half rows and half pages; 0 keeps nothing */
+  /** @param capacity bytes kept at most, half rows and half pages; 0 keeps nothing */
   constructor(capacity: number) {
+    // A row's key is an id of ours and its JSON some hundreds of bytes at least: weighed by its JSON.
     this.rows = new TwoGenerationCache(capacity / 4, (rendered) => rendered.document.length);
-    this.pages = new TwoGenerationCache(capacity / 4, (page) => page.body.length + page.listing.length);
+    // A page's key is the caller's query (filters of 100 characters, a cursor): weighed with it, or empty
+    // pages asked with ever new filters weighed 34 bytes and cost some 420 (hostile-tenant probe).
+    this.pages = new TwoGenerationCache(
+      capacity / 4,
+      (page, key) => page.body.length + page.listing.length + key.length + PAGE_ENTRY_BYTES,
+    );
   }
 
   /**

@@ -12,11 +12,12 @@ export class TwoGenerationCache<K, V> {
   /**
    * @param limit the weight one generation holds at most (the cache holds at most twice that); an entry
    *   heavier than it is not kept
-   * @param weigh an entry's weight: 1 to count entries, its size to bound memory
+   * @param weigh an entry's weight: 1 to count entries, its size to bound memory (its key's included where
+   *   a caller chooses the key)
    */
   constructor(
     private readonly limit: number,
-    private readonly weigh: (value: V) => number = () => 1,
+    private readonly weigh: (value: V, key: K) => number = () => 1,
   ) {}
 
   get(key: K): V | undefined {
@@ -31,13 +32,13 @@ export class TwoGenerationCache<K, V> {
     const young = this.young.get(key);
     if (young !== undefined) {
       this.young.delete(key);
-      this.youngWeight -= this.weigh(young);
+      this.youngWeight -= this.weigh(young, key);
     }
     this.old.delete(key);
   }
 
   set(key: K, value: V): void {
-    const weight = this.weigh(value);
+    const weight = this.weigh(value, key);
     if (weight > this.limit) return;
     if (this.youngWeight + weight > this.limit) {
       this.old = this.young;

@@ -162,6 +162,18 @@ describe('RenderedResources', () => {
     await rendered.list('notes', 'ten_1', pageOf('n0'), db.load, serialize);
     expect(db.loads.slice(40)).toEqual([['n0']]);
   });
+
+  it("weighs a page with its key: pages asked with long filters take the capacity's share, not their JSON's", async () => {
+    const db = store({ a: { version: 1, text: 'A' } });
+    const rendered = new RenderedResources(40_000);
+    // The key carries the query: a filter of 100 characters made every empty page of a new filter weigh
+    // 34 bytes while costing some 420 (hostile-tenant probe).
+    const pageOf = (at: number) => listed(`notes|ten_1|${'f'.repeat(2_000)}${at}`, [['a', 1]]);
+    const first = await rendered.list('notes', 'ten_1', pageOf(0), db.load, serialize);
+    expect(await rendered.list('notes', 'ten_1', pageOf(0), db.load, serialize)).toBe(first);
+    for (let at = 1; at <= 20; at++) await rendered.list('notes', 'ten_1', pageOf(at), db.load, serialize);
+    expect(await rendered.list('notes', 'ten_1', pageOf(0), db.load, serialize)).not.toBe(first);
+  });
 });
 
 describe('RenderedResources.one (a GET by id)', () => {
