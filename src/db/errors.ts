@@ -55,7 +55,12 @@ export function isClientQueryTimeout(error: unknown): boolean {
  */
 export function isDatabaseTimeout(error: unknown): boolean {
   const code = (error as DatabaseError | undefined)?.code;
-  return code === '57014' || code === '55P03' || isClientQueryTimeout(error);
+  return code === '57014' || isLockWaitTimeout(error) || isClientQueryTimeout(error);
+}
+
+/** PostgreSQL gave up waiting for a lock (55P03 `lock_not_available`, from `lock_timeout`): one lock, not the database. */
+export function isLockWaitTimeout(error: unknown): boolean {
+  return (error as DatabaseError | undefined)?.code === '55P03';
 }
 
 /**

@@ -8,7 +8,8 @@
  * rolls the batch back; every statement is then run once more alone, so each gets its own answer, exactly
  * as if it had never been batched (a constraint it violates, a deadlock with another batch). Only a
  * statement that timed out, and those queued behind it in the batch, get its error at once (the database
- * is stuck, and they have waited out the timeout already) instead of waiting a second time. A request's
+ * is stuck, and they have waited out the timeout already) instead of waiting a second time. No statement
+ * of a write batch waits more than BATCH_LOCK_WAIT for a lock: past it the batch runs alone too. A request's
  * answer is sent only after its batch committed. Statements that could not run side by side (a create and
  * its own retry with the same Idempotency-Key) carry the same `apart` key, and the second of them runs alone.
  *
@@ -19,7 +20,7 @@
  * anything else, and a batch of one, is an ordinary `executeQuery`.
  */
 import type { CompiledQuery, Kysely, RawBuilder } from 'kysely';
-import { isDatabaseTimeout } from './errors.js';
+import { isDatabaseTimeout, isLockWaitTimeout } from './errors.js';
 import type { Executor } from './executor.js';
 import type pg from 'pg';
 import { isMarked, type PreparedNames } from './prepared-statements.js';
@@ -29,6 +30,22 @@ import { TurnQueue } from './turn-queue.js';
 
 /** At most this many statements per transaction; more make another batch of the same turn. */
 const MAX_BATCH = 32;
+
+/**
+ * How long a statement of a write batch may wait for a lock (its transaction's `lock_timeout`, set by the
+ * batch's first statement). A batch holds every statement of its turn, other tenants' included, while one of
+ * them waits: a visit create waiting for its site, which its own tenant's rename held for a second (or up to the
+ * statement timeout on a site of a million visits), held every create of the batch as long, and past the
+ * statement timeout failed those queued behind it (hostile-tenant probe). Past this wait the batch rolls back
+ * and each statement runs alone, so only the one that waits goes on waiting; a batch's own commit, which a
+ * duplicate key waits for, takes milliseconds.
+ */
+const BATCH_LOCK_WAIT = '250ms';
+const LOCK_WAIT: BatchedStatement = {
+  name: 'turn_batch_lock_wait',
+  text: `select set_config('lock_timeout', $1, true)`,
+  values: [BATCH_LOCK_WAIT],
+};
 
 /** Why a batch failed: the error, and the index of the statement it came from (undefined: none was sent). */
 interface BatchFailure {
@@ -57,11 +74,13 @@ export interface TurnBatchTotals {
 class TurnBatches {
   private readonly waiting = new TurnQueue<Waiting>((entries) => this.flush(entries));
 
+  /** @param lockWait the statement that bounds the batch's lock waits (the write lane's); reads take no row locks */
   constructor(
     private readonly db: Kysely<Database>,
     private readonly pool: pg.Pool,
     private readonly names: PreparedNames,
     private readonly totals: TurnBatchTotals,
+    private readonly lockWait?: BatchedStatement,
   ) {}
 
   run<R>(compiled: CompiledQuery<R>, apart: string | undefined): Promise<R[]> {
@@ -108,10 +127,11 @@ class TurnBatches {
         this.totals.failed += 1;
         for (const [index, entry] of batch.entries()) {
           // Alone again, except where that would only wait as long once more: the statement that timed out
-          // (a lock held elsewhere, a database that does not answer) and those queued behind it, which waited
-          // just as long; and all of them when no connection came.
+          // (a database that does not answer) and those queued behind it, which waited just as long; and all
+          // of them when no connection came. A lock's wait is one statement's: the others go on alone.
           const waitsAgain =
-            failure.index === undefined || (index >= failure.index && isDatabaseTimeout(failure.error));
+            failure.index === undefined ||
+            (index >= failure.index && isDatabaseTimeout(failure.error) && !isLockWaitTimeout(failure.error));
           if (waitsAgain) entry.reject(failure.error);
           else this.alone(entry.compiled).then(entry.resolve, entry.reject);
         }
@@ -127,20 +147,19 @@ class TurnBatches {
     } catch (error) {
       throw { error, index: undefined } satisfies BatchFailure;
     }
-    const statements = new StatementBatch(
-      batch.map((entry) => entry.statement),
-      this.names.shapes,
-    );
+    const first = this.lockWait ? [this.lockWait] : [];
+    const statements = new StatementBatch([...first, ...batch.map((entry) => entry.statement)], this.names.shapes);
     try {
       const results = await statements.run(client);
       client.release();
-      return results.map((result) => result.rows);
+      return results.slice(first.length).map((result) => result.rows);
     } catch (error) {
       // An error PostgreSQL answered leaves the connection usable; anything else (a client timeout, a
       // broken socket) discards it.
       client.release((error as { code?: string }).code === undefined ? (error as Error) : undefined);
       for (const entry of batch) this.names.failed(entry.statement.text, entry.statement.name, error);
-      throw { error, index: statements.failedAt } satisfies BatchFailure;
+      const at = statements.failedAt;
+      throw { error, index: at === undefined ? undefined : Math.max(0, at - first.length) } satisfies BatchFailure;
     }
   }
 
@@ -160,7 +179,7 @@ export function batchTurnsOf(db: Kysely<Database>, pool: pg.Pool, names: Prepare
   const totals = { batches: 0, statements: 0, failed: 0 };
   totalsOf.set(db, totals);
   batchesOf.set(db, {
-    writes: new TurnBatches(db, pool, names, totals),
+    writes: new TurnBatches(db, pool, names, totals, LOCK_WAIT),
     reads: new TurnBatches(db, pool, names, totals),
   });
 }

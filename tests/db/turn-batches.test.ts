@@ -83,27 +83,48 @@ describe.skipIf(!databaseUrl)('statements batched per turn', () => {
   });
 
   it('answers a statement that timed out, and those queued behind it, with the timeout; the rest alone', async () => {
-    // The same database with a short statement timeout, and a lock on the table that outlasts it.
+    // The same database with a short statement timeout, and a statement that outlasts it (a database that
+    // does not answer in time).
     const impatient = openPostgres(database.pool!.options.connectionString!, 4, 300);
+    try {
+      await sql`create table if not exists ${sql.table(`${table}_free`)} (id int primary key)`.execute(database.db);
+      const into = (id: number) =>
+        runInTurnBatch(
+          impatient.db,
+          sql`insert into ${sql.table(`${table}_free`)} (id) values (${id}) returning id ${prepared()}`,
+        );
+      const slow = () => runInTurnBatch(impatient.db, sql`select pg_sleep(2) ${prepared()}`);
+      const outcomes = await Promise.allSettled([into(1), slow(), into(2)]);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+      for (const outcome of outcomes.slice(1))
+        expect((outcome as PromiseRejectedResult).reason).toMatchObject({ code: '57014' });
+    } finally {
+      await impatient.close();
+    }
+  });
+
+  it('answers the others of a batch while one of its statements waits for a lock (hostile-tenant probe)', async () => {
+    // A tenant's own long transaction (a rename of a site with many visits) held a row its next create
+    // waited for, and every other tenant's statement of that create's batch waited as long.
     const holder = new pg.Client({ connectionString: database.pool!.options.connectionString });
     await holder.connect();
+    let held = true;
     try {
       await sql`create table if not exists ${sql.table(`${table}_free`)} (id int primary key)`.execute(database.db);
       await holder.query('begin');
       await holder.query(`lock table ${table} in access exclusive mode`);
       const into = (name: string, id: number) =>
-        runInTurnBatch(
-          impatient.db,
-          sql`insert into ${sql.table(name)} (id) values (${id}) returning id ${prepared()}`,
-        );
-      const outcomes = await Promise.allSettled([into(`${table}_free`, 1), into(table, 40), into(`${table}_free`, 2)]);
-      expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
-      for (const outcome of outcomes.slice(1))
-        expect((outcome as PromiseRejectedResult).reason).toMatchObject({ code: '57014' });
+        runInTurnBatch(database.db, sql`insert into ${sql.table(name)} (id) values (${id}) returning id ${prepared()}`);
+      const [three, waiting, four] = [into(`${table}_free`, 3), into(table, 41), into(`${table}_free`, 4)];
+      // Answered while the lock is held; before, they waited for it with the one that needs it.
+      expect(await Promise.all([three, four])).toEqual([[{ id: 3 }], [{ id: 4 }]]);
+      expect(held).toBe(true);
+      held = false;
+      await holder.query('commit');
+      expect(await waiting).toEqual([{ id: 41 }]);
     } finally {
-      await holder.query('rollback');
+      if (held) await holder.query('rollback');
       await holder.end();
-      await impatient.close();
     }
   });
 
