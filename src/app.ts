@@ -33,6 +33,7 @@ import { lazySerializerFactory } from './http/lazy-compilers.js';
 import { validatorCompiler } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { lazyChildLogger } from './lib/lazy-logger.js';
+import { registerConnectionCap } from './http/connection-cap.js';
 import { CredentialStatus } from './modules/auth/credential-status.js';
 import { registerTokenRoute } from './modules/auth/routes.js';
 import { ALL_SCOPES } from './modules/auth/scopes.js';
@@ -136,6 +137,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
   });
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>() as unknown as Api;
+  registerConnectionCap(app, {
+    max: config.connectionsPerAddress,
+    trustProxy: config.trustProxy,
+    logger: deps.logger,
+  });
 
   app.setValidatorCompiler(validatorCompiler);
   // Only JSON (and, on the token endpoint, form) bodies are read: anything else is 415 (DECISIONS),

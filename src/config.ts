@@ -121,6 +121,13 @@ export const variables = {
     maximum: 10_000_000,
     description: 'Requests per client address (an IPv6 address: its /64) per minute, per process',
   }),
+  CONNECTIONS_PER_ADDRESS: integer({
+    default: 256,
+    minimum: 1,
+    maximum: 1_000_000,
+    description:
+      'Open connections per client address (an IPv6 address: its /64), per process; past it a new connection is closed at once. Not applied to a trusted proxy (TRUST_PROXY)',
+  }),
   SITE_CODE_VISIT_REWRITES_PER_MINUTE: integer({
     default: 50_000,
     minimum: 1,
@@ -324,6 +331,7 @@ function toConfig(values: Values) {
     adminToken: values.ADMIN_TOKEN,
     tokenTtlSeconds: values.TOKEN_TTL_SECONDS,
     rateLimitPerMinute: values.RATE_LIMIT_PER_MINUTE,
+    connectionsPerAddress: values.CONNECTIONS_PER_ADDRESS,
     siteCodeVisitRewritesPerMinute: values.SITE_CODE_VISIT_REWRITES_PER_MINUTE,
     adminAuthFailuresPerMinute: values.ADMIN_AUTH_FAILURES_PER_MINUTE,
     /** Longest a request may take to arrive completely (headers and body); slower ones get 408. */

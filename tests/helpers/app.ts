@@ -96,6 +96,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
     // Tests make many requests from 127.0.0.1; the rate-limit tests set their own limit.
     rateLimitPerMinute: 1_000_000,
+    // Tests open many connections from 127.0.0.1 at once; the connection cap's test sets its own.
+    connectionsPerAddress: 1_000_000,
     // Tests send wrong operator tokens on purpose; the operator throttle's test sets its own limit.
     adminAuthFailuresPerMinute: 1_000_000,
     ...overrides,
