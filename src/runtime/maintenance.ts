@@ -13,9 +13,22 @@ import { purgeOrphanBlobs } from '../modules/files/database-store.js';
 /** An upload still streaming is younger than this; an older blob without a version is an orphan. */
 const ORPHAN_BLOB_AGE_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * How far back a pass looks again behind where the last one stopped: a blob is dated by the clock of the
+ * process that wrote it, which may be a little behind this one's.
+ */
+const ORPHAN_SCAN_OVERLAP_MS = 60 * 60 * 1000;
+
 export class Maintenance {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  /**
+   * The age limit of this process's last orphan pass: the next looks only at blobs from there on (a
+   * blob never loses its version: versions are kept), so a pass costs the blobs of the last interval, not
+   * every blob ever stored (hostile-tenant probe: a tenant's tiny uploads made each pass scan millions).
+   * Undefined until the first pass, which looks at every blob.
+   */
+  private orphansExaminedBefore: Date | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -36,7 +49,11 @@ export class Maintenance {
       try {
         const purged = await purgeExpiredIdempotencyKeys(this.db, this.clock.now());
         if (purged > 0) this.logger.info({ purged }, 'expired idempotency keys purged');
-        const orphans = await purgeOrphanBlobs(this.db, new Date(this.clock.now().getTime() - ORPHAN_BLOB_AGE_MS));
+        const before = new Date(this.clock.now().getTime() - ORPHAN_BLOB_AGE_MS);
+        const examined = this.orphansExaminedBefore;
+        const from = examined && new Date(examined.getTime() - ORPHAN_SCAN_OVERLAP_MS);
+        const orphans = await purgeOrphanBlobs(this.db, before, from);
+        this.orphansExaminedBefore = before;
         if (orphans > 0) this.logger.info({ orphans }, 'orphaned file blobs purged');
       } catch (error) {
         this.logger.warn({ err: error }, 'maintenance pass failed');

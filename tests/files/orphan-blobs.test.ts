@@ -52,3 +52,34 @@ it('the maintenance loop deletes blobs left without a version for a day, and onl
   expect(download.status).toBe(200);
   expect(download.text.length).toBe(300_000);
 });
+
+it('each pass after the first looks only at blobs dated from where the last one stopped (less an hour)', async () => {
+  const v = await visitTenant(t);
+  const clock = new ManualClock(new Date('2001-01-01T00:00:00Z'));
+  const store = new DatabaseFileStore(t.database, clock);
+  const maintenance = new Maintenance(t.database.db, clock, createLogger(t.config));
+  const first = await store.put(v.tenantId, bytes(1000));
+  clock.advance(DAY + 1000);
+  await maintenance.runOnce();
+
+  // Dated two hours before the first pass's limit (a clock far behind): behind where the next pass looks.
+  const behind = await new DatabaseFileStore(
+    t.database,
+    new ManualClock(new Date(clock.now().getTime() - DAY - 2 * 3600_000)),
+  ).put(v.tenantId, bytes(1000));
+  const later = await store.put(v.tenantId, bytes(1000));
+  clock.advance(DAY + 1000);
+  await maintenance.runOnce();
+
+  const left = (
+    await t.database.db.selectFrom('file_blobs').select('id').where('tenant_id', '=', v.tenantId).execute()
+  ).map((blob) => blob.id);
+  expect(left).not.toContain(first.blobId);
+  expect(left).not.toContain(later.blobId);
+  expect(left).toEqual([behind.blobId]);
+  // A process's first pass looks at every blob.
+  await new Maintenance(t.database.db, clock, createLogger(t.config)).runOnce();
+  expect(
+    await t.database.db.selectFrom('file_blobs').select('id').where('tenant_id', '=', v.tenantId).execute(),
+  ).toEqual([]);
+});

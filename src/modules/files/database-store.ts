@@ -117,13 +117,14 @@ export class DatabaseFileStore implements FileStore {
 }
 
 /**
- * Deletes blobs that no file version refers to and that are older than `before`: what an upload
- * interrupted by a crash leaves behind (a failed upload removes its blob itself).
+ * Deletes blobs that no file version refers to and that are older than `before` (and, when given, not older
+ * than `notBefore`): what an upload interrupted by a crash leaves behind (a failed upload removes its blob
+ * itself). The created-at index finds the range; each blob in it is checked for a version.
  */
-export async function purgeOrphanBlobs(db: Kysely<Database>, before: Date): Promise<number> {
-  const result = await db
-    .deleteFrom('file_blobs')
-    .where('created_at', '<', before)
+export async function purgeOrphanBlobs(db: Kysely<Database>, before: Date, notBefore?: Date): Promise<number> {
+  let query = db.deleteFrom('file_blobs').where('created_at', '<', before);
+  if (notBefore !== undefined) query = query.where('created_at', '>=', notBefore);
+  const result = await query
     .where(({ not, exists, selectFrom }) =>
       not(
         exists(selectFrom('file_versions').select('blob_id').whereRef('file_versions.blob_id', '=', 'file_blobs.id')),
