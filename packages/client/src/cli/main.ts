@@ -25,6 +25,7 @@ import { RESOURCES, type ImportResource } from './import/rows.js';
 import { defaultSidePath, describeRejection, type ImportReport, runImport } from './import/run.js';
 import { parseForwardTo, runListen } from './listen/listen.js';
 import { stateDirectory } from './listen/state.js';
+import { missingWebSocket } from './listen/stream.js';
 import { triggerCommand } from './trigger.js';
 import {
   COMMAND_OPTIONS,
@@ -172,6 +173,8 @@ async function listenCommand(
 ): Promise<number> {
   if (positionals.length > 0) throw new UsageError(usageOf('listen'));
   const forwardTo = parseForwardTo(values['forward-to']);
+  const noWebSocket = missingWebSocket();
+  if (noWebSocket) throw new UsageError(noWebSocket);
   const eventTypes = values.events
     ?.split(',')
     .map((type) => type.trim())

@@ -35,6 +35,19 @@ export function streamUrl(baseUrl: string, streamPath: string): URL {
   return url;
 }
 
+/**
+ * Why this Node.js cannot hold a stream, or undefined. The global WebSocket came unflagged in Node.js 22.4, so
+ * on Debian's 20 (or 22.0 to 22.3) `svc listen` opened a listener and then died with "ReferenceError:
+ * WebSocket is not defined"; the other commands run there, so this one alone says it before anything is sent.
+ */
+export function missingWebSocket(version = process.version): string | undefined {
+  if (typeof globalThis.WebSocket === 'function') return undefined;
+  return (
+    `svc listen: this Node.js (${version}) has no WebSocket client, which svc listen receives your events ` +
+    'through: run it on Node.js 22.4 or newer (node --version). Nothing was opened.'
+  );
+}
+
 /** Holds one stream until it ends; never throws for what happens on it. */
 export function holdStream(options: StreamOptions, stop: AbortSignal): Promise<StreamEnd> {
   // Node's WebSocket (undici) takes headers in its second argument; the DOM typing does not say so.
