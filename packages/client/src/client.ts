@@ -272,7 +272,8 @@ export interface SiteServicesClient {
   api: OpenApiClient;
   /**
    * A GET of any path under the base address (`/api/v1/...`, appended to a base with a path prefix as the
-   * typed calls' paths are), with the read retry rules; JSON or text.
+   * typed calls' paths are), with the read retry rules; JSON, text, or a file's bytes (a Uint8Array) when the
+   * answer is neither (a return label, an attachment), which decoding as text would corrupt.
    */
   getRaw(path: string, options?: CallOptions): Promise<{ status: number; headers: Headers; body: unknown }>;
   /** A fresh token response (does not replace the cached token). */
@@ -328,7 +329,10 @@ export function createClient(options: ClientOptions): SiteServicesClient {
           ...(options.signal ? { signal: options.signal } : {}),
         }),
       );
-      return { status: response.status, headers: response.headers, body: await readBody(response) };
+      const type = response.headers.get('content-type') ?? '';
+      const textual = type === '' || /^text\/|[/+]json\b/i.test(type);
+      const body = textual ? await readBody(response) : new Uint8Array(await response.arrayBuffer());
+      return { status: response.status, headers: response.headers, body };
     },
     requestToken: () => tokens.request(),
     token: (tokenOptions) => tokens.token(tokenOptions?.signal),

@@ -19,6 +19,7 @@ import { systemRuntime } from '../retry.js';
 import type { FetchLike } from '../transport.js';
 import { type CliCredentials, credentialsFromEnv, UsageError } from './credentials.js';
 import { DEFAULT_RATE, MAX_RATE } from './import/pace.js';
+import { getCommand } from './get.js';
 import { ProgressLogMismatch } from './import/progress-log.js';
 import { writeRefusal } from './refusal.js';
 import { RESOURCES, type ImportResource } from './import/rows.js';
@@ -145,18 +146,6 @@ async function importCommand(
   return report.rejected.length > 0 ? EXIT.failed : EXIT.ok;
 }
 
-async function getCommand(positionals: string[], env: Env, options: MainOptions): Promise<number> {
-  const [target] = positionals;
-  if (!target || positionals.length > 1) throw new UsageError(usageOf('get'));
-  const path = target.startsWith('/api/') ? target : `/api/v1/${target.replace(/^\/+/, '')}`;
-  const response = await clientFor(credentialsFromEnv(env), options).getRaw(path);
-  process.stdout.write(
-    `${typeof response.body === 'string' ? response.body : JSON.stringify(response.body, null, 2)}\n`,
-  );
-  if (response.status >= 400) process.stderr.write(`HTTP ${response.status}\n`);
-  return response.status < 400 ? EXIT.ok : EXIT.failed;
-}
-
 async function tokenCommand(positionals: string[], json: boolean, env: Env, options: MainOptions): Promise<number> {
   if (positionals.length > 0) throw new UsageError(usageOf('token'));
   const response = await clientFor(credentialsFromEnv(env), options).requestToken();
@@ -263,7 +252,7 @@ export async function main(argv: string[], env: Env, options: MainOptions = {}):
       case 'token':
         return await tokenCommand(rest, values.json === true, env, options);
       case 'get':
-        return await getCommand(rest, env, options);
+        return await getCommand(rest, () => clientFor(credentialsFromEnv(env), options), usageOf('get'));
       case 'listen':
         return await listenCommand(rest, values, env, options);
       case 'trigger':
