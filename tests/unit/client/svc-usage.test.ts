@@ -98,3 +98,20 @@ describe('svc usage mistakes (exit 2, nothing sent)', () => {
     expect(resource.stderr).toMatch(/^svc import: unknown resource "site": sites, site-visits, messages\n/);
   });
 });
+
+describe('an option without its value', () => {
+  it("names the command and shows that command's usage alone", async () => {
+    for (const [args, option] of [
+      [['listen', '--forward-to'], '--forward-to'],
+      [['import', 'sites', 'sites.csv', '--rate'], '--rate'],
+      [['token', '--json=yes'], '--json'],
+    ] as const) {
+      const run = await svc([...args]);
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr, args.join(' ')).toMatch(new RegExp(`^svc ${args[0]}: Option '${option}`));
+      expect(run.stderr, args.join(' ')).toContain(`  svc ${args[0]} `);
+      for (const other of ['import', 'token', 'get', 'listen', 'trigger'].filter((name) => name !== args[0]))
+        expect(run.stderr, args.join(' ')).not.toContain(`  svc ${other} `);
+    }
+  });
+});

@@ -220,8 +220,12 @@ export async function main(argv: string[], env: Env, options: MainOptions = {}):
     try {
       parsed = parseArgv(argv);
     } catch (error) {
-      if ((error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION')
-        throw unknownOption((error as Error).message, commandWord(argv));
+      const code = (error as { code?: string }).code;
+      if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw unknownOption((error as Error).message, commandWord(argv));
+      // An option without its value (`svc listen --forward-to`): the command's usage, not every command's.
+      const command = commandWord(argv);
+      if (code?.startsWith('ERR_PARSE_ARGS') && isCommand(command))
+        throw new UsageError(`svc ${command}: ${(error as Error).message}\n${usageOf(command)}`);
       throw error;
     }
     const { positionals, values } = parsed;
