@@ -67,6 +67,19 @@ describe('svc usage mistakes (exit 2, nothing sent)', () => {
     expect(other.stderr).toMatch(/^svc: unknown command "frobnicate"\nusage:/);
   });
 
+  it("says what svc does instead of another tool's command, not a command spelled alike", async () => {
+    const list = await svc(['list', 'site-visits']);
+    expect(list.code).toBe(2);
+    expect(list.stderr).toMatch(/^svc: unknown command "list" \(to list, svc get site-visits\)\nusage:/);
+    expect(list.stderr).not.toContain('did you mean svc listen');
+    expect((await svc(['create', 'sites'])).stderr).toMatch(
+      /^svc: unknown command "create" \(to create, svc import sites <file\.csv\|file\.jsonl> \(one create per row\)\)/,
+    );
+    expect((await svc(['login'])).stderr).toMatch(
+      /^svc: unknown command "login" \(svc keeps no login: set SVC_CREDENTIALS_FILE/,
+    );
+  });
+
   it("names an unknown option, the command's options and the one most likely meant", async () => {
     const listen = await svc(['listen', '--forward', 'http://localhost:8080/webhooks']);
     expect(listen.code).toBe(2);

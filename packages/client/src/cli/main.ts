@@ -242,7 +242,7 @@ export async function main(argv: string[], env: Env, options: MainOptions = {}):
       return EXIT.ok;
     }
     if (command === undefined) throw new UsageError(USAGE);
-    if (!isCommand(command)) throw unknownCommand(command);
+    if (!isCommand(command)) throw unknownCommand(command, rest);
     const foreign = Object.keys(values).filter((name) => !COMMAND_OPTIONS[command].includes(name));
     if (foreign.length > 0) {
       const owner = COMMANDS.find((other) => COMMAND_OPTIONS[other].includes(foreign[0]!));

@@ -84,8 +84,24 @@ export function unknownOption(message: string, command: string | undefined): Usa
   );
 }
 
+/**
+ * Commands other tools have, and what svc does instead. By spelling alone `svc list sites` was taken for
+ * `svc listen` (the webhook listener), and `svc login` or `svc create` got no hint at all.
+ */
+const INSTEAD: Record<string, (target: string | undefined) => string> = {
+  list: (target) => `to list, svc get ${target ?? 'sites'}`,
+  ls: (target) => `to list, svc get ${target ?? 'sites'}`,
+  show: (target) => `to read, svc get ${target ?? 'sites/<id>'}`,
+  create: (target) => `to create, svc import ${target ?? 'sites'} <file.csv|file.jsonl> (one create per row)`,
+  login: () => 'svc keeps no login: set SVC_CREDENTIALS_FILE (or the variables below); svc token tries them',
+};
+INSTEAD.post = INSTEAD.create!;
+INSTEAD.auth = INSTEAD.login!;
+
 /** A command svc does not have: which, and the one it most likely meant. */
-export function unknownCommand(command: string): UsageError {
-  const guess = closest(command, COMMANDS);
-  return new UsageError(`unknown command "${command}"${guess ? ` (did you mean svc ${guess}?)` : ''}\n${USAGE}`);
+export function unknownCommand(command: string, args: readonly string[] = []): UsageError {
+  const instead = Object.hasOwn(INSTEAD, command.toLowerCase()) ? INSTEAD[command.toLowerCase()]!(args[0]) : undefined;
+  const guess = instead ? undefined : closest(command, COMMANDS);
+  const hint = instead ? ` (${instead})` : guess ? ` (did you mean svc ${guess}?)` : '';
+  return new UsageError(`unknown command "${command}"${hint}\n${USAGE}`);
 }
