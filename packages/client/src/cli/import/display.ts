@@ -14,6 +14,8 @@ export interface ProgressState {
   doneThisRun: number;
   startedAt: number;
   now: number;
+  /** The pace's interval between two sends (60 s / --rate). */
+  intervalMs: number;
 }
 
 export function formatDuration(ms: number): string {
@@ -25,7 +27,9 @@ export function formatDuration(ms: number): string {
 }
 
 function rateAndEta(state: ProgressState): { rate: string; eta: string } {
-  const minutes = (state.now - state.startedAt) / 60_000;
+  // The pacer sends the first row at once, so rows done over time elapsed counted that row free: 480/min and
+  // an ETA of 2 minutes after the first row of a 1,000-row file at 30 a minute. Each row takes one interval.
+  const minutes = (state.now - state.startedAt + state.intervalMs) / 60_000;
   if (state.doneThisRun === 0 || minutes <= 0) return { rate: '-', eta: '-' };
   const perMinute = state.doneThisRun / minutes;
   return {

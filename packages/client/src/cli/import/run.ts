@@ -118,6 +118,7 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
         doneThisRun,
         startedAt,
         now: runtime.now(),
+        intervalMs: pacer.intervalMs,
       },
       force,
     );
