@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { parse } from 'csv-parse/sync';
+import { CsvError, parse } from 'csv-parse/sync';
 import { UsageError } from '../credentials.js';
 import { closest } from '../suggest.js';
 import { CREATE_FIELDS } from './fields.js';
@@ -171,15 +171,41 @@ function jsonLinesRows(text: string): ImportRow[] {
   return rows;
 }
 
+const FORMATS =
+  'a .csv file has a header row of field names separated by commas; a .jsonl file holds one create body per line';
+
+/**
+ * A file svc import cannot read is refused before any row is sent, saying why and what it reads. A `.json`
+ * file (an array, most likely) and a CSV csv-parse refuses (a stray quote) were read as CSV and ended in
+ * csv-parse's CsvError and its stack.
+ */
+function unreadable(file: string, text: string, error?: CsvError): UsageError {
+  const why = error ? `is not CSV svc import can read (${error.message})` : 'is JSON, which svc import does not read';
+  const jsonl = `${file.replace(/\.[^./\\]+$/, '')}.jsonl`;
+  const start = /^\uFEFF?\s*([[{])/.exec(text)?.[1];
+  const hint =
+    start === '['
+      ? ` (from a JSON array: jq -c '.[]' ${file} > ${jsonl})`
+      : start === '{'
+        ? ` (JSON objects one per line are JSON Lines: name the file ${jsonl})`
+        : '';
+  return new UsageError(`svc import: ${file} ${why}; ${FORMATS}${hint}. Nothing was sent.`);
+}
+
 /** Reads the whole file (its hash is its identity); `.jsonl`/`.ndjson` are JSON Lines, anything else CSV. */
 export function readImportFile(resource: ImportResource, file: string): ImportFile {
   const bytes = readFileSync(file);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const text = bytes.toString('utf8');
   const jsonLines = /\.(jsonl|ndjson)$/i.test(file);
+  if (/\.json$/i.test(file)) throw unreadable(file, text);
   if (!jsonLines) {
-    checkHeader(resource, file, text);
-    return { sha256, rows: csvRows(resource, text) };
+    try {
+      checkHeader(resource, file, text);
+      return { sha256, rows: csvRows(resource, text) };
+    } catch (error) {
+      throw error instanceof CsvError ? unreadable(file, text, error) : error;
+    }
   }
   const rows = jsonLinesRows(text);
   checkJsonKeys(resource, file, rows);
