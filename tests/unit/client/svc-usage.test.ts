@@ -5,6 +5,8 @@
  * here ends before a request.
  */
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../packages/client/src/cli/main.js';
 
@@ -125,6 +127,26 @@ describe('an option without its value', () => {
       expect(run.stderr, args.join(' ')).toContain(`  svc ${args[0]} `);
       for (const other of ['import', 'token', 'get', 'listen', 'trigger'].filter((name) => name !== args[0]))
         expect(run.stderr, args.join(' ')).not.toContain(`  svc ${other} `);
+    }
+  });
+});
+
+describe('a credential packet without its members', () => {
+  it('names the file and the members it lacks, and the names a packet uses when it has createClient’s', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-packet-'));
+    try {
+      const file = path.join(dir, 'creds.json');
+      fs.writeFileSync(file, JSON.stringify({ baseUrl: 'http://127.0.0.1:9', clientId: 'cli_x', clientSecret: 's' }));
+      const run = await svc(['token'], { SVC_CREDENTIALS_FILE: file });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toBe(
+        `svc: missing credentials: SVC_CREDENTIALS_FILE ${file} has no client_id, client_secret (it has clientId, clientSecret: a credential packet names them baseUrl, client_id and client_secret), and SVC_CLIENT_ID, SVC_CLIENT_SECRET are not set\n`,
+      );
+      const beside = await svc(['token'], { SVC_CREDENTIALS_FILE: file, SVC_CLIENT_ID: 'cli_x' });
+      expect(beside.stderr).toContain(`${file} has no client_secret (it has clientId, clientSecret`);
+      expect(beside.stderr).toContain('and SVC_CLIENT_SECRET is not set');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

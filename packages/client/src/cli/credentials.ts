@@ -38,11 +38,12 @@ export function credentialsFromEnv(env: Env): CliCredentials {
     ...(clientId ? [] : ['SVC_CLIENT_ID']),
     ...(clientSecret ? [] : ['SVC_CLIENT_SECRET']),
   ];
-  if (missing.length > 0) {
+  if (missing.length > 0 && !file) {
     throw new UsageError(
       `missing credentials: set ${missing.join(', ')} (or SVC_CREDENTIALS_FILE to a credentials.json)`,
     );
   }
+  if (missing.length > 0) throw incompletePacket(file!, packet, missing);
   try {
     checkedBaseUrl(baseUrl!);
   } catch (error) {
@@ -55,4 +56,25 @@ export function credentialsFromEnv(env: Env): CliCredentials {
     clientSecret: clientSecret!,
     ...(env.SVC_SCOPE ? { scope: env.SVC_SCOPE } : {}),
   };
+}
+
+const MEMBER_OF: Record<string, string> = {
+  SVC_BASE_URL: 'baseUrl',
+  SVC_CLIENT_ID: 'client_id',
+  SVC_CLIENT_SECRET: 'client_secret',
+};
+
+/**
+ * SVC_CREDENTIALS_FILE set, but the file lacks members: said as such. It was told to set the variables "or
+ * SVC_CREDENTIALS_FILE", which was set; and a file written with createClient's names (clientId) looked right.
+ */
+function incompletePacket(file: string, packet: object, missing: string[]): UsageError {
+  const members = missing.map((variable) => MEMBER_OF[variable]!);
+  const camel = Object.keys(packet).filter((key) => ['clientId', 'clientSecret', 'base_url', 'baseURL'].includes(key));
+  const named = camel.length
+    ? ` (it has ${camel.join(', ')}: a credential packet names them baseUrl, client_id and client_secret)`
+    : '';
+  return new UsageError(
+    `missing credentials: SVC_CREDENTIALS_FILE ${file} has no ${members.join(', ')}${named}, and ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set`,
+  );
 }
