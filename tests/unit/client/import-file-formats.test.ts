@@ -57,4 +57,16 @@ describe('svc import of a file it cannot read', () => {
       `(JSON objects one per line are JSON Lines: name the file ${path.join(dir, 'export')}.jsonl)`,
     );
   });
+
+  it('a directory is said to be one, not thrown as EISDIR with a stack', async () => {
+    let stderr = '';
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      stderr += String(chunk);
+      return true;
+    });
+    const fetch = vi.fn(() => Promise.reject(new Error('svc sent a request')));
+    expect(await main(['import', 'sites', dir], env, { fetch })).toBe(2);
+    expect(stderr).toBe(`svc import: ${dir} is a directory; name the file to import\n`);
+    expect(fetch).not.toHaveBeenCalled();
+  });
 });

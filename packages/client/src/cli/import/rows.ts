@@ -192,9 +192,21 @@ function unreadable(file: string, text: string, error?: CsvError): UsageError {
   return new UsageError(`svc import: ${file} ${why}; ${FORMATS}${hint}. Nothing was sent.`);
 }
 
+/** The file's bytes; a directory or a file this user may not read is said as such (EISDIR was a stack). */
+function readFile(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'EISDIR') throw new UsageError(`svc import: ${file} is a directory; name the file to import`);
+    if (code === 'EACCES' || code === 'EPERM') throw new UsageError(`svc import: ${file} cannot be read by this user`);
+    throw error;
+  }
+}
+
 /** Reads the whole file (its hash is its identity); `.jsonl`/`.ndjson` are JSON Lines, anything else CSV. */
 export function readImportFile(resource: ImportResource, file: string): ImportFile {
-  const bytes = readFileSync(file);
+  const bytes = readFile(file);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const text = bytes.toString('utf8');
   const jsonLines = /\.(jsonl|ndjson)$/i.test(file);
