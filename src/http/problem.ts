@@ -260,6 +260,29 @@ export function notFound(what: string): Problem {
   return new Problem('not-found', `${what} was not found.`);
 }
 
+/** The ids the client API gives, and the list filter that finds a resource by the client's own code. */
+const OWN_CODE = {
+  Site: { prefix: 'site_', list: 'sites', filter: 'siteCode' },
+  'Site visit': { prefix: 'visit_', list: 'site-visits', filter: 'clientTicketNumber' },
+} as const;
+
+/**
+ * A 404 for a site or visit named in the path by something that is not an id of its kind: the client's own
+ * code (`GET /api/v1/sites/S-42`, `svc trigger INC-1001 …`; a visit names its site by siteCode, so a site's
+ * code is the natural guess). "Site was not found." sent them looking for a missing site; this says what the
+ * ids look like and the filter that finds theirs. An id of the right kind keeps the plain detail.
+ */
+export function notFoundById(what: keyof typeof OWN_CODE, id: string): Problem {
+  const { prefix, list, filter } = OWN_CODE[what];
+  if (id.startsWith(prefix)) return notFound(what);
+  const value = id.length <= 64 ? encodeURIComponent(id) : '…';
+  return new Problem(
+    'not-found',
+    `${what} ${JSON.stringify(id.slice(0, 64))} was not found: ${what.toLowerCase()} ids begin with ${prefix}. ` +
+      `To find one by your own ${filter}: GET /api/v1/${list}?${filter}=${value}`,
+  );
+}
+
 /** The JSON body of a problem, as served (RFC 9457). */
 export interface ProblemBody {
   type: string;

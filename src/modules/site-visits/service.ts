@@ -9,7 +9,7 @@ import { changedColumns, suppliedColumns } from '../../db/column-changes.js';
 import { refusingDuplicate } from '../../db/errors.js';
 import { assertIfMatch } from '../../http/concurrency.js';
 import { type CursorCodec, type ReadPage, readPage } from '../../http/pagination.js';
-import { notFound, Problem } from '../../http/problem.js';
+import { notFound, notFoundById, Problem } from '../../http/problem.js';
 import { resolveItem, resolveProject } from '../reference/service.js';
 import { resolveSiteAssets } from '../site-assets/service.js';
 import { getSite, getSiteByCode } from '../sites/service.js';
@@ -34,7 +34,7 @@ export function visitExists(
 /** The tenant's visit (404 otherwise); outside a transaction the read joins the turn's batch (`readVisit`). */
 export async function getVisit(db: Kysely<Database>, tenantId: string, id: string): Promise<VisitRecord> {
   const visit = await repository.readVisit(db, tenantId, id);
-  if (!visit) throw notFound('Site visit');
+  if (!visit) throw notFoundById('Site visit', id);
   return visit;
 }
 
@@ -83,7 +83,7 @@ export async function patchVisit(
   now: Date,
 ): Promise<VisitRecord> {
   const visit = await repository.findVisitForUpdate(tx, tenantId, id);
-  if (!visit) throw notFound('Site visit');
+  if (!visit) throw notFoundById('Site visit', id);
   assertIfMatch(ifMatch, visit.version);
   const at = notBefore(now, visit.updated_at);
 

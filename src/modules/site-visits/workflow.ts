@@ -9,7 +9,7 @@
 import type { Transaction } from 'kysely';
 import { notBefore } from '../../lib/clock.js';
 import type { Database, EventRow, SiteVisitRow, SiteVisitUpdate } from '../../db/schema.js';
-import { notFound, Problem, validationProblem } from '../../http/problem.js';
+import { notFound, notFoundById, Problem, validationProblem } from '../../http/problem.js';
 import { isBlank, seenAs } from '../../lib/visible-text.js';
 import { type EventLog, recordEvent } from '../outbox/service.js';
 import type { EventType } from '../outbox/types.js';
@@ -123,7 +123,9 @@ export async function performWorkflowAction(
   const visitId = typeof target === 'string' ? target : target.visitId;
   const tenantId = typeof target === 'string' ? await repository.findVisitTenantId(tx, visitId) : target.tenantId;
   const visit = tenantId === undefined ? undefined : await repository.findVisitForUpdate(tx, tenantId, visitId);
-  if (tenantId === undefined || visit === undefined) throw notFound('Site visit');
+  // The client's simulator names the visit in its path, maybe by its own ticket number; the operator's by id.
+  if (tenantId === undefined || visit === undefined)
+    throw typeof target === 'string' ? notFound('Site visit') : notFoundById('Site visit', visitId);
 
   const at = notBefore(now, visit.updated_at);
   const step = plan(visit, action, at);

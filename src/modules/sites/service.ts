@@ -8,7 +8,7 @@ import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
 import type { SingleRowCreate } from '../../http/idempotency.js';
 import { type CursorCodec, type ListingPage, readListingPage } from '../../http/pagination.js';
-import { notFound, Problem, validationProblem } from '../../http/problem.js';
+import { notFound, notFoundById, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
 import * as repository from './repository.js';
 import type { SiteAttributesValue, SiteCreate, SiteListQueryValue, SitePatch } from './schemas.js';
@@ -121,14 +121,14 @@ export async function getSite(
   id: string,
 ): Promise<SiteRow> {
   const site = await repository.readSite(db, tenantId, id);
-  if (!site) throw notFound('Site');
+  if (!site) throw notFoundById('Site', id);
   return site;
 }
 
 /** The tenant's site's version (404 when the tenant has no such site). */
 export async function siteVersion(db: Kysely<Database>, tenantId: string, id: string): Promise<number> {
   const site = await repository.readSiteVersion(db, tenantId, id);
-  if (!site) throw notFound('Site');
+  if (!site) throw notFoundById('Site', id);
   return site.version;
 }
 
@@ -173,7 +173,7 @@ export async function patchSite(
   codeFollowers: readonly SiteCodeFollower[] = [],
 ): Promise<SiteRow> {
   const site = await repository.findSiteForUpdate(tx, tenantId, id);
-  if (!site) throw notFound('Site');
+  if (!site) throw notFoundById('Site', id);
   assertIfMatch(ifMatch, site.version);
 
   const changes: SiteUpdate = changedColumns(site, suppliedColumns(COLUMNS, patch));
