@@ -1,7 +1,8 @@
 /**
  * svc import of a file it cannot read: a `.json` file (an array, most likely) or a CSV that csv-parse refuses
  * (a stray quote) ended in csv-parse's CsvError and its stack. Now it is refused before any row is sent,
- * saying what svc import reads, with the jq line that makes JSON Lines of a JSON array.
+ * saying what svc import reads, with the jq line that makes JSON Lines of a JSON array. So are a directory
+ * and a --report where no directory is (it failed after every row had been sent).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -67,6 +68,23 @@ describe('svc import of a file it cannot read', () => {
     const fetch = vi.fn(() => Promise.reject(new Error('svc sent a request')));
     expect(await main(['import', 'sites', dir], env, { fetch })).toBe(2);
     expect(stderr).toBe(`svc import: ${dir} is a directory; name the file to import\n`);
+    expect(fetch).not.toHaveBeenCalled();
+  });
+
+  it('a --report in a directory that is not there is refused before any row is sent', async () => {
+    const file = path.join(dir, 'ok.csv');
+    writeFileSync(file, 'name,siteCode\nStore 1,S-1\n');
+    let stderr = '';
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      stderr += String(chunk);
+      return true;
+    });
+    const fetch = vi.fn(() => Promise.reject(new Error('svc sent a request')));
+    const report = path.join(dir, 'missing', 'report.json');
+    expect(await main(['import', 'sites', file, '--report', report], env, { fetch })).toBe(2);
+    expect(stderr).toBe(
+      `svc import: --report ${report}: there is no directory ${path.join(dir, 'missing')}. Nothing was sent.\n`,
+    );
     expect(fetch).not.toHaveBeenCalled();
   });
 });

@@ -6,10 +6,11 @@
  * row's data or references must be fixed), or the run stops (credentials or scope refused: nothing will
  * succeed; or temporary failures outlasted the retries: re-run to resume).
  */
-import { writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { SiteServicesClient } from '../../client.js';
+import { UsageError } from '../credentials.js';
 import { ApiError, CredentialsError, NetworkError, type ProblemDetails, SiteServicesError } from '../../errors.js';
 import type { Runtime } from '../../retry.js';
 import { ProgressDisplay } from './display.js';
@@ -78,6 +79,14 @@ export function defaultSidePath(file: string, suffix: string): string {
 export async function runImport(options: ImportOptions, deps: ImportDeps): Promise<ImportReport> {
   const { runtime } = deps;
   const input = readImportFile(options.resource, options.file);
+  const reportPath = options.reportPath ?? defaultSidePath(options.file, 'report.json');
+  // The report is written at the end: a --report in a directory that is not there failed (ENOENT) only after
+  // every row had been sent, and the run looked failed.
+  const reportDirectory = path.dirname(path.resolve(reportPath));
+  if (!statSync(reportDirectory, { throwIfNoEntry: false })?.isDirectory())
+    throw new UsageError(
+      `svc import: --report ${reportPath}: there is no directory ${reportDirectory}. Nothing was sent.`,
+    );
   const progressLog = options.progressPath ?? defaultSidePath(options.file, 'progress.jsonl');
   const log = ProgressLog.open(progressLog, {
     kind: 'svc-import-progress',
@@ -201,10 +210,7 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
   show(true);
   display.finish();
   report.finishedAt = new Date(runtime.now()).toISOString();
-  writeFileSync(
-    options.reportPath ?? defaultSidePath(options.file, 'report.json'),
-    `${JSON.stringify(report, null, 2)}\n`,
-  );
+  writeFileSync(reportPath, `${JSON.stringify(report, null, 2)}\n`);
   return report;
 }
 
