@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_RATE, MAX_RATE } from '../../../packages/client/src/cli/import/pace.js';
 import { main } from '../../../packages/client/src/cli/main.js';
 
 async function svc(args: string[], env: NodeJS.ProcessEnv = {}) {
@@ -48,6 +49,13 @@ describe('svc help', () => {
       for (const command of ['import', 'token', 'get', 'listen', 'trigger'])
         expect(run.stdout).toContain(`  svc ${command} `);
     }
+  });
+});
+
+describe('svc import --help', () => {
+  it('says the pace an import runs at unless --rate says otherwise, and the most --rate takes', async () => {
+    const run = await svc(['import', '--help']);
+    expect(run.stdout).toContain(`one create per row, ${DEFAULT_RATE} a minute unless --rate (at most ${MAX_RATE})`);
   });
 });
 

@@ -5,12 +5,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { UsageError } from './credentials.js';
+import { DEFAULT_RATE, MAX_RATE } from './import/pace.js';
 import { closest } from './suggest.js';
 
 /** Each command's lines of the usage, in the order `svc --help` lists them. */
 const COMMAND_USAGE = {
   import: `  svc import <sites|site-visits|messages> <file.csv|file.jsonl> [--rate <per-minute>] [--progress <path>] [--report <path>]
-      one create per row, resumable; rejected rows listed at the end`,
+      one create per row, ${DEFAULT_RATE} a minute unless --rate (at most ${MAX_RATE}); run it again to resume; rejected
+      rows listed at the end`,
   token: `  svc token [--json]
       prints the bare access token, for "Authorization: Bearer $(svc token)"; --json: the whole token response`,
   get: `  svc get <path>
