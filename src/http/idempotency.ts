@@ -35,7 +35,7 @@ import {
   type SingleRowCreate,
   type TransactionalCreate,
 } from './create-request.js';
-import type { ProblemSlug } from './problem.js';
+import type { ProblemSlug } from './problem-types.js';
 import { createInOneStatement, createInTransaction, type KeyedRequest, lockId } from './keyed-create.js';
 
 export type {

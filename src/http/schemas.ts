@@ -1,6 +1,7 @@
 /** Schema pieces shared by every route: problem responses, nullable types, bounded strings, path ids. */
 import { type TNull, type TProperties, type TSchema, type TUnion, type TUnsafe, Type } from 'typebox';
-import { MAX_FIELD_ERRORS, MAX_FIELD_NAME, type ProblemSlug, problemTypesOf } from './problem.js';
+import { MAX_FIELD_ERRORS, MAX_FIELD_NAME } from './problem.js';
+import { type ProblemSlug, problemTypesOf } from './problem-types.js';
 import { DATE_TIME_MAX, DATE_TIME_MIN } from './request-values.js';
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROBLEM_TYPES } from '../../src/http/problem.js';
+import { PROBLEM_TYPES } from '../../src/http/problem-types.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 const ELSEWHERE = 'https://errors.site-services.example/problems';

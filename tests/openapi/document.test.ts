@@ -1,7 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROBLEM_TYPES } from '../../src/http/problem.js';
+import { PROBLEM_TYPES } from '../../src/http/problem-types.js';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../../src/modules/auth/scopes.js';
 import { EVENT_TYPES } from '../../src/modules/outbox/types.js';
 import { DELIVERY_HEADERS } from '../../src/modules/outbox/webhooks-openapi.js';

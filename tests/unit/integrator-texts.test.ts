@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { configWith } from '../../src/config.js';
-import { PROBLEM_TYPES } from '../../src/http/problem.js';
+import { PROBLEM_TYPES } from '../../src/http/problem-types.js';
 import { buildOpenApiDocuments } from '../../src/openapi-documents.js';
 import { internalCitations, internalCitationsIn } from '../helpers/internal-citations.js';
 

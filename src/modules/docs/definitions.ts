@@ -8,7 +8,7 @@ import { SECURITY_SCHEME } from '../../http/auth.js';
 import { OPERATOR_PATHS } from '../../http/headers.js';
 import { type OpenApiDefinitions, ownBaseUrl } from '../../http/openapi.js';
 import { requestTimeoutText } from '../../http/openapi-implied.js';
-import { problemTypesOf } from '../../http/problem.js';
+import { problemTypesOf } from '../../http/problem-types.js';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS } from '../auth/scopes.js';
 import { EVENT_TYPES } from '../outbox/types.js';
 import { eventWebhooks, WEBHOOK_TAG } from '../outbox/webhooks-openapi.js';

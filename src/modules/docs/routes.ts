@@ -12,7 +12,8 @@ import { createRequire } from 'node:module';
 import { Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
 import type { Config } from '../../config.js';
-import { PROBLEM_TYPES, type ProblemSlug, Problem, problemTypesOf } from '../../http/problem.js';
+import { Problem } from '../../http/problem.js';
+import { PROBLEM_TYPES, type ProblemSlug, problemTypesOf } from '../../http/problem-types.js';
 import type { Api } from '../../http/types.js';
 import { API_VERSION } from './definitions.js';
 

@@ -4,7 +4,8 @@
  */
 import type { SiteVisitRow } from '../../db/schema.js';
 import type { ColumnsOf } from '../../db/column-changes.js';
-import { Problem, type ProblemSlug, validationProblem } from '../../http/problem.js';
+import { Problem, validationProblem } from '../../http/problem.js';
+import type { ProblemSlug } from '../../http/problem-types.js';
 import type { SiteVisitCreate, SiteVisitPatch } from './schemas.js';
 
 /** API field → column, for the fields stored as given. */

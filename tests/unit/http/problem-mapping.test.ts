@@ -5,7 +5,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { sendProblem, toProblem } from '../../../src/http/error-handler.js';
-import { PROBLEM_TYPES, Problem, problemBody, validationProblem } from '../../../src/http/problem.js';
+import { Problem, problemBody, validationProblem } from '../../../src/http/problem.js';
+import { PROBLEM_TYPES } from '../../../src/http/problem-types.js';
 
 const fastifyError = (members: Record<string, unknown>, message = 'an error') =>
   Object.assign(new Error(message), members) as unknown as FastifyError;
