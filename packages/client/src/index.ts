@@ -1,12 +1,7 @@
-export { createClient, Collection, Sites, SiteVisits, Messages, WebhookSubscriptions } from './client.js';
-export type {
-  CallOptions,
-  ClientOptions,
-  CreateOptions,
-  CreateResult,
-  UpdateOptions,
-  SiteServicesClient,
-} from './client.js';
+export { createClient } from './client.js';
+export type { ClientOptions, SiteServicesClient } from './client.js';
+export { Collection, Sites, SiteVisits, Messages, WebhookSubscriptions } from './resources.js';
+export type { CallOptions, CreateOptions, CreateResult, UpdateOptions } from './resources.js';
 export {
   ApiError,
   CredentialsError,
