@@ -26,11 +26,12 @@
  * connected to, and closes after its grace).
  */
 import type { SiteServicesClient } from '../../client.js';
-import { ApiError, describeCause, toProblem, UncertainResultError } from '../../errors.js';
-import { backoffDelay, DEFAULT_RETRY, type RetryOptions, retryAfterMs } from '../../retry.js';
+import { ApiError, describeCause, toProblem } from '../../errors.js';
+import { backoffDelay } from '../../retry.js';
 import { UsageError } from '../credentials.js';
 import type { ForwardFetch } from './forward.js';
 import { checkListener, isTemporary, type ListenerVerdict } from './listener-check.js';
+import { describeOpenFailure, RECONNECT_BACKOFF, reconnectDelay, retryAfterOf, seconds, sleep } from './reconnect.js';
 import { ListenerState, type RememberedListener, SigningSecret } from './state.js';
 import { holdStream, type StreamEnd } from './stream.js';
 
@@ -70,12 +71,6 @@ const CLOSED = 4410;
 const REPLACED = 4409;
 const UNAUTHORIZED = 4401;
 /**
- * The client's backoff (retry.ts, with jitter), 250-500 ms at first and at most 2.5-5 s: a listener outlives
- * a dropped stream only for its grace (60 s by default), so a waiting command must be back soon after the
- * service is.
- */
-const RECONNECT_BACKOFF: RetryOptions = { ...DEFAULT_RETRY, baseDelayMs: 500, maxDelayMs: 5_000 };
-/**
  * The close (DELETE) after Ctrl-C gives up after this, its retries included: against a service that cannot be
  * reached they would hold the developer's Ctrl-C for as long as the client's retries last, and a listener left
  * open closes by itself after its grace period anyway.
@@ -102,20 +97,6 @@ export function parseForwardTo(value: string | undefined): string {
   return value;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
-}
-
 async function openListener(
   client: SiteServicesClient,
   eventTypes: string[] | undefined,
@@ -139,29 +120,6 @@ async function closeListener(client: SiteServicesClient, id: string, timeoutMs: 
     .DELETE(`${PATH}/{id}`, { params: { path: { id } }, signal: AbortSignal.timeout(timeoutMs) })
     .catch(() => undefined);
   return closed?.response.ok === true;
-}
-
-/** The wait before attempt `failures + 1`: the backoff, or the service's Retry-After when longer (bounded). */
-function reconnectDelay(failures: number, retryAfter: number | undefined, random: () => number): number {
-  return Math.max(
-    backoffDelay(failures, RECONNECT_BACKOFF, random),
-    Math.min(retryAfter ?? 0, RECONNECT_BACKOFF.maxRetryAfterMs),
-  );
-}
-
-/** The Retry-After of an error's answer, in ms, if it had one. */
-function retryAfterOf(error: unknown, nowMs: number): number | undefined {
-  const headers = (error as { headers?: unknown }).headers;
-  return headers instanceof Headers ? retryAfterMs(headers.get('retry-after'), nowMs) : undefined;
-}
-
-const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-
-/** A failure to open a listener, in a few words: an uncertain POST's status or network failure, not its advice. */
-function describeOpenFailure(error: unknown): string {
-  if (!(error instanceof UncertainResultError)) return describeCause(error);
-  if (error.problem) return `${error.problem.status} ${error.problem.title}`;
-  return error.cause === undefined ? error.reason : describeCause(error.cause);
 }
 
 /** The note for a held stream the service ended for good, or undefined for one to reconnect. */
