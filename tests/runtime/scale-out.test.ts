@@ -148,12 +148,12 @@ describe.skipIf(!databaseUrl)(
         () => pidsLogging(api.output(), '"service started"').size === 2,
         `the second API process did not start:\n${api.output()}`,
       );
-      // Each worker is ready once its LISTEN connection is open.
+      // Each worker is ready once its LISTEN connection is open (to this database: others' services share the server).
       await until(
         async () => {
           const { rows } = await sql<{
             n: number;
-          }>`select count(*)::int as n from pg_stat_activity where application_name like 'site-services listener webhook_deliveries %'`.execute(
+          }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name like 'site-services listener webhook_deliveries %'`.execute(
             empty.database.db,
           );
           return rows[0]!.n === 2;
