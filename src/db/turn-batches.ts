@@ -8,7 +8,9 @@
  * rolls the batch back; every statement is then run once more alone, so each gets its own answer, exactly
  * as if it had never been batched (a constraint it violates, a deadlock with another batch). Only a
  * statement that timed out, and those queued behind it in the batch, get its error at once (the database
- * is stuck, and they have waited out the timeout already) instead of waiting a second time. No statement
+ * is stuck, and they have waited out the timeout already) instead of waiting a second time. A batch whose
+ * connection broke once it was sent (no error from PostgreSQL, the socket gone) may have committed: each of
+ * its statements gets that error (503), none runs again (a keyed create's retry replays it). No statement
  * of a write batch waits more than BATCH_LOCK_WAIT for a lock: past it the batch runs alone too. A request's
  * answer is sent only after its batch committed. Statements that could not run side by side (a create and
  * its own retry with the same Idempotency-Key) carry the same `apart` key, and the second of them runs alone.
@@ -47,10 +49,14 @@ const LOCK_WAIT: BatchedStatement = {
   values: [BATCH_LOCK_WAIT],
 };
 
-/** Why a batch failed: the error, and the index of the statement it came from (undefined: none was sent). */
+/**
+ * Why a batch failed: the error, the index of the statement it came from (undefined: none was sent), and
+ * whether it may have committed all the same.
+ */
 interface BatchFailure {
   error: unknown;
   index: number | undefined;
+  inDoubt: boolean;
 }
 
 interface Waiting {
@@ -128,9 +134,11 @@ class TurnBatches {
         for (const [index, entry] of batch.entries()) {
           // Alone again, except where that would only wait as long once more: the statement that timed out
           // (a database that does not answer) and those queued behind it, which waited just as long; and all
-          // of them when no connection came. A lock's wait is one statement's: the others go on alone.
+          // of them when no connection came. A lock's wait is one statement's: the others go on alone. Never
+          // again a batch that may have committed: alone again, a create without a key was made twice.
           const waitsAgain =
             failure.index === undefined ||
+            failure.inDoubt ||
             (index >= failure.index && isDatabaseTimeout(failure.error) && !isLockWaitTimeout(failure.error));
           if (waitsAgain) entry.reject(failure.error);
           else this.alone(entry.compiled).then(entry.resolve, entry.reject);
@@ -145,7 +153,7 @@ class TurnBatches {
     try {
       client = await this.pool.connect();
     } catch (error) {
-      throw { error, index: undefined } satisfies BatchFailure;
+      throw { error, index: undefined, inDoubt: false } satisfies BatchFailure;
     }
     const first = this.lockWait ? [this.lockWait] : [];
     const statements = new StatementBatch([...first, ...batch.map((entry) => entry.statement)], this.names.shapes);
@@ -154,12 +162,15 @@ class TurnBatches {
       client.release();
       return results.slice(first.length).map((result) => result.rows);
     } catch (error) {
-      // An error PostgreSQL answered leaves the connection usable; anything else (a client timeout, a
-      // broken socket) discards it.
-      client.release((error as { code?: string }).code === undefined ? (error as Error) : undefined);
+      // An error PostgreSQL answered leaves the connection usable and the batch rolled back; anything else (a
+      // client timeout, a broken socket) discards the connection, and the batch's Sync, its commit, may
+      // have been carried out without its answer reaching us.
+      const answered = (error as { code?: string }).code !== undefined;
+      client.release(answered ? undefined : (error as Error));
       for (const entry of batch) this.names.failed(entry.statement.text, entry.statement.name, error);
       const at = statements.failedAt;
-      throw { error, index: at === undefined ? undefined : Math.max(0, at - first.length) } satisfies BatchFailure;
+      const index = at === undefined ? undefined : Math.max(0, at - first.length);
+      throw { error, index, inDoubt: !answered } satisfies BatchFailure;
     }
   }
 

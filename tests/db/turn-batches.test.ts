@@ -3,6 +3,7 @@
  * src/db/statement-batch.ts): together when all succeed, each alone again when any fails, never beside a
  * statement with the same `apart` key, and as they are inside a transaction. Reads batch in a lane of their own.
  */
+import net from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import pg from 'pg';
@@ -128,6 +129,36 @@ describe.skipIf(!databaseUrl)('statements batched per turn', () => {
     }
   });
 
+  it('never runs again a batch whose connection was lost after its commit was asked for', async () => {
+    // The batch commits and the connection is lost before its ReadyForQuery arrives: whether it committed is
+    // unknown to the service. Running each statement alone again created every row of the batch twice.
+    await sql`create table if not exists ${sql.table(`${table}_log`)} (id serial primary key, note text)`.execute(
+      database.db,
+    );
+    const cutter = await ReadyForQueryCutter.start(new URL(database.pool!.options.connectionString!));
+    const cut = openPostgres(cutter.url, 1);
+    try {
+      await sql`select 1`.execute(cut.db);
+      cutter.armed = true;
+      const into = (note: string) =>
+        runInTurnBatch(
+          cut.db,
+          sql`insert into ${sql.table(`${table}_log`)} (note) values (${note}) returning id ${prepared()}`,
+        );
+      const outcomes = await Promise.allSettled([into('a'), into('b')]);
+      expect(cutter.cuts).toBe(1);
+      // Answered with the lost connection (a 503 the client retries under its Idempotency-Key), not created again.
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+      const rows = await sql<{ note: string }>`select note from ${sql.table(`${table}_log`)} order by note`.execute(
+        database.db,
+      );
+      expect(rows.rows.map((row) => row.note)).toEqual(['a', 'b']);
+    } finally {
+      await cut.close();
+      await cutter.close();
+    }
+  });
+
   it('runs a statement inside a transaction on that transaction', async () => {
     await database.db.transaction().execute(async (tx) => {
       const own = await sql<{ tx: string }>`select txid_current()::text as tx`.execute(tx);
@@ -136,3 +167,68 @@ describe.skipIf(!databaseUrl)('statements batched per turn', () => {
     });
   });
 });
+
+/**
+ * A TCP proxy to PostgreSQL that, once armed, cuts the connection instead of passing on the next ReadyForQuery
+ * ('Z'): what the service sees when the database or the network fails after a commit and before its answer.
+ */
+class ReadyForQueryCutter {
+  armed = false;
+  cuts = 0;
+  private readonly sockets = new Set<net.Socket>();
+
+  private constructor(
+    private readonly server: net.Server,
+    readonly url: string,
+  ) {}
+
+  static async start(target: URL): Promise<ReadyForQueryCutter> {
+    let cutter: ReadyForQueryCutter | undefined;
+    const server = net.createServer((client) => cutter!.pass(client, Number(target.port || 5432), target.hostname));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = new URL(target);
+    url.hostname = '127.0.0.1';
+    url.port = String((server.address() as net.AddressInfo).port);
+    cutter = new ReadyForQueryCutter(server, url.toString());
+    return cutter;
+  }
+
+  private pass(client: net.Socket, port: number, host: string): void {
+    const upstream = net.connect(port, host);
+    for (const socket of [client, upstream]) {
+      this.sockets.add(socket);
+      socket.on('error', () => socket.destroy());
+      socket.on('close', () => {
+        this.sockets.delete(socket);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream);
+    // The server's messages: a type byte and a length (itself included), read whole before passing on.
+    let pending = Buffer.alloc(0);
+    upstream.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      let end = 0;
+      while (pending.length >= end + 5) {
+        const length = pending.readInt32BE(end + 1);
+        if (pending.length < end + 1 + length) break;
+        if (this.armed && pending[end] === 0x5a) {
+          this.armed = false;
+          this.cuts += 1;
+          client.end(pending.subarray(0, end), () => client.destroy());
+          upstream.destroy();
+          return;
+        }
+        end += 1 + length;
+      }
+      client.write(pending.subarray(0, end));
+      pending = pending.subarray(end);
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
