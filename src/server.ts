@@ -154,7 +154,12 @@ async function runProcess(config: Config, logger: Logger, progress: Progress): P
   // saw /ready) stops it gracefully, after the start under way has finished (bounded by the shutdown limit).
   let started!: () => void;
   const startedUp = new Promise<void>((resolve) => (started = resolve));
+  // Without the API nothing of the process's own kept it running but its database connections (the worker's
+  // timers never do): a database restart dropped them all at once and the process exited 0, its listener's
+  // reconnection pending. It now runs until it is told to stop.
+  const keepAlive = app ? undefined : setInterval(() => undefined, 2 ** 30);
   onStopSignal(logger, async () => {
+    clearInterval(keepAlive);
     await startedUp;
     metricsServer?.close();
     await Promise.all([app?.close(), worker?.stop()]);
