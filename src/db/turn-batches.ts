@@ -8,9 +8,9 @@
  * rolls the batch back; every statement is then run once more alone, so each gets its own answer, exactly
  * as if it had never been batched (a constraint it violates, a deadlock with another batch). Only a
  * statement that timed out, and those queued behind it in the batch, get its error at once (the database
- * is stuck, and they have waited out the timeout already) instead of waiting a second time. A batch whose
- * connection broke once it was sent (no error from PostgreSQL, the socket gone) may have committed: each of
- * its statements gets that error (503), none runs again (a keyed create's retry replays it). No statement
+ * is stuck, and they have waited out the timeout already) instead of waiting a second time. A write batch
+ * whose connection broke once it was sent (no error from PostgreSQL, the socket gone) may have committed:
+ * each of its statements gets that error (503), none runs again (a keyed create's retry replays it). No statement
  * of a write batch waits more than BATCH_LOCK_WAIT for a lock: past it the batch runs alone too. A request's
  * answer is sent only after its batch committed. Statements that could not run side by side (a create and
  * its own retry with the same Idempotency-Key) carry the same `apart` key, and the second of them runs alone.
@@ -170,7 +170,8 @@ class TurnBatches {
       for (const entry of batch) this.names.failed(entry.statement.text, entry.statement.name, error);
       const at = statements.failedAt;
       const index = at === undefined ? undefined : Math.max(0, at - first.length);
-      throw { error, index, inDoubt: !answered } satisfies BatchFailure;
+      // Reads (the lane without the lock wait) change nothing: read again whatever became of them.
+      throw { error, index, inDoubt: !answered && this.lockWait !== undefined } satisfies BatchFailure;
     }
   }
 
