@@ -136,7 +136,8 @@ export async function acceptUpload(
 
 /**
  * Streams the latest version of the owner's file: its detected type, exact length, and its safe name
- * as an attachment. 404 when the owner is not the tenant's or nothing was uploaded yet.
+ * as an attachment. 404 when the owner is not the tenant's or nothing was uploaded yet. The tenant is the
+ * caller's; the operator API, which has no tenant of its own, names the owner's.
  */
 export async function sendLatestFile(
   deps: FileDeps,
@@ -144,8 +145,8 @@ export async function sendLatestFile(
   reply: FastifyReply,
   owner: FileOwner,
   ownerId: string,
+  tenantId: string = request.auth.tenantId,
 ) {
-  const { tenantId } = request.auth;
   if (!(await owner.exists(deps.db, tenantId, ownerId))) throw notFound(owner.ownerName);
   const latest = await repository.findLatestVersion(deps.db, tenantId, owner.ownerType, ownerId);
   if (!latest) throw notFound(`${owner.fileName} (nothing uploaded yet)`);

@@ -9,12 +9,16 @@ import type { AppContext } from '../../app-context.js';
 import type { Database } from '../../db/schema.js';
 import { sendResource } from '../../http/envelope.js';
 import { etagHeaders } from '../../http/headers.js';
+import { BinaryResponse } from '../../http/media.js';
 import { NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import { TenantParams } from '../tenants/schemas.js';
 import { getTenant } from '../tenants/service.js';
+import { DownloadHeaders } from '../files/schemas.js';
+import { sendLatestFile } from '../files/service.js';
 import { loadVisitViews, toOperatorVisitResource } from './representation.js';
 import { listLatestVisits, type NewVisitRecord } from './repository.js';
+import { returnLabelOwner } from './return-label.js';
 import { SiteVisitCreateBody } from './schemas.js';
 import {
   OperatorSiteVisitDocument,
@@ -128,6 +132,32 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) =>
       sendResource(reply, 200, await render(db, await visits.getVisitOfAnyTenant(db, request.params.visitId))),
+  );
+
+  // The visit's returnLabel.url in the operator's view: the client API's download answers the operator
+  // token 401, and the operator is the one who ships the parts back with the label.
+  app.get(
+    '/admin/v1/site-visits/:visitId/return-label',
+    {
+      schema: {
+        operationId: 'downloadTenantSiteVisitReturnLabel',
+        summary: "Download a site visit's return label",
+        description:
+          'The latest version the client uploaded, as application/pdf, with Content-Disposition naming the file. 404 before the first upload.',
+        tags,
+        params: VisitParams,
+        querystring: NoQuery,
+        response: {
+          200: BinaryResponse(['application/pdf'], 'The latest version of the return label.', DownloadHeaders),
+          ...problemResponses([401, 404]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const visit = await visits.getVisitOfAnyTenant(db, request.params.visitId);
+      const deps = { db, files: ctx.files, clock };
+      return sendLatestFile(deps, request, reply, returnLabelOwner, visit.id, visit.tenant_id);
+    },
   );
 
   app.post(

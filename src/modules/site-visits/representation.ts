@@ -75,6 +75,11 @@ export function returnLabelUrl(baseUrl: string, visitId: string): string {
   return `${baseUrl}/api/v1/site-visits/${encodeURIComponent(visitId)}/return-label`;
 }
 
+/** The operator API's download of the same label: the operator token does not open the client API's. */
+export function operatorReturnLabelUrl(baseUrl: string, visitId: string): string {
+  return `${baseUrl}/admin/v1/site-visits/${encodeURIComponent(visitId)}/return-label`;
+}
+
 /** "Kiosk A (front entrance) [DEMO-ASSET-1]; Kiosk B (checkout) [DEMO-ASSET-2]"; "" when none. */
 export function assetsSummary(assets: readonly AssignedAssetRow[]): string {
   return assets.map((asset) => `${asset.asset_display} [${asset.unique_id}]`).join('; ');
@@ -134,6 +139,7 @@ export function toOperatorVisitResource(
     ...resource,
     attributes: {
       ...resource.attributes,
+      returnLabel: toFileObject(operatorReturnLabelUrl(baseUrl, record.id), view.returnLabel),
       fieldRepName: record.field_rep_name,
       scheduledDate: record.scheduled_date,
       etaTime: record.eta_time,

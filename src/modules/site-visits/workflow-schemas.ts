@@ -5,6 +5,7 @@
 import { type Static, Type } from 'typebox';
 import { ResourceSchema, SingleSchema } from '../../http/envelope.js';
 import { CalendarDate, DateTime, Nullable, Text, TimeOfDay } from '../../http/schemas.js';
+import { FileObject } from '../files/schemas.js';
 import { SiteVisitAttributes, SiteVisitResource } from './schemas.js';
 
 export const WORKFLOW_LIMITS = { fieldRepName: 200, notes: 10000 } as const;
@@ -119,6 +120,10 @@ export const WorkflowActionBody = Type.Unsafe<WorkflowAction>({
 export const OperatorSiteVisitAttributes = Type.Object(
   {
     ...SiteVisitAttributes.properties,
+    returnLabel: Type.Union([FileObject, Type.Null()], {
+      description:
+        "The return label; null before the first upload. Its url is the operator API's download (GET /admin/v1/site-visits/{visitId}/return-label), which the operator token opens.",
+    }),
     fieldRepName: Nullable(
       Type.String({ description: 'The assigned field rep; null while none is (never assigned, or cleared).' }),
     ),
