@@ -26,7 +26,13 @@ import { ensurePortsFree, PortUnavailable } from './runtime/port-check.js';
 import { clusterSource, Metrics, registrySource, startMetricsServer } from './runtime/metrics.js';
 import { resolveServerKeys, type ServerKeys } from './runtime/server-keys.js';
 import { provisionSandbox, readAdminToken, writeAdminToken, writeCredentialPacket } from './runtime/sandbox.js';
-import { type Progress, reportKeptFiles, sinceProcessStart, startupProgress } from './runtime/startup-progress.js';
+import {
+  type Progress,
+  reportKeptFiles,
+  reportOperatorSurfaces,
+  sinceProcessStart,
+  startupProgress,
+} from './runtime/startup-progress.js';
 
 const SHUTDOWN_LIMIT_MS = 30_000;
 /** A child that served and then died is forked again after this pause (a crash loop stays slow). */
@@ -87,6 +93,7 @@ async function prepare(
       banners.push([`Operator API token (ADMIN_TOKEN unset; generated and kept in ${file}):`, keys.adminToken]);
     }
   }
+  reportOperatorSurfaces(config, progress, logger);
   return { keys, announce: () => banners.splice(0).forEach(banner) };
 }
 

@@ -27,3 +27,26 @@ export function reportKeptFiles(dataDir: string, baseUrl: string, progress: Prog
   const moved = kept.movedFrom ? ` (its baseUrl is now ${baseUrl}, was ${kept.movedFrom})` : '';
   progress(`client credentials are in ${kept.file}${moved}`);
 }
+
+/**
+ * What a start serves besides the API, said once it is known: where METRICS_PORT answers, and, in production
+ * without ADMIN_TOKEN, that the operator API is off. Off answers 404 (it hides that it exists), so an operator
+ * who forgot the token met 404 at /console, /admin/v1 and /metrics with nothing in the log saying why.
+ */
+export function reportOperatorSurfaces(
+  config: Pick<Config, 'environment' | 'role' | 'adminToken' | 'metricsPort' | 'host'>,
+  progress: Progress,
+  logger: Logger,
+): void {
+  if (config.metricsPort !== undefined) {
+    const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host;
+    const address = `http://${host.includes(':') ? `[${host}]` : host}:${config.metricsPort}/metrics`;
+    progress(`metrics on ${address} (no token: keep METRICS_PORT off the public network)`);
+  }
+  if (config.environment === 'production' && config.role !== 'worker' && config.adminToken === undefined)
+    logger.warn(
+      { startup: true },
+      'the operator API is off: ADMIN_TOKEN is unset, so /admin/v1, the console (/console) and /metrics on PORT ' +
+        'answer 404; set ADMIN_TOKEN (openssl rand -base64 32) on every API process to turn them on',
+    );
+}
