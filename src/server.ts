@@ -23,6 +23,7 @@ import { ListenerRelay } from './modules/webhook-listeners/relay.js';
 import { DeliveryWorker } from './modules/outbox/worker.js';
 import { Maintenance } from './runtime/maintenance.js';
 import { ensurePortsFree, PortUnavailable } from './runtime/port-check.js';
+import { answerChildrenWithClusterMetrics } from './runtime/cluster-metrics.js';
 import { clusterSource, Metrics, registrySource, startMetricsServer } from './runtime/metrics.js';
 import { resolveServerKeys, type ServerKeys } from './runtime/server-keys.js';
 import { provisionSandbox, readAdminToken, writeAdminToken, writeCredentialPacket } from './runtime/sandbox.js';
@@ -199,9 +200,11 @@ async function runPrimary(config: Config, logger: Logger, progress: Progress): P
   const { announce } = await prepare(config, database, logger, progress);
   const maintenance = new Maintenance(database.db, systemClock, logger);
   maintenance.start();
+  const clusterMetrics = clusterSource();
+  answerChildrenWithClusterMetrics(clusterMetrics);
   const metricsServer =
     config.metricsPort !== undefined
-      ? await startMetricsServer(clusterSource(), config.metricsPort, config.host)
+      ? await startMetricsServer(clusterMetrics, config.metricsPort, config.host)
       : undefined;
 
   let stopping = false;

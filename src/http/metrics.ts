@@ -28,7 +28,7 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): 
 /** GET /metrics in the Prometheus text format; call inside the operator API's plugin. */
 export function registerMetricsRoute(app: FastifyInstance, metrics: Metrics): void {
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    const body = await metrics.registry.metrics();
-    return reply.type(metrics.registry.contentType).send(body);
+    const { contentType, body } = await metrics.scrape();
+    return reply.type(contentType).send(body);
   });
 }

@@ -16,7 +16,10 @@ import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, R
 import type { AppDatabase } from '../db/database.js';
 import { turnBatchTotals } from '../db/turn-batches.js';
 import type { Clock } from '../lib/clock.js';
+import { type MetricsSource, primaryMetricsSource } from './cluster-metrics.js';
 import { RequestSeries } from './request-series.js';
+
+export type { MetricsSource };
 
 export type DeliveryOutcome = 'succeeded' | 'retry_scheduled' | 'failed';
 
@@ -32,6 +35,8 @@ export class Metrics {
   readonly deliveryClaims: Counter<'how'>;
   readonly idempotency: Counter<'outcome'>;
   readonly rateLimitRefusals: Counter;
+  /** What GET /metrics on the main port answers: this process's registry, a cluster child's its primary's sum. */
+  scrape: MetricsSource = () => registrySource(this.registry)();
 
   /** `clock` dates the database gauges' ages (the oldest pending delivery). */
   constructor(options: { database?: AppDatabase; clock: Clock; defaultMetrics?: boolean }) {
@@ -158,6 +163,7 @@ export class Metrics {
   /** In a cluster child: answer the primary's requests for this process's metrics. */
   joinCluster(): void {
     if (!cluster.isWorker) return;
+    this.scrape = primaryMetricsSource();
     AggregatorRegistry.setRegistries([this.registry]);
     // The constructor installs the child's IPC listener (prom-client has no other way to ask for it).
     new AggregatorRegistry();
@@ -216,9 +222,6 @@ async function queryDue(database: AppDatabase, now: Date): Promise<Due> {
     oldestSeconds: oldest ? Math.max(0, (now.getTime() - new Date(oldest).getTime()) / 1000) : 0,
   };
 }
-
-/** How a metrics listener reads the text: one process's registry, or a cluster primary's aggregate. */
-export type MetricsSource = () => Promise<{ contentType: string; body: string }>;
 
 export function registrySource(registry: Registry): MetricsSource {
   return async () => ({ contentType: registry.contentType, body: await registry.metrics() });

@@ -335,6 +335,24 @@ describe.skipIf(!databaseUrl)(
       expect(text).toContain('db_pool_connections{state="total"}');
     });
 
+    it('GET /metrics on the shared port answers the same sum, whichever child takes the connection', async () => {
+      // One child's own registry held only its share of the creates (about half), another's the other share.
+      const sitePosts = (text: string) =>
+        text
+          .split('\n')
+          .filter((line) => line.startsWith('http_requests_total{method="POST",route="/api/v1/sites",'))
+          .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+      const summed = sitePosts(await (await fetch(metricsUrl)).text());
+      for (let scrape = 0; scrape < 6; scrape++) {
+        // A new connection each time, so that both children answer some.
+        const response = await fetch(`${baseUrl}/metrics`, {
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, connection: 'close' },
+        });
+        expect(response.status).toBe(200);
+        expect(sitePosts(await response.text())).toBe(summed);
+      }
+    });
+
     it('SIGTERM stops the API processes and the workers gracefully', async () => {
       const children = [...pidsLogging(api.output(), '"service started"')];
       expect(children).toHaveLength(2);
