@@ -148,7 +148,8 @@ describe.skipIf(!databaseUrl)(
         () => pidsLogging(api.output(), '"service started"').size === 2,
         `the second API process did not start:\n${api.output()}`,
       );
-      // Each worker is ready once its LISTEN connection is open (to this database: others' services share the server).
+      // Each worker is ready once its LISTEN connection is open (to this database: the server is shared, and
+      // another database's service, a developer's or another run's, has listeners of the same name).
       await until(
         async () => {
           const { rows } = await sql<{
