@@ -35,11 +35,33 @@ export async function api(method, path, body) {
   const payload = await response
     .json()
     .catch(() => ({ title: `HTTP ${response.status}`, detail: 'The answer was not JSON.' }));
-  if (!response.ok) {
-    if (response.status === 401) for (const listener of onUnauthorized) listener();
-    throw Object.assign(new Error(payload.detail || payload.title), payload, { status: response.status });
-  }
+  if (!response.ok) refused(response, payload);
   return payload.data;
+}
+
+/** Throws the problem of a refused call (signing out on 401). */
+function refused(response, payload) {
+  if (response.status === 401) for (const listener of onUnauthorized) listener();
+  throw Object.assign(new Error(payload.detail || payload.title), payload, { status: response.status });
+}
+
+/**
+ * Saves a file of the operator API (a visit's return label) as a download. A plain link cannot carry the
+ * token (kept in memory, never in a cookie), so the file is fetched and handed to the browser as a blob.
+ */
+export async function download(path, fallbackName) {
+  const response = await fetch(`/admin/v1${path}`, {
+    headers: { authorization: `Bearer ${token}` },
+    cache: 'no-store',
+  });
+  if (!response.ok) refused(response, await response.json().catch(() => ({ title: `HTTP ${response.status}` })));
+  const named = /filename="?([^";]+)"?/.exec(response.headers.get('content-disposition') || '');
+  const url = URL.createObjectURL(await response.blob());
+  const link = Object.assign(document.createElement('a'), { href: url, download: named ? named[1] : fallbackName });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 export function query(params) {

@@ -1,6 +1,6 @@
 // Tenants: the list and create form; one tenant's settings, credentials, visits and subscriptions.
 import { useCallback, useEffect, useState } from './vendor/hooks.mjs';
-import { api, query } from './api.js';
+import { api, download, query } from './api.js';
 import { Badge, Chosen, ErrorBanner, html, percent, SCOPES, SecretOnce, when } from './ui.js';
 
 /** Loads with `load()` on mount and whenever `refresh()` is called; keeps the last error. */
@@ -193,7 +193,8 @@ function VisitRow({ visit, refresh }) {
   const act = (body) => run(() => api('POST', `/site-visits/${encodeURIComponent(visit.id)}/workflow`, body));
   const allowed = (action) => ALLOWED_IN[action].includes(a.status) && !busy;
   return html`<tr data-visit=${visit.id}>
-      <td><code><${Chosen} text=${a.clientTicketNumber} empty=${visit.id} /></code><div class="muted"><${Chosen} text=${a.clientSiteId} empty="" /></div></td>
+      <td><code><${Chosen} text=${a.clientTicketNumber} empty=${visit.id} /></code><div class="muted"><${Chosen} text=${a.clientSiteId} empty="" /></div>
+        ${a.returnLabel && html`<button type="button" class="link" data-action="return-label" onClick=${() => run(() => download(`/site-visits/${encodeURIComponent(visit.id)}/return-label`, 'return-label.pdf'))}>Return label (v${a.returnLabel.versions.length})</button>`}</td>
       <td><${Badge} value=${a.status} /><div class="muted">v${visit.meta.version}</div></td>
       <td><${Chosen} text=${a.fieldRepName} /></td>
       <td>${a.scheduledDate ? `${a.scheduledDate} ${a.etaTime || ''}` : '—'}</td>

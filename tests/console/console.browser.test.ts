@@ -4,11 +4,12 @@
  * make one fail and retry it (one, then all failed matching a filter after a dry-run count). Screenshots
  * go to tests/artifacts/console-*.png. Skipped when /usr/bin/chromium is missing outside CI.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
+import { fileForm, MULTIPART_CONTENT_TYPE, pdfBytes } from '../helpers/multipart.js';
 import { admin, tokenFor } from '../helpers/tenants.js';
 import { createItem, createProject, createSiteWithAssets, createVisit, type VisitTenant } from '../helpers/visits.js';
 import { type DeliveryHarness, type ReceivedRequest, startDeliveryHarness } from '../helpers/webhooks.js';
@@ -166,6 +167,22 @@ describe.skipIf(!runnable)('the operator console', () => {
       scheduledDate: '2026-12-02',
       etaTime: '09:30',
     });
+
+    // The return label the client uploaded, saved from the visit's row (it could not be had with the token).
+    const label = pdfBytes(3000);
+    label.write('console-label', 20, 'latin1');
+    const uploaded = await t.http.post(`/api/v1/site-visits/${visit.id}/return-label`, {
+      token: fullToken,
+      body: fileForm(label, 'label-console.pdf'),
+      headers: { 'content-type': MULTIPART_CONTENT_TYPE },
+    });
+    expect(uploaded.status, uploaded.text).toBe(201);
+    await page.getByRole('button', { name: 'Refresh' }).first().click();
+    const labelButton = row.getByRole('button', { name: 'Return label (v1)' });
+    await labelButton.waitFor(WAIT);
+    const [saved] = await Promise.all([page.waitForEvent('download', WAIT), labelButton.click()]);
+    expect(saved.suggestedFilename()).toBe('label-console.pdf');
+    expect(readFileSync((await saved.path())!).equals(label)).toBe(true);
 
     // The receiver gets every event; job.dispatched fails its three attempts.
     await until(
