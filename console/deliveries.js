@@ -88,14 +88,30 @@ export function DeliveriesPage({ initial }) {
   const [error, setError] = useState();
   const [actionError, setActionError] = useState();
   const loading = useRef(false);
+  const again = useRef(false);
+  const filters = useRef(applied);
+  filters.current = applied;
 
+  // One list request at a time. A load asked for while one is under way (a retry's, new filters') is not
+  // dropped: that one's answer may predate the change, so it is discarded and the list read again, with the
+  // filters as they are then. Dropped, a retry's row stayed "failed" (for ever with Watch off).
   const load = async () => {
-    if (loading.current) return;
+    if (loading.current) {
+      again.current = true;
+      return;
+    }
     loading.current = true;
     try {
-      const params = { ...compact(apiFilters(applied)), status: applied.status, order: 'desc', limit: 200 };
-      setDeliveries(await api('GET', `/deliveries${query(params)}`));
-      setError(undefined);
+      do {
+        again.current = false;
+        const { status } = filters.current;
+        const params = { ...compact(apiFilters(filters.current)), status, order: 'desc', limit: 200 };
+        const found = await api('GET', `/deliveries${query(params)}`);
+        if (!again.current) {
+          setDeliveries(found);
+          setError(undefined);
+        }
+      } while (again.current);
     } catch (failure) {
       setError(failure);
     } finally {
