@@ -107,10 +107,13 @@ describe.skipIf(!databaseUrl)(
     let workers: Server[];
     let baseUrl: string;
     let metricsUrl: string;
-    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'scale-out-'));
+    // Made by the first hook, not when the file is collected: skipped (no TEST_DATABASE_URL), no hook runs,
+    // and a directory made at collection was left in the temporary directory by every run on PGlite.
+    let directory: string;
 
     beforeAll(ensureBuilt, BUILD_LIMIT_MS);
     beforeAll(async () => {
+      directory = fs.mkdtempSync(path.join(os.tmpdir(), 'scale-out-'));
       empty = await openEmptyDatabase();
       receiver = await TestReceiver.start();
       // The receiver answers 200 always, a little later so that both workers have deliveries in flight.
@@ -168,7 +171,7 @@ describe.skipIf(!databaseUrl)(
         if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
       await receiver?.close();
       await empty?.drop();
-      fs.rmSync(directory, { recursive: true, force: true });
+      if (directory) fs.rmSync(directory, { recursive: true, force: true });
     });
 
     async function tenant() {
