@@ -15,7 +15,6 @@ import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { type AppDatabase, isExplainedOpeningFailure, openDatabase } from './db/database.js';
-import { migrateToLatest, migrationState } from './db/migrate.js';
 import { systemClock } from './lib/clock.js';
 import { configOrExit, refuseArguments, warnOfUnsupportedNode } from './lib/entry-point.js';
 import { createLogger } from './lib/logger.js';
@@ -26,7 +25,7 @@ import { ensurePortsFree, PortUnavailable } from './runtime/port-check.js';
 import { answerChildrenWithClusterMetrics } from './runtime/cluster-metrics.js';
 import { clusterSource, Metrics, registrySource, startMetricsServer } from './runtime/metrics.js';
 import { resolveServerKeys, type ServerKeys } from './runtime/server-keys.js';
-import { provisionSandbox, readAdminToken, writeAdminToken, writeCredentialPacket } from './runtime/sandbox.js';
+import { prepare } from './runtime/preparation.js';
 import {
   type Progress,
   reportKeptFiles,
@@ -41,10 +40,6 @@ const RESTART_DELAY_MS = 1_000;
 /** The primary only runs maintenance: it needs few connections whatever DATABASE_POOL_SIZE says. */
 const PRIMARY_POOL_SIZE = 2;
 
-function banner(lines: string[]): void {
-  process.stdout.write(`\n${'='.repeat(72)}\n${lines.join('\n')}\n${'='.repeat(72)}\n\n`);
-}
-
 /** The address a developer can open (a wildcard host is reached on the loopback). */
 function listeningAddress(config: Config, port = config.port): string {
   const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host;
@@ -54,49 +49,6 @@ function listeningAddress(config: Config, port = config.port): string {
 const USAGE = `usage: npm start (node dist/server.js)
   starts the service. It takes no arguments: it is configured by environment variables, e.g.
   PORT=3001 DATA_DIR=/tmp/site-services npm start; "Configuration" in README.md lists them all.`;
-
-/**
- * What every deployment does once before serving: migrate, resolve keys, provision the sandbox. The secrets
- * made here (the packet, a generated operator token) are kept in DATA_DIR at once, so that none is lost, but
- * `announce` prints them only once the service listens: a start that fails to listen shows no credentials.
- */
-async function prepare(
-  config: Config,
-  database: AppDatabase,
-  logger: Logger,
-  progress: Progress,
-): Promise<{ keys: ServerKeys; announce: () => void }> {
-  const { pending, unknown } = await migrationState(database.db);
-  if (pending.length > 0 || unknown.length > 0) {
-    if (pending.length > 0) progress(`migrating the database (${pending.length} pending: ${pending.join(', ')})…`);
-    const applied = await migrateToLatest(database.db);
-    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-    if (unknown.length > 0)
-      logger.warn({ unknown }, 'the database was migrated by a newer release; serving its schema as it is');
-  }
-  const keys = await resolveServerKeys(config, database.db);
-  const packet = await provisionSandbox(config, database, systemClock.now(), () =>
-    progress('provisioning the sandbox tenant…'),
-  );
-  const banners: string[][] = [];
-  if (packet) {
-    const file = writeCredentialPacket(config.dataDir, packet);
-    banners.push([
-      `Sandbox demo tenant created. Its credential packet (also in ${file}):`,
-      JSON.stringify(packet, null, 2),
-    ]);
-  } else if (config.environment === 'sandbox') reportKeptFiles(config.dataDir, config.publicBaseUrl, progress);
-  if (keys.adminTokenGenerated && keys.adminToken) {
-    const kept = readAdminToken(config.dataDir);
-    if (kept.token === keys.adminToken) progress(`operator API token is in ${kept.file}`);
-    else {
-      const file = writeAdminToken(config.dataDir, keys.adminToken);
-      banners.push([`Operator API token (ADMIN_TOKEN unset; generated and kept in ${file}):`, keys.adminToken]);
-    }
-  }
-  reportOperatorSurfaces(config, progress, logger);
-  return { keys, announce: () => banners.splice(0).forEach(banner) };
-}
 
 /** Calls `stop` once on SIGTERM or SIGINT, and exits 1 if stopping takes longer than the limit. */
 function onStopSignal(logger: Logger, stop: () => Promise<void>): void {
@@ -131,7 +83,7 @@ async function runProcess(config: Config, logger: Logger, progress: Progress): P
   const database = await openDatabase(config, progress);
   const { keys, announce } = child
     ? { keys: await resolveServerKeys(config, database.db), announce: () => undefined }
-    : await prepare(config, database, logger, progress);
+    : await prepare(config, database, logger, progress, systemClock);
 
   const metrics = new Metrics({ database, clock: systemClock, defaultMetrics: true });
   metrics.joinCluster();
@@ -197,7 +149,7 @@ async function runPrimary(config: Config, logger: Logger, progress: Progress): P
   await ensurePortsFree(config);
   const poolSize = Math.min(PRIMARY_POOL_SIZE, config.databasePoolSize);
   const database = await openDatabase({ ...config, databasePoolSize: poolSize }, progress);
-  const { announce } = await prepare(config, database, logger, progress);
+  const { announce } = await prepare(config, database, logger, progress, systemClock);
   const maintenance = new Maintenance(database.db, systemClock, logger);
   maintenance.start();
   const clusterMetrics = clusterSource();
