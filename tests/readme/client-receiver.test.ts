@@ -1,9 +1,9 @@
 /**
  * The client README's "Receiving webhooks" receiver, run as written: its js block, read from
  * packages/client/README.md (the block after its `<!-- example: webhook receiver` marker), in a node process of
- * its own with the client package from its sources, given the `saveOnce` its comment leaves to the integrator
- * (in memory here) and PORT. The real app delivers to it through a sandbox listener (`svc listen`'s runListen,
- * in this process, forwarding to the receiver's plain-HTTP address): a genuine delivery is answered 2xx and
+ * its own with the client package from its sources, pasted whole (its own in-memory `saveOnce`), given PORT.
+ * The real app delivers to it through a sandbox listener (`svc listen`'s runListen, in this process, forwarding
+ * to the receiver's plain-HTTP address): a genuine delivery is answered 2xx and
  * stored; the same event delivered again (a second listener's delivery, replayed) is answered 2xx and not
  * stored again; a tampered body, or the genuine delivery to the receiver started with another secret, is
  * refused (401) and stores nothing.
@@ -24,16 +24,6 @@ import { tenantWithToken } from '../helpers/tenants.js';
 import { localResolver, recordTicketCreated, startTestWorker, testWebhookConfig } from '../helpers/webhooks.js';
 import type { DeliveryWorker } from '../../src/modules/outbox/worker.js';
 
-/** What the integrator's storage is: saveOnce(id, event) resolves false when the id is stored already. */
-const SAVE_ONCE = `
-const stored = new Set();
-globalThis.saveOnce = async (id) => {
-  if (stored.has(id)) return false;
-  stored.add(id);
-  return true;
-};
-`;
-
 interface Captured {
   headers: IncomingHttpHeaders;
   body: Buffer;
@@ -51,14 +41,7 @@ const runs: Promise<number>[] = [];
 async function startReceiver(secret: string): Promise<{ process: RealProcess; url: string }> {
   const port = await freePort();
   const child = startNode(
-    [
-      '--conditions=@site-services/source',
-      '--import',
-      'tsx',
-      '--import',
-      path.join(directory, 'save-once.mjs'),
-      path.join(directory, 'receiver.mjs'),
-    ],
+    ['--conditions=@site-services/source', '--import', 'tsx', path.join(directory, 'receiver.mjs')],
     { PORT: String(port), WEBHOOK_SECRET: secret },
   );
   const url = `http://127.0.0.1:${port}/webhooks`;
@@ -110,7 +93,6 @@ beforeAll(async () => {
     path.join(directory, 'receiver.mjs'),
     clientReadmeExample('### Receiving webhooks', '<!-- example: webhook receiver'),
   );
-  fs.writeFileSync(path.join(directory, 'save-once.mjs'), SAVE_ONCE);
   // The example imports '@site-services/client' as an integrator's project does: from its node_modules.
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(directory, 'node_modules'), 'dir');
 
