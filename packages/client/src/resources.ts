@@ -142,6 +142,23 @@ export class Collection<P extends CollectionPath> {
     for await (const page of this.pages(query, options)) yield* (page as { data: ResourceOf<P>[] }).data;
   }
 
+  /** A new version of the resource's file `part` (a multipart upload; its name as `uploadForm` gives it). */
+  protected async uploadFile<T>(
+    id: string,
+    part: string,
+    file: FileSource,
+    fallbackName: string,
+    options: UploadOptions & CallOptions,
+  ): Promise<T> {
+    const body = await uploadForm(file, fallbackName, options);
+    const result = (await (this.api.POST as UntypedCall)(`${this.path}/{id}/${part}`, {
+      params: { path: { id } },
+      body,
+      signal: options.signal,
+    })) as FetchResult;
+    return unwrap<{ data: T }>(result, 'POST', `${this.path}/${id}/${part}`).data;
+  }
+
   /** The one resource an exact-match filter resolves to, or undefined. */
   protected async findOne(query: ListQuery<P>, options: CallOptions = {}): Promise<ResourceOf<P> | undefined> {
     const { value } = await this.pages(query, options).next();
@@ -175,13 +192,7 @@ export class SiteVisits extends Collection<'/api/v1/site-visits'> {
     file: FileSource,
     options: UploadOptions & CallOptions = {},
   ): Promise<ReturnLabelUpload> {
-    const body = await uploadForm(file, 'return-label.pdf', options);
-    const result = await this.api.POST('/api/v1/site-visits/{id}/return-label', {
-      params: { path: { id } },
-      body: body as never,
-      signal: options.signal,
-    });
-    return unwrap<{ data: ReturnLabelUpload }>(result, 'POST', `${this.path}/${id}/return-label`).data;
+    return this.uploadFile<ReturnLabelUpload>(id, 'return-label', file, 'return-label.pdf', options);
   }
 }
 
@@ -192,13 +203,7 @@ export class Messages extends Collection<'/api/v1/messages'> {
     file: FileSource,
     options: UploadOptions & CallOptions = {},
   ): Promise<FileAttachmentUpload> {
-    const body = await uploadForm(file, 'attachment', options);
-    const result = await this.api.POST('/api/v1/messages/{id}/file-attachment', {
-      params: { path: { id } },
-      body: body as never,
-      signal: options.signal,
-    });
-    return unwrap<{ data: FileAttachmentUpload }>(result, 'POST', `${this.path}/${id}/file-attachment`).data;
+    return this.uploadFile<FileAttachmentUpload>(id, 'file-attachment', file, 'attachment', options);
   }
 }
 
