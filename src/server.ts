@@ -14,7 +14,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import { type AppDatabase, isExplainedOpeningFailure, openDatabase } from './db/database.js';
+import { isExplainedOpeningFailure, openDatabase } from './db/database.js';
 import { systemClock } from './lib/clock.js';
 import { configOrExit, refuseArguments, warnOfUnsupportedNode } from './lib/entry-point.js';
 import { createLogger } from './lib/logger.js';
@@ -24,27 +24,15 @@ import { Maintenance } from './runtime/maintenance.js';
 import { ensurePortsFree, PortUnavailable } from './runtime/port-check.js';
 import { answerChildrenWithClusterMetrics } from './runtime/cluster-metrics.js';
 import { clusterSource, Metrics, registrySource, startMetricsServer } from './runtime/metrics.js';
-import { resolveServerKeys, type ServerKeys } from './runtime/server-keys.js';
+import { resolveServerKeys } from './runtime/server-keys.js';
 import { prepare } from './runtime/preparation.js';
-import {
-  type Progress,
-  reportKeptFiles,
-  reportOperatorSurfaces,
-  sinceProcessStart,
-  startupProgress,
-} from './runtime/startup-progress.js';
+import { type Progress, listeningAddress, sinceProcessStart, startupProgress } from './runtime/startup-progress.js';
 
 const SHUTDOWN_LIMIT_MS = 30_000;
 /** A child that served and then died is forked again after this pause (a crash loop stays slow). */
 const RESTART_DELAY_MS = 1_000;
 /** The primary only runs maintenance: it needs few connections whatever DATABASE_POOL_SIZE says. */
 const PRIMARY_POOL_SIZE = 2;
-
-/** The address a developer can open (a wildcard host is reached on the loopback). */
-function listeningAddress(config: Config, port = config.port): string {
-  const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-}
 
 const USAGE = `usage: npm start (node dist/server.js)
   starts the service. It takes no arguments: it is configured by environment variables, e.g.
@@ -132,7 +120,7 @@ async function runProcess(config: Config, logger: Logger, progress: Progress): P
     announce();
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    progress(`listening on ${listeningAddress(config, port)} (ready ${sinceProcessStart()} after start)`);
+    progress(`listening on ${listeningAddress(config.host, port)} (ready ${sinceProcessStart()} after start)`);
   }
   await worker?.start();
   logger.info({ role: config.role }, serveApi ? 'service started' : 'delivery worker started');
@@ -167,7 +155,9 @@ async function runPrimary(config: Config, logger: Logger, progress: Progress): P
     child.on('listening', () => {
       if (!announced) {
         announce();
-        progress(`listening on ${listeningAddress(config)} (ready ${sinceProcessStart()} after start)`);
+        progress(
+          `listening on ${listeningAddress(config.host, config.port)} (ready ${sinceProcessStart()} after start)`,
+        );
       }
       announced = true;
       serving.add(child);

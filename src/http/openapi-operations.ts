@@ -8,11 +8,10 @@ import { STATUS_CODES } from 'node:http';
 import { formatParamUrl } from '@fastify/swagger';
 import { type TSchema, Type } from 'typebox';
 import type { FastifySchema, RouteOptions } from 'fastify';
-import { ADMIN_SECURITY_SCHEME } from './admin-auth.js';
 import type { ComponentIndex } from './components.js';
 import { SECURITY_SCHEME } from './auth.js';
 import { bodyTooLargeDetail } from './body-limit.js';
-import { acceptedMediaTypes, MULTIPART_FORM_DATA } from './media.js';
+import { MULTIPART_FORM_DATA } from './media.js';
 import {
   impliedHeaders,
   impliedStatuses,
@@ -24,13 +23,7 @@ import {
 } from './openapi-implied.js';
 import type { DocumentDefinition, JsonObject } from './openapi-types.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PAGE_BYTES } from './pagination.js';
-import {
-  OAuthProblemSchema,
-  PROBLEM_ID,
-  type ProblemStatus,
-  problemResponses,
-  VALIDATION_PROBLEM_ID,
-} from './schemas.js';
+import { OAuthProblemSchema, PROBLEM_ID, problemResponses, VALIDATION_PROBLEM_ID } from './schemas.js';
 
 /** Fix-ups of one operation that @fastify/swagger cannot express, applied once the document is built. */
 export type OperationPatch = (operation: JsonObject) => void;

@@ -36,7 +36,7 @@ export class Metrics {
   readonly idempotency: Counter<'outcome'>;
   readonly rateLimitRefusals: Counter;
   /** What GET /metrics on the main port answers: this process's registry, a cluster child's its primary's sum. */
-  scrape: MetricsSource = () => registrySource(this.registry)();
+  scrape: MetricsSource = registrySource(this.registry);
 
   /** `clock` dates the database gauges' ages (the oldest pending delivery). */
   constructor(options: { database?: AppDatabase; clock: Clock; defaultMetrics?: boolean }) {

@@ -20,6 +20,12 @@ export function sinceProcessStart(): string {
   return `${(performance.now() / 1000).toFixed(1)} s`;
 }
 
+/** The address a developer can open for `port` of `host` (a wildcard host is reached on the loopback). */
+export function listeningAddress(host: string, port: number): string {
+  const reachable = ['0.0.0.0', '::', ''].includes(host) ? '127.0.0.1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+}
+
 /** A restart in the sandbox: where the files that the first start wrote and printed are. */
 export function reportKeptFiles(dataDir: string, baseUrl: string, progress: Progress): void {
   const kept = keptCredentialPacket(dataDir, baseUrl);
@@ -39,8 +45,7 @@ export function reportOperatorSurfaces(
   logger: Logger,
 ): void {
   if (config.metricsPort !== undefined) {
-    const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host;
-    const address = `http://${host.includes(':') ? `[${host}]` : host}:${config.metricsPort}/metrics`;
+    const address = `${listeningAddress(config.host, config.metricsPort)}/metrics`;
     progress(`metrics on ${address} (no token: keep METRICS_PORT off the public network)`);
   }
   if (config.environment === 'production' && config.role !== 'worker' && config.adminToken === undefined)
