@@ -236,6 +236,11 @@ export const variables = {
     description:
       'How long a sandbox webhook listener (`svc listen`) outlives its dropped stream, for the command to reconnect and resume; then its pending deliveries fail ("listener closed")',
   }),
+  WEBHOOK_HISTORY_RETENTION: duration({
+    default: '90d',
+    description:
+      'How long finished deliveries (with their attempt logs), their events and closed sandbox listeners are kept after they were created; then the maintenance pass deletes them. Pending deliveries are never deleted. 0 = kept for ever',
+  }),
   METRICS_PORT: integer({
     minimum: 1,
     maximum: 65535,
@@ -366,6 +371,8 @@ function toConfig(values: Values) {
       autoDisableAfterMs: values.WEBHOOK_AUTO_DISABLE_AFTER,
       /** How long a sandbox webhook listener (`svc listen`) outlives its dropped stream, for the command to resume. */
       listenerGraceMs: values.WEBHOOK_LISTENER_GRACE,
+      /** How long the delivery history is kept (deliveries, events, closed listeners); 0 = for ever. */
+      historyRetentionMs: values.WEBHOOK_HISTORY_RETENTION,
     },
     metricsPort: values.METRICS_PORT,
   };

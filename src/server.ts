@@ -96,7 +96,8 @@ async function runProcess(config: Config, logger: Logger, progress: Progress): P
           listeners: new ListenerRelay({ database, clock: systemClock, logger: workerLogger }),
         })
       : undefined;
-  const maintenance = child ? undefined : new Maintenance(database.db, systemClock, logger);
+  const retention = { deliveryRetentionMs: config.webhook.historyRetentionMs };
+  const maintenance = child ? undefined : new Maintenance(database.db, systemClock, logger, retention);
 
   // From before the API answers: a SIGTERM that comes once it is reachable (a test or an orchestrator that
   // saw /ready) stops it gracefully, after the start under way has finished (bounded by the shutdown limit).
@@ -138,7 +139,8 @@ async function runPrimary(config: Config, logger: Logger, progress: Progress): P
   const poolSize = Math.min(PRIMARY_POOL_SIZE, config.databasePoolSize);
   const database = await openDatabase({ ...config, databasePoolSize: poolSize }, progress);
   const { announce } = await prepare(config, database, logger, progress, systemClock);
-  const maintenance = new Maintenance(database.db, systemClock, logger);
+  const retention = { deliveryRetentionMs: config.webhook.historyRetentionMs };
+  const maintenance = new Maintenance(database.db, systemClock, logger, retention);
   maintenance.start();
   const clusterMetrics = clusterSource();
   answerChildrenWithClusterMetrics(clusterMetrics);

@@ -1,7 +1,7 @@
 /**
- * Periodic housekeeping of one process: purges idempotency keys past their replay window and file blobs
- * that an interrupted upload left without a version. Safe to run in every process at once (each pass
- * is idempotent DELETEs).
+ * Periodic housekeeping of one process: purges idempotency keys past their replay window, file blobs
+ * that an interrupted upload left without a version, and the delivery history past DELIVERY_RETENTION. Safe
+ * to run in every process at once (each pass is idempotent DELETEs).
  */
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -9,6 +9,7 @@ import type { Database } from '../db/schema.js';
 import { purgeExpiredIdempotencyKeys } from '../db/idempotency-keys.js';
 import type { Clock } from '../lib/clock.js';
 import { purgeOrphanBlobs } from '../modules/files/database-store.js';
+import { DeliveryHistoryRetention } from '../modules/outbox/history-retention.js';
 
 /** An upload still streaming is younger than this; an older blob without a version is an orphan. */
 const ORPHAN_BLOB_AGE_MS = 24 * 60 * 60 * 1000;
@@ -18,6 +19,12 @@ const ORPHAN_BLOB_AGE_MS = 24 * 60 * 60 * 1000;
  * process that wrote it, which may be a little behind this one's.
  */
 const ORPHAN_SCAN_OVERLAP_MS = 60 * 60 * 1000;
+
+export interface MaintenanceOptions {
+  /** DELIVERY_RETENTION in milliseconds; 0 or absent keeps the delivery history for ever. */
+  deliveryRetentionMs?: number;
+  intervalMs?: number;
+}
 
 export class Maintenance {
   private timer: NodeJS.Timeout | undefined;
@@ -29,13 +36,20 @@ export class Maintenance {
    * Undefined until the first pass, which looks at every blob.
    */
   private orphansExaminedBefore: Date | undefined;
+  private readonly history: DeliveryHistoryRetention | undefined;
+  private readonly intervalMs: number;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly logger: Logger,
-    private readonly intervalMs = 10 * 60 * 1000,
-  ) {}
+    options: MaintenanceOptions = {},
+  ) {
+    const { deliveryRetentionMs = 0, intervalMs = 10 * 60 * 1000 } = options;
+    this.intervalMs = intervalMs;
+    this.history =
+      deliveryRetentionMs > 0 ? new DeliveryHistoryRetention(db, { retentionMs: deliveryRetentionMs }) : undefined;
+  }
 
   start(): void {
     if (this.timer) return;
@@ -55,6 +69,9 @@ export class Maintenance {
         const orphans = await purgeOrphanBlobs(this.db, before, from);
         this.orphansExaminedBefore = before;
         if (orphans > 0) this.logger.info({ orphans }, 'orphaned file blobs purged');
+        const history = await this.history?.purge(this.clock.now());
+        if (history && history.deliveries + history.events + history.listeners > 0)
+          this.logger.info(history, 'delivery history past its retention purged');
       } catch (error) {
         this.logger.warn({ err: error }, 'maintenance pass failed');
       } finally {

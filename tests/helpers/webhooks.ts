@@ -261,6 +261,7 @@ export function testWebhookConfig(receiverPort: number, overrides: Partial<Webho
     concurrency: 4,
     autoDisableAfterMs: 0,
     listenerGraceMs: 60_000,
+    historyRetentionMs: 0,
     ...overrides,
   };
 }

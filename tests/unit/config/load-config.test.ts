@@ -250,6 +250,7 @@ describe('a value the service cannot read stops it, naming the variable', () => 
       WEBHOOK_POLL_INTERVAL_MS: '50',
       WEBHOOK_CONCURRENCY: '4',
       WEBHOOK_AUTO_DISABLE_AFTER: '36h',
+      WEBHOOK_HISTORY_RETENTION: '14d',
       WEBHOOK_TEST_ALLOWED_DESTINATIONS: 'LocalHost:8443, [::1]:9000',
       METRICS_PORT: '9464',
       ROLE: 'worker',
@@ -264,6 +265,7 @@ describe('a value the service cannot read stops it, naming the variable', () => 
       concurrency: 4,
       autoDisableAfterMs: 36 * 3_600_000,
       listenerGraceMs: 60_000,
+      historyRetentionMs: 14 * 86_400_000,
     });
     expect(config.metricsPort).toBe(9464);
     expect(config.role).toBe('worker');

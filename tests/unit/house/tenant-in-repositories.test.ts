@@ -32,6 +32,11 @@ const NOT_A_TENANTS: Record<string, Record<string, string>> = {
     findVisitTenantId:
       "the operator's visit routes know the visit's id only: this finds its tenant, which every later read takes",
   },
+  'outbox/repository/history.ts': {
+    purgeDeliveriesChunk: "the retention's walk over every tenant's deliveries, in the order they were written",
+    listTenantIds: "the retention walks each tenant's events along the tenant's own index",
+    purgeClosedListeners: "the retention's purge of every tenant's closed listeners",
+  },
   'outbox/repository/attempts.ts': {
     recordAttempts: "the delivery worker's outcomes, by delivery id, for deliveries of every tenant it claimed",
     recordStatement: 'one outcome of recordAttempts, by delivery id',
