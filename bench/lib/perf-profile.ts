@@ -89,6 +89,13 @@ export function parseSamples(text: string): Sample[] {
     .filter((frames) => frames.length > 0);
 }
 
+/** A JavaScript frame's function name (`JS:*'name file:…`), or where in the bundle an anonymous one is. */
+function functionName(frame: string): string {
+  const named = /JS:\S?'([^\s']+)/.exec(frame);
+  if (named) return named[1]!;
+  return `(anonymous, ${/([^/\s]+\.js:\d+)/.exec(frame)?.[1] ?? 'unknown'})`;
+}
+
 /** The region a leaf frame ran in. */
 function regionOf(leaf: string): string {
   if (leaf.includes('[kernel')) return 'kernel';
@@ -113,11 +120,14 @@ export function summarisePerf(samples: Sample[], modules: BundleModules, heading
   const leaves = new Map<string, number>();
   const owners = new Map<string, number>();
   const inclusive = new Map<string, number>();
+  const ours = new Map<string, number>();
   for (const frames of samples) {
     add(regions, regionOf(frames[0]!));
     add(leaves, frames[0]!);
     add(owners, frames.map((frame) => modules.ownerOf(frame)).find((owner) => owner !== undefined) ?? 'native only');
     for (const frame of new Set(frames.filter((frame) => frame.includes('JS:')))) add(inclusive, frame);
+    const own = frames.find((frame) => modules.ownerOf(frame)?.startsWith('src/'));
+    if (own) add(ours, `${modules.ownerOf(own)} ${functionName(own)}`);
   }
   const total = samples.length;
   return [
@@ -131,6 +141,12 @@ export function summarisePerf(samples: Sample[], modules: BundleModules, heading
     ),
     table('\nLeaf symbols', leaves, total, 40),
     table('\nJavaScript functions on the stack (inclusive)', inclusive, total, 40),
+    table(
+      '\nOur functions: the nearest frame of src/ from the leaf up (the work it asked for, libraries included)',
+      ours,
+      total,
+      40,
+    ),
   ].join('\n');
 }
 
