@@ -1,14 +1,14 @@
 /**
  * `svc`: the command line of the client package.
  *
- *   svc import <sites|site-visits|messages> <file.csv|file.jsonl> [--rate <per-minute>] [--progress <path>] [--report <path>]
+ *   svc import <sites|site-visits|messages> <file.csv|file.jsonl> [--rate <per-minute>] [--progress <path>] [--report <path>] [--retry-rejected]
  *   svc token [--json]
  *   svc get <path>
  *   svc listen --forward-to <url> [--events type,type] [--new-secret]
  *   svc trigger <visit-id> <action> [name=value | name:=json ...]
  *   svc --help, svc <command> --help, svc --version
  *
- * Exit codes: 0 success; 1 rows rejected (import) or an error status (get); 2 usage, configuration,
+ * Exit codes: 0 success; 1 rows rejected or changed since created (import) or an error status (get); 2 usage, configuration,
  * credentials or scope refused, or another request the service refused (4xx); 3 interrupted by temporary
  * failures that outlasted the retries, or stopped by a signal (re-run the same command to resume).
  */
@@ -23,7 +23,8 @@ import { getCommand } from './get.js';
 import { ProgressLogMismatch } from './import/progress-log.js';
 import { writeRefusal } from './refusal.js';
 import { RESOURCES, type ImportResource } from './import/rows.js';
-import { defaultSidePath, describeRejection, type ImportReport, runImport } from './import/run.js';
+import { type ImportReport, summary } from './import/report.js';
+import { defaultSidePath, runImport } from './import/run.js';
 import { parseForwardTo, runListen } from './listen/listen.js';
 import { stateDirectory } from './listen/state.js';
 import { missingWebSocket } from './listen/stream.js';
@@ -90,7 +91,7 @@ function clientFor(
 
 async function importCommand(
   positionals: string[],
-  values: { rate?: string; progress?: string; report?: string },
+  values: { rate?: string; progress?: string; report?: string; 'retry-rejected'?: boolean },
   env: Env,
   options: MainOptions,
 ): Promise<number> {
@@ -120,6 +121,7 @@ async function importCommand(
         ratePerMinute: rate,
         ...(values.progress ? { progressPath: values.progress } : {}),
         ...(values.report ? { reportPath: values.report } : {}),
+        retryRejected: values['retry-rejected'] === true,
       },
       {
         client: clientFor(credentials, options, note, IMPORT_RETRY),
@@ -133,17 +135,10 @@ async function importCommand(
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
-  const out = process.stdout;
-  out.write(
-    `${report.resource}: ${report.rows} rows; created ${report.created} now (${report.replayed} answered from an earlier attempt), ` +
-      `${report.alreadyCreated} before; rejected ${report.rejected.length}; ${report.status}\n`,
-  );
-  for (const row of report.rejected) out.write(`  row ${row.row} (line ${row.line}): ${describeRejection(row)}\n`);
-  if (report.error) out.write(`stopped early: ${report.error}\n`);
-  out.write(`report: ${values.report ?? defaultSidePath(file, 'report.json')}; progress log: ${report.progressLog}\n`);
+  process.stdout.write(summary(report, values.report ?? defaultSidePath(file, 'report.json')));
   if (report.status === 'refused') return EXIT.usage;
   if (report.status !== 'completed') return EXIT.interrupted;
-  return report.rejected.length > 0 ? EXIT.failed : EXIT.ok;
+  return report.rejected.length + report.changed.length > 0 ? EXIT.failed : EXIT.ok;
 }
 
 async function tokenCommand(positionals: string[], json: boolean, env: Env, options: MainOptions): Promise<number> {
@@ -204,6 +199,7 @@ function parseArgv(argv: string[]) {
       rate: { type: 'string' },
       progress: { type: 'string' },
       report: { type: 'string' },
+      'retry-rejected': { type: 'boolean' },
       json: { type: 'boolean' },
       'forward-to': { type: 'string' },
       events: { type: 'string' },

@@ -11,8 +11,12 @@ import { closest } from './suggest.js';
 /** Each command's lines of the usage, in the order `svc --help` lists them. */
 const COMMAND_USAGE = {
   import: `  svc import <sites|site-visits|messages> <file.csv|file.jsonl> [--rate <per-minute>] [--progress <path>] [--report <path>]
-      one create per row, ${DEFAULT_RATE} a minute unless --rate (at most ${MAX_RATE}); run it again to resume; rejected
-      rows listed at the end`,
+             [--retry-rejected]
+      one create per row, ${DEFAULT_RATE} a minute unless --rate (at most ${MAX_RATE}); rejected rows listed at the end. Run it
+      again to resume, or after correcting the file in place (rows fixed, added, moved, removed): rows created before
+      are not sent again, corrected ones are; a row changed after its resource was created is reported with the
+      resource's id (change it with PATCH), not sent. Unchanged rows refused for what they say (400, 413, 415, 422,
+      409 duplicate) are reported again, not sent, unless --retry-rejected`,
   token: `  svc token [--json]
       prints the bare access token, for "Authorization: Bearer $(svc token)"; --json: the whole token response`,
   get: `  svc get <path>
@@ -40,7 +44,7 @@ export const COMMANDS = Object.keys(COMMAND_USAGE) as Command[];
 
 /** The options each command takes (parseArgs knows them all; a command refuses the others'). */
 export const COMMAND_OPTIONS: Record<Command, string[]> = {
-  import: ['rate', 'progress', 'report'],
+  import: ['rate', 'progress', 'report', 'retry-rejected'],
   token: ['json'],
   get: [],
   listen: ['forward-to', 'events', 'new-secret'],

@@ -1,77 +1,170 @@
 /**
- * The local progress log of an import, so that a re-run resumes it: JSON Lines beside the input file. The
- * first line names the file by its SHA-256; each further line records a row the service answered
- * definitely (created, replayed or rejected), written and flushed to disk before the next row starts. A
- * re-run skips the rows recorded as created and sends every other row again under its own key, so a row
- * in flight when the run was killed is replayed by the service, not created twice.
+ * The local progress log of an import, JSON Lines beside the input file (version 2). It is the import's
+ * memory: a re-run of the same file resumes it, and a re-run of the file corrected in place (rows fixed,
+ * added, moved or removed) goes on with it, nothing created twice.
+ *
+ *   {"kind":"svc-import-progress","version":2,"resource":"sites","importId":"…","createdAt":"…"}
+ *   {"revision":1,"file":"sites.csv","sha256":"…","readAt":"…","rows":["<hash of row 1>",…]}
+ *   {"row":1,"line":2,"hash":"…","n":1,"key":"svc-import:sites:…","outcome":"sending"}
+ *   {"row":1,"line":2,"hash":"…","n":1,"key":"…","outcome":"created","id":"site_…","replayed":false,"siteCode":"S-1"}
+ *   {"row":2,"line":3,"hash":"…","n":1,"key":"…","outcome":"rejected","status":422,"type":"…","title":"…","detail":"…"}
+ *
+ * The header names the import (its id is part of every key). A revision line lists the rows of the file as
+ * a run read it, each by its content's hash (identity.ts), whenever the content differs from the last
+ * revision's: how the rows moved between two revisions is read from these lists (matching.ts). A row line
+ * records what happened to a row by its identity (`hash`, `n`), `row` and `line` being its place in the
+ * revision then: `sending` before its request (so a request whose answer was lost is known), then the
+ * service's definite answer. Every line is written and flushed to disk before the next step. A line cut
+ * short by a kill is ignored: its row was not recorded, so it is sent again under its key.
  */
 import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { identityOf } from './identity.js';
+import { convertVersion1, type CurrentFile } from './progress-log-v1.js';
 import type { ImportResource } from './rows.js';
+
+export const LOG_VERSION = 2;
 
 export interface LogHeader {
   kind: 'svc-import-progress';
-  version: 1;
+  version: typeof LOG_VERSION;
   resource: ImportResource;
-  file: string;
-  sha256: string;
-  rows: number;
+  /** Random, made with the log: part of every row's key, so a fresh log is a fresh import. */
+  importId: string;
   createdAt: string;
+  /** Set when the log was converted from a version 1 log, kept at this path. */
+  convertedFrom?: string;
 }
 
-export type RowOutcome =
-  | { row: number; key: string; outcome: 'created'; id: string; replayed: boolean }
-  | { row: number; key: string; outcome: 'rejected'; status: number; type: string; detail: string };
+export interface Revision {
+  revision: number;
+  file: string;
+  sha256: string;
+  readAt: string;
+  /** Each row's content hash, in the file's order. */
+  rows: string[];
+  /** Converted from version 1: a row with no line of its own may have been sent under the key of its number. */
+  keys?: 'file-and-row';
+}
+
+interface RowRef {
+  row: number;
+  line: number;
+  hash: string;
+  n: number;
+  key: string;
+}
+export type CreatedEntry = RowRef & {
+  outcome: 'created';
+  id: string;
+  replayed: boolean;
+  siteCode?: string;
+  clientTicketNumber?: string;
+};
+export type RejectedEntry = RowRef & {
+  outcome: 'rejected';
+  status: number;
+  type: string;
+  title: string;
+  detail: string;
+  errors?: Record<string, string[]>;
+};
+export type RowEntry = (RowRef & { outcome: 'sending' }) | CreatedEntry | RejectedEntry;
 
 export class ProgressLogMismatch extends Error {}
 
 export class ProgressLog {
-  /** Rows already created (by an earlier run or this one), with their resource ids. */
-  readonly created = new Map<number, string>();
+  readonly revisions: Revision[] = [];
+  /** Each identity's latest line, but that a created row stays created. */
+  private readonly latest = new Map<string, RowEntry>();
   private fd: number | undefined;
 
-  private constructor(readonly path: string) {}
+  private constructor(
+    readonly path: string,
+    readonly header: LogHeader,
+  ) {}
 
   /**
-   * Opens the log, creating it with `header` when absent. An existing log must be for the same file
-   * content and resource: a changed file renumbers nothing safely, so it is refused.
+   * Opens the log, creating it when absent. A log of another resource is refused; a version 1 log is
+   * converted when the file is the one it was written for, and refused otherwise (progress-log-v1.ts).
    */
-  static open(path: string, header: LogHeader): ProgressLog {
-    const log = new ProgressLog(path);
-    if (existsSync(path)) {
-      const text = readFileSync(path, 'utf8');
-      const lines = text.split('\n');
-      const first = parseLine(lines[0] ?? '') as LogHeader | undefined;
-      if (first?.kind !== 'svc-import-progress')
-        throw new ProgressLogMismatch(`${path} is not an svc import progress log`);
-      if (first.sha256 !== header.sha256 || first.resource !== header.resource) {
-        throw new ProgressLogMismatch(
-          `${path} belongs to another import (${first.resource} of a file with SHA-256 ${first.sha256.slice(0, 12)}…; this is ${header.resource}, ${header.sha256.slice(0, 12)}…). ` +
-            'The input changed since that run: put corrections in a new file, or name a fresh --progress log to start over.',
-        );
-      }
-      // A line cut short by a kill is ignored: its row was not recorded, so it is sent again under its key.
-      for (const line of lines.slice(1)) {
-        const entry = parseLine(line) as RowOutcome | undefined;
-        if (entry?.outcome === 'created') log.created.set(entry.row, entry.id);
-      }
+  static open(path: string, current: CurrentFile & { importId: string; now: string }): ProgressLog {
+    if (!existsSync(path)) {
+      const log = new ProgressLog(path, {
+        kind: 'svc-import-progress',
+        version: LOG_VERSION,
+        resource: current.resource,
+        importId: current.importId,
+        createdAt: current.now,
+      });
       log.fd = openSync(path, 'a');
-      // End a line cut short by a kill, so the next entry starts a line of its own.
-      if (text.length > 0 && !text.endsWith('\n')) writeSync(log.fd, '\n');
-    } else {
-      log.fd = openSync(path, 'a');
-      log.write(header);
+      log.write(log.header);
+      return log;
     }
+    let text = readFileSync(path, 'utf8');
+    let lines = text.split('\n');
+    // Any version's header: its kind, version and resource are read before anything else.
+    let header = parseLine(lines[0] ?? '') as { kind?: string; version?: number; resource?: string } | undefined;
+    if (header?.kind !== 'svc-import-progress')
+      throw new ProgressLogMismatch(`${path} is not an svc import progress log`);
+    if (header.resource !== current.resource)
+      throw new ProgressLogMismatch(
+        `${path} is the progress log of an import of ${header.resource}, not ${current.resource}: name another --progress log`,
+      );
+    if (header.version === 1) {
+      const converted = convertVersion1(path, text, current);
+      if ('refused' in converted) throw new ProgressLogMismatch(converted.refused);
+      text = converted.text;
+      lines = text.split('\n');
+      header = parseLine(lines[0]!) as LogHeader;
+    } else if (header.version !== LOG_VERSION) {
+      throw new ProgressLogMismatch(
+        `${path} is a progress log of version ${header.version}, written by a newer svc than this one (it reads version ${LOG_VERSION}): run the import with that svc`,
+      );
+    }
+    const log = new ProgressLog(path, header as LogHeader);
+    for (const line of lines.slice(1)) log.remember(parseLine(line) as RowEntry | Revision | undefined);
+    log.fd = openSync(path, 'a');
+    // End a line cut short by a kill, so the next entry starts a line of its own.
+    if (text.length > 0 && !text.endsWith('\n')) writeSync(log.fd, '\n');
     return log;
   }
 
-  record(outcome: RowOutcome): void {
-    this.write(outcome);
-    if (outcome.outcome === 'created') this.created.set(outcome.row, outcome.id);
+  /** The identity's latest line (a created one once there is one). */
+  entryOf(identity: string): RowEntry | undefined {
+    return this.latest.get(identity);
+  }
+
+  /** Every created row's line. */
+  createdEntries(): CreatedEntry[] {
+    return [...this.latest.values()].filter((entry): entry is CreatedEntry => entry.outcome === 'created');
+  }
+
+  /** The file as this run reads it, when it differs from the last revision. */
+  addRevision(revision: Omit<Revision, 'revision'>): void {
+    const line = { revision: this.revisions.length + 1, ...revision };
+    this.write(line);
+    this.remember(line);
+  }
+
+  record(entry: RowEntry): void {
+    this.write(entry);
+    this.remember(entry);
   }
 
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+  }
+
+  private remember(line: RowEntry | Revision | undefined): void {
+    if (!line || typeof line !== 'object') return;
+    if ('revision' in line) {
+      if (Array.isArray(line.rows)) this.revisions.push(line);
+      return;
+    }
+    if (typeof line.hash !== 'string' || typeof line.n !== 'number' || typeof line.key !== 'string') return;
+    const identity = identityOf(line.hash, line.n);
+    if (this.latest.get(identity)?.outcome !== 'created') this.latest.set(identity, line);
   }
 
   private write(entry: object): void {
@@ -80,7 +173,7 @@ export class ProgressLog {
   }
 }
 
-function parseLine(line: string): unknown {
+export function parseLine(line: string): unknown {
   if (line.trim() === '') return undefined;
   try {
     return JSON.parse(line) as unknown;

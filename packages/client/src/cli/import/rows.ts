@@ -1,7 +1,7 @@
 /**
  * The rows of an import file: CSV with a header row naming the fields, or JSON Lines (one object per
- * line). Row numbers count data records from 1 (the CSV header and blank lines are not rows); with the
- * file's SHA-256 they make each row's Idempotency-Key.
+ * line). Row numbers count data records from 1 (the CSV header and blank lines are not rows), for the report;
+ * a row's Idempotency-Key comes from its content (identity.ts).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -21,6 +21,8 @@ export interface ImportRow {
   body?: Record<string, unknown>;
   /** Why the row could not be read (it is reported as rejected without a request). */
   error?: string;
+  /** An unreadable row's text, which tells it apart from another unreadable row (identity.ts). */
+  text?: string;
 }
 
 export interface ImportFile {
@@ -146,7 +148,12 @@ function csvRows(resource: ImportResource, text: string): ImportRow[] {
       return { row: index + 1, line, body };
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      return { row: index + 1, line, error: error instanceof CellError ? reason : `cannot read the row: ${reason}` };
+      return {
+        row: index + 1,
+        line,
+        error: error instanceof CellError ? reason : `cannot read the row: ${reason}`,
+        text: JSON.stringify(record),
+      };
     }
   });
 }
@@ -162,10 +169,11 @@ function jsonLinesRows(text: string): ImportRow[] {
       try {
         const body = JSON.parse(content) as unknown;
         if (!body || typeof body !== 'object' || Array.isArray(body))
-          rows.push({ ...row, error: 'the line is not a JSON object' });
+          rows.push({ ...row, error: 'the line is not a JSON object', text: content });
         else rows.push({ ...row, body: body as Record<string, unknown> });
       } catch (error) {
-        rows.push({ ...row, error: `the line is not JSON: ${error instanceof Error ? error.message : String(error)}` });
+        const reason = error instanceof Error ? error.message : String(error);
+        rows.push({ ...row, error: `the line is not JSON: ${reason}`, text: content });
       }
     });
   return rows;
@@ -222,9 +230,4 @@ export function readImportFile(resource: ImportResource, file: string): ImportFi
   const rows = jsonLinesRows(text);
   checkJsonKeys(resource, file, rows);
   return { sha256, rows };
-}
-
-/** The row's Idempotency-Key: the same file (by content) and row always send the same key. */
-export function rowKey(resource: ImportResource, sha256: string, row: number): string {
-  return `svc-import:${resource}:${sha256.slice(0, 32)}:${row}`;
 }

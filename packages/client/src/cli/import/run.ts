@@ -2,10 +2,13 @@
  * `svc import`: one POST per row at a steady pace, each under its row's Idempotency-Key, every definite
  * answer recorded in the progress log before the next row, and a report of the rejected rows.
  *
- * Outcomes of a row: created (201, also a replay of an earlier attempt), rejected (a definite 4xx: the
- * row's data or references must be fixed), or the run stops (credentials or scope refused: nothing will
- * succeed; or temporary failures outlasted the retries: re-run to resume).
+ * Before any request the progress log settles what it can (matching.ts): rows created before are skipped,
+ * rows changed since their creation are reported and not sent, rows refused for good and unchanged are
+ * reported again. Outcomes of a row sent: created (201, also a replay of an earlier attempt), rejected (a
+ * definite 4xx: the row's data or references must be fixed), or the run stops (credentials or scope refused:
+ * nothing will succeed; or temporary failures outlasted the retries: re-run to resume).
  */
+import { randomBytes } from 'node:crypto';
 import { statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
@@ -15,8 +18,11 @@ import { ApiError, CredentialsError, NetworkError, type ProblemDetails, SiteServ
 import type { Runtime } from '../../retry.js';
 import { ProgressDisplay } from './display.js';
 import { Pacer } from './pace.js';
-import { ProgressLog } from './progress-log.js';
-import { type ImportResource, readImportFile, rowKey } from './rows.js';
+import { type IdentifiedRow, identify, NATURAL_KEY } from './identity.js';
+import { isKeyConflict, keyFor, type RowState, rowStates } from './matching.js';
+import { ProgressLog, type RejectedEntry } from './progress-log.js';
+import { changedRow, describeRejection, type ImportReport, isFinal, rejectedFromLog } from './report.js';
+import { type ImportResource, readImportFile } from './rows.js';
 
 export interface ImportOptions {
   resource: ImportResource;
@@ -24,6 +30,8 @@ export interface ImportOptions {
   ratePerMinute: number;
   progressPath?: string;
   reportPath?: string;
+  /** Send again the rows refused for good by an earlier run (report.ts isFinal) though they did not change. */
+  retryRejected?: boolean;
 }
 
 export interface ImportDeps {
@@ -36,40 +44,6 @@ export interface ImportDeps {
   stopRequested?: () => boolean;
 }
 
-export interface RejectedRow {
-  row: number;
-  line: number;
-  idempotencyKey: string;
-  status: number | null;
-  type: string | null;
-  title: string;
-  detail: string;
-  errors?: Record<string, string[]>;
-}
-
-export type ImportStatus = 'completed' | 'stopped' | 'interrupted' | 'refused';
-
-export interface ImportReport {
-  resource: ImportResource;
-  file: string;
-  sha256: string;
-  progressLog: string;
-  startedAt: string;
-  finishedAt: string;
-  /** completed: every row answered; interrupted: temporary failures outlasted the retries (re-run);
-   *  refused: credentials or scope refused (fix, then re-run); stopped: asked to stop (re-run). */
-  status: ImportStatus;
-  rows: number;
-  /** Rows created by earlier runs (skipped now). */
-  alreadyCreated: number;
-  /** Rows created by this run; `replayed` of them were answered from an earlier attempt's key. */
-  created: number;
-  replayed: number;
-  rejected: RejectedRow[];
-  /** Why the run ended early. */
-  error?: string;
-}
-
 const SUBRESOURCE = { sites: 'sites', 'site-visits': 'siteVisits', messages: 'messages' } as const;
 
 export function defaultSidePath(file: string, suffix: string): string {
@@ -77,8 +51,9 @@ export function defaultSidePath(file: string, suffix: string): string {
 }
 
 export async function runImport(options: ImportOptions, deps: ImportDeps): Promise<ImportReport> {
-  const { runtime } = deps;
-  const input = readImportFile(options.resource, options.file);
+  const { runtime, client } = deps;
+  const { resource } = options;
+  const input = readImportFile(resource, options.file);
   const reportPath = options.reportPath ?? defaultSidePath(options.file, 'report.json');
   // The report is written at the end: a --report in a directory that is not there failed (ENOENT) only after
   // every row had been sent, and the run looked failed.
@@ -88,40 +63,51 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
       `svc import: --report ${reportPath}: there is no directory ${reportDirectory}. Nothing was sent.`,
     );
   const progressLog = options.progressPath ?? defaultSidePath(options.file, 'progress.jsonl');
-  const log = ProgressLog.open(progressLog, {
-    kind: 'svc-import-progress',
-    version: 1,
-    resource: options.resource,
-    file: path.basename(options.file),
-    sha256: input.sha256,
-    rows: input.rows.length,
-    createdAt: new Date(runtime.now()).toISOString(),
-  });
+  const rows = identify(resource, input.rows);
+  const file = { resource, file: path.basename(options.file), sha256: input.sha256, rows };
+  const now = () => new Date(runtime.now()).toISOString();
+  const log = ProgressLog.open(progressLog, { ...file, importId: randomBytes(8).toString('hex'), now: now() });
+  const states = rowStates(resource, log, rows, input.sha256);
+  if (log.revisions.at(-1)?.sha256 !== input.sha256)
+    log.addRevision({ file: file.file, sha256: input.sha256, readAt: now(), rows: rows.map((row) => row.hash) });
   const startedAt = runtime.now();
   const report: ImportReport = {
-    resource: options.resource,
+    resource,
     file: options.file,
     sha256: input.sha256,
     progressLog,
-    startedAt: new Date(startedAt).toISOString(),
+    startedAt: now(),
     finishedAt: '',
     status: 'completed',
-    rows: input.rows.length,
-    alreadyCreated: input.rows.filter((row) => log.created.has(row.row)).length,
+    rows: rows.length,
+    alreadyCreated: 0,
     created: 0,
     replayed: 0,
     rejected: [],
+    changed: [],
   };
+  // What the log settles before any request: created rows, rows changed since, rows refused for good.
+  const toSend: Array<{ row: IdentifiedRow; state: RowState }> = [];
+  rows.forEach((row, index) => {
+    const state = states[index]!;
+    if (!row.body) toSend.push({ row, state });
+    else if (state.kind === 'created') report.alreadyCreated++;
+    else if (state.kind === 'changed') report.changed.push(changedRow(resource, row, state));
+    else if (state.kind === 'rejected' && isFinal(state.entry) && !options.retryRejected)
+      report.rejected.push(rejectedFromLog(row, state.entry, true));
+    else toSend.push({ row, state });
+  });
+  const settled = rows.length - toSend.length;
   const display = new ProgressDisplay(deps.progressOut, deps.tty);
   const pacer = new Pacer(options.ratePerMinute, runtime);
-  const collection = deps.client[SUBRESOURCE[options.resource]];
+  const collection = client[SUBRESOURCE[resource]];
   const visitIds = new Map<string, string>();
   let doneThisRun = 0;
   const show = (force = false) =>
     display.update(
       {
         total: report.rows,
-        done: report.alreadyCreated + doneThisRun,
+        done: settled + doneThisRun,
         created: report.alreadyCreated + report.created,
         rejected: report.rejected.length,
         doneThisRun,
@@ -132,52 +118,59 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
       force,
     );
   const reject = (
-    row: { row: number; line: number },
+    row: IdentifiedRow,
     key: string,
     problem: ProblemDetails | undefined,
     detail: string,
-    title = 'Unreadable row',
+    title: string,
   ) => {
-    const entry: RejectedRow = {
-      row: row.row,
-      line: row.line,
-      idempotencyKey: key,
-      status: problem?.status ?? null,
-      type: problem?.type ?? null,
+    const entry: RejectedEntry = {
+      ...rowRef(row, key),
+      outcome: 'rejected',
+      status: problem?.status ?? 0,
+      type: problem?.type ?? '',
       title: problem?.title ?? title,
       detail: problem?.detail ?? detail,
       ...(problem?.errors ? { errors: problem.errors } : {}),
     };
-    report.rejected.push(entry);
-    log.record({
-      row: row.row,
-      key,
-      outcome: 'rejected',
-      status: entry.status ?? 0,
-      type: entry.type ?? '',
-      detail: entry.detail,
-    });
-    display.note(`row ${row.row} (line ${row.line}) rejected: ${describeRejection(entry)}`);
+    // Refused before any request (unreadable, unknown ticket): judged again next run, so not logged.
+    if (problem) log.record(entry);
+    if (isKeyConflict(entry)) {
+      const changed = changedRow(resource, row, { kind: 'changed', id: null, matchedBy: 'key' });
+      report.changed.push(changed);
+      display.note(`row ${row.row} (line ${row.line}) ${changed.detail}`);
+      return;
+    }
+    const rejected = rejectedFromLog(row, entry, false);
+    if (!problem) rejected.status = rejected.type = null;
+    report.rejected.push(rejected);
+    display.note(`row ${row.row} (line ${row.line}) rejected: ${describeRejection(rejected)}`);
   };
 
   show(true);
   try {
-    for (const row of input.rows) {
-      if (log.created.has(row.row)) continue;
+    for (const { row, state } of toSend) {
       if (deps.stopRequested?.()) {
         report.status = 'stopped';
         break;
       }
-      const key = rowKey(options.resource, input.sha256, row.row);
+      const key = keyFor(resource, log, row, state);
       if (!row.body) {
-        reject(row, key, undefined, row.error ?? 'unreadable row');
+        reject(row, key, undefined, row.error ?? 'unreadable row', 'Unreadable row');
       } else {
         try {
-          const body =
-            options.resource === 'messages' ? await withVisitId(row.body, deps.client, visitIds, pacer) : row.body;
+          const body = resource === 'messages' ? await withVisitId(row.body, client, visitIds, pacer) : row.body;
           await pacer.wait();
+          log.record({ ...rowRef(row, key), outcome: 'sending' });
           const result = await collection.createWithDetails(body as never, { idempotencyKey: key });
-          log.record({ row: row.row, key, outcome: 'created', id: result.resource.id, replayed: result.replayed });
+          const field = NATURAL_KEY[resource];
+          log.record({
+            ...rowRef(row, key),
+            outcome: 'created',
+            id: result.resource.id,
+            replayed: result.replayed,
+            ...(field && row.naturalKey ? { [field]: row.naturalKey } : {}),
+          });
           report.created++;
           if (result.replayed) report.replayed++;
         } catch (error) {
@@ -190,7 +183,7 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
             error.status !== 429 &&
             error.status < 500
           ) {
-            reject(row, key, error.problem, error.message);
+            reject(row, key, error.problem, error.message, 'Rejected');
           } else {
             report.status =
               error instanceof CredentialsError || (error instanceof ApiError && error.status === 403)
@@ -209,10 +202,14 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
   }
   show(true);
   display.finish();
-  report.finishedAt = new Date(runtime.now()).toISOString();
+  report.rejected.sort((a, b) => a.row - b.row);
+  report.changed.sort((a, b) => a.row - b.row);
+  report.finishedAt = now();
   writeFileSync(reportPath, `${JSON.stringify(report, null, 2)}\n`);
   return report;
 }
+
+const rowRef = (row: IdentifiedRow, key: string) => ({ row: row.row, line: row.line, hash: row.hash, n: row.n, key });
 
 class UnknownTicket extends Error {}
 
@@ -238,13 +235,4 @@ async function withVisitId(
     cache.set(clientTicketNumber, visitId);
   }
   return { ...rest, siteVisitId: visitId };
-}
-
-export function describeRejection(row: RejectedRow): string {
-  // A row refused before any request (unreadable, unknown ticket) has no problem type: its title says why.
-  const slug = row.type ? row.type.slice(row.type.lastIndexOf('/') + 1) : row.title;
-  const fields = Object.entries(row.errors ?? {})
-    .map(([field, messages]) => `${field}: ${messages.join('; ')}`)
-    .join(', ');
-  return `${row.status ?? '-'} ${slug}: ${row.detail}${fields ? ` (${fields})` : ''}`;
 }

@@ -1,0 +1,138 @@
+/**
+ * What an import reports: the counts, each rejected row with its problem and each row changed since its
+ * resource was created, on stdout at the end and in the report file.
+ */
+import type { RowState } from './matching.js';
+import type { RejectedEntry } from './progress-log.js';
+import type { ImportResource } from './rows.js';
+
+export interface RejectedRow {
+  row: number;
+  line: number;
+  idempotencyKey: string;
+  status: number | null;
+  type: string | null;
+  title: string;
+  detail: string;
+  errors?: Record<string, string[]>;
+  /** Refused by an earlier run with this same content, for a reason only a change of the row can cure: not sent again. */
+  notSentAgain?: true;
+}
+
+export interface ChangedRow {
+  row: number;
+  line: number;
+  /** The resource the row created before it changed; null when only the key's conflict told it. */
+  id: string | null;
+  /** How the row was found to be that resource's: its natural key, its place in the file, or its key. */
+  matchedBy: Extract<RowState, { kind: 'changed' }>['matchedBy'];
+  detail: string;
+}
+
+export type ImportStatus = 'completed' | 'stopped' | 'interrupted' | 'refused';
+
+export interface ImportReport {
+  resource: ImportResource;
+  file: string;
+  sha256: string;
+  progressLog: string;
+  startedAt: string;
+  finishedAt: string;
+  /** completed: every row answered; interrupted: temporary failures outlasted the retries (re-run);
+   *  refused: credentials or scope refused (fix, then re-run); stopped: asked to stop (re-run). */
+  status: ImportStatus;
+  rows: number;
+  /** Rows created by earlier runs (skipped now). */
+  alreadyCreated: number;
+  /** Rows created by this run; `replayed` of them were answered from an earlier attempt's key. */
+  created: number;
+  replayed: number;
+  rejected: RejectedRow[];
+  /** Rows changed since their resource was created: not sent (that would create a second one). */
+  changed: ChangedRow[];
+  /** Why the run ended early. */
+  error?: string;
+}
+
+/**
+ * A refusal the same row would meet again, whatever else changes: its data (400, 413, 415, 422) or a value
+ * another resource holds (409 duplicate-resource). Others may pass later (404: a site or visit created since;
+ * 409 invalid-project: the project made Active), so their rows are sent again.
+ */
+export function isFinal(entry: Pick<RejectedEntry, 'status' | 'type'>): boolean {
+  return [400, 413, 415, 422].includes(entry.status) || entry.type.endsWith('/duplicate-resource');
+}
+
+export function rejectedFromLog(
+  row: { row: number; line: number },
+  entry: RejectedEntry,
+  notSentAgain: boolean,
+): RejectedRow {
+  return {
+    row: row.row,
+    line: row.line,
+    idempotencyKey: entry.key,
+    status: entry.status,
+    type: entry.type,
+    title: entry.title,
+    detail: entry.detail,
+    ...(entry.errors ? { errors: entry.errors } : {}),
+    ...(notSentAgain ? { notSentAgain: true as const } : {}),
+  };
+}
+
+const NOUN: Record<ImportResource, string> = { sites: 'site', 'site-visits': 'site visit', messages: 'message' };
+const LOOKUP: Record<ImportResource, string | undefined> = {
+  sites: 'siteCode',
+  'site-visits': 'clientTicketNumber',
+  messages: undefined,
+};
+
+/** What the integrator reads of a row changed since its resource was created, and what to do instead. */
+export function changedRow(
+  resource: ImportResource,
+  row: { row: number; line: number; naturalKey?: string },
+  state: Extract<RowState, { kind: 'changed' }>,
+): ChangedRow {
+  const noun = NOUN[resource];
+  const how =
+    state.matchedBy === 'position'
+      ? 'in the place of the row that created it'
+      : state.matchedBy === 'key'
+        ? "its key's earlier request, whose answer was lost"
+        : `same ${state.matchedBy}`;
+  const lookup = LOOKUP[resource];
+  const find = lookup && row.naturalKey ? `svc get '${resource}?${lookup}=${row.naturalKey}'` : `svc get ${resource}`;
+  const detail =
+    state.id === null
+      ? `changed since its ${noun} was created (${how}; its id is unknown: find it with ${find}): not sent, ` +
+        `which would create a second ${noun}; change that ${noun} with PATCH /api/v1/${resource}/{id}`
+      : `changed since it was created as ${state.id} (${how}): not sent, which would create a second ${noun}; ` +
+        `change ${state.id} with PATCH /api/v1/${resource}/${state.id}` +
+        (state.matchedBy === 'position' ? `, or if this row is another ${noun}, import it from a file of its own` : '');
+  return { row: row.row, line: row.line, id: state.id, matchedBy: state.matchedBy, detail };
+}
+
+export function describeRejection(row: RejectedRow): string {
+  // A row refused before any request (unreadable, unknown ticket) has no problem type: its title says why.
+  const slug = row.type ? row.type.slice(row.type.lastIndexOf('/') + 1) : row.title;
+  const fields = Object.entries(row.errors ?? {})
+    .map(([field, messages]) => `${field}: ${messages.join('; ')}`)
+    .join(', ');
+  const again = row.notSentAgain ? ' [unchanged since: not sent again]' : '';
+  return `${row.status ?? '-'} ${slug}: ${row.detail}${fields ? ` (${fields})` : ''}${again}`;
+}
+
+/** What stdout gets at the end: the counts, then each rejected and each changed row, and where the files are. */
+export function summary(report: ImportReport, reportPath: string): string {
+  const changed = report.changed.length > 0 ? `changed since created ${report.changed.length}; ` : '';
+  const lines = [
+    `${report.resource}: ${report.rows} rows; created ${report.created} now (${report.replayed} answered from an earlier attempt), ` +
+      `${report.alreadyCreated} before; rejected ${report.rejected.length}; ${changed}${report.status}`,
+    ...report.rejected.map((row) => `  row ${row.row} (line ${row.line}): ${describeRejection(row)}`),
+    ...report.changed.map((row) => `  row ${row.row} (line ${row.line}): ${row.detail}`),
+    ...(report.error ? [`stopped early: ${report.error}`] : []),
+    `report: ${reportPath}; progress log: ${report.progressLog}`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
