@@ -155,7 +155,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     reply.raw.setHeader('x-request-id', request.id);
     done();
   });
-  registerErrorHandling(app, config.problemBaseUrl, rateLimit);
+  registerErrorHandling(app, config.problemBaseUrl, ctx.db, rateLimit);
   // First of the hooks that can refuse: every answer under /api/v1 is counted and carries the limit's headers.
   rateLimit.register(app);
   registerShutdownRefusal(app);

@@ -7,8 +7,11 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
 import { isDatabaseTimeout, isTransactionConflict } from '../db/errors.js';
+import type { Database } from '../db/schema.js';
 import { bodyTooLargeDetail } from './body-limit.js';
+import { DuplicateResource } from './duplicate-resource.js';
 import { noStoreUnderOperatorPaths } from './headers.js';
 import { acceptedMediaTypes } from './media.js';
 import { validationProblemFromAjv } from './validation.js';
@@ -181,9 +184,14 @@ function decodedPath(path: string): string {
   }
 }
 
+/**
+ * `db` is where a duplicate-resource problem looks up the resource it names (http/duplicate-resource.ts),
+ * after the request's own statements.
+ */
 export function registerErrorHandling(
   app: FastifyInstance,
   problemBaseUrl: string,
+  db: Kysely<Database>,
   rateLimit?: { checkRefusal(request: FastifyRequest, reply: FastifyReply): Problem | undefined },
 ): void {
   // Routes by pattern, to tell "no such path" (404) from "no such method on this path" (405).
@@ -210,6 +218,16 @@ export function registerErrorHandling(
         request.routeOptions.bodyLimit,
         acceptedMediaTypes((request.routeOptions.schema as { body?: unknown } | undefined)?.body),
       );
+    if (problem instanceof DuplicateResource) {
+      // Answered whatever the lookup does: without the existing resource when it cannot be read.
+      return problem
+        .naming(db)
+        .catch((lookupError: unknown) => {
+          request.log.warn({ err: lookupError }, 'the existing resource of a duplicate could not be read');
+          return problem;
+        })
+        .then((named) => sendProblem(request, reply, named, problemBaseUrl));
+    }
     if (problem) {
       if (problem.status >= 500) request.log.warn({ err: error }, 'request failed: %s', problem.slug);
       return sendProblem(request, reply, problem, problemBaseUrl);

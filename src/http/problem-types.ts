@@ -37,7 +37,7 @@ export const PROBLEM_TYPES = {
   'duplicate-resource': {
     status: 409,
     title: 'Duplicate resource',
-    help: 'A resource with the same unique value (siteCode, clientTicketNumber, ...) already exists for your client. Look it up instead of creating it again.',
+    help: 'A resource with the same unique value (siteCode, clientTicketNumber, ...) already exists for your client. The problem names it in existing, {type, id} as its data shows them (a site: GET /api/v1/sites/{id}); use it instead of creating it again.',
   },
   'version-conflict': {
     status: 409,

@@ -97,6 +97,22 @@ export const ProblemSchema = Type.Object(
       }),
     ),
     errorsOmitted: Type.Optional(ErrorsOmitted()),
+    existing: Type.Optional(
+      Type.Object(
+        {
+          type: Type.String({
+            description: 'As the resource shows it in data.type: sites, site-visits, projects, items.',
+          }),
+          id: Type.String({ maxLength: 100, description: 'As the resource shows it in data.id (site_…, visit_…).' }),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'On duplicate-resource (409): the resource of your client that holds the unique value already (the site with that siteCode, the visit with that clientTicketNumber). Absent when it could not be read at that moment (a create racing yours had not committed yet).',
+          examples: [{ type: 'sites', id: 'site_5k2x8m4q7b1c9d3f6g0h2j4n6p' }],
+        },
+      ),
+    ),
   },
   { $id: PROBLEM_ID, title: 'Problem details (RFC 9457)', additionalProperties: true },
 );

@@ -239,10 +239,14 @@ describe('lists, lookups and problems', () => {
       fieldErrors: { postalCode: ['is required'], extra: ['is not a known field'] },
     });
     const site = await client.sites.create(siteBody());
-    await expect(client.sites.create(siteBody({ siteCode: site.attributes.siteCode }))).rejects.toMatchObject({
+    // A duplicate names the site that has the siteCode, as `existing` and in the message.
+    const duplicate = client.sites.create(siteBody({ siteCode: site.attributes.siteCode }));
+    await expect(duplicate).rejects.toMatchObject({
       status: 409,
       slug: 'duplicate-resource',
+      existing: { type: 'sites', id: site.id },
     });
+    await expect(duplicate).rejects.toThrow(`(existing: ${site.id})`);
     await expect(client.sites.get('site_unknown')).rejects.toMatchObject({ status: 404, slug: 'not-found' });
     await expect(client.sites.update(site.id, { city: 'X' }, { ifMatch: '"7"' })).rejects.toMatchObject({
       status: 409,

@@ -45,7 +45,7 @@ describe('rejected rows', () => {
   it('reports every rejected row with its problem, on screen and in the report file, and exits 1', async () => {
     const tenant = await createTenant(t);
     const existing = siteBody();
-    await clientFor(t, tenant).sites.create(existing);
+    const existingSite = await clientFor(t, tenant).sites.create(existing);
     const good = [siteBody(), siteBody()];
     const input = file(
       'sites.jsonl',
@@ -65,6 +65,7 @@ describe('rejected rows', () => {
     expect(run.stdout).toMatch(/row 2 \(line 2\): 422 validation-error: .*postalCode: must be a string/);
     expect(run.stdout).toMatch(/row 3 \(line 3\): - Unreadable row: the line is not JSON/);
     expect(run.stdout).toMatch(/row 4 \(line 4\): 409 duplicate-resource/);
+    expect(run.stdout).toContain(`(already exists as ${existingSite.id})`);
 
     const report = JSON.parse(readFileSync(`${input}.report.json`, 'utf8'));
     expect(report).toMatchObject({ status: 'completed', rows: 5, created: 2, alreadyCreated: 0 });
@@ -75,7 +76,11 @@ describe('rejected rows', () => {
       errors: { postalCode: [expect.any(String)] },
     });
     expect(report.rejected[0].type).toMatch(/\/validation-error$/);
-    expect(report.rejected[2]).toMatchObject({ status: 409, line: 4 });
+    expect(report.rejected[2]).toMatchObject({
+      status: 409,
+      line: 4,
+      existing: { type: 'sites', id: existingSite.id },
+    });
 
     // Again: the created rows are skipped; the rejected ones are reported again without a request (the
     // unreadable line is read again, the 422 and the duplicate are refused for what the row says).

@@ -12,7 +12,15 @@ export interface ProblemDetails {
   errors?: Record<string, string[]>;
   /** On a 422 naming only the first 50 failing fields: how many more failed. */
   errorsOmitted?: number;
+  /** On a 409 duplicate-resource: the resource of your client that has the unique value already. */
+  existing?: ExistingResource;
   [member: string]: unknown;
+}
+
+/** A resource as its `data` names it: `type` (`sites`, `site-visits`, …) and `id`. */
+export interface ExistingResource {
+  type: string;
+  id: string;
 }
 
 /** Base class: `instanceof SiteServicesError` catches everything this package throws on purpose. */
@@ -28,6 +36,12 @@ export class ApiError extends SiteServicesError {
   readonly problem: ProblemDetails;
   readonly fieldErrors: Record<string, string[]>;
   /**
+   * On a 409 duplicate-resource: the resource that has the unique value already (the site with that siteCode,
+   * the visit with that clientTicketNumber), e.g. `{ type: 'sites', id: 'site_…' }`; read it with
+   * `client.sites.get(existing.id)`. Absent when the service could not name it at that moment.
+   */
+  readonly existing?: ExistingResource;
+  /**
    * On a create (sites, site visits, messages): the Idempotency-Key it was sent with, the client's own when
    * the caller gave none. After a 5xx or a network failure the create may have run: repeat it with this key
    * and the same body within 24 hours and the service answers with the one resource ("Idempotent creates" in
@@ -41,11 +55,15 @@ export class ApiError extends SiteServicesError {
     readonly path: string,
     readonly headers: Headers = new Headers(),
   ) {
-    super(`${method} ${path}: ${problem.status} ${problem.title}: ${problem.detail}`);
+    const existing = existingOf(problem);
+    super(
+      `${method} ${path}: ${problem.status} ${problem.title}: ${problem.detail}${existing ? ` (existing: ${existing.id})` : ''}`,
+    );
     this.status = problem.status;
     this.problem = problem;
     this.slug = problemSlug(problem.type);
     this.fieldErrors = problem.errors ?? {};
+    if (existing) this.existing = existing;
   }
 }
 
@@ -103,6 +121,14 @@ export class NetworkError extends SiteServicesError {
   ) {
     super(`${method} ${options.url ?? path}: ${describeCause(options.cause)}`, { cause: options.cause });
   }
+}
+
+/** The problem's `existing` member when it is one (a type and an id, both strings). */
+export function existingOf(problem: ProblemDetails): ExistingResource | undefined {
+  const existing: unknown = problem.existing;
+  if (typeof existing !== 'object' || existing === null) return undefined;
+  const { type, id } = existing as Record<string, unknown>;
+  return typeof type === 'string' && typeof id === 'string' ? { type, id } : undefined;
 }
 
 export function problemSlug(type: string): string {

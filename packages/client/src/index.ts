@@ -10,7 +10,7 @@ export {
   UncertainResultError,
   problemSlug,
 } from './errors.js';
-export type { ProblemDetails } from './errors.js';
+export type { ExistingResource, ProblemDetails } from './errors.js';
 export { DEFAULT_RETRY, backoffDelay, systemRuntime } from './retry.js';
 export type { RetryOptions, Runtime } from './retry.js';
 export { classifyRequest } from './transport.js';

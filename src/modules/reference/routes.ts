@@ -8,7 +8,7 @@ import { problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import * as repository from './repository.js';
 import { ItemList, ProjectList, ReferenceListQuery } from './schemas.js';
-import { toItem, toProject } from './service.js';
+import { ITEM_TYPE, PROJECT_TYPE, toItem, toProject } from './service.js';
 
 const tags = ['Reference lists'];
 
@@ -41,7 +41,7 @@ export function registerReferenceRoutes(app: Api, ctx: AppContext): void {
           const { projectId, projectName } = toProject(row);
           return {
             id: row.project_id,
-            type: 'projects' as const,
+            type: PROJECT_TYPE,
             attributes: { projectId, projectName, status: 'Active' as const },
             meta: referenceMeta(row.upstream_record_id),
           };
@@ -72,7 +72,7 @@ export function registerReferenceRoutes(app: Api, ctx: AppContext): void {
           const { itemId, itemName } = toItem(row);
           return {
             id: row.item_id,
-            type: 'items' as const,
+            type: ITEM_TYPE,
             attributes: { itemId, itemName },
             meta: referenceMeta(row.upstream_record_id),
           };

@@ -3,9 +3,14 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, ItemRow, ProjectRow } from '../../db/schema.js';
 import { suppliedColumns } from '../../db/column-changes.js';
 import { refusingDuplicate } from '../../db/errors.js';
+import { DuplicateResource } from '../../http/duplicate-resource.js';
 import { notFound, Problem } from '../../http/problem.js';
 import * as repository from './repository.js';
 import type { ItemCreate, ItemValue, ProjectCreate, ProjectPatch, ProjectValue } from './schemas.js';
+
+/** The types of the client API's reference resources (its `type` member). */
+export const PROJECT_TYPE = 'projects';
+export const ITEM_TYPE = 'items';
 
 /** A reference id as stored (text) and as served (an integer when it was given as one). */
 export function referenceIdText(id: string | number): string {
@@ -50,7 +55,12 @@ export async function createProject(
         upstreamRecordId: input.upstreamRecordId ?? null,
         now,
       }),
-    () => new Problem('duplicate-resource', `Project ${input.projectId} already exists for this tenant.`),
+    // The tenant's one unique value of a project is its id: the project that has it is the one named.
+    () =>
+      new DuplicateResource(`Project ${input.projectId} already exists for this tenant.`, {
+        type: PROJECT_TYPE,
+        id: referenceIdText(input.projectId),
+      }),
   );
   return toProject(row);
 }
@@ -87,9 +97,14 @@ export async function createItem(
         now,
       }),
     () =>
-      new Problem(
-        'duplicate-resource',
+      new DuplicateResource(
         `An item with itemId ${input.itemId} or itemName ${JSON.stringify(input.itemName)} already exists for this tenant.`,
+        async (db) => {
+          const item =
+            (await repository.findItem(db, tenantId, referenceIdText(input.itemId))) ??
+            (await repository.findItemByName(db, tenantId, input.itemName));
+          return item && { type: ITEM_TYPE, id: item.item_id };
+        },
       ),
   );
   return toItem(row);

@@ -158,9 +158,9 @@ export async function createVisit(
     : [];
   const row = newVisitRow(tenantId, input, references, now);
   const ticket = row.client_ticket_number;
-  if (ticket !== null && references.ticketTaken) throw duplicateTicket(ticket);
+  if (ticket !== null && references.ticketTaken) throw duplicateTicket(tenantId, ticket);
   // Two creates racing past the check above: the unique constraint decides.
-  if (!(await repository.insertVisit(tx, row))) throw duplicateTicket(String(ticket));
+  if (!(await repository.insertVisit(tx, row))) throw duplicateTicket(tenantId, String(ticket));
   await repository.insertAssignments(tx, tenantId, row.id, siteAssetIds, now);
   await recordEvent(tx, tenantId, ticketCreated(row, references), log);
   return newVisitRecord(row, references);
@@ -202,7 +202,7 @@ export function visitCreation(
       const event = eventWithRow(db, tenantId, ticketCreated(row, references), log);
       return {
         insert: repository.visitInsert(row, event.companions, visitReferencesGuard(tenantId, references)),
-        duplicate: () => duplicateTicket(String(row.client_ticket_number)),
+        duplicate: () => duplicateTicket(tenantId, String(row.client_ticket_number)),
         resource: serving.resource(newVisitView(newVisitRecord(row, references), serving.includeAssets)),
         afterCreate: event.afterCreate,
         settled: event.settled,

@@ -116,12 +116,12 @@ export async function patchVisit(
   if (Object.keys(changes).length === 0 && assignment === undefined)
     return (await repository.findVisit(tx, tenantId, id))!;
   const ticket = changes.client_ticket_number;
-  if (typeof ticket === 'string' && (await repository.findVisitIdByTicket(tx, tenantId, ticket)))
-    throw duplicateTicket(ticket);
+  const holder = typeof ticket === 'string' ? await repository.findVisitIdByTicket(tx, tenantId, ticket) : undefined;
+  if (holder !== undefined) throw duplicateTicket(tenantId, String(ticket), holder);
   // Only a ticket number this patch sets can be a duplicate (the visit's own was unique already).
   await refusingDuplicate(
     () => repository.updateVisit(tx, tenantId, id, { ...changes, updated_at: at }),
-    () => duplicateTicket(String(ticket)),
+    () => duplicateTicket(tenantId, String(ticket)),
     TICKET_CONSTRAINT,
   );
   if (assignment) {

@@ -4,8 +4,11 @@
  */
 import type { SiteVisitRow } from '../../db/schema.js';
 import type { ColumnsOf } from '../../db/column-changes.js';
-import { Problem, validationProblem } from '../../http/problem.js';
+import { DuplicateResource } from '../../http/duplicate-resource.js';
+import { validationProblem } from '../../http/problem.js';
 import type { ProblemSlug } from '../../http/problem-types.js';
+import { SITE_VISIT_TYPE } from './representation.js';
+import { findVisitIdByTicket } from './repository.js';
 import type { SiteVisitCreate, SiteVisitPatch } from './schemas.js';
 
 /** API field → column, for the fields stored as given. */
@@ -27,10 +30,16 @@ export const VISIT_REFERENCE_CONFLICTS: readonly ProblemSlug[] = [
   'duplicate-resource',
 ];
 
-export function duplicateTicket(clientTicketNumber: string): Problem {
-  return new Problem(
-    'duplicate-resource',
+/** The 409 of a ticket number the tenant has used already: it names that visit, `existingId` or found by the number. */
+export function duplicateTicket(tenantId: string, clientTicketNumber: string, existingId?: string): DuplicateResource {
+  return new DuplicateResource(
     `A site visit with clientTicketNumber ${JSON.stringify(clientTicketNumber)} already exists for your client.`,
+    existingId !== undefined
+      ? { type: SITE_VISIT_TYPE, id: existingId }
+      : async (db) => {
+          const id = await findVisitIdByTicket(db, tenantId, clientTicketNumber);
+          return id === undefined ? undefined : { type: SITE_VISIT_TYPE, id };
+        },
   );
 }
 

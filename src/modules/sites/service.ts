@@ -8,7 +8,8 @@ import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
 import type { SingleRowCreate } from '../../http/idempotency.js';
 import { type CursorCodec, type ListingPage, readListingPage } from '../../http/pagination.js';
-import { notFound, notFoundById, Problem, validationProblem } from '../../http/problem.js';
+import { DuplicateResource } from '../../http/duplicate-resource.js';
+import { notFound, notFoundById, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
 import * as repository from './repository.js';
 import type { SiteAttributesValue, SiteCreate, SiteListQueryValue, SitePatch } from './schemas.js';
@@ -59,10 +60,16 @@ export function toSiteResource(row: Omit<SiteRow, 'seq'>): ResourceObject<SiteAt
   );
 }
 
-function duplicateSiteCode(siteCode: string): Problem {
-  return new Problem(
-    'duplicate-resource',
+/** The 409 of a siteCode the tenant has already: it names that site, found by `existing` or by its code. */
+function duplicateSiteCode(tenantId: string, siteCode: string, existing?: SiteRow): DuplicateResource {
+  return new DuplicateResource(
     `A site with siteCode ${JSON.stringify(siteCode)} already exists for your client.`,
+    existing
+      ? { type: SITE_TYPE, id: existing.id }
+      : async (db) => {
+          const site = await repository.findSiteByCode(db, tenantId, siteCode);
+          return site && { type: SITE_TYPE, id: site.id };
+        },
   );
 }
 
@@ -99,7 +106,7 @@ export function siteCreation(tenantId: string, input: SiteCreate, now: Date): Si
   const row = newSiteRow(tenantId, input, now);
   return {
     insert: repository.siteInsert(row),
-    duplicate: () => duplicateSiteCode(input.siteCode),
+    duplicate: () => duplicateSiteCode(tenantId, input.siteCode),
     resource: toSiteResource(row),
   };
 }
@@ -111,7 +118,8 @@ export async function createSite(
   input: SiteCreate,
   now: Date,
 ): Promise<void> {
-  if (!(await repository.insertSite(tx, newSiteRow(tenantId, input, now)))) throw duplicateSiteCode(input.siteCode);
+  if (!(await repository.insertSite(tx, newSiteRow(tenantId, input, now))))
+    throw duplicateSiteCode(tenantId, input.siteCode);
 }
 
 /** The tenant's site (404 otherwise); outside a transaction the read joins the turn's batch (`readSite`). */
@@ -179,12 +187,14 @@ export async function patchSite(
   const changes: SiteUpdate = changedColumns(site, suppliedColumns(COLUMNS, patch));
   if (Object.keys(changes).length === 0) return site;
   const at = notBefore(now, site.updated_at);
-  if (changes.site_code !== undefined && (await repository.findSiteByCode(tx, tenantId, changes.site_code as string))) {
-    throw duplicateSiteCode(changes.site_code as string);
-  }
+  const holder =
+    changes.site_code === undefined
+      ? undefined
+      : await repository.findSiteByCode(tx, tenantId, changes.site_code as string);
+  if (holder) throw duplicateSiteCode(tenantId, holder.site_code, holder);
   const updated = await refusingDuplicate(
     () => repository.updateSite(tx, tenantId, id, { ...changes, updated_at: at }),
-    () => duplicateSiteCode(String(changes.site_code)),
+    () => duplicateSiteCode(tenantId, String(changes.site_code)),
     repository.SITE_CODE_CONSTRAINT,
   );
   if (changes.site_code !== undefined) for (const follow of codeFollowers) await follow(tx, tenantId, id, at);

@@ -1905,6 +1905,19 @@ export interface components {
             };
             /** @description How many more fields failed than errors names (it names at most 50); absent when it names them all. */
             errorsOmitted?: number;
+            /**
+             * @description On duplicate-resource (409): the resource of your client that holds the unique value already (the site with that siteCode, the visit with that clientTicketNumber). Absent when it could not be read at that moment (a create racing yours had not committed yet).
+             * @example {
+             *       "type": "sites",
+             *       "id": "site_5k2x8m4q7b1c9d3f6g0h2j4n6p"
+             *     }
+             */
+            existing?: {
+                /** @description As the resource shows it in data.type: sites, site-visits, projects, items. */
+                type: string;
+                /** @description As the resource shows it in data.id (site_…, visit_…). */
+                id: string;
+            };
         } & {
             [key: string]: unknown;
         };

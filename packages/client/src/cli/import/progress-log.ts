@@ -18,6 +18,7 @@
  * short by a kill is ignored: its row was not recorded, so it is sent again under its key.
  */
 import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import type { ExistingResource } from '../../errors.js';
 import { identityOf } from './identity.js';
 import { convertVersion1, type CurrentFile } from './progress-log-v1.js';
 import type { ImportResource } from './rows.js';
@@ -67,6 +68,8 @@ export type RejectedEntry = RowRef & {
   title: string;
   detail: string;
   errors?: Record<string, string[]>;
+  /** A duplicate's (409 duplicate-resource) existing resource. */
+  existing?: ExistingResource;
 };
 export type RowEntry = (RowRef & { outcome: 'sending' }) | CreatedEntry | RejectedEntry;
 

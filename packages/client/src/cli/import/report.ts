@@ -2,6 +2,7 @@
  * What an import reports: the counts, each rejected row with its problem and each row changed since its
  * resource was created, on stdout at the end and in the report file.
  */
+import type { ExistingResource } from '../../errors.js';
 import type { RowState } from './matching.js';
 import type { RejectedEntry } from './progress-log.js';
 import type { ImportResource } from './rows.js';
@@ -15,6 +16,8 @@ export interface RejectedRow {
   title: string;
   detail: string;
   errors?: Record<string, string[]>;
+  /** A duplicate (409 duplicate-resource): the resource that has the row's unique value already. */
+  existing?: ExistingResource;
   /** Refused by an earlier run with this same content, for a reason only a change of the row can cure: not sent again. */
   notSentAgain?: true;
 }
@@ -77,6 +80,7 @@ export function rejectedFromLog(
     title: entry.title,
     detail: entry.detail,
     ...(entry.errors ? { errors: entry.errors } : {}),
+    ...(entry.existing ? { existing: entry.existing } : {}),
     ...(notSentAgain ? { notSentAgain: true as const } : {}),
   };
 }
@@ -119,8 +123,9 @@ export function describeRejection(row: RejectedRow): string {
   const fields = Object.entries(row.errors ?? {})
     .map(([field, messages]) => `${field}: ${messages.join('; ')}`)
     .join(', ');
+  const existing = row.existing ? ` (already exists as ${row.existing.id})` : '';
   const again = row.notSentAgain ? ' [unchanged since: not sent again]' : '';
-  return `${row.status ?? '-'} ${slug}: ${row.detail}${fields ? ` (${fields})` : ''}${again}`;
+  return `${row.status ?? '-'} ${slug}: ${row.detail}${fields ? ` (${fields})` : ''}${existing}${again}`;
 }
 
 /** What stdout gets at the end: the counts, then each rejected and each changed row, and where the files are. */

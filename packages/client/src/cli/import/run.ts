@@ -14,7 +14,14 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { SiteServicesClient } from '../../client.js';
 import { UsageError } from '../credentials.js';
-import { ApiError, CredentialsError, NetworkError, type ProblemDetails, SiteServicesError } from '../../errors.js';
+import {
+  ApiError,
+  CredentialsError,
+  existingOf,
+  NetworkError,
+  type ProblemDetails,
+  SiteServicesError,
+} from '../../errors.js';
 import type { Runtime } from '../../retry.js';
 import { ProgressDisplay } from './display.js';
 import { Pacer } from './pace.js';
@@ -133,6 +140,8 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
       detail: problem?.detail ?? detail,
       ...(problem?.errors ? { errors: problem.errors } : {}),
     };
+    const existing = problem && existingOf(problem);
+    if (existing) entry.existing = existing;
     // Refused before any request (unreadable, unknown ticket): judged again next run, so not logged.
     if (problem) log.record(entry);
     if (isKeyConflict(entry)) {
