@@ -226,6 +226,21 @@ describe('lists, lookups and problems', () => {
     expect(await client.siteVisits.findByClientTicketNumber('T-none')).toBeUndefined();
   });
 
+  it("lists one visit's messages, page by page", async () => {
+    const v = await visitTenant(t, { assets: 0 });
+    const client = clientFor(t, v);
+    const [visit, other] = [await client.siteVisits.create(visitBody(v)), await client.siteVisits.create(visitBody(v))];
+    const ids: string[] = [];
+    for (let index = 0; index < 5; index++) {
+      ids.push((await client.messages.create({ siteVisitId: visit.id, messageThread: `note ${index}` })).id);
+      await client.messages.create({ siteVisitId: other.id, messageThread: 'elsewhere' });
+    }
+    const listed: string[] = [];
+    for await (const message of client.messages.list({ siteVisitId: visit.id, 'page[size]': 2 }))
+      listed.push(message.id);
+    expect(listed).toEqual(ids);
+  });
+
   it('throws ApiError with the problem: slug, status and field errors', async () => {
     const tenant = await createTenant(t);
     const client = clientFor(t, tenant);

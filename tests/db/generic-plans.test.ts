@@ -4,7 +4,8 @@
  * without its parameters' values (a LIMIT given as a parameter, a constant beside a partial index's
  * predicate) is planned again at every execution instead, which cost a list page or a delivery a third of
  * its database time (bench/results/history.md, session 8). The workload is the hot paths' statements: site
- * creates, reads and lists, and visit creates with their deliveries, claimed from the queue and at birth.
+ * creates, reads and lists, visit creates with their deliveries, claimed from the queue and at birth, and a visit's
+ * messages listed.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -49,7 +50,17 @@ describe.skipIf(!databaseUrl)('named statements on a new database', () => {
         const page = await t.http.get('/api/v1/sites', { token: v.token, query: { 'page[size]': size } });
         expect(page.status).toBe(200);
       }
-      await createVisit(t, v);
+      const visit = await createVisit(t, v);
+      // One visit's messages (migration 0013's index).
+      const message = await t.http.post('/api/v1/messages', {
+        token: v.fullToken,
+        json: { siteVisitId: visit.id, messageThread: 'Plans' },
+      });
+      expect(message.status, message.text).toBe(201);
+      for (const size of [25, 100]) {
+        const query = { siteVisitId: visit.id, 'page[size]': size };
+        expect((await t.http.get('/api/v1/messages', { token: v.token, query })).status).toBe(200);
+      }
     }
     // Those visits' deliveries from the queue, then visits whose deliveries the running worker claims at birth.
     await worker.processAll();

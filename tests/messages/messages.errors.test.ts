@@ -223,7 +223,8 @@ describe('GET /api/v1/messages', () => {
     [{ 'page[size]': 2.5 }, 'page[size]'],
     [{ 'page[size]': 'x' }, 'page[size]'],
     [{ 'page[after]': 'not-a-cursor' }, 'page[after]'],
-    [{ siteVisitId: 'visit_x' }, 'siteVisitId'],
+    [{ siteVisitId: '' }, 'siteVisitId'],
+    [{ siteVisitId: `visit_${'x'.repeat(100)}` }, 'siteVisitId'],
     [{ status: 'Open' }, 'status'],
   ])('refuses %j with 422', async (query, field) => {
     expectInvalid(await t.http.get('/api/v1/messages', { token: m.token, query }), [field]);

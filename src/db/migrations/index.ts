@@ -11,6 +11,7 @@ import * as m0009 from './0009_visit_ticket_constraint.js';
 import * as m0010 from './0010_tenant_keys.js';
 import * as m0011 from './0011_tenant_storage.js';
 import * as m0012 from './0012_active_subscriptions.js';
+import * as m0013 from './0013_messages_of_a_visit.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scanning) so that the compiled
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '0010_tenant_keys': m0010,
   '0011_tenant_storage': m0011,
   '0012_active_subscriptions': m0012,
+  '0013_messages_of_a_visit': m0013,
 };

@@ -81,14 +81,20 @@ export function touchMessage(
   return touchVersionedRow(tx, 'messages', tenantId, id, now);
 }
 
-/** One page in creation order after `afterSeq`: its listing (`readListing`) of `limit` rows at least (callers ask one extra). */
+/**
+ * One page in creation order after `afterSeq`, of all the tenant's messages or of one visit's: its listing
+ * (`readListing`) of `limit` rows at least (callers ask one extra).
+ */
 export async function listMessages(
   db: Executor,
   tenantId: string,
+  siteVisitId: string | undefined,
   afterSeq: number | undefined,
   limit: number,
 ): Promise<string> {
   let query = db.selectFrom('messages').select(['id', 'version', 'seq']).where('tenant_id', '=', tenantId);
+  // One visit's: an index scan of messages_tenant_visit_seq (migration 0013), however many messages it has.
+  if (siteVisitId !== undefined) query = query.where('site_visit_id', '=', siteVisitId);
   if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
   return readListing(db, query.orderBy('seq'), limit);
 }

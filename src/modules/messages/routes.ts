@@ -40,7 +40,8 @@ export function registerMessageRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'listMessages',
         summary: 'List messages',
-        description: 'Every message of your client, on all your visits; cursor-paginated, oldest first.',
+        description:
+          "Every message of your client, on all your visits, or with siteVisitId one visit's messages; cursor-paginated, oldest first. A siteVisitId that is not one of your visits lists nothing (200, data []), as the filters of sites and site visits do.",
         tags,
         querystring: MessageListQuery,
         response: { 200: MessageList, ...problemResponses([401, 403, 422, 429]) },

@@ -152,7 +152,18 @@ export const MessageResource = ResourceSchema('messages', MessageAttributes, { i
 export const MessageDocument = SingleSchema(MessageResource);
 export const MessageList = ListSchema(MessageResource);
 
-export const MessageListQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });
+export const MessageListQuery = Type.Object(
+  {
+    ...PageQuery,
+    siteVisitId: Type.Optional(
+      Text(MESSAGE_LIMITS.siteVisitId, {
+        description:
+          "Only the messages of this visit (its id, visit_ prefix), oldest first. A visit that is not one of yours lists nothing. A cursor pages only the list it came from: the same visit's, or the unfiltered list's.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 export type MessageListQueryValue = Static<typeof MessageListQuery>;
 
 export const FileAttachmentUpload = SingleSchema(

@@ -170,15 +170,28 @@ export async function patchMessage(
   return (await repository.updateMessage(tx, tenantId, id, { ...changes, updated_at: at }))!;
 }
 
-/** A page of the tenant's messages: their ids and versions, which `RenderedResources` turns into the page. */
+/**
+ * The list a cursor belongs to: all the tenant's messages, or one visit's. A cursor is a position in the
+ * tenant's messages, so one of the unfiltered list would page a visit's from wherever the other list was: a
+ * visit's messages before it left out without a word. Each list seals its cursors with its own name instead,
+ * and refuses another's (422 on page[after]).
+ */
+function messageListName(siteVisitId: string | undefined): string {
+  return siteVisitId === undefined ? MESSAGE_TYPE : `${MESSAGE_TYPE}?siteVisitId=${encodeURIComponent(siteVisitId)}`;
+}
+
+/**
+ * A page of the tenant's messages, or of one visit's (`siteVisitId`; a visit that is not the tenant's has none):
+ * their ids and versions, which `RenderedResources` turns into the page.
+ */
 export async function listMessages(
   db: Kysely<Database>,
   cursors: CursorCodec,
   tenantId: string,
   query: MessageListQueryValue,
 ): Promise<ListingPage> {
-  return readListingPage(cursors, MESSAGE_TYPE, tenantId, query, (after, limit) =>
-    repository.listMessages(db, tenantId, after, limit),
+  return readListingPage(cursors, messageListName(query.siteVisitId), tenantId, query, (after, limit) =>
+    repository.listMessages(db, tenantId, query.siteVisitId, after, limit),
   );
 }
 

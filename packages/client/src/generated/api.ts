@@ -376,7 +376,7 @@ export interface paths {
         };
         /**
          * List messages
-         * @description Every message of your client, on all your visits; cursor-paginated, oldest first.
+         * @description Every message of your client, on all your visits, or with siteVisitId one visit's messages; cursor-paginated, oldest first. A siteVisitId that is not one of your visits lists nothing (200, data []), as the filters of sites and site visits do.
          *
          *     **Scope:** `site-visits:read`.
          *
@@ -5210,6 +5210,8 @@ export interface operations {
                 "page[size]"?: number;
                 /** @description The previous page's meta.nextCursor. */
                 "page[after]"?: string;
+                /** @description Only the messages of this visit (its id, visit_ prefix), oldest first. A visit that is not one of yours lists nothing. A cursor pages only the list it came from: the same visit's, or the unfiltered list's. */
+                siteVisitId?: string;
             };
             header?: never;
             path?: never;
