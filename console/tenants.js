@@ -1,46 +1,9 @@
 // Tenants: the list and create form; one tenant's settings, credentials, visits and subscriptions.
-import { useCallback, useEffect, useState } from './vendor/hooks.mjs';
-import { api, download, query } from './api.js';
-import { Badge, Chosen, ErrorBanner, html, percent, SCOPES, SecretOnce, when } from './ui.js';
-
-/** Loads with `load()` on mount and whenever `refresh()` is called; keeps the last error. */
-function useLoaded(load, dependencies) {
-  const [value, setValue] = useState();
-  const [error, setError] = useState();
-  const refresh = useCallback(async () => {
-    try {
-      setValue(await load());
-      setError(undefined);
-    } catch (failure) {
-      setError(failure);
-    }
-  }, dependencies);
-  useEffect(() => {
-    refresh();
-  }, [refresh]);
-  return [value, error, refresh];
-}
-
-/** Runs an action, reporting its failure in the section's banner, then refreshes. */
-function useAction(refresh) {
-  const [error, setError] = useState();
-  const [busy, setBusy] = useState(false);
-  const run = async (action) => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      const result = await action();
-      await refresh?.();
-      return result;
-    } catch (failure) {
-      setError(failure);
-      return undefined;
-    } finally {
-      setBusy(false);
-    }
-  };
-  return { error, busy, run };
-}
+import { useState } from './vendor/hooks.mjs';
+import { api, query } from './api.js';
+import { useAction, useLoaded } from './loading.js';
+import { Chosen, ErrorBanner, html, percent, SCOPES, SecretOnce, when } from './ui.js';
+import { Visits } from './visits.js';
 
 function ScopeBoxes({ selected, onChange, name }) {
   const toggle = (scope) =>
@@ -172,65 +135,6 @@ function Credentials({ tenantId }) {
     </table>
     <button type="button" disabled=${busy} onClick=${async () => setIssued(await run(() => api('POST', path)))}>Add a credential pair</button>
     <${ErrorBanner} error=${error || loadError} />
-  </section>`;
-}
-
-/** The statuses in which each workflow action is allowed (the operator API decides; this only greys buttons). */
-const ALLOWED_IN = {
-  'assign-rep': ['New', 'Scheduled', 'Dispatched'],
-  schedule: ['New', 'Scheduled'],
-  dispatch: ['Scheduled'],
-  complete: ['Dispatched'],
-  'transmit-deliverables': ['Dispatched', 'Completed'],
-};
-
-function VisitRow({ visit, refresh }) {
-  const a = visit.attributes;
-  const [rep, setRep] = useState(a.fieldRepName || '');
-  const [date, setDate] = useState(a.scheduledDate || '');
-  const [eta, setEta] = useState(a.etaTime || '');
-  const { error, busy, run } = useAction(refresh);
-  const act = (body) => run(() => api('POST', `/site-visits/${encodeURIComponent(visit.id)}/workflow`, body));
-  const allowed = (action) => ALLOWED_IN[action].includes(a.status) && !busy;
-  return html`<tr data-visit=${visit.id}>
-      <td><code><${Chosen} text=${a.clientTicketNumber} empty=${visit.id} /></code><div class="muted"><${Chosen} text=${a.clientSiteId} empty="" /></div>
-        ${a.returnLabel && html`<button type="button" class="link" data-action="return-label" onClick=${() => run(() => download(`/site-visits/${encodeURIComponent(visit.id)}/return-label`, 'return-label.pdf'))}>Return label (v${a.returnLabel.versions.length})</button>`}</td>
-      <td><${Badge} value=${a.status} /><div class="muted">v${visit.meta.version}</div></td>
-      <td><${Chosen} text=${a.fieldRepName} /></td>
-      <td>${a.scheduledDate ? `${a.scheduledDate} ${a.etaTime || ''}` : '—'}</td>
-      <td class="workflow">
-        <span class="step">
-          <input aria-label="Field rep" placeholder="Field rep" value=${rep} onInput=${(event) => setRep(event.target.value)} />
-          <button type="button" data-action="assign-rep" disabled=${!allowed('assign-rep') || rep.trim() === ''} onClick=${() => act({ action: 'assign-rep', fieldRepName: rep.trim() })}>Assign rep</button>
-        </span>
-        <span class="step">
-          <input aria-label="Scheduled date" type="date" value=${date} onInput=${(event) => setDate(event.target.value)} />
-          <input aria-label="ETA" type="time" value=${eta} onInput=${(event) => setEta(event.target.value)} />
-          <button type="button" data-action="schedule" disabled=${!allowed('schedule') || date === ''} onClick=${() => act({ action: 'schedule', scheduledDate: date, etaTime: eta || null })}>Schedule</button>
-        </span>
-        <button type="button" data-action="dispatch" disabled=${!allowed('dispatch')} onClick=${() => act({ action: 'dispatch' })}>Dispatch</button>
-        <button type="button" data-action="complete" disabled=${!allowed('complete')} onClick=${() => act({ action: 'complete', qualityReviewPassed: true })}>Complete (QA passed)</button>
-        <button type="button" data-action="transmit-deliverables" disabled=${!allowed('transmit-deliverables')} onClick=${() => act({ action: 'transmit-deliverables', notes: null })}>Transmit deliverables</button>
-        <${ErrorBanner} error=${error} />
-      </td>
-    </tr>`;
-}
-
-function Visits({ tenantId }) {
-  const path = `/tenants/${encodeURIComponent(tenantId)}/site-visits`;
-  const [visits, error, refresh] = useLoaded(() => api('GET', path), [path]);
-  return html`<section class="card" aria-label="Site visits">
-    <h2>Site visits <button type="button" class="link" onClick=${refresh}>Refresh</button></h2>
-    <${ErrorBanner} error=${error} />
-    ${visits && visits.length === 0 && html`<p class="muted">No visits yet: the client creates them (POST /api/v1/site-visits).</p>`}
-    ${
-      visits &&
-      visits.length > 0 &&
-      html`<table>
-      <thead><tr><th>Ticket</th><th>Status</th><th>Field rep</th><th>Scheduled</th><th>Workflow</th></tr></thead>
-      <tbody>${visits.map((visit) => html`<${VisitRow} key=${`${visit.id}:${visit.meta.version}`} visit=${visit} refresh=${refresh} />`)}</tbody>
-    </table>`
-    }
   </section>`;
 }
 

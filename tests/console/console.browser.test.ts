@@ -4,42 +4,33 @@
  * make one fail and retry it (one, then all failed matching a filter after a dry-run count). Screenshots
  * go to tests/artifacts/console-*.png. Skipped when /usr/bin/chromium is missing outside CI.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
+import { browserRunnable, launchChromium, WAIT } from '../helpers/console-browser.js';
 import { fileForm, MULTIPART_CONTENT_TYPE, pdfBytes } from '../helpers/multipart.js';
 import { admin, tokenFor } from '../helpers/tenants.js';
 import { createItem, createProject, createSiteWithAssets, createVisit, type VisitTenant } from '../helpers/visits.js';
 import { type DeliveryHarness, type ReceivedRequest, startDeliveryHarness } from '../helpers/webhooks.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = path.resolve('tests/artifacts');
-const runnable = existsSync(CHROMIUM) || process.env.CI !== undefined;
-const WAIT = { timeout: 30_000 };
 
 let harness: DeliveryHarness;
 let t: TestApp;
 let browser: Browser;
 
-describe.skipIf(!runnable)('the operator console', () => {
+describe.skipIf(!browserRunnable)('the operator console', () => {
   beforeAll(async () => {
     harness = await startDeliveryHarness();
     t = harness.t;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium([
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-component-update',
+      '--disable-sync',
+    ]);
   });
   afterAll(async () => {
     await browser?.close();
@@ -156,6 +147,7 @@ describe.skipIf(!runnable)('the operator console', () => {
     await row.getByText('Scheduled', { exact: true }).waitFor(WAIT);
     await row.locator('[data-action="dispatch"]').click();
     await row.getByText('Dispatched', { exact: true }).waitFor(WAIT);
+    await row.getByLabel('Quality review').selectOption('passed');
     await row.locator('[data-action="complete"]').click();
     await row.getByText('Completed', { exact: true }).waitFor(WAIT);
     await row.locator('[data-action="transmit-deliverables"]').click();

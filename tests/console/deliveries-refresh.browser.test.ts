@@ -4,14 +4,10 @@
  * was in flight, so the stale answer stayed: the row showed "failed" after the retry, for ever with Watch off.
  * The list endpoint is played by the test (page.route) to hold one answer; sign-in and the rest are the service.
  */
-import { existsSync } from 'node:fs';
-import { type Browser, chromium, type Route } from 'playwright-core';
+import type { Browser, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const runnable = existsSync(CHROMIUM) || process.env.CI !== undefined;
-const WAIT = { timeout: 30_000 };
+import { browserRunnable, launchChromium, WAIT } from '../helpers/console-browser.js';
 
 /** The list request made with the test's new filters. */
 const isFiltered = (url: string) => url.includes('/deliveries?') && url.includes('eventType=job.dispatched');
@@ -19,13 +15,10 @@ const isFiltered = (url: string) => url.includes('/deliveries?') && url.includes
 let t: TestApp;
 let browser: Browser;
 
-describe.skipIf(!runnable)('the console deliveries page', () => {
+describe.skipIf(!browserRunnable)('the console deliveries page', () => {
   beforeAll(async () => {
     t = await startTestApp();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

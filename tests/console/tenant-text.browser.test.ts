@@ -5,16 +5,12 @@
  * draw over the headings and other rows; and no HTML sink of the page may take a string. Skipped when
  * /usr/bin/chromium is missing outside CI.
  */
-import { existsSync } from 'node:fs';
-import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserRunnable, launchChromium, signInToConsole, WAIT } from '../helpers/console-browser.js';
 import { admin } from '../helpers/tenants.js';
 import { createVisit } from '../helpers/visits.js';
 import { type DeliveryHarness, startDeliveryHarness } from '../helpers/webhooks.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const runnable = existsSync(CHROMIUM) || process.env.CI !== undefined;
-const WAIT = { timeout: 30_000 };
 
 /** 300 characters, the most a sandbox listener's reported error keeps, with nowhere to break a line. */
 const LONG_WORD = `forwarding-failed:${'A'.repeat(282)}`;
@@ -24,13 +20,10 @@ const STACKED = `e${'\u0301'.repeat(299)}`;
 let harness: DeliveryHarness;
 let browser: Browser;
 
-describe.skipIf(!runnable)("the console and a tenant's text", () => {
+describe.skipIf(!browserRunnable)("the console and a tenant's text", () => {
   beforeAll(async () => {
     harness = await startDeliveryHarness({}, { started: false });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
@@ -75,10 +68,7 @@ describe.skipIf(!runnable)("the console and a tenant's text", () => {
       .execute();
 
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    await page.goto(`${t.baseUrl}/console`);
-    await page.getByLabel('Operator token').fill(t.adminToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Tenants' }).waitFor(WAIT);
+    await signInToConsole(page, t);
 
     await page.evaluate(`location.hash = ${JSON.stringify(`#/tenants/${encodeURIComponent(v.tenantId)}`)}`);
     const row = page.locator(`tr[data-visit="${visit.id}"]`);

@@ -1,0 +1,30 @@
+/**
+ * The console's browser tests: Debian's Chromium driven by playwright-core, skipped when it is missing outside
+ * CI, and the operator's sign-in.
+ */
+import { existsSync } from 'node:fs';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import type { TestApp } from './app.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+/** Whether the browser tests run here: CI has Chromium, so there they fail rather than skip without it. */
+export const browserRunnable = existsSync(CHROMIUM) || process.env.CI !== undefined;
+
+/** How long a test waits for what a page is to show (a loaded machine is slow, never this slow). */
+export const WAIT = { timeout: 30_000 };
+
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', ...extraArgs],
+  });
+}
+
+/** Opens the console, signs in with the operator token and waits for the tenants page. */
+export async function signInToConsole(page: Page, t: Pick<TestApp, 'baseUrl' | 'adminToken'>): Promise<void> {
+  await page.goto(`${t.baseUrl}/console`);
+  await page.getByLabel('Operator token').fill(t.adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Tenants' }).waitFor(WAIT);
+}
