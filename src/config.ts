@@ -245,7 +245,7 @@ export const variables = {
     minimum: 1,
     maximum: 65535,
     description:
-      'Also serve `GET /metrics` (Prometheus) without a token on this port of `HOST`, for a scraper on a private network; with `WEB_CONCURRENCY` above 1 the primary serves it, summed over its processes',
+      'Also serve `GET /metrics` (Prometheus) without a token on this port of `HOST`, for a scraper on a private network; with `WEB_CONCURRENCY` above 1 the primary serves it, summed over its processes. A `ROLE=worker` process (no API port) also answers its health probes here, `GET /health` and `GET /ready`',
   }),
   WEBHOOK_TEST_ALLOWED_DESTINATIONS: hostPortList({
     default: '',

@@ -25,6 +25,7 @@ import { ensurePortsFree, PortUnavailable } from './runtime/port-check.js';
 import { answerChildrenWithClusterMetrics } from './runtime/cluster-metrics.js';
 import { clusterSource, Metrics, registrySource, startMetricsServer } from './runtime/metrics.js';
 import { resolveServerKeys } from './runtime/server-keys.js';
+import { workerProbes } from './runtime/worker-probes.js';
 import { prepare } from './runtime/preparation.js';
 import { type Progress, listeningAddress, sinceProcessStart, startupProgress } from './runtime/startup-progress.js';
 
@@ -75,11 +76,6 @@ async function runProcess(config: Config, logger: Logger, progress: Progress): P
 
   const metrics = new Metrics({ database, clock: systemClock, defaultMetrics: true });
   metrics.joinCluster();
-  // A cluster child's metrics are served by its primary (summed over the children).
-  const metricsServer =
-    config.metricsPort !== undefined && !child
-      ? await startMetricsServer(registrySource(metrics.registry), config.metricsPort, config.host)
-      : undefined;
 
   const serveApi = config.role !== 'worker';
   const app = serveApi ? await buildApp(config, { database, keys, logger, metrics }) : undefined;
@@ -98,6 +94,13 @@ async function runProcess(config: Config, logger: Logger, progress: Progress): P
       : undefined;
   const retention = { deliveryRetentionMs: config.webhook.historyRetentionMs };
   const maintenance = child ? undefined : new Maintenance(database.db, systemClock, logger, retention);
+  // A cluster child's metrics are served by its primary (summed over the children). A process without the API
+  // answers its health probes there too: it has no other listener.
+  const probes = !app && worker ? workerProbes({ database, worker, problemBaseUrl: config.problemBaseUrl }) : undefined;
+  const metricsServer =
+    config.metricsPort !== undefined && !child
+      ? await startMetricsServer(registrySource(metrics.registry), config.metricsPort, config.host, probes)
+      : undefined;
 
   // From before the API answers: a SIGTERM that comes once it is reachable (a test or an orchestrator that
   // saw /ready) stops it gracefully, after the start under way has finished (bounded by the shutdown limit).

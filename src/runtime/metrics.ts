@@ -171,7 +171,7 @@ export class Metrics {
 }
 
 /** How long a scrape waits for the figures read from the database (a scraper gives up after 10 s by default). */
-const DATABASE_READ_LIMIT_MS = 2_000;
+export const DATABASE_READ_LIMIT_MS = 2_000;
 
 /**
  * A gauge read from the database when scraped, left out of the scrape (no sample) when it could not be read:
@@ -194,7 +194,7 @@ class DatabaseGauge extends Gauge {
 }
 
 /** The work's value, or undefined when it fails or takes longer than `ms`. */
-async function within<T>(ms: number, work: Promise<T>): Promise<T | undefined> {
+export async function within<T>(ms: number, work: Promise<T>): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), ms);
@@ -233,10 +233,23 @@ export function clusterSource(): MetricsSource {
   return async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() });
 }
 
-/** A plain HTTP listener answering GET /metrics only (METRICS_PORT): for a scraper on a private network. */
-export async function startMetricsServer(source: MetricsSource, port: number, host: string): Promise<http.Server> {
+/** Answers a GET of `path` other than /metrics and says so, or leaves it (false): a worker's probes. */
+export type OtherAnswers = (path: string, response: http.ServerResponse) => boolean;
+
+/**
+ * A plain HTTP listener answering GET /metrics (METRICS_PORT): for a scraper on a private network. `others`
+ * answers what else the process serves there (a ROLE=worker process's /health and /ready: worker-probes.ts).
+ */
+export async function startMetricsServer(
+  source: MetricsSource,
+  port: number,
+  host: string,
+  others?: OtherAnswers,
+): Promise<http.Server> {
   const server = http.createServer((request, response) => {
-    if (request.method !== 'GET' || request.url?.split('?', 1)[0] !== '/metrics') {
+    const path = request.url?.split('?', 1)[0] ?? '';
+    if (request.method === 'GET' && others?.(path, response)) return;
+    if (request.method !== 'GET' || path !== '/metrics') {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       return;
     }

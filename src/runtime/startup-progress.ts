@@ -35,8 +35,8 @@ export function reportKeptFiles(dataDir: string, baseUrl: string, progress: Prog
 }
 
 /**
- * What a start serves besides the API, said once it is known: where METRICS_PORT answers, and, in production
- * without ADMIN_TOKEN, that the operator API is off. Off answers 404 (it hides that it exists), so an operator
+ * What a start serves besides the API, said once it is known: where METRICS_PORT answers (with a worker's
+ * health probes), and, in production without ADMIN_TOKEN, that the operator API is off. Off answers 404 (it hides that it exists), so an operator
  * who forgot the token met 404 at /console, /admin/v1 and /metrics with nothing in the log saying why.
  */
 export function reportOperatorSurfaces(
@@ -45,8 +45,10 @@ export function reportOperatorSurfaces(
   logger: Logger,
 ): void {
   if (config.metricsPort !== undefined) {
-    const address = `${listeningAddress(config.host, config.metricsPort)}/metrics`;
-    progress(`metrics on ${address} (no token: keep METRICS_PORT off the public network)`);
+    const address = listeningAddress(config.host, config.metricsPort);
+    // A worker has no API port: its health probes answer here (worker-probes.ts).
+    const probes = config.role === 'worker' ? `, /health and /ready on ${address}` : '';
+    progress(`metrics on ${address}/metrics${probes} (no token: keep METRICS_PORT off the public network)`);
   }
   if (config.environment === 'production' && config.role !== 'worker' && config.adminToken === undefined)
     logger.warn(

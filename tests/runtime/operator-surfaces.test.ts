@@ -21,8 +21,17 @@ afterAll(() => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** A production start on an embedded database of its own, until it serves; then stopped. Its output. */
-async function productionStart(extra: NodeJS.ProcessEnv): Promise<{ output: string; port: number; metrics: number }> {
+/**
+ * A production start on an embedded database of its own, until it serves (`whileServing` then asks it what the
+ * test needs; by default whether /console exists); then stopped. Its output.
+ */
+async function productionStart(
+  extra: NodeJS.ProcessEnv,
+  whileServing: (ports: { port: number; metrics: number }) => Promise<void> = async ({ port }) => {
+    const admin = await fetch(`http://127.0.0.1:${port}/console`);
+    expect(admin.status).toBe(extra.ADMIN_TOKEN ? 200 : 404);
+  },
+): Promise<{ output: string; port: number; metrics: number }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'operator-surfaces-'));
   dirs.push(dataDir);
   const [port, metrics] = [await freePort(), await freePort()];
@@ -38,12 +47,12 @@ async function productionStart(extra: NodeJS.ProcessEnv): Promise<{ output: stri
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  while (!output.includes('"msg":"service started"')) {
+  const started = extra.ROLE === 'worker' ? '"msg":"delivery worker started"' : '"msg":"service started"';
+  while (!output.includes(started)) {
     if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const admin = await fetch(`http://127.0.0.1:${port}/console`);
-  expect(admin.status).toBe(extra.ADMIN_TOKEN ? 200 : 404);
+  await whileServing({ port, metrics });
   child.kill('SIGTERM');
   expect(await exited).toBe(0);
   return { output, port, metrics };
@@ -72,5 +81,21 @@ describe('a production start', () => {
   it('with ADMIN_TOKEN says nothing of it', async () => {
     const { output } = await productionStart({ ADMIN_TOKEN: 'operator-token-for-this-test-0001' });
     expect(output).not.toContain('operator API is off');
+  }, 120_000);
+
+  it('of ROLE=worker answers /health and /ready on METRICS_PORT, its only listener, and says so', async () => {
+    const { output, metrics } = await productionStart({ ROLE: 'worker' }, async ({ port, metrics }) => {
+      const health = await fetch(`http://127.0.0.1:${metrics}/health`);
+      expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
+      const ready = await fetch(`http://127.0.0.1:${metrics}/ready`);
+      expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready' }]);
+      expect((await fetch(`http://127.0.0.1:${metrics}/metrics`)).status).toBe(200);
+      // PORT is not listened on by a worker.
+      await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+    });
+    const address = `http://127.0.0.1:${metrics}`;
+    expect(entries(output).map((line) => line.msg)).toContain(
+      `metrics on ${address}/metrics, /health and /ready on ${address} (no token: keep METRICS_PORT off the public network)`,
+    );
   }, 120_000);
 });

@@ -152,6 +152,11 @@ export class DeliveryWorker implements LocalWorker {
     this.wake();
   }
 
+  /** Started and not stopping: its claim rounds run (a ROLE=worker process's readiness, runtime/worker-probes.ts). */
+  get running(): boolean {
+    return this.state === 'running';
+  }
+
   /** Claims and starts due deliveries now (also what a notification, a timer or a finished delivery does). */
   wake(): void {
     if (this.state === 'running') this.rounds.request();
