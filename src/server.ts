@@ -17,7 +17,7 @@ import type { Config } from './config.js';
 import { isExplainedOpeningFailure, openDatabase } from './db/database.js';
 import { systemClock } from './lib/clock.js';
 import { configOrExit, refuseArguments, warnOfUnsupportedNode } from './lib/entry-point.js';
-import { createLogger } from './lib/logger.js';
+import { createLogger, UNLOGGED } from './lib/logger.js';
 import { ListenerRelay } from './modules/webhook-listeners/relay.js';
 import { DeliveryWorker } from './modules/outbox/worker.js';
 import { Maintenance } from './runtime/maintenance.js';
@@ -27,7 +27,7 @@ import { clusterSource, Metrics, registrySource, startMetricsServer } from './ru
 import { resolveServerKeys } from './runtime/server-keys.js';
 import { workerProbes } from './runtime/worker-probes.js';
 import { prepare } from './runtime/preparation.js';
-import { type Progress, listeningAddress, sinceProcessStart, startupProgress } from './runtime/startup-progress.js';
+import { listeningLine, type Progress, sinceProcessStart, startupProgress } from './runtime/startup-progress.js';
 
 const SHUTDOWN_LIMIT_MS = 30_000;
 /** A child that served and then died is forked again after this pause (a crash loop stays slow). */
@@ -119,12 +119,12 @@ async function runProcess(config: Config, logger: Logger, progress: Progress): P
     await database.close();
   });
 
-  if (app) await app.listen({ port: config.port, host: config.host });
+  // Fastify's own line per address (and per cluster child) is not logged: listeningLine says it once.
+  if (app) await app.listen({ port: config.port, host: config.host, listenTextResolver: () => UNLOGGED });
   if (app && !child) {
     announce();
     const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.port;
-    progress(`listening on ${listeningAddress(config.host, port)} (ready ${sinceProcessStart()} after start)`);
+    progress(listeningLine(config.host, typeof address === 'object' && address ? address.port : config.port));
   }
   await worker?.start();
   logger.info({ role: config.role }, serveApi ? 'service started' : 'delivery worker started');
@@ -160,9 +160,7 @@ async function runPrimary(config: Config, logger: Logger, progress: Progress): P
     child.on('listening', () => {
       if (!announced) {
         announce();
-        progress(
-          `listening on ${listeningAddress(config.host, config.port)} (ready ${sinceProcessStart()} after start)`,
-        );
+        progress(listeningLine(config.host, config.port));
       }
       announced = true;
       serving.add(child);

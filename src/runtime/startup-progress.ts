@@ -20,10 +20,26 @@ export function sinceProcessStart(): string {
   return `${(performance.now() / 1000).toFixed(1)} s`;
 }
 
+/** Hosts that listen on every interface. */
+const WILDCARD_HOSTS = ['0.0.0.0', '::', ''];
+
 /** The address a developer can open for `port` of `host` (a wildcard host is reached on the loopback). */
 export function listeningAddress(host: string, port: number): string {
-  const reachable = ['0.0.0.0', '::', ''].includes(host) ? '127.0.0.1' : host;
+  const reachable = WILDCARD_HOSTS.includes(host) ? '127.0.0.1' : host;
   return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+}
+
+/**
+ * The line that says where the service answers, once per start: a single process's, or a cluster primary's when
+ * its first child listens (the children say nothing: the port is theirs together). A wildcard HOST answers on
+ * every interface, which the address shown (the loopback) does not say alone.
+ */
+export function listeningLine(host: string, port: number): string {
+  const address = listeningAddress(host, port);
+  const where = WILDCARD_HOSTS.includes(host)
+    ? `${address} and every other interface (HOST=${host || '""'}; `
+    : `${address} (`;
+  return `listening on ${where}ready ${sinceProcessStart()} after start)`;
 }
 
 /** A restart in the sandbox: where the files that the first start wrote and printed are. */

@@ -192,6 +192,16 @@ describe.skipIf(!databaseUrl)(
       return { tenantId: tenantId as string, token: issued.body.access_token as string };
     }
 
+    it('says once where the service answers: the primary, not each child (nor each child per address)', () => {
+      const said = api
+        .output()
+        .split('\n')
+        .filter((line) => /listening (on|at) /i.test(line));
+      expect(said, api.output()).toEqual([
+        expect.stringMatching(new RegExp(`^site-services: listening on ${baseUrl.replace(/\./g, '\\.')} \\(ready `)),
+      ]);
+    });
+
     it('serves from two API processes; concurrent creates with one Idempotency-Key make exactly one site', async () => {
       const { token } = await tenant();
       const body = siteBody();
