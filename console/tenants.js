@@ -138,6 +138,20 @@ function Credentials({ tenantId }) {
   </section>`;
 }
 
+/**
+ * A subscription's last error, with when it happened: it is kept after the subscription succeeds again, and shown
+ * alone beside a success rate of 100% it read as a failure under way. Red while the subscription is failing;
+ * greyed, and said to be before the last success, once it has succeeded since (kept: it says what went wrong).
+ */
+function LastError({ health }) {
+  if (!health.lastError) return html`<td>—</td>`;
+  const failing = health.consecutiveFailures > 0;
+  return html`<td class=${failing ? 'error-text' : 'error-text recovered'} data-last-error=${failing ? 'failing' : 'recovered'}>
+    <${Chosen} text=${health.lastError} />
+    <div class="muted">${when(health.lastFailureAt)}${failing ? '' : ', before the last success'}</div>
+  </td>`;
+}
+
 function Subscriptions({ tenantId }) {
   const path = `/tenants/${encodeURIComponent(tenantId)}/webhook-subscriptions`;
   const [subscriptions, error, refresh] = useLoaded(() => api('GET', path), [path]);
@@ -160,7 +174,7 @@ function Subscriptions({ tenantId }) {
             <td>${percent(recent.successRate)}<div class="muted">${recent.succeeded} ok · ${recent.failed} failed · ${recent.pending} pending</div></td>
             <td>${when(health.lastSuccessAt)}</td>
             <td>${health.consecutiveFailures > 0 ? html`${health.consecutiveFailures} in a row<div class="muted">since ${when(health.failingSince)}</div>` : '—'}</td>
-            <td class=${health.lastError ? 'error-text' : ''}><${Chosen} text=${health.lastError} /></td>
+            <${LastError} health=${health} />
             <td><a href=${`#/deliveries${query({ subscriptionId: subscription.id })}`}>Deliveries</a></td>
           </tr>`;
         })}

@@ -6,31 +6,21 @@
  * /usr/bin/chromium is missing outside CI.
  */
 import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserRunnable, launchChromium, signInToConsole, WAIT } from '../helpers/console-browser.js';
+import { describe, expect, it } from 'vitest';
+import { browserRunnable, consoleWithHarness, signInToConsole, WAIT } from '../helpers/console-browser.js';
 import { admin } from '../helpers/tenants.js';
 import { createVisit } from '../helpers/visits.js';
-import { type DeliveryHarness, startDeliveryHarness } from '../helpers/webhooks.js';
 
 /** 300 characters, the most a sandbox listener's reported error keeps, with nowhere to break a line. */
 const LONG_WORD = `forwarding-failed:${'A'.repeat(282)}`;
 /** Acute accents stacked on one letter: drawn as a vertical line rising far above the text's own line. */
 const STACKED = `e${'\u0301'.repeat(299)}`;
 
-let harness: DeliveryHarness;
-let browser: Browser;
-
 describe.skipIf(!browserRunnable)("the console and a tenant's text", () => {
-  beforeAll(async () => {
-    harness = await startDeliveryHarness({}, { started: false });
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await harness?.close();
-  });
+  const made = consoleWithHarness({ started: false });
 
   it('is shown as written, inside its own cell', { timeout: 120_000 }, async () => {
+    const { harness, browser } = made;
     const t = harness.t;
     const v = await harness.visitTenant();
     const subscribed = await t.http.post('/api/v1/webhook-subscriptions', {
@@ -82,10 +72,11 @@ describe.skipIf(!browserRunnable)("the console and a tenant's text", () => {
     await page.locator('tr[data-delivery]').nth(2).waitFor(WAIT);
     expect(await overflowing(page)).toEqual([]);
     // The accents stay in their own row: nothing of the error's red is drawn over the column headings.
-    expect(await redPixels(page.locator('table.deliveries thead'))).toBe(0);
+    expect(await redPixels(browser, page.locator('table.deliveries thead'))).toBe(0);
   });
 
   it('cannot be made markup: every HTML sink of the page throws (Trusted Types, no policy)', async () => {
+    const { harness, browser } = made;
     const page = await browser.newPage();
     await page.goto(`${harness.t.baseUrl}/console`);
     await page.getByLabel('Operator token').waitFor(WAIT);
@@ -124,7 +115,7 @@ function overflowing(page: Page): Promise<string[]> {
 }
 
 /** Pixels of the error colour (#b42318) in a screenshot of the element, counted in a blank page's canvas. */
-async function redPixels(element: Locator): Promise<number> {
+async function redPixels(browser: Browser, element: Locator): Promise<number> {
   const png = (await element.screenshot()).toString('base64');
   const blank = await browser.newPage();
   try {

@@ -6,31 +6,21 @@
  * deliverables.transmitted event a subscription receives (the operator API keeps no events). Each step waits
  * for the requests its click causes. Skipped when /usr/bin/chromium is missing outside CI.
  */
-import type { Browser, Locator, Page, Response } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserRunnable, launchChromium, signInToConsole, WAIT } from '../helpers/console-browser.js';
+import type { Locator, Page, Response } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { browserRunnable, consoleWithHarness, signInToConsole, WAIT } from '../helpers/console-browser.js';
 import { admin } from '../helpers/tenants.js';
 import { visitInStatus } from '../helpers/visits.js';
-import { type DeliveryHarness, startDeliveryHarness } from '../helpers/webhooks.js';
 
 const NOTES = 'Reader replaced.\nPhotos of the façade attached ✓';
 
-let harness: DeliveryHarness;
-let browser: Browser;
-
 describe.skipIf(!browserRunnable)("the console's visit workflow", () => {
-  beforeAll(async () => {
-    harness = await startDeliveryHarness();
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await harness?.close();
-  });
+  const made = consoleWithHarness({ started: true });
 
   it('completes with the review chosen (a failed one refused and shown) and transmits the notes typed', {
     timeout: 120_000,
   }, async () => {
+    const { harness, browser } = made;
     const t = harness.t;
     const v = await harness.visitTenant();
     const endpoint = harness.receiver.endpoint();

@@ -4,7 +4,9 @@
  */
 import { existsSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import type { TestApp } from './app.js';
+import { type DeliveryHarness, startDeliveryHarness } from './webhooks.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -27,4 +29,21 @@ export async function signInToConsole(page: Page, t: Pick<TestApp, 'baseUrl' | '
   await page.getByLabel('Operator token').fill(t.adminToken);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Tenants' }).waitFor(WAIT);
+}
+
+/**
+ * For a describe block: a delivery harness (its worker running, or left to the test's processAll) and Chromium,
+ * made before its tests and closed after them. Read them through the answer once the tests run.
+ */
+export function consoleWithHarness({ started }: { started: boolean }): { harness: DeliveryHarness; browser: Browser } {
+  const made = {} as { harness: DeliveryHarness; browser: Browser };
+  beforeAll(async () => {
+    made.harness = await startDeliveryHarness({}, { started });
+    made.browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await made.browser?.close();
+    await made.harness?.close();
+  });
+  return made;
 }
