@@ -11,6 +11,7 @@ import { createPrivateKey } from 'node:crypto';
 import path from 'node:path';
 import { deepFreeze, type Env, type Rule, readVariables, type ValuesOf } from './config/read.js';
 import { duration, durationList, hostPortList, integer, oneOf, text, trustProxy, url } from './config/variables.js';
+import { defaultConnectionsPerTenant } from './db/tenant-shares.js';
 
 export { parseDuration } from './config/duration.js';
 export { ConfigError, deepFreeze } from './config/read.js';
@@ -33,6 +34,13 @@ export const variables = {
     minimum: 1,
     maximum: 500,
     description: 'PostgreSQL connections per process',
+  }),
+  DATABASE_CONNECTIONS_PER_TENANT: integer({
+    minimum: 1,
+    maximum: 500,
+    defaultText: 'half of `DATABASE_POOL_SIZE` (at least 1)',
+    description:
+      "Of a process's PostgreSQL connections, how many one tenant's requests may hold at once (transactions, statements run alone), so that one tenant's slow work (a lock it waits for, a long rename, slow statements) leaves the others connections. A request past its tenant's share waits for one of them, up to 5 s, then is answered 503 `service-unavailable` with `Retry-After`, having changed nothing. `DATABASE_POOL_SIZE` itself lifts the bound",
   }),
   LIST_CACHE_MB: integer({
     default: 32,
@@ -292,6 +300,13 @@ export const rules: readonly Rule<typeof variables>[] = [
     broken: (values) => values.METRICS_PORT === values.PORT && values.ROLE !== 'worker',
   },
   {
+    variable: 'DATABASE_CONNECTIONS_PER_TENANT',
+    says: 'must not be above DATABASE_POOL_SIZE: a tenant cannot hold more connections than the pool has',
+    broken: (values) =>
+      values.DATABASE_CONNECTIONS_PER_TENANT !== undefined &&
+      values.DATABASE_CONNECTIONS_PER_TENANT > values.DATABASE_POOL_SIZE,
+  },
+  {
     variable: 'WEB_CONCURRENCY',
     says: 'above 1 needs DATABASE_URL: the embedded database belongs to one process',
     broken: (values) => values.WEB_CONCURRENCY > 1 && values.DATABASE_URL === undefined,
@@ -308,6 +323,9 @@ function toConfig(values: Values) {
     host: values.HOST,
     databaseUrl: values.DATABASE_URL,
     databasePoolSize: values.DATABASE_POOL_SIZE,
+    /** Connections of the pool one tenant's requests may hold at once (src/db/tenant-shares.ts). */
+    databaseConnectionsPerTenant:
+      values.DATABASE_CONNECTIONS_PER_TENANT ?? defaultConnectionsPerTenant(values.DATABASE_POOL_SIZE),
     /** Bytes of rendered JSON a process keeps for its lists (`RenderedResources`). */
     listCacheBytes: values.LIST_CACHE_MB * 1024 * 1024,
     /**

@@ -14,6 +14,12 @@ import { PreparedNames, preparingPool } from './prepared-statements.js';
 import { parseTimestamptz } from './timestamps.js';
 import { discardingTimedOutConnections } from './timed-out-connections.js';
 import { batchTurnsOf } from './turn-batches.js';
+import {
+  defaultConnectionsPerTenant,
+  shareConnectionsOf,
+  type TenantShareOptions,
+  TenantShares,
+} from './tenant-shares.js';
 import type { Database } from './schema.js';
 
 export type DatabaseKind = 'postgres' | 'pglite';
@@ -102,13 +108,29 @@ function closerOf(db: Kysely<Database>): () => Promise<void> {
   };
 }
 
-export function openPostgres(connectionString: string, max: number, statementTimeoutMs?: number): AppDatabase {
+/**
+ * PostgreSQL through a pool of `max` connections, of which one tenant's requests hold at most
+ * `shares.perTenant` at once (tenant-shares.ts; by default half of them, waited for at most the connect timeout).
+ */
+export function openPostgres(
+  connectionString: string,
+  max: number,
+  statementTimeoutMs?: number,
+  shares: Partial<TenantShareOptions> = {},
+): AppDatabase {
   const pool = createPostgresPool(connectionString, max, statementTimeoutMs);
   const names = new PreparedNames(pgTypes);
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: discardingTimedOutConnections(preparingPool(pool, names)) }),
   });
   batchTurnsOf(db, pool, names);
+  shareConnectionsOf(
+    db,
+    new TenantShares({
+      perTenant: shares.perTenant ?? defaultConnectionsPerTenant(max),
+      waitMs: shares.waitMs ?? CONNECT_TIMEOUT_MS,
+    }),
+  );
   return { db, kind: 'postgres', pool, pglite: undefined, close: closerOf(db) };
 }
 
@@ -161,7 +183,9 @@ export function isExplainedOpeningFailure(
  * refused user is said as such (PostgresUnusable) rather than as the first migration query's stack trace.
  */
 async function openReachablePostgres(url: string, config: Config): Promise<AppDatabase> {
-  const database = openPostgres(url, config.databasePoolSize, config.databaseStatementTimeoutMs);
+  const database = openPostgres(url, config.databasePoolSize, config.databaseStatementTimeoutMs, {
+    perTenant: config.databaseConnectionsPerTenant,
+  });
   try {
     await database.pool!.query('SELECT 1');
   } catch (error) {

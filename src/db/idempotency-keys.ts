@@ -201,7 +201,7 @@ export async function createWithKeyInOneStatement(
 ): Promise<OneStatementCreate> {
   // With the other creates of this turn where it can (one transaction, one round trip); never beside a
   // create with the same key, whose advisory lock this one's transaction would already hold.
-  const rows = await runInTurnBatch(db, compiledCreate(db, ref, insert, snapshot), ref.lockId);
+  const rows = await runInTurnBatch(db, compiledCreate(db, ref, insert, snapshot), ref.tenantId, ref.lockId);
   return rows[0]!;
 }
 

@@ -29,12 +29,13 @@ export interface ListedVersion {
 const LIMITS = [26, 101] as const;
 
 /**
- * The listing of `rows`, a select of the rows' `id`, `version` and `seq` ordered by `seq`: its first
+ * The listing of `rows`, a select of the tenant's rows' `id`, `version` and `seq` ordered by `seq`: its first
  * `wanted` rows at least, as one text in the order of `seq`. Outside a transaction, with the other reads of
  * the turn (list requests arrive together as much as GETs do).
  */
 export async function readListing<TB extends keyof Database>(
   db: Executor,
+  tenantId: string,
   rows: SelectQueryBuilder<Database, TB, ListedVersion>,
   wanted: number,
 ): Promise<string> {
@@ -46,7 +47,7 @@ export async function readListing<TB extends keyof Database>(
       sql<string>`coalesce(string_agg(l.id || ' ' || l.version || ' ' || l.seq, ' ' order by l.seq), '')`.as('listing'),
     )
     .modifyEnd(prepared());
-  const [row] = await readInTurnBatch(db, listing.compile());
+  const [row] = await readInTurnBatch(db, listing.compile(), tenantId);
   return row!.listing;
 }
 

@@ -173,11 +173,15 @@ function compiledInsert(executor: Executor, insert: SingleRowInsert): CompiledQu
 }
 
 /**
- * Inserts the row, with its companions when it has any; `created` is false when it was a duplicate. Outside
- * a transaction it runs with the other writes of this turn (turn-batches.ts).
+ * Inserts the tenant's row, with its companions when it has any; `created` is false when it was a duplicate.
+ * Outside a transaction it runs with the other writes of this turn (turn-batches.ts).
  */
-export async function insertSingleRow(executor: Executor, insert: SingleRowInsert): Promise<InsertOutcome> {
-  const rows = await runInTurnBatch(executor, compiledInsert(executor, insert));
+export async function insertSingleRow(
+  executor: Executor,
+  tenantId: string,
+  insert: SingleRowInsert,
+): Promise<InsertOutcome> {
+  const rows = await runInTurnBatch(executor, compiledInsert(executor, insert), tenantId);
   if (!insert.companions && !insert.guard) return { created: rows.length > 0, guarded: true, companions: undefined };
   const [row] = rows;
   return { created: row!.created!, guarded: row!.guarded!, companions: row!.companions };

@@ -6,6 +6,7 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.js';
+import { asTenant } from './tenant-shares.js';
 
 /** Run after commit with the database the transaction was opened on; its own errors are its to handle. */
 export type AfterCommitEffect = (db: Kysely<Database>) => void;
@@ -20,23 +21,28 @@ const openTransactions = new WeakMap<Transaction<Database>, OpenTransaction>();
 
 /**
  * Runs `work` in a transaction, then (once it has committed, never on rollback) its after-commit effects,
- * and, however it ended, its endings.
+ * and, however it ended, its endings. `tenantId` is the tenant whose request it is: the transaction's connection
+ * is one of that tenant's share (tenant-shares.ts), waited for when its share is taken. Undefined for work that
+ * is no tenant's (the worker's, the listener hub's, the operator's).
  */
 export async function transaction<T>(
   db: Kysely<Database>,
+  tenantId: string | undefined,
   work: (tx: Transaction<Database>) => Promise<T>,
 ): Promise<T> {
   const effects: AfterCommitEffect[] = [];
   const endings: Array<() => void> = [];
   try {
-    const result = await db.transaction().execute(async (tx) => {
-      openTransactions.set(tx, { db, effects, endings });
-      try {
-        return await work(tx);
-      } finally {
-        openTransactions.delete(tx);
-      }
-    });
+    const result = await asTenant(db, tenantId, () =>
+      db.transaction().execute(async (tx) => {
+        openTransactions.set(tx, { db, effects, endings });
+        try {
+          return await work(tx);
+        } finally {
+          openTransactions.delete(tx);
+        }
+      }),
+    );
     for (const effect of effects) effect(db);
     return result;
   } finally {

@@ -14,6 +14,8 @@
  * of a write batch waits more than BATCH_LOCK_WAIT for a lock: past it the batch runs alone too. A request's
  * answer is sent only after its batch committed. Statements that could not run side by side (a create and
  * its own retry with the same Idempotency-Key) carry the same `apart` key, and the second of them runs alone.
+ * A statement that runs alone (a batch of one, or again after its batch failed) holds one of its tenant's share
+ * of the pool's connections (tenant-shares.ts); a batch, which may hold several tenants' statements, none.
  *
  * Reads that stand alone (a create's reads before its write) batch the same way in a lane of their own,
  * so that they never wait for the writes' commit.
@@ -28,6 +30,7 @@ import type pg from 'pg';
 import { isMarked, type PreparedNames } from './prepared-statements.js';
 import type { Database } from './schema.js';
 import { type BatchedStatement, StatementBatch } from './statement-batch.js';
+import { asTenant } from './tenant-shares.js';
 import { TurnQueue } from './turn-queue.js';
 
 /** At most this many statements per transaction; more make another batch of the same turn. */
@@ -63,6 +66,8 @@ interface Waiting {
   compiled: CompiledQuery<unknown>;
   statement: BatchedStatement;
   apart: string | undefined;
+  /** Whose request it is: a statement run alone holds one of that tenant's share of connections (tenant-shares.ts). */
+  tenantId: string | undefined;
   resolve: (rows: unknown[]) => void;
   reject: (error: unknown) => void;
 }
@@ -89,12 +94,12 @@ class TurnBatches {
     private readonly lockWait?: BatchedStatement,
   ) {}
 
-  run<R>(compiled: CompiledQuery<R>, apart: string | undefined): Promise<R[]> {
+  run<R>(compiled: CompiledQuery<R>, tenantId: string | undefined, apart: string | undefined): Promise<R[]> {
     const name = isMarked(compiled.sql) ? this.names.nameOf(compiled.sql) : undefined;
-    if (name === undefined) return this.alone(compiled);
+    if (name === undefined) return this.alone(compiled, tenantId);
     return new Promise<unknown[]>((resolve, reject) => {
       const statement = { name, text: compiled.sql, values: compiled.parameters };
-      this.waiting.add({ compiled, statement, apart, resolve, reject });
+      this.waiting.add({ compiled, statement, apart, tenantId, resolve, reject });
     }) as Promise<R[]>;
   }
 
@@ -120,7 +125,7 @@ class TurnBatches {
   private settle(batch: Waiting[]): void {
     if (batch.length === 1) {
       const [only] = batch;
-      this.alone(only!.compiled).then(only!.resolve, only!.reject);
+      this.alone(only!.compiled, only!.tenantId).then(only!.resolve, only!.reject);
       return;
     }
     this.totals.batches += 1;
@@ -141,7 +146,7 @@ class TurnBatches {
             failure.inDoubt ||
             (index >= failure.index && isDatabaseTimeout(failure.error) && !isLockWaitTimeout(failure.error));
           if (waitsAgain) entry.reject(failure.error);
-          else this.alone(entry.compiled).then(entry.resolve, entry.reject);
+          else this.alone(entry.compiled, entry.tenantId).then(entry.resolve, entry.reject);
         }
       },
     );
@@ -175,8 +180,9 @@ class TurnBatches {
     }
   }
 
-  private async alone<R>(compiled: CompiledQuery<R>): Promise<R[]> {
-    return [...(await this.db.executeQuery(compiled)).rows];
+  /** The statement alone, on one of its tenant's share of connections (a batch is charged to none). */
+  private alone<R>(compiled: CompiledQuery<R>, tenantId: string | undefined): Promise<R[]> {
+    return asTenant(this.db, tenantId, async () => [...(await this.db.executeQuery(compiled)).rows]);
   }
 }
 
@@ -205,33 +211,39 @@ function inLane<R>(
   lane: Lane,
   executor: Executor,
   statement: CompiledQuery<R> | RawBuilder<R>,
+  tenantId: string | undefined,
   apart: string | undefined,
 ): Promise<R[]> {
   const compiled = 'compile' in statement ? statement.compile(executor) : statement;
   const batches = executor.isTransaction ? undefined : batchesOf.get(executor);
   if (!batches) return executor.executeQuery(compiled).then((result) => [...result.rows]);
-  return batches[lane].run(compiled, apart);
+  return batches[lane].run(compiled, tenantId, apart);
 }
 
 /**
  * Runs the write on `executor`: outside a transaction, in one transaction with the other writes of this
- * turn where it can (see above). Statements with the same `apart` key never share a batch. Its rows.
+ * turn where it can (see above). Statements with the same `apart` key never share a batch. `tenantId` is whose
+ * request it is (undefined: no tenant's, the worker's): run alone, it holds one of that tenant's share of
+ * connections. Its rows.
  */
 export async function runInTurnBatch<R>(
   executor: Executor,
   statement: CompiledQuery<R> | RawBuilder<R>,
+  tenantId: string | undefined,
   apart?: string,
 ): Promise<R[]> {
-  return inLane('writes', executor, statement, apart);
+  return inLane('writes', executor, statement, tenantId, apart);
 }
 
 /**
  * Runs the read on `executor`: outside a transaction, in one round trip with the other reads of this turn
- * where it can (a read-only transaction, which commits without a WAL flush). Its rows.
+ * where it can (a read-only transaction, which commits without a WAL flush). `tenantId` as for
+ * `runInTurnBatch`. Its rows.
  */
 export async function readInTurnBatch<R>(
   executor: Executor,
   statement: CompiledQuery<R> | RawBuilder<R>,
+  tenantId: string | undefined,
 ): Promise<R[]> {
-  return inLane('reads', executor, statement, undefined);
+  return inLane('reads', executor, statement, tenantId, undefined);
 }

@@ -10,6 +10,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Kysely } from 'kysely';
 import { isDatabaseTimeout, isTransactionConflict } from '../db/errors.js';
 import type { Database } from '../db/schema.js';
+import { TenantShareTimeout } from '../db/tenant-shares.js';
 import { bodyTooLargeDetail } from './body-limit.js';
 import { DuplicateResource } from './duplicate-resource.js';
 import { noStoreUnderOperatorPaths } from './headers.js';
@@ -87,6 +88,16 @@ export function toProblem(
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new Problem('malformed-request', 'The request body is not well-formed JSON.');
+  }
+  if (error instanceof TenantShareTimeout) {
+    // Nothing was sent to the database: a retry (with its Idempotency-Key) runs the request as if new.
+    return new Problem(
+      'service-unavailable',
+      `Your client already has ${error.perTenant} requests working in the database, as many as one client may ` +
+        `have at once, and this one waited ${error.waitMs / 1000} s for one of them to finish. It changed nothing. ` +
+        'Retry it (with its Idempotency-Key, if it had one) once those have been answered.',
+      { headers: { 'retry-after': String(Math.ceil(error.waitMs / 1000)) } },
+    );
   }
   if (isTransactionConflict(error)) {
     return new Problem(

@@ -115,11 +115,11 @@ async function createResolved(
   const create =
     typeof creation === 'function'
       ? async (tx: Transaction<Database>) => created(await creation(tx))
-      : (tx: Transaction<Database>) => insertCreation(tx, creation);
+      : (tx: Transaction<Database>) => insertCreation(tx, tenantId, creation);
   const key = request.headers['idempotency-key'];
   if (key === undefined) {
     // A single row needs no transaction of its own.
-    return typeof creation === 'function' ? transaction(db, create) : insertCreation(db, creation);
+    return typeof creation === 'function' ? transaction(db, tenantId, create) : insertCreation(db, tenantId, creation);
   }
   const keyed: KeyedRequest = {
     ref: { tenantId, resourceType: options.resourceType, key, lockId: lockId(tenantId, options.resourceType, key) },
@@ -133,12 +133,13 @@ async function createResolved(
   return createInTransaction(db, clock, keyed, create);
 }
 
-/** The row (and its companions) on `executor`: the database itself, or a transaction of `transaction()`. */
+/** The tenant's row (and its companions) on `executor`: the database itself, or a transaction of `transaction()`. */
 async function insertCreation(
   executor: Kysely<Database> | Transaction<Database>,
+  tenantId: string,
   creation: SingleRowCreate,
 ): Promise<CreateOutcome> {
-  const inserted = await insertSingleRow(executor, creation.insert);
+  const inserted = await insertSingleRow(executor, tenantId, creation.insert);
   if (!inserted.guarded) throw new GuardFailed();
   if (!inserted.created) throw creation.duplicate();
   const { afterCreate } = creation;

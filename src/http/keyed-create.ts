@@ -118,7 +118,7 @@ export async function createInTransaction(
 ): Promise<CreateOutcome> {
   let missedKey = false;
   const once = () =>
-    transaction(db, async (tx) => {
+    transaction(db, keyed.ref.tenantId, async (tx) => {
       missedKey = false;
       const found = await lockAndFindKey(tx, keyed.ref);
       if (!found.locked) throw pending();

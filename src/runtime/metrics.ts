@@ -14,6 +14,7 @@ import http from 'node:http';
 import { sql } from 'kysely';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AppDatabase } from '../db/database.js';
+import { tenantSharesOf } from '../db/tenant-shares.js';
 import { turnBatchTotals } from '../db/turn-batches.js';
 import type { Clock } from '../lib/clock.js';
 import { type MetricsSource, primaryMetricsSource } from './cluster-metrics.js';
@@ -133,19 +134,19 @@ export class Metrics {
         (this as DatabaseGauge).show((await readDue())?.oldestSeconds);
       },
     });
+    // Mirrors of running totals kept by the database's batches and shares, read when scraped.
+    const mirror = (name: string, help: string, read: () => number) =>
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
     const batches = turnBatchTotals(database.db);
     if (batches) {
-      // Mirrors of running totals the batches keep (src/db/turn-batches.ts), read when scraped.
-      const mirror = (name: string, help: string, read: () => number) =>
-        new Counter({
-          name,
-          help,
-          registers,
-          collect() {
-            this.reset();
-            this.inc(read());
-          },
-        });
       mirror(
         'db_statement_batches_total',
         'Batches of two or more one-statement writes or reads of one turn, each sent as one transaction.',
@@ -156,6 +157,19 @@ export class Metrics {
         'db_statement_batches_failed_total',
         'Batches that failed and whose statements were run again one by one.',
         () => batches.failed,
+      );
+    }
+    const shares = tenantSharesOf(database.db)?.totals;
+    if (shares) {
+      mirror(
+        'db_tenant_share_waits_total',
+        "Requests that found their tenant's share of the pool (DATABASE_CONNECTIONS_PER_TENANT) taken and waited.",
+        () => shares.waited,
+      );
+      mirror(
+        'db_tenant_share_refusals_total',
+        'Of those, the ones that got no connection within the wait (answered 503).',
+        () => shares.refused,
       );
     }
   }

@@ -25,6 +25,7 @@ describe.skipIf(!databaseUrl)('statements batched per turn', () => {
       sql<{ tx: string; inserted: boolean }>`with inserted as (
           insert into ${sql.table(table)} (id) values (${id}) on conflict do nothing returning 1)
         select txid_current()::text as tx, exists (select from inserted) as inserted ${prepared()}`,
+      undefined,
       apart,
     ).then((rows) => rows[0]!);
 
@@ -76,6 +77,7 @@ describe.skipIf(!databaseUrl)('statements batched per turn', () => {
       readInTurnBatch(
         database.db,
         sql<{ started: string; pid: number }>`select now()::text as started, pg_backend_pid() as pid ${prepared()}`,
+        undefined,
       ).then((rows) => rows[0]!);
     const [first, second, write] = await Promise.all([read(), read(), insert(30)]);
     // One transaction on one connection: the same start, the same backend.
@@ -93,8 +95,9 @@ describe.skipIf(!databaseUrl)('statements batched per turn', () => {
         runInTurnBatch(
           impatient.db,
           sql`insert into ${sql.table(`${table}_free`)} (id) values (${id}) returning id ${prepared()}`,
+          undefined,
         );
-      const slow = () => runInTurnBatch(impatient.db, sql`select pg_sleep(2) ${prepared()}`);
+      const slow = () => runInTurnBatch(impatient.db, sql`select pg_sleep(2) ${prepared()}`, undefined);
       const outcomes = await Promise.allSettled([into(1), slow(), into(2)]);
       expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
       for (const outcome of outcomes.slice(1))
@@ -115,7 +118,11 @@ describe.skipIf(!databaseUrl)('statements batched per turn', () => {
       await holder.query('begin');
       await holder.query(`lock table ${table} in access exclusive mode`);
       const into = (name: string, id: number) =>
-        runInTurnBatch(database.db, sql`insert into ${sql.table(name)} (id) values (${id}) returning id ${prepared()}`);
+        runInTurnBatch(
+          database.db,
+          sql`insert into ${sql.table(name)} (id) values (${id}) returning id ${prepared()}`,
+          undefined,
+        );
       const [three, waiting, four] = [into(`${table}_free`, 3), into(table, 41), into(`${table}_free`, 4)];
       // Answered while the lock is held; before, they waited for it with the one that needs it.
       expect(await Promise.all([three, four])).toEqual([[{ id: 3 }], [{ id: 4 }]]);
@@ -144,6 +151,7 @@ describe.skipIf(!databaseUrl)('statements batched per turn', () => {
         runInTurnBatch(
           cut.db,
           sql`insert into ${sql.table(`${table}_log`)} (note) values (${note}) returning id ${prepared()}`,
+          undefined,
         );
       const outcomes = await Promise.allSettled([into('a'), into('b')]);
       expect(cutter.cuts).toBe(1);
@@ -156,7 +164,8 @@ describe.skipIf(!databaseUrl)('statements batched per turn', () => {
       // Reads change nothing: a read batch cut the same way is read again, each alone.
       await sql`select 1`.execute(cut.db);
       cutter.armed = true;
-      const read = (n: number) => readInTurnBatch(cut.db, sql<{ n: number }>`select ${n}::int as n ${prepared()}`);
+      const read = (n: number) =>
+        readInTurnBatch(cut.db, sql<{ n: number }>`select ${n}::int as n ${prepared()}`, undefined);
       expect(await Promise.all([read(1), read(2)])).toEqual([[{ n: 1 }], [{ n: 2 }]]);
       expect(cutter.cuts).toBe(2);
     } finally {
@@ -168,7 +177,11 @@ describe.skipIf(!databaseUrl)('statements batched per turn', () => {
   it('runs a statement inside a transaction on that transaction', async () => {
     await database.db.transaction().execute(async (tx) => {
       const own = await sql<{ tx: string }>`select txid_current()::text as tx`.execute(tx);
-      const [result] = await runInTurnBatch(tx, sql<{ tx: string }>`select txid_current()::text as tx ${prepared()}`);
+      const [result] = await runInTurnBatch(
+        tx,
+        sql<{ tx: string }>`select txid_current()::text as tx ${prepared()}`,
+        undefined,
+      );
       expect(result!.tx).toBe(own.rows[0]!.tx);
     });
   });

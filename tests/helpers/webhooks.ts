@@ -243,7 +243,7 @@ export async function recordTestEvent(
  * db/transaction.ts's `transaction()`, which wakes the workers after its commit.
  */
 export async function recordTicketCreated(t: TestApp, tenantId: string) {
-  return transaction(t.database.db, (tx) => recordEvent(tx, tenantId, testEvent('ticket.created', {})));
+  return transaction(t.database.db, tenantId, (tx) => recordEvent(tx, tenantId, testEvent('ticket.created', {})));
 }
 
 /** Delivery settings small enough for tests: short waits, a short lease, a small budget. */

@@ -105,7 +105,9 @@ describe('GET /metrics', () => {
     // over sockets may reach a loaded event loop in different turns; tests/sites/create-batches.test.ts sends
     // creates at once and checks their answers, tests/db/turn-batches.test.ts the batching itself).
     const written = await Promise.all(
-      [1, 2, 3, 4].map((n) => runInTurnBatch(t.database.db, sql<{ n: number }>`select ${n}::int as n ${prepared()}`)),
+      [1, 2, 3, 4].map((n) =>
+        runInTurnBatch(t.database.db, sql<{ n: number }>`select ${n}::int as n ${prepared()}`, undefined),
+      ),
     );
     expect(written.map((rows) => rows[0]!.n)).toEqual([1, 2, 3, 4]);
     const after = await scrape();

@@ -92,7 +92,7 @@ async function heldAttempts(busy: number) {
 
 /** Two ticket.created events of `v`, recorded in one transaction (so both are claimed before either starts). */
 function twoEventsInOneTransaction(v: VisitTenant) {
-  return transaction(t.database.db, async (tx) => {
+  return transaction(t.database.db, undefined, async (tx) => {
     const first = await recordEvent(tx, v.tenantId, testTicketCreated(v));
     return [first, await recordEvent(tx, v.tenantId, testTicketCreated(v))] as const;
   });
@@ -266,13 +266,15 @@ describe('deliveries claimed at birth', () => {
     // More rolled-back claims than slots: each one's slot comes back with its rollback.
     for (let index = 0; index < 6; index++) {
       await expect(
-        transaction(t.database.db, async (tx) => {
+        transaction(t.database.db, undefined, async (tx) => {
           await recordEvent(tx, v.tenantId, testTicketCreated(v));
           throw new Error('rolled back');
         }),
       ).rejects.toThrow('rolled back');
     }
-    const committed = await transaction(t.database.db, (tx) => recordEvent(tx, v.tenantId, testTicketCreated(v)));
+    const committed = await transaction(t.database.db, undefined, (tx) =>
+      recordEvent(tx, v.tenantId, testTicketCreated(v)),
+    );
     await endpoint.waitFor(1);
     await worker.idle();
 

@@ -90,7 +90,7 @@ describe('waking the workers after commit', () => {
     const heard = await countWakes();
     const ran: string[] = [];
     await expect(
-      transaction(t.database.db, async (tx) => {
+      transaction(t.database.db, undefined, async (tx) => {
         await notifyWorkers(tx);
         ran.push('work');
         throw new Error('rolled back');
@@ -99,10 +99,10 @@ describe('waking the workers after commit', () => {
     expect(ran).toEqual(['work']);
 
     // The committed one after it is heard, and it alone: the rolled-back one registered a wake that never ran.
-    await transaction(t.database.db, (tx) => notifyWorkers(tx));
+    await transaction(t.database.db, undefined, (tx) => notifyWorkers(tx));
     await until(() => heard.length >= 1);
     // A third, committed wake proves the channel is quiet between them rather than merely slow.
-    await transaction(t.database.db, (tx) => notifyWorkers(tx));
+    await transaction(t.database.db, undefined, (tx) => notifyWorkers(tx));
     await until(() => heard.length >= 2);
     expect(heard).toEqual(['', '']);
   });

@@ -159,6 +159,12 @@ until the oldest counted request leaves the window and \`X-RateLimit-Remaining\`
 0, wait that long before the next request. The excess is answered 429 \`rate-limit-exceeded\` with
 \`Retry-After\` (seconds): wait for it, reduce concurrency and back off with jitter.
 
+Each API process also lets one client's requests work in the database at most ${config.databaseConnectionsPerTenant}
+at a time. A request past that waits for one of them to finish, up to 5 s, and is then answered 503
+\`service-unavailable\` with \`Retry-After\`, having changed nothing (retry a create with its Idempotency-Key).
+What fills them is requests that wait for one another, such as changes of one resource, or creates on a site
+whose siteCode is being changed: send those one after the other.
+
 ## Errors
 
 Errors are problem details (RFC 9457, \`application/problem+json\`) with \`type\`, \`title\`, \`status\` and

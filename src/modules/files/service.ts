@@ -109,7 +109,7 @@ export async function acceptUpload(
   if (storage.usedBytes >= storage.limitBytes) throw storageLimitReached(storage, 0);
   const file = await receiveFile(request, deps.files, tenantId, owner.rules);
   try {
-    return await transaction(deps.db, async (tx) => {
+    return await transaction(deps.db, tenantId, async (tx) => {
       const now = await owner.touch(tx, tenantId, ownerId, deps.clock.now());
       if (now === undefined) throw notFound(owner.ownerName);
       const versions = await repository.countVersions(tx, tenantId, owner.ownerType, ownerId);

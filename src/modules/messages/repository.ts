@@ -96,7 +96,7 @@ export async function listMessages(
   // One visit's: an index scan of messages_tenant_visit_seq (migration 0013), however many messages it has.
   if (siteVisitId !== undefined) query = query.where('site_visit_id', '=', siteVisitId);
   if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
-  return readListing(db, query.orderBy('seq'), limit);
+  return readListing(db, tenantId, query.orderBy('seq'), limit);
 }
 
 /** The tenant's messages with these ids, in no particular order. */

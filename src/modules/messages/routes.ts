@@ -159,7 +159,7 @@ export function registerMessageRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { tenantId } = request.auth;
-      const view = await transaction(db, async (tx) => {
+      const view = await transaction(db, tenantId, async (tx) => {
         const row = await messages.patchMessage(
           tx,
           tenantId,

@@ -95,6 +95,7 @@ async function findDueCandidates(
     select candidates.id, candidates.tenant_id, candidates.target_url, upcoming.next_due_at
     from upcoming left join candidates on true
     order by candidates.next_attempt_at, candidates.id ${prepared()}`,
+    undefined,
   );
   const next = rows[0]?.next_due_at;
   const candidates = rows
@@ -172,6 +173,8 @@ async function claimDeliveries(
         from due, events e, webhook_subscriptions s
         where d.id = due.id and e.id = d.event_id and s.id = d.subscription_id
         returning ${CLAIMED_COLUMNS} ${prepared()}`,
+        // The worker's: no tenant's share of connections (db/tenant-shares.ts).
+        undefined,
       ),
     ),
   );

@@ -73,13 +73,13 @@ export async function retryFailedDeliveries(
 ): Promise<BulkRetryResultValue> {
   const { dryRun = false, ...filter } = body;
   if (dryRun) return { dryRun, matched: await views.countFailedDeliveries(db, filter) };
-  const matched = await transaction(db, (tx) => views.reopenFailedDeliveries(tx, filter, now));
+  const matched = await transaction(db, undefined, (tx) => views.reopenFailedDeliveries(tx, filter, now));
   return { dryRun, matched };
 }
 
 /** A new round of WEBHOOK_MAX_ATTEMPTS attempts for a terminally failed delivery; the event id stays. */
 export async function retryDelivery(db: Kysely<Database>, deliveryId: string, now: Date): Promise<DeliveryValue> {
-  const row = await transaction(db, (tx) => views.reopenFailedDelivery(tx, deliveryId, now));
+  const row = await transaction(db, undefined, (tx) => views.reopenFailedDelivery(tx, deliveryId, now));
   if (row) return toDelivery(row);
   const existing = await views.findDelivery(db, deliveryId);
   if (!existing) throw notFound('Delivery');

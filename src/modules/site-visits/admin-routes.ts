@@ -83,7 +83,8 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { tenantId } = request.params;
-      const resource = await transaction(db, async (tx) => {
+      // The operator's: no tenant's share of connections.
+      const resource = await transaction(db, undefined, async (tx) => {
         await getTenant(tx, tenantId);
         return render(tx, await visits.createVisit(tx, tenantId, request.body, clock.now(), request.log));
       });
@@ -195,7 +196,7 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const resource = await transaction(db, async (tx) => {
+      const resource = await transaction(db, undefined, async (tx) => {
         // Validated against WorkflowActionBody; the type provider cannot infer a discriminated oneOf.
         const { visit } = await performWorkflowAction(
           tx,

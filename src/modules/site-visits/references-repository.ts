@@ -60,6 +60,7 @@ export async function findVisitReferences(
     left join projects p on p.tenant_id = ${tenantId} and p.project_id = ${names.projectId}
     left join sites s on s.tenant_id = ${tenantId} and s.site_code = ${names.siteCode}
     left join items i on i.tenant_id = ${tenantId} and i.item_name = ${names.itemName} ${prepared()}`,
+    tenantId,
   );
   const row = rows[0]!;
   return {

@@ -137,7 +137,7 @@ export function visitInsert(
 
 /** Inserts the visit; false when the tenant has a visit with its ticket number already. */
 export async function insertVisit(tx: Transaction<Database>, row: Omit<SiteVisitRow, 'seq'>): Promise<boolean> {
-  return (await insertSingleRow(tx, visitInsert(row))).created;
+  return (await insertSingleRow(tx, row.tenant_id, visitInsert(row))).created;
 }
 
 /** The visit, locked until the transaction ends, so that a concurrent update waits and then re-reads. */

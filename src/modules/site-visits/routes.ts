@@ -181,7 +181,7 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { tenantId } = request.auth;
-      const resource = await transaction(db, async (tx) => {
+      const resource = await transaction(db, tenantId, async (tx) => {
         const record = await visits.patchVisit(
           tx,
           tenantId,

@@ -50,7 +50,7 @@ export function registerSandboxRoutes(app: Api, ctx: AppContext): void {
     },
     async (request) => {
       const { tenantId } = request.auth;
-      return transaction(db, async (tx) => {
+      return transaction(db, tenantId, async (tx) => {
         // Validated against SimulateBody; the type provider cannot infer a discriminated oneOf.
         const outcome = await simulate(
           tx,

@@ -17,7 +17,7 @@ export function siteInsert(row: Omit<SiteRow, 'seq'>): SingleRowInsert {
 
 /** Inserts the site; false when the tenant has a site with its siteCode already. */
 export async function insertSite(db: Executor, row: Omit<SiteRow, 'seq'>): Promise<boolean> {
-  return (await insertSingleRow(db, siteInsert(row))).created;
+  return (await insertSingleRow(db, row.tenant_id, siteInsert(row))).created;
 }
 
 /** Every column, named: the prepared statements below keep their result type when a migration adds a column. */
@@ -116,7 +116,7 @@ export async function listSites(
   let query = db.selectFrom('sites').select(['id', 'version', 'seq']).where('tenant_id', '=', tenantId);
   if (filter) query = query.where(filter.column, '=', filter.value);
   if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
-  return readListing(db, query.orderBy('seq'), limit);
+  return readListing(db, tenantId, query.orderBy('seq'), limit);
 }
 
 /** The tenant's sites with these ids, in no particular order. */

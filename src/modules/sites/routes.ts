@@ -1,6 +1,7 @@
 /** The four site endpoints (SPEC: Endpoints, Sites). */
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
+import { transaction } from '../../db/transaction.js';
 import { IfMatchHeader } from '../../http/concurrency.js';
 import { serializeResource } from '../../http/envelope.js';
 import { sendRenderedList, sendRenderedResource } from '../../http/rendered-resources.js';
@@ -144,19 +145,17 @@ export function registerSiteRoutes(app: Api, ctx: AppContext, codeFollowers: rea
     },
     async (request, reply) => {
       const { tenantId } = request.auth;
-      const site = await db
-        .transaction()
-        .execute((tx) =>
-          sites.patchSite(
-            tx,
-            tenantId,
-            request.params.id,
-            request.body,
-            request.headers['if-match'],
-            clock.now(),
-            codeFollowers,
-          ),
-        );
+      const site = await transaction(db, tenantId, (tx) =>
+        sites.patchSite(
+          tx,
+          tenantId,
+          request.params.id,
+          request.body,
+          request.headers['if-match'],
+          clock.now(),
+          codeFollowers,
+        ),
+      );
       const kept = rendered.keep(sites.SITE_TYPE, tenantId, sites.toSiteResource(site), (resource) =>
         serializeResource(reply, SiteResource, resource),
       );

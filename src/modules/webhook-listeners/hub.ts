@@ -138,7 +138,7 @@ export class ListenerHub {
     if (dropped) return void this.track(this.detach(stream));
     const ready: ReadyMessage = { type: 'ready', listenerId, timeoutMs: this.timeoutMs, graceMs: this.graceMs };
     socket.send(JSON.stringify(ready));
-    await transaction(this.db, (tx) => listeners.resumeDeliveries(tx, [listenerId], now));
+    await transaction(this.db, undefined, (tx) => listeners.resumeDeliveries(tx, [listenerId], now));
     this.deps.logger.info({ listenerId, streamId: stream.id }, 'webhook listener stream attached');
   }
 
@@ -210,7 +210,7 @@ export class ListenerHub {
       ),
     );
     const holding = streams.filter((stream) => held.has(stream.id)).map((stream) => stream.listenerId);
-    await transaction(this.db, (tx) => listeners.resumeDeliveries(tx, holding, now));
+    await transaction(this.db, undefined, (tx) => listeners.resumeDeliveries(tx, holding, now));
     const revoked = await this.revokedStreams(streams.filter((stream) => held.has(stream.id)));
     for (const stream of streams) forgetUnreported(stream, now.getTime(), this.timeoutMs);
     for (const stream of streams) {

@@ -6,6 +6,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { transaction } from '../../db/transaction.js';
 import { isoTime } from '../../http/envelope.js';
 import { notFound, Problem } from '../../http/problem.js';
 import { newId, newSecret } from '../../lib/ids.js';
@@ -40,7 +41,7 @@ export async function createListener(
   const id = newId('whl');
   const secret = input.secret ?? newSecret('whsec');
   const eventTypes = input.eventTypes ?? [...EVENT_TYPES];
-  await deps.db.transaction().execute(async (tx) => {
+  await transaction(deps.db, tenantId, async (tx) => {
     await listeners.lockTenantListeners(tx, tenantId);
     if ((await listeners.countLiveListeners(tx, tenantId, now)) >= LISTENER_CAP) {
       throw new Problem(
@@ -72,7 +73,7 @@ export async function createListener(
 /** Closes the tenant's listener (idempotent while it exists); 404 when it never existed. Returns whether it closed now. */
 export async function closeListener(db: Kysely<Database>, tenantId: string, id: string, now: Date): Promise<boolean> {
   if (!(await listeners.findListener(db, tenantId, id))) throw notFound('Webhook listener');
-  const closed = await db.transaction().execute((tx) => listeners.closeListeners(tx, { tenantId, id }, now));
+  const closed = await transaction(db, tenantId, (tx) => listeners.closeListeners(tx, { tenantId, id }, now));
   return closed.length > 0;
 }
 

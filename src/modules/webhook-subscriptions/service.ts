@@ -5,6 +5,7 @@
  */
 import type { Kysely, Transaction, Updateable } from 'kysely';
 import type { Database, WebhookSubscriptionRow, WebhookSubscriptionsTable } from '../../db/schema.js';
+import { transaction } from '../../db/transaction.js';
 import { isoTime, isoTimeOrNull } from '../../http/envelope.js';
 import { notFound, Problem, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
@@ -106,7 +107,7 @@ async function withRoomForActiveSubscription<T>(
   write: (tx: Transaction<Database>) => Promise<T>,
   room: { activating: string } | { creating: true },
 ): Promise<T> {
-  return db.transaction().execute(async (tx) => {
+  return transaction(db, tenantId, async (tx) => {
     const tenant = await lockTenant(tx, tenantId);
     if (!tenant) throw notFound('Tenant');
     const exceptId = 'activating' in room ? room.activating : undefined;

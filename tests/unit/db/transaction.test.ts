@@ -10,7 +10,7 @@ afterAll(() => database.close());
 describe('transaction() with after-commit effects', () => {
   it('runs the effects after the commit, in order, with the database', async () => {
     const seen: string[] = [];
-    const result = await transaction(database.db, async (tx) => {
+    const result = await transaction(database.db, undefined, async (tx) => {
       expect(afterCommit(tx, (db) => seen.push(db === database.db ? 'first' : 'wrong db'))).toBe(true);
       afterCommit(tx, () => seen.push('second'));
       seen.push('work');
@@ -23,7 +23,7 @@ describe('transaction() with after-commit effects', () => {
   it('never runs them when the transaction rolls back', async () => {
     const seen: string[] = [];
     await expect(
-      transaction(database.db, async (tx) => {
+      transaction(database.db, undefined, async (tx) => {
         afterCommit(tx, () => seen.push('effect'));
         throw new Error('rolled back');
       }),

@@ -40,7 +40,10 @@ export interface AttemptRecord {
  * as much as running it (bench/results/history.md, session 8).
  */
 export async function recordAttempts(db: Kysely<Database>, records: readonly AttemptRecord[]): Promise<boolean[]> {
-  return Promise.all(records.map(async (record) => (await runInTurnBatch(db, recordStatement(record))).length > 0));
+  // The worker's statements: no tenant's share of connections (db/tenant-shares.ts).
+  return Promise.all(
+    records.map(async (record) => (await runInTurnBatch(db, recordStatement(record), undefined)).length > 0),
+  );
 }
 
 /** One outcome's statement (exported for its plan's test). */
