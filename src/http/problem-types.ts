@@ -139,7 +139,7 @@ export const PROBLEM_TYPES = {
   'service-unavailable': {
     status: 503,
     title: 'Service unavailable',
-    help: 'The service or one of its dependencies (database, DNS) is temporarily unavailable. Retry with bounded backoff; honour Retry-After when present.',
+    help: "The service or one of its dependencies (database, DNS) is temporarily unavailable, or your client's requests already use as much of the database at once as one client may (the detail says which). Retry with bounded backoff; honour Retry-After when present.",
   },
 } as const satisfies Record<string, { status: number; title: string; help: string; sandboxOnly?: true }>;
 
