@@ -44,12 +44,21 @@ describe('GET /admin/v1/site-visits/{visitId}/return-label', () => {
     expect(response.headers.get('content-type')).toBe('application/pdf');
     expect(response.headers.get('content-disposition')).toBe('attachment; filename=label-42.pdf');
     expect(bytes.equals(label)).toBe(true);
+    // An operator answer, kept by no cache, as every one is; the contract hook checks the download as documented.
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect((await admin(t, 'GET', url.replace(t.config.publicBaseUrl, ''))).status).toBe(200);
 
     // The client's own view keeps the client API's address.
     const client = await t.http.get(`/api/v1/site-visits/${visit.id}`, { token: v.token });
     expect(client.body.data.attributes.returnLabel.url).toBe(
       `${t.config.publicBaseUrl}/api/v1/site-visits/${visit.id}/return-label`,
     );
+    // The client's download keeps its own caching.
+    const clientDownload = await fetchAs(
+      client.body.data.attributes.returnLabel.url.replace(t.config.publicBaseUrl, t.baseUrl),
+      v.token,
+    );
+    expect(clientDownload.response.headers.get('cache-control')).toBe('private, no-cache');
   });
 
   it('is 404 before the first upload and for an unknown visit; a client token is 401', async () => {

@@ -157,8 +157,10 @@ export async function sendLatestFile(
     .header('content-type', latest.content_type)
     .header('content-length', String(latest.size_bytes))
     .header('content-disposition', attachmentDisposition(fileName))
-    .header('x-content-type-options', 'nosniff')
-    .header('cache-control', 'private, no-cache');
+    .header('x-content-type-options', 'nosniff');
+  // The operator API's answers are already no-store (registerNoStore), as its document says: kept, not
+  // weakened to what the client's downloads are.
+  if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'private, no-cache');
   // HEAD answers with the headers only: do not read the chunks just to discard them.
   const body =
     request.method === 'HEAD'
