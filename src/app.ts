@@ -42,6 +42,7 @@ import { openApiDefinitions } from './modules/docs/definitions.js';
 import { registerConsoleRoutes } from './modules/console/routes.js';
 import { registerDocsRoutes } from './modules/docs/routes.js';
 import { DatabaseFileStore } from './modules/files/database-store.js';
+import { registerMessageAdminRoutes } from './modules/messages/admin-routes.js';
 import { registerFileAttachmentRoutes } from './modules/messages/file-attachment-routes.js';
 import { registerMessageRoutes } from './modules/messages/routes.js';
 import { registerReferenceAdminRoutes } from './modules/reference/admin-routes.js';
@@ -198,6 +199,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerReferenceAdminRoutes(api, ctx);
       registerSiteAssetAdminRoutes(api, ctx);
       registerSiteVisitAdminRoutes(api, ctx);
+      registerMessageAdminRoutes(api, ctx);
       registerWebhookAdminRoutes(api, ctx);
       registerDeliveryAdminRoutes(api, ctx);
     });

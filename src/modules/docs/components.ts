@@ -19,6 +19,7 @@ import {
   MessageList,
   MessagePatchBody,
   MessageResource,
+  OperatorMessageResource,
 } from '../messages/schemas.js';
 import {
   Item,
@@ -136,6 +137,7 @@ const NAMED: [name: string, definition: NamedSchema][] = [
   ['MessageDocument', { schema: MessageDocument, in: 'client' }],
   ['MessageList', { schema: MessageList, in: 'client' }],
   ['FileAttachmentUpload', { schema: FileAttachmentUpload, in: 'client' }],
+  ['OperatorMessage', { schema: OperatorMessageResource, example: operator.operatorMessageExample, in: 'operator' }],
   ['WebhookSubscription', { schema: Subscription, example: examples.subscriptionExample }],
   [
     'WebhookSubscriptionCreate',

@@ -242,6 +242,11 @@ const OPERATOR_TAGS = [
       'Visits created outside the client API, and the workflow that moves a visit New → Scheduled → Dispatched → Completed and publishes its lifecycle events.',
   },
   {
+    name: 'Messages',
+    description:
+      'The notes a client adds to its visits, and their file attachments (read-only: the client writes them).',
+  },
+  {
     name: 'Webhooks',
     description: 'Legacy subscriptions, subscription health, and deliveries with their attempt logs and retries.',
   },

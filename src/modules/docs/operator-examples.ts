@@ -2,7 +2,14 @@
  * The examples of the operator document's named schemas, continuing the client's story of examples.ts
  * (the same tenant, site and visit). Checked against their schemas by tests/openapi/document.test.ts.
  */
-import { CLIENT_ID, CREATED, siteVisitAssetExample, siteVisitExample, subscriptionExample } from './examples.js';
+import {
+  CLIENT_ID,
+  CREATED,
+  messageExample,
+  siteVisitAssetExample,
+  siteVisitExample,
+  subscriptionExample,
+} from './examples.js';
 
 export const tenantCreateExample = { name: 'Northwind Retail', webhookAccess: true };
 
@@ -65,6 +72,18 @@ export const operatorSiteVisitExample = {
     dispatchedAt: null,
     completedAt: null,
     deliverablesTransmittedAt: null,
+  },
+};
+
+/** The client's message, its attachment's url the operator's download. */
+export const operatorMessageExample = {
+  ...messageExample,
+  attributes: {
+    ...messageExample.attributes,
+    fileAttachment: {
+      ...messageExample.attributes.fileAttachment,
+      url: messageExample.attributes.fileAttachment.url.replace('/api/v1/', '/admin/v1/'),
+    },
   },
 };
 

@@ -104,3 +104,43 @@ export async function findMessages(db: Executor, tenantId: string, ids: readonly
   if (ids.length === 0) return [];
   return db.selectFrom('messages').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', ids).execute();
 }
+
+/** The tenant of a message named by id alone (the operator's routes), undefined when there is none. */
+export async function findMessageTenantId(db: Executor, id: string): Promise<string | undefined> {
+  const row = await db.selectFrom('messages').select('tenant_id').where('id', '=', id).executeTakeFirst();
+  return row?.tenant_id;
+}
+
+/** The place (`seq`) of one of the visit's messages, undefined when the visit has no message with this id. */
+export async function findVisitMessageSeq(
+  db: Executor,
+  tenantId: string,
+  siteVisitId: string,
+  id: string,
+): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('messages')
+    .select('seq')
+    .where('tenant_id', '=', tenantId)
+    .where('site_visit_id', '=', siteVisitId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row?.seq;
+}
+
+/** Up to `limit` of the visit's messages after `afterSeq`, oldest first (messages_tenant_visit_seq's order). */
+export async function listVisitMessages(
+  db: Executor,
+  tenantId: string,
+  siteVisitId: string,
+  afterSeq: number | undefined,
+  limit: number,
+): Promise<MessageRow[]> {
+  let query = db
+    .selectFrom('messages')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('site_visit_id', '=', siteVisitId);
+  if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
+  return query.orderBy('seq').limit(limit).execute();
+}

@@ -172,3 +172,47 @@ export const FileAttachmentUpload = SingleSchema(
     { additionalProperties: false, title: 'Message-attachment upload response' },
   ),
 );
+
+// ---------------------------------------------------------------------------------------------
+// Operator API (GET /admin/v1/site-visits/{visitId}/messages, GET /admin/v1/messages/{messageId}/file-attachment)
+
+/** A message as the operator sees it: the client's representation, its attachment's url the operator's download. */
+export const OperatorMessageAttributes = Type.Object(
+  {
+    ...MessageAttributes.properties,
+    fileAttachment: Type.Union([FileObject, Type.Null()], {
+      description:
+        "The attachment; null before the first upload. Its url is the operator API's download (GET /admin/v1/messages/{messageId}/file-attachment), which the operator token opens.",
+    }),
+  },
+  { additionalProperties: false },
+);
+export type OperatorMessageAttributesValue = Static<typeof OperatorMessageAttributes>;
+
+export const OperatorMessageResource = ResourceSchema('messages', OperatorMessageAttributes, {
+  idPrefix: 'msg_',
+  title: 'Message (operator view)',
+});
+
+/** The operator's lists are pages of `limit` rows, the next one `after` the last row's id (as deliveries are). */
+export const OperatorMessageListQuery = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'At most this many messages.' }),
+    ),
+    after: Type.Optional(
+      Type.String({
+        maxLength: 100,
+        description:
+          "A message id: only the visit's messages after it, oldest first (the next page: the last id of the page before). 422 when no message of this visit has this id.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type OperatorMessageListQueryValue = Static<typeof OperatorMessageListQuery>;
+
+export const OperatorMessageParams = Type.Object(
+  { messageId: Type.String({ maxLength: 100, description: "The message's id (msg_ prefix)." }) },
+  { additionalProperties: false },
+);

@@ -23,6 +23,7 @@ import { SiteVisitCreateBody } from './schemas.js';
 import {
   OperatorSiteVisitDocument,
   OperatorSiteVisitResource,
+  OperatorVisitParams,
   type WorkflowAction,
   WorkflowActionBody,
 } from './workflow-schemas.js';
@@ -31,11 +32,6 @@ import { VISIT_REFERENCE_CONFLICTS } from './visit-fields.js';
 import { performWorkflowAction } from './workflow.js';
 
 const tags = ['Site visits'];
-
-const VisitParams = Type.Object(
-  { visitId: Type.String({ maxLength: 100, description: "The visit's id (visit_ prefix)." }) },
-  { additionalProperties: false },
-);
 
 const visitResponse = { ...OperatorSiteVisitDocument, headers: etagHeaders };
 
@@ -126,7 +122,7 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
         description:
           "The visit as the client sees it plus the workflow's own fields (field rep, schedule, dispatch, completion and deliverables times).",
         tags,
-        params: VisitParams,
+        params: OperatorVisitParams,
         querystring: NoQuery,
         response: { 200: visitResponse, ...problemResponses([401, 404]) },
       },
@@ -146,7 +142,7 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
         description:
           'The latest version the client uploaded, as application/pdf, with Content-Disposition naming the file. 404 before the first upload.',
         tags,
-        params: VisitParams,
+        params: OperatorVisitParams,
         querystring: NoQuery,
         response: {
           200: BinaryResponse(['application/pdf'], 'The latest version of the return label.', DownloadHeaders),
@@ -182,7 +178,7 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
           "Each change adds exactly 1 to the visit's version, moves updatedAt and records its event in the same transaction. An action that changes nothing (the current rep again, the same schedule again) answers the visit unchanged and publishes nothing, so a repeated request is harmless. Lifecycle events reach the tenant's subscriptions only while its webhookAccess and apiEnabled are on. Concurrent actions on one visit run one after the other.",
         ].join('\n'),
         tags,
-        params: VisitParams,
+        params: OperatorVisitParams,
         body: WorkflowActionBody,
         response: {
           200: visitResponse,

@@ -143,6 +143,12 @@ export const OperatorSiteVisitResource = ResourceSchema('site-visits', OperatorS
 });
 export const OperatorSiteVisitDocument = SingleSchema(OperatorSiteVisitResource);
 
+/** The path parameters of the operator's routes of one visit (`/admin/v1/site-visits/{visitId}…`). */
+export const OperatorVisitParams = Type.Object(
+  { visitId: Type.String({ maxLength: 100, description: "The visit's id (visit_ prefix)." }) },
+  { additionalProperties: false },
+);
+
 // ---------------------------------------------------------------------------------------------
 // Sandbox simulator (POST /api/v1/sandbox/site-visits/{id}/simulate)
 

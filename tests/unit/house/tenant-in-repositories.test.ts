@@ -28,6 +28,10 @@ const NOT_A_TENANTS: Record<string, Record<string, string>> = {
     countTenants: "the operator's count of every tenant",
     addStorageUse: 'the tenant itself, by its id: what its files hold',
   },
+  'messages/repository.ts': {
+    findMessageTenantId:
+      "the operator's attachment download knows the message's id only: this finds its tenant, which every later read takes",
+  },
   'site-visits/repository.ts': {
     findVisitTenantId:
       "the operator's visit routes know the visit's id only: this finds its tenant, which every later read takes",

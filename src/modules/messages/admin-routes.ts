@@ -1,0 +1,79 @@
+/**
+ * Operator API: the messages a client sent about a visit (its notes and their attachments), which the operator,
+ * who performs the visit, reads. Read-only: messages are the client's; the client API writes them.
+ */
+import { Type } from 'typebox';
+import type { AppContext } from '../../app-context.js';
+import { BinaryResponse } from '../../http/media.js';
+import { DataOf as data, NoQuery, problemResponses } from '../../http/schemas.js';
+import type { Api } from '../../http/types.js';
+import { DownloadHeaders } from '../files/schemas.js';
+import { sendLatestFile } from '../files/service.js';
+import { getVisitOfAnyTenant } from '../site-visits/service.js';
+import { OperatorVisitParams } from '../site-visits/workflow-schemas.js';
+import { FILE_ATTACHMENT_MEDIA_TYPES, fileAttachmentOwner } from './file-attachment.js';
+import { listVisitMessages, messageTenantOfAnyTenant, toOperatorMessageResource } from './operator-messages.js';
+import { OperatorMessageListQuery, OperatorMessageParams, OperatorMessageResource } from './schemas.js';
+
+const tags = ['Messages'];
+
+export function registerMessageAdminRoutes(app: Api, ctx: AppContext): void {
+  const { db, clock } = ctx;
+  const baseUrl = ctx.config.publicBaseUrl;
+
+  app.get(
+    '/admin/v1/site-visits/:visitId/messages',
+    {
+      schema: {
+        operationId: 'listTenantSiteVisitMessages',
+        summary: "List a site visit's messages",
+        description:
+          "The messages the client added to the visit, oldest first as the client API lists them, each as the client API represents it; fileAttachment.url is the operator's download. At most `limit` (default 50, at most 100); the next page: the same request with `after` set to the last message's id of this one; a page shorter than `limit` is the last. 404 for an unknown visit.",
+        tags,
+        params: OperatorVisitParams,
+        querystring: OperatorMessageListQuery,
+        response: {
+          200: data(Type.Array(OperatorMessageResource)),
+          ...problemResponses([401, 404, 422], {
+            422: 'An unknown query parameter, or `after` names no message of this visit.',
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const visit = await getVisitOfAnyTenant(db, request.params.visitId);
+      const views = await listVisitMessages(db, visit.tenant_id, visit.id, request.query);
+      return { data: views.map((view) => toOperatorMessageResource(view, baseUrl)) };
+    },
+  );
+
+  // A message's fileAttachment.url in the operator's view: the client API's download answers the operator
+  // token 401, and the notes and photos the client attaches are for the operator who performs the visit.
+  app.get(
+    '/admin/v1/messages/:messageId/file-attachment',
+    {
+      schema: {
+        operationId: 'downloadTenantMessageFileAttachment',
+        summary: "Download a message's file attachment",
+        description:
+          'The latest version the client uploaded, as the type detected at upload (application/pdf, image/png or image/jpeg), with Content-Disposition naming the file. 404 for an unknown message and before the first upload.',
+        tags,
+        params: OperatorMessageParams,
+        querystring: NoQuery,
+        response: {
+          200: BinaryResponse(
+            [...FILE_ATTACHMENT_MEDIA_TYPES],
+            'The latest version of the attachment.',
+            DownloadHeaders,
+          ),
+          ...problemResponses([401, 404]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { messageId } = request.params;
+      const tenantId = await messageTenantOfAnyTenant(db, messageId);
+      return sendLatestFile({ db, files: ctx.files, clock }, request, reply, fileAttachmentOwner, messageId, tenantId);
+    },
+  );
+}

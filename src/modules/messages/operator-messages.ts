@@ -1,0 +1,53 @@
+/**
+ * The operator's views of messages: a visit's messages, and the tenant of a message named by id alone. The
+ * operator has no tenant of its own; each read here finds the owner's and then reads as that tenant.
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { ResourceObject } from '../../http/envelope.js';
+import { notFound, validationProblem } from '../../http/problem.js';
+import { toFileObject } from '../files/schemas.js';
+import * as repository from './repository.js';
+import type { OperatorMessageAttributesValue, OperatorMessageListQueryValue } from './schemas.js';
+import { loadMessageViews, type MessageView, toMessageResource } from './service.js';
+
+/** The operator API's download of a message's attachment: the operator token does not open the client API's. */
+export function operatorFileAttachmentUrl(baseUrl: string, messageId: string): string {
+  return `${baseUrl}/admin/v1/messages/${encodeURIComponent(messageId)}/file-attachment`;
+}
+
+/** The client's representation, its attachment's url the operator's download. */
+export function toOperatorMessageResource(
+  view: MessageView,
+  baseUrl: string,
+): ResourceObject<OperatorMessageAttributesValue> {
+  const resource = toMessageResource(view, baseUrl);
+  const fileAttachment = toFileObject(operatorFileAttachmentUrl(baseUrl, view.row.id), view.attachment);
+  return { ...resource, attributes: { ...resource.attributes, fileAttachment } };
+}
+
+/**
+ * One page of a visit's messages, oldest first as the client API lists them: `limit` of them, `after` the
+ * message of this visit it names (422 when the visit has no such message). The visit is the tenant's: its
+ * caller found it (site-visits' getVisitOfAnyTenant).
+ */
+export async function listVisitMessages(
+  db: Kysely<Database>,
+  tenantId: string,
+  siteVisitId: string,
+  query: OperatorMessageListQueryValue,
+): Promise<MessageView[]> {
+  const { after, limit = 50 } = query;
+  const afterSeq =
+    after === undefined ? undefined : await repository.findVisitMessageSeq(db, tenantId, siteVisitId, after);
+  if (after !== undefined && afterSeq === undefined)
+    throw validationProblem({ after: ['names no message of this visit'] });
+  return loadMessageViews(db, tenantId, await repository.listVisitMessages(db, tenantId, siteVisitId, afterSeq, limit));
+}
+
+/** The tenant of the message with this id, whichever it is (404 when there is none). */
+export async function messageTenantOfAnyTenant(db: Kysely<Database>, messageId: string): Promise<string> {
+  const tenantId = await repository.findMessageTenantId(db, messageId);
+  if (tenantId === undefined) throw notFound('Message');
+  return tenantId;
+}
