@@ -46,8 +46,9 @@ function refused(response, payload) {
 }
 
 /**
- * Saves a file of the operator API (a visit's return label) as a download. A plain link cannot carry the
- * token (kept in memory, never in a cookie), so the file is fetched and handed to the browser as a blob.
+ * Saves a file of the operator API (a visit's return label, a message's attachment) as a download. A plain link
+ * cannot carry the token (kept in memory, never in a cookie), so the file is fetched and handed to the browser as
+ * a blob.
  */
 export async function download(path, fallbackName) {
   const response = await fetch(`/admin/v1${path}`, {

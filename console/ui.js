@@ -37,11 +37,14 @@ export function when(iso) {
  * Unicode says to render as nothing (a Hangul filler, a variation selector) and the line and paragraph
  * separators, which show as nothing here, are made visible too: the same set the service calls blank.
  */
-export function shown(text) {
+export function shown(text, { lines = false } = {}) {
   if (text === null || text === undefined) return text;
-  return String(text).replace(
-    /[\p{Cf}\p{Cc}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu,
-    (character) => `⟨U+${character.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`,
+  // With `lines`, a line feed (CRLF too) stays a line break: a message's text is written in lines.
+  const written = lines ? String(text).replace(/\r\n/g, '\n') : String(text);
+  return written.replace(/[\p{Cf}\p{Cc}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu, (character) =>
+    lines && character === '\n'
+      ? character
+      : `⟨U+${character.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`,
   );
 }
 
@@ -49,11 +52,12 @@ export function shown(text) {
  * Text a tenant chose, shown(), in a box of its own (`.chosen`): a word of any length wraps inside its cell
  * instead of widening the table past the buttons, and accents stacked by the hundred on one letter (which draw
  * a line up or down the page, across other rows, the headings and the buttons) are cut at the box. `empty`
- * stands for no text.
+ * stands for no text. `lines`: text written in lines (a message), its line breaks kept, in a box that scrolls
+ * past a screenful.
  */
-export function Chosen({ text, empty = '—' }) {
+export function Chosen({ text, empty = '—', lines = false }) {
   if (text === null || text === undefined || text === '') return empty;
-  return html`<span class="chosen">${shown(text)}</span>`;
+  return html`<span class=${lines ? 'chosen lines' : 'chosen'}>${shown(text, { lines })}</span>`;
 }
 
 export function percent(rate) {

@@ -2,6 +2,7 @@
 import { useState } from './vendor/hooks.mjs';
 import { api, download } from './api.js';
 import { useAction, useLoaded } from './loading.js';
+import { VisitMessages } from './messages.js';
 import { Badge, Chosen, ErrorBanner, html } from './ui.js';
 
 /** The statuses in which each workflow action is allowed (the operator API decides; this only greys buttons). */
@@ -24,7 +25,7 @@ const NOTES_MAX = 10000;
  * as typed (none when blank): the service decides (a failed review is refused, SPEC: completed after quality
  * review passed) and its problem is shown under the buttons.
  */
-function VisitRow({ visit, refresh }) {
+function VisitRow({ visit, refresh, messagesOpen, toggleMessages }) {
   const a = visit.attributes;
   const [rep, setRep] = useState(a.fieldRepName || '');
   const [date, setDate] = useState(a.scheduledDate || '');
@@ -36,7 +37,8 @@ function VisitRow({ visit, refresh }) {
   const allowed = (action) => ALLOWED_IN[action].includes(a.status) && !busy;
   return html`<tr data-visit=${visit.id}>
       <td><code><${Chosen} text=${a.clientTicketNumber} empty=${visit.id} /></code><div class="muted"><${Chosen} text=${a.clientSiteId} empty="" /></div>
-        ${a.returnLabel && html`<button type="button" class="link" data-action="return-label" onClick=${() => run(() => download(`/site-visits/${encodeURIComponent(visit.id)}/return-label`, 'return-label.pdf'))}>Return label (v${a.returnLabel.versions.length})</button>`}</td>
+        ${a.returnLabel && html`<button type="button" class="link" data-action="return-label" onClick=${() => run(() => download(`/site-visits/${encodeURIComponent(visit.id)}/return-label`, 'return-label.pdf'))}>Return label (v${a.returnLabel.versions.length})</button>`}
+        <button type="button" class="link" data-action="messages" aria-expanded=${messagesOpen} onClick=${toggleMessages}>${messagesOpen ? 'Hide messages' : 'Messages'}</button></td>
       <td><${Badge} value=${a.status} /><div class="muted">v${visit.meta.version}</div></td>
       <td><${Chosen} text=${a.fieldRepName} /></td>
       <td>${a.scheduledDate ? `${a.scheduledDate} ${a.etaTime || ''}` : '—'}</td>
@@ -66,9 +68,19 @@ function VisitRow({ visit, refresh }) {
     </tr>`;
 }
 
+/** The columns of a visit's row, which the row of its messages spans. */
+const COLUMNS = 5;
+
 export function Visits({ tenantId }) {
   const path = `/tenants/${encodeURIComponent(tenantId)}/site-visits`;
   const [visits, error, refresh] = useLoaded(() => api('GET', path), [path]);
+  // Here, not in the row: a row is drawn anew at each version of its visit, and its messages stay open.
+  const [open, setOpen] = useState(() => new Set());
+  const toggle = (id) => {
+    const next = new Set(open);
+    next.has(id) ? next.delete(id) : next.add(id);
+    setOpen(next);
+  };
   return html`<section class="card" aria-label="Site visits">
     <h2>Site visits <button type="button" class="link" onClick=${refresh}>Refresh</button></h2>
     <${ErrorBanner} error=${error} />
@@ -78,7 +90,12 @@ export function Visits({ tenantId }) {
       visits.length > 0 &&
       html`<table>
       <thead><tr><th>Ticket</th><th>Status</th><th>Field rep</th><th>Scheduled</th><th>Workflow</th></tr></thead>
-      <tbody>${visits.map((visit) => html`<${VisitRow} key=${`${visit.id}:${visit.meta.version}`} visit=${visit} refresh=${refresh} />`)}</tbody>
+      <tbody>${visits.map(
+        (
+          visit,
+        ) => html`<${VisitRow} key=${`${visit.id}:${visit.meta.version}`} visit=${visit} refresh=${refresh} messagesOpen=${open.has(visit.id)} toggleMessages=${() => toggle(visit.id)} />
+          ${open.has(visit.id) && html`<${VisitMessages} key=${`messages:${visit.id}`} visitId=${visit.id} columns=${COLUMNS} />`}`,
+      )}</tbody>
     </table>`
     }
   </section>`;
