@@ -46,6 +46,22 @@ function refused(response, payload) {
 }
 
 /**
+ * The name a Content-Disposition gives: the exact one (`filename*`, UTF-8, RFC 8187) when the service sent one,
+ * as it does for a name that is not ASCII ("façade.jpg"), else the ASCII `filename`.
+ */
+function dispositionName(header) {
+  const exact = /filename\*=UTF-8''([^;\s]+)/i.exec(header);
+  if (exact) {
+    try {
+      return decodeURIComponent(exact[1]);
+    } catch {
+      // Not percent-encoding after all: the ASCII name then.
+    }
+  }
+  return /filename="?([^";]+)"?/.exec(header)?.[1];
+}
+
+/**
  * Saves a file of the operator API (a visit's return label, a message's attachment) as a download. A plain link
  * cannot carry the token (kept in memory, never in a cookie), so the file is fetched and handed to the browser as
  * a blob.
@@ -56,9 +72,9 @@ export async function download(path, fallbackName) {
     cache: 'no-store',
   });
   if (!response.ok) refused(response, await response.json().catch(() => ({ title: `HTTP ${response.status}` })));
-  const named = /filename="?([^";]+)"?/.exec(response.headers.get('content-disposition') || '');
+  const name = dispositionName(response.headers.get('content-disposition') || '') ?? fallbackName;
   const url = URL.createObjectURL(await response.blob());
-  const link = Object.assign(document.createElement('a'), { href: url, download: named ? named[1] : fallbackName });
+  const link = Object.assign(document.createElement('a'), { href: url, download: name });
   document.body.append(link);
   link.click();
   link.remove();

@@ -34,7 +34,8 @@ describe.skipIf(!browserRunnable)("the console's messages of a visit", () => {
     expect((await uploadAttachment(t, v.token, withPhoto.id, pngBytes(2000), 'crate.png', 'image/png')).status).toBe(
       201,
     );
-    expect((await uploadAttachment(t, v.token, withPhoto.id, photo, 'crate-2.png', 'image/png')).status).toBe(201);
+    const name = 'caisse abîmée (2).png';
+    expect((await uploadAttachment(t, v.token, withPhoto.id, photo, name, 'image/png')).status).toBe(201);
     // Another visit's message: not this visit's.
     const other = await createVisit(t, v, { clientTicketNumber: 'MSG-2' });
     await createMessage(t, { ...m, visitId: other.id }, { messageThread: 'Not about MSG-1.' });
@@ -75,7 +76,8 @@ describe.skipIf(!browserRunnable)("the console's messages of a visit", () => {
     await second.getByText('buyer', { exact: true }).waitFor(WAIT);
     const button = second.getByRole('button', { name: 'Download (v2)' });
     const [saved] = await Promise.all([page.waitForEvent('download', WAIT), button.click()]);
-    expect(saved.suggestedFilename()).toBe('crate-2.png');
+    // Under its exact name, not the ASCII one Content-Disposition gives beside it.
+    expect(saved.suggestedFilename()).toBe(name);
     expect(readFileSync((await saved.path())!).equals(photo)).toBe(true);
 
     // Closed again.
