@@ -4,7 +4,8 @@
  * answers on METRICS_PORT (its only listener), beside /metrics, the API's two probes (src/http/operations.ts),
  * with the same bodies: GET /health, the process answers (liveness, nothing read); GET /ready, the database
  * answers `select 1` within 2 s and the delivery worker is running (started, not stopping), else 503
- * service-unavailable with Retry-After: 5 and what is wrong.
+ * service-unavailable with Retry-After: 5 and what is wrong (the database's own message when it refused: the
+ * listener is on a private network, and the message is what an operator acts on).
  */
 import type http from 'node:http';
 import { sql } from 'kysely';
@@ -23,13 +24,20 @@ export interface WorkerProbeDeps {
 /** What keeps the worker from being ready; empty when it is. */
 export async function workerUnreadiness(deps: WorkerProbeDeps): Promise<string[]> {
   const limit = deps.databaseLimitMs ?? DATABASE_READ_LIMIT_MS;
-  const answered = await within(
+  // A refusal is told apart from silence: a database that refuses at once (a connection limit, a database
+  // closed to connections, a wrong password) was reported as no answer within the limit, sending an operator
+  // after a slow or unreachable server instead of its message.
+  const failed = await within(
     limit,
-    sql`select 1`.execute(deps.database.db).then(() => true),
+    sql`select 1`.execute(deps.database.db).then(
+      () => null,
+      (error: unknown) => (error instanceof Error ? error.message : String(error)).slice(0, 300) || 'no message',
+    ),
   );
   return [
     ...(deps.worker.running ? [] : ['The delivery worker is not running (starting or stopping).']),
-    ...(answered ? [] : [`The database is not reachable (no answer to select 1 within ${limit} ms).`]),
+    ...(failed === undefined ? [`The database is not reachable (no answer to select 1 within ${limit} ms).`] : []),
+    ...(failed !== null && failed !== undefined ? [`The database is not reachable (select 1 failed: ${failed}).`] : []),
   ];
 }
 

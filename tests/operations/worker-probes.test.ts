@@ -54,10 +54,14 @@ function stuckDatabase(): Kysely<Database> {
       return new Promise(() => undefined);
     }
   }
+  return databaseOf(new StuckDriver());
+}
+
+function databaseOf(driver: DummyDriver): Kysely<Database> {
   return new Kysely<Database>({
     dialect: {
       createAdapter: () => new PostgresAdapter(),
-      createDriver: () => new StuckDriver(),
+      createDriver: () => driver,
       createIntrospector: (db) => new PostgresIntrospector(db),
       createQueryCompiler: () => new PostgresQueryCompiler(),
     },
@@ -107,6 +111,25 @@ describe("a worker process's probes on METRICS_PORT", () => {
       'The database is not reachable (no answer to select 1 within 200 ms).',
     );
     expect(await get(`${base}/health`)).toMatchObject({ status: 200, body: { status: 'ok' } });
+  });
+
+  it('says what the database answered when it refused rather than that it did not answer', async () => {
+    class RefusingDriver extends DummyDriver {
+      override acquireConnection(): Promise<DatabaseConnection> {
+        return Promise.reject(new Error('database "ops" is not currently accepting connections'));
+      }
+    }
+    const base = await listener(
+      workerProbes({
+        database: { db: databaseOf(new RefusingDriver()) },
+        worker: { running: true },
+        problemBaseUrl: t.config.problemBaseUrl,
+      }),
+    );
+    expect((await get(`${base}/ready`)).body).toMatchObject({
+      status: 503,
+      detail: 'The database is not reachable (select 1 failed: database "ops" is not currently accepting connections).',
+    });
   });
 
   it('is not ready once the database is gone', async () => {
