@@ -247,7 +247,7 @@ export const variables = {
   WEBHOOK_HISTORY_RETENTION: duration({
     default: '90d',
     description:
-      'How long finished deliveries (with their attempt logs), their events and closed sandbox listeners are kept after they were created; then the maintenance pass deletes them. Pending deliveries are never deleted. 0 = kept for ever',
+      'How long finished deliveries (with their attempt logs), their events and closed sandbox listeners are kept after they were created; then the maintenance pass (every 10 minutes) deletes them, and a failed delivery can no longer be seen or retried by the operator. Pending deliveries are never deleted. `maintenance_purged_rows_total` counts what went. 0 = kept for ever',
   }),
   METRICS_PORT: integer({
     minimum: 1,

@@ -12,6 +12,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { isExplainedOpeningFailure, openDatabase } from './db/database.js';
@@ -92,7 +93,7 @@ async function runProcess(config: Config, logger: Logger, progress: Progress): P
           listeners: new ListenerRelay({ database, clock: systemClock, logger: workerLogger }),
         })
       : undefined;
-  const retention = { deliveryRetentionMs: config.webhook.historyRetentionMs };
+  const retention = { deliveryRetentionMs: config.webhook.historyRetentionMs, registry: metrics.registry };
   const maintenance = child ? undefined : new Maintenance(database.db, systemClock, logger, retention);
   // A cluster child's metrics are served by its primary (summed over the children). A process without the API
   // answers its health probes there too: it has no other listener.
@@ -142,10 +143,12 @@ async function runPrimary(config: Config, logger: Logger, progress: Progress): P
   const poolSize = Math.min(PRIMARY_POOL_SIZE, config.databasePoolSize);
   const database = await openDatabase({ ...config, databasePoolSize: poolSize }, progress);
   const { announce } = await prepare(config, database, logger, progress, systemClock);
-  const retention = { deliveryRetentionMs: config.webhook.historyRetentionMs };
+  // The primary's own figures (its maintenance passes) are served with its children's sum.
+  const own = new Registry();
+  const retention = { deliveryRetentionMs: config.webhook.historyRetentionMs, registry: own };
   const maintenance = new Maintenance(database.db, systemClock, logger, retention);
   maintenance.start();
-  const clusterMetrics = clusterSource();
+  const clusterMetrics = clusterSource(own);
   answerChildrenWithClusterMetrics(clusterMetrics);
   const metricsServer =
     config.metricsPort !== undefined

@@ -1,10 +1,13 @@
 /**
  * Periodic housekeeping of one process: purges idempotency keys past their replay window, file blobs
- * that an interrupted upload left without a version, and the delivery history past DELIVERY_RETENTION. Safe
- * to run in every process at once (each pass is idempotent DELETEs).
+ * that an interrupted upload left without a version, and the delivery history past WEBHOOK_HISTORY_RETENTION.
+ * Safe to run in every process at once (each pass is idempotent DELETEs). What a pass purged is logged and
+ * counted (maintenance_purged_rows_total, maintenance_passes_total): a purge that never ran, or failed at
+ * every pass, showed only as tables that kept growing.
  */
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
 import type { Database } from '../db/schema.js';
 import { purgeExpiredIdempotencyKeys } from '../db/idempotency-keys.js';
 import type { Clock } from '../lib/clock.js';
@@ -21,10 +24,16 @@ const ORPHAN_BLOB_AGE_MS = 24 * 60 * 60 * 1000;
 const ORPHAN_SCAN_OVERLAP_MS = 60 * 60 * 1000;
 
 export interface MaintenanceOptions {
-  /** DELIVERY_RETENTION in milliseconds; 0 or absent keeps the delivery history for ever. */
+  /** WEBHOOK_HISTORY_RETENTION in milliseconds; 0 or absent keeps the delivery history for ever. */
   deliveryRetentionMs?: number;
   intervalMs?: number;
+  /** Where the passes and the rows they purged are counted (the process's metrics). */
+  registry?: Registry;
 }
+
+/** What a pass deletes, the `kind` of maintenance_purged_rows_total. */
+const PURGED_KINDS = ['idempotency_keys', 'orphan_blobs', 'deliveries', 'events', 'listeners'] as const;
+type PurgedKind = (typeof PURGED_KINDS)[number];
 
 export class Maintenance {
   private timer: NodeJS.Timeout | undefined;
@@ -38,6 +47,9 @@ export class Maintenance {
   private orphansExaminedBefore: Date | undefined;
   private readonly history: DeliveryHistoryRetention | undefined;
   private readonly intervalMs: number;
+  private readonly retentionMs: number;
+  private readonly passes: Counter<'outcome'> | undefined;
+  private readonly purged: Counter<'kind'> | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -47,6 +59,24 @@ export class Maintenance {
   ) {
     const { deliveryRetentionMs = 0, intervalMs = 10 * 60 * 1000 } = options;
     this.intervalMs = intervalMs;
+    this.retentionMs = deliveryRetentionMs;
+    const registers = options.registry ? [options.registry] : undefined;
+    if (registers) {
+      this.passes = new Counter({
+        name: 'maintenance_passes_total',
+        help: "This process's maintenance passes (every 10 minutes) by outcome: completed, or failed (logged).",
+        labelNames: ['outcome'],
+        registers,
+      });
+      for (const outcome of ['completed', 'failed']) this.passes.inc({ outcome }, 0);
+      this.purged = new Counter({
+        name: 'maintenance_purged_rows_total',
+        help: 'Rows deleted by maintenance passes: expired idempotency keys, orphaned file blobs, and past WEBHOOK_HISTORY_RETENTION deliveries, events and closed listeners.',
+        labelNames: ['kind'],
+        registers,
+      });
+      for (const kind of PURGED_KINDS) this.purged.inc({ kind }, 0);
+    }
     this.history =
       deliveryRetentionMs > 0 ? new DeliveryHistoryRetention(db, { retentionMs: deliveryRetentionMs }) : undefined;
   }
@@ -62,23 +92,38 @@ export class Maintenance {
     this.running = (async () => {
       try {
         const purged = await purgeExpiredIdempotencyKeys(this.db, this.clock.now());
+        this.count('idempotency_keys', purged);
         if (purged > 0) this.logger.info({ purged }, 'expired idempotency keys purged');
         const before = new Date(this.clock.now().getTime() - ORPHAN_BLOB_AGE_MS);
         const examined = this.orphansExaminedBefore;
         const from = examined && new Date(examined.getTime() - ORPHAN_SCAN_OVERLAP_MS);
         const orphans = await purgeOrphanBlobs(this.db, before, from);
         this.orphansExaminedBefore = before;
+        this.count('orphan_blobs', orphans);
         if (orphans > 0) this.logger.info({ orphans }, 'orphaned file blobs purged');
-        const history = await this.history?.purge(this.clock.now());
-        if (history && history.deliveries + history.events + history.listeners > 0)
-          this.logger.info(history, 'delivery history past its retention purged');
+        const now = this.clock.now();
+        const history = await this.history?.purge(now);
+        if (history) {
+          for (const kind of ['deliveries', 'events', 'listeners'] as const) this.count(kind, history[kind]);
+          if (history.deliveries + history.events + history.listeners > 0) {
+            // The bound says which rows went: those created before it.
+            const createdBefore = new Date(now.getTime() - this.retentionMs).toISOString();
+            this.logger.info({ ...history, createdBefore }, 'delivery history past its retention purged');
+          }
+        }
+        this.passes?.inc({ outcome: 'completed' });
       } catch (error) {
+        this.passes?.inc({ outcome: 'failed' });
         this.logger.warn({ err: error }, 'maintenance pass failed');
       } finally {
         this.running = undefined;
       }
     })();
     return this.running;
+  }
+
+  private count(kind: PurgedKind, rows: number): void {
+    if (rows > 0) this.purged?.inc({ kind }, rows);
   }
 
   async stop(): Promise<void> {

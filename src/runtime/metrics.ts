@@ -241,10 +241,16 @@ export function registrySource(registry: Registry): MetricsSource {
   return async () => ({ contentType: registry.contentType, body: await registry.metrics() });
 }
 
-/** The cluster primary's view: its children's metrics, summed (gauges read from the database: the first). */
-export function clusterSource(): MetricsSource {
+/**
+ * The cluster primary's view: its children's metrics, summed (gauges read from the database: the first), and
+ * the primary's own (`own`: its maintenance passes, names no child has).
+ */
+export function clusterSource(own?: Registry): MetricsSource {
   const aggregator = new AggregatorRegistry();
-  return async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() });
+  return async () => {
+    const children = await aggregator.clusterMetrics();
+    return { contentType: aggregator.contentType, body: own ? `${children}\n${await own.metrics()}` : children };
+  };
 }
 
 /** Answers a GET of `path` other than /metrics and says so, or leaves it (false): a worker's probes. */

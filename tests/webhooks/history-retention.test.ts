@@ -72,6 +72,14 @@ const statuses = async (tenantId: string) =>
       .execute()
   ).map((row) => row.status);
 
+/** The maintenance samples of GET /metrics (the operator's), by series. */
+async function purgedMetrics(): Promise<Record<string, number>> {
+  const text = (await t.http.get('/metrics', { token: t.adminToken })).text;
+  return Object.fromEntries(
+    [...text.matchAll(/^(maintenance_\w+\{[^}]*\}) (\d+)$/gm)].map((match) => [match[1]!, Number(match[2])]),
+  );
+}
+
 /** A listener closed at `at`, as `svc listen` leaves one: its row and its inactive subscription. */
 async function closedListener(tenantId: string, at: Date): Promise<string> {
   const id = `whl_retention${Math.random().toString(36).slice(2, 10)}`;
@@ -120,7 +128,10 @@ it('deletes finished deliveries, unnamed events and closed listeners past the re
   await createVisit(t, fresh);
   const youngListener = await closedListener(unsubscribed.tenantId, clock.now());
 
-  const maintenance = new Maintenance(t.database.db, clock, createLogger(t.config), { deliveryRetentionMs: RETENTION });
+  const maintenance = new Maintenance(t.database.db, clock, createLogger(t.config), {
+    deliveryRetentionMs: RETENTION,
+    registry: t.metrics.registry,
+  });
   await maintenance.runOnce();
 
   expect(await statuses(delivered.tenantId)).toEqual(['pending', 'pending']);
@@ -151,11 +162,28 @@ it('deletes finished deliveries, unnamed events and closed listeners past the re
   const read = await t.http.get(`/api/v1/site-visits/${oldVisits[0]!.id}`, { token: fresh.fullToken });
   expect(read.status).toBe(200);
 
+  // An operator sees what the pass purged in the metrics: 3 finished deliveries, their 3 events and the
+  // unsubscribed tenant's, 1 listener.
+  expect(await purgedMetrics()).toEqual({
+    'maintenance_passes_total{outcome="completed"}': 1,
+    'maintenance_passes_total{outcome="failed"}': 0,
+    'maintenance_purged_rows_total{kind="idempotency_keys"}': 0,
+    'maintenance_purged_rows_total{kind="orphan_blobs"}': 0,
+    'maintenance_purged_rows_total{kind="deliveries"}': 3,
+    'maintenance_purged_rows_total{kind="events"}': 4,
+    'maintenance_purged_rows_total{kind="listeners"}': 1,
+  });
+
   // Once finished, the old pending delivery goes at a later pass; the young one stays.
   await worker.processAll();
   await maintenance.runOnce();
   expect(await statuses(delivered.tenantId)).toEqual(['succeeded']);
   expect(await count('events', delivered.tenantId)).toBe(1);
+  expect(await purgedMetrics()).toMatchObject({
+    'maintenance_passes_total{outcome="completed"}': 2,
+    'maintenance_purged_rows_total{kind="deliveries"}': 4,
+    'maintenance_purged_rows_total{kind="events"}': 5,
+  });
 });
 
 it('a pass deletes at most its chunks of each walk; the next goes on from there', async () => {

@@ -1,5 +1,5 @@
 /**
- * DELIVERY_RETENTION: how long the delivery history is kept. Without it every event (a copy of the visit
+ * WEBHOOK_HISTORY_RETENTION: how long the delivery history is kept. Without it every event (a copy of the visit
  * it is about, the client's own data), every delivery with its attempt log, and every closed sandbox listener
  * stayed for ever: tables that every visit create grows, read by the operator's views, and personal data
  * kept past any need.
