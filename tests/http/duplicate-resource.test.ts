@@ -179,6 +179,27 @@ describe("the operator's reference data", () => {
   });
 });
 
+describe('the API reference', () => {
+  // An integrator reads the operation's 409 and the Errors section, not only the Problem schema's members.
+  it("says where a duplicate is named: the Errors section and each duplicate's 409", async () => {
+    const document = (await t.http.get('/api/v1/openapi.json')).body;
+    expect(document.info.description).toMatch(
+      /409 `duplicate-resource`[\s\S]*names the resource that has it in `existing`/,
+    );
+    const conflicts: [string, string, string][] = [
+      ['/api/v1/sites', 'post', 'site'],
+      ['/api/v1/sites/{id}', 'patch', 'site'],
+      ['/api/v1/site-visits', 'post', 'visit'],
+      ['/api/v1/site-visits/{id}', 'patch', 'visit'],
+    ];
+    for (const [path, method, noun] of conflicts) {
+      expect(document.paths[path][method].responses['409'].description, `${method} ${path}`).toContain(
+        `duplicate-resource: \`existing\` names the ${noun} that has it`,
+      );
+    }
+  });
+});
+
 describe('an existing resource that cannot be read', () => {
   it('is left out: the problem is answered as it is', async () => {
     lookup = async () => undefined;

@@ -169,7 +169,10 @@ whose siteCode is being changed: send those one after the other.
 
 Errors are problem details (RFC 9457, \`application/problem+json\`) with \`type\`, \`title\`, \`status\` and
 \`detail\`; a 422 also has \`errors\`, mapping each failing field (or query parameter or header, as sent) to
-its messages: at most 50 of them, with \`errorsOmitted\` counting any others. The token endpoint answers
+its messages: at most 50 of them, with \`errorsOmitted\` counting any others. A 409 \`duplicate-resource\` (a
+\`siteCode\` or \`clientTicketNumber\` your client has already) names the resource that has it in \`existing\`,
+\`{"type": "sites", "id": "site_…"}\` as its \`data\` shows them: read it rather than search for it (absent only
+when it could not be read at that moment). The token endpoint answers
 errors as \`application/json\` with the problem members plus OAuth's \`error\` and \`error_description\`.
 Two problems come from the HTTP server before the request reaches any operation, so every operation (the token
 endpoint's included) can answer them, without \`X-RateLimit-*\` headers, and the connection is closed: 408

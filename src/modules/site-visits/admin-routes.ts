@@ -69,7 +69,7 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
             [401, 404, 409, 422],
             {
               404: 'The tenant, or the clientSiteId or itemName of the body, was not found.',
-              409: 'invalid-project, invalid-site-asset or a duplicate clientTicketNumber.',
+              409: 'invalid-project, invalid-site-asset or a duplicate clientTicketNumber (duplicate-resource: `existing` names the visit that has it).',
             },
             {},
             { 409: VISIT_REFERENCE_CONFLICTS },

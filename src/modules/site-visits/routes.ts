@@ -104,7 +104,7 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
             [401, 403, 404, 409, 422, 429],
             {
               404: 'clientSiteId or itemName is not one of yours.',
-              409: 'invalid-project, invalid-site-asset, duplicate clientTicketNumber, or an Idempotency-Key conflict or pending request.',
+              409: 'invalid-project, invalid-site-asset, duplicate clientTicketNumber (duplicate-resource: `existing` names the visit that has it), or an Idempotency-Key conflict or pending request.',
             },
             {},
             { 409: [...VISIT_REFERENCE_CONFLICTS, ...KEYED_CREATE_CONFLICTS] },
@@ -171,7 +171,7 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
             [401, 403, 404, 409, 422, 429],
             {
               404: 'The visit, or the clientSiteId or itemName, is not one of yours.',
-              409: 'invalid-project, invalid-site-asset, site-asset-conflict, duplicate clientTicketNumber, or If-Match does not match (version-conflict).',
+              409: 'invalid-project, invalid-site-asset, site-asset-conflict, duplicate clientTicketNumber (duplicate-resource: `existing` names the visit that has it), or If-Match does not match (version-conflict).',
             },
             {},
             { 409: [...VISIT_REFERENCE_CONFLICTS, 'site-asset-conflict', 'version-conflict'] },

@@ -65,7 +65,9 @@ export function registerSiteRoutes(app: Api, ctx: AppContext, codeFollowers: rea
           201: { ...SiteDocument, headers: createdHeaders },
           ...problemResponses(
             [401, 403, 409, 422, 429],
-            { 409: 'Duplicate siteCode for your client, or an Idempotency-Key conflict or pending request.' },
+            {
+              409: 'Duplicate siteCode for your client (duplicate-resource: `existing` names the site that has it), or an Idempotency-Key conflict or pending request.',
+            },
             {},
             { 409: ['duplicate-resource', ...KEYED_CREATE_CONFLICTS] },
           ),
@@ -134,7 +136,7 @@ export function registerSiteRoutes(app: Api, ctx: AppContext, codeFollowers: rea
           ...problemResponses(
             [401, 403, 404, 409, 422, 429],
             {
-              409: 'Duplicate siteCode, or If-Match does not match (version-conflict).',
+              409: 'Duplicate siteCode (duplicate-resource: `existing` names the site that has it), or If-Match does not match (version-conflict).',
               429: "Rate limit exceeded, or your client's siteCode changes rewrote too many visits in the last minute; wait Retry-After seconds.",
             },
             {},

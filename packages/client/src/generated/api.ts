@@ -2492,7 +2492,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Duplicate siteCode for your client, or an Idempotency-Key conflict or pending request. Problem types: duplicate-resource, idempotency-conflict, idempotency-pending. */
+            /** @description Duplicate siteCode for your client (duplicate-resource: `existing` names the site that has it), or an Idempotency-Key conflict or pending request. Problem types: duplicate-resource, idempotency-conflict, idempotency-pending. */
             409: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -2837,7 +2837,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Duplicate siteCode, or If-Match does not match (version-conflict). Problem types: duplicate-resource, version-conflict. */
+            /** @description Duplicate siteCode (duplicate-resource: `existing` names the site that has it), or If-Match does not match (version-conflict). Problem types: duplicate-resource, version-conflict. */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3875,7 +3875,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description invalid-project, invalid-site-asset, duplicate clientTicketNumber, or an Idempotency-Key conflict or pending request. Problem types: invalid-project, invalid-site-asset, duplicate-resource, idempotency-conflict, idempotency-pending. */
+            /** @description invalid-project, invalid-site-asset, duplicate clientTicketNumber (duplicate-resource: `existing` names the visit that has it), or an Idempotency-Key conflict or pending request. Problem types: invalid-project, invalid-site-asset, duplicate-resource, idempotency-conflict, idempotency-pending. */
             409: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4220,7 +4220,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description invalid-project, invalid-site-asset, site-asset-conflict, duplicate clientTicketNumber, or If-Match does not match (version-conflict). Problem types: invalid-project, invalid-site-asset, duplicate-resource, site-asset-conflict, version-conflict. */
+            /** @description invalid-project, invalid-site-asset, site-asset-conflict, duplicate clientTicketNumber (duplicate-resource: `existing` names the visit that has it), or If-Match does not match (version-conflict). Problem types: invalid-project, invalid-site-asset, duplicate-resource, site-asset-conflict, version-conflict. */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
