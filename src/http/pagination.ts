@@ -70,7 +70,12 @@ export class CursorCodec {
     const position = opened === undefined ? NaN : Number(opened);
     if (!Number.isSafeInteger(position) || position < 0) {
       throw validationProblem({
-        'page[after]': ['is not a cursor of this list; pass meta.nextCursor of the previous page unchanged'],
+        // A cursor passed unchanged but under other filters (a visit's messages, then the list without
+        // siteVisitId) is refused too: say so, or the integrator who did pass it unchanged is left stuck.
+        'page[after]': [
+          "is not a cursor of this list: pass the previous page's meta.nextCursor unchanged, with the filters " +
+            'that page was asked with',
+        ],
       });
     }
     return position;

@@ -73,7 +73,11 @@ describe('GET /api/v1/messages?siteVisitId=', () => {
     expect(visitCursor).toEqual(expect.any(String));
     expectInvalid(await list({ siteVisitId: m.visitId, 'page[after]': unfiltered }), ['page[after]']);
     expectInvalid(await list({ siteVisitId: otherVisitId, 'page[after]': visitCursor }), ['page[after]']);
-    expectInvalid(await list({ 'page[after]': visitCursor }), ['page[after]']);
+    const refused = expectInvalid(await list({ 'page[after]': visitCursor }), ['page[after]']);
+    // It was passed unchanged: the message says what differs, the filters.
+    expect(refused['page[after]']).toEqual([
+      expect.stringMatching(/unchanged, with the filters that page was asked with$/),
+    ]);
     // Its own list takes it.
     expect((await list({ siteVisitId: m.visitId, 'page[after]': visitCursor })).status).toBe(200);
   });
