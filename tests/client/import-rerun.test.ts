@@ -145,12 +145,21 @@ describe('a row changed after its resource was created', () => {
       '2 rows; created 0 now (0 answered from an earlier attempt), 1 before; rejected 0; changed since created 1;',
     );
     expect(run.stdout).toContain(
-      `row 2 (line 2): changed since it was created as ${created!.id} (same siteCode): not sent, which would create a second site; change ${created!.id} with PATCH /api/v1/sites/${created!.id}\n`,
+      `row 2 (line 2): changed since it was created as ${created!.id} (same siteCode): not sent, which would create a second site; change ${created!.id} with PATCH /api/v1/sites/${created!.id} (svc import cannot see a PATCH: this row is reported on every run of this file)\n`,
     );
     expect(run.report.changed).toEqual([
       { row: 2, line: 2, id: created!.id, matchedBy: 'siteCode', detail: expect.any(String) },
     ]);
     expect(await siteCodes(tenant)).toEqual([a.siteCode, b.siteCode].sort());
+
+    // The integrator makes the PATCH the report asks for; the next run cannot see it and says so.
+    await clientFor(t, tenant).sites.update(created!.id, { name: 'Corrected name' });
+    const again = await svcImport(tenant, 'sites', input.file);
+    expect(again.code).toBe(1);
+    expect(again.sent).toEqual([]);
+    expect(again.report.changed[0].detail).toMatch(
+      /cannot see a PATCH: this row is reported on every run of this file\)$/,
+    );
   });
 
   it('a message (no natural key) is found by its place in the file; a row appended beside it is sent', async () => {

@@ -92,6 +92,8 @@ const LOOKUP: Record<ImportResource, string | undefined> = {
   messages: undefined,
 };
 
+const AFTER_PATCH = ' (svc import cannot see a PATCH: this row is reported on every run of this file)';
+
 /** What the integrator reads of a row changed since its resource was created, and what to do instead. */
 export function changedRow(
   resource: ImportResource,
@@ -114,7 +116,9 @@ export function changedRow(
       : `changed since it was created as ${state.id} (${how}): not sent, which would create a second ${noun}; ` +
         `change ${state.id} with PATCH /api/v1/${resource}/${state.id}` +
         (state.matchedBy === 'position' ? `, or if this row is another ${noun}, import it from a file of its own` : '');
-  return { row: row.row, line: row.line, id: state.id, matchedBy: state.matchedBy, detail };
+  // After the PATCH the same line comes again on the next run; without this the integrator reads it as the
+  // PATCH having failed. The log cannot tell a PATCH happened (docs/decisions.md, fix-and-rerun).
+  return { row: row.row, line: row.line, id: state.id, matchedBy: state.matchedBy, detail: `${detail}${AFTER_PATCH}` };
 }
 
 export function describeRejection(row: RejectedRow): string {
