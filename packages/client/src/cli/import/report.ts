@@ -117,7 +117,7 @@ export function changedRow(
         `change ${state.id} with PATCH /api/v1/${resource}/${state.id}` +
         (state.matchedBy === 'position' ? `, or if this row is another ${noun}, import it from a file of its own` : '');
   // After the PATCH the same line comes again on the next run; without this the integrator reads it as the
-  // PATCH having failed. The log cannot tell a PATCH happened (docs/decisions.md, fix-and-rerun).
+  // PATCH having failed. The log cannot tell a PATCH happened.
   return { row: row.row, line: row.line, id: state.id, matchedBy: state.matchedBy, detail: `${detail}${AFTER_PATCH}` };
 }
 
