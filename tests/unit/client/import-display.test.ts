@@ -35,4 +35,26 @@ describe('svc import progress', () => {
     const line = shown({ ...base, done: 100, created: 100, doneThisRun: 100, now: 99 * 2_000 + 125 });
     expect(line).toContain(' 30.0/min ETA 30m0');
   });
+
+  it('writes the end once when the last row already wrote its line (plain output)', () => {
+    let text = '';
+    const out = new Writable({
+      write(chunk, _encoding, done) {
+        text += String(chunk);
+        done();
+      },
+    });
+    const display = new ProgressDisplay(out, false);
+    const state = { ...base, total: 2, doneThisRun: 0, done: 0, now: 0 };
+    display.update(state, true);
+    display.update({ ...state, done: 1, created: 1, doneThisRun: 1, now: 2_000 });
+    display.update({ ...state, done: 2, created: 2, doneThisRun: 2, now: 4_000 });
+    display.update({ ...state, done: 2, created: 2, doneThisRun: 2, now: 4_100 }, true);
+    expect(
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => /^progress (\d+)\/2/.exec(line)?.[1]),
+    ).toEqual(['0', '1', '2']);
+  });
 });

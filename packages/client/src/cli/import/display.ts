@@ -10,7 +10,7 @@ export interface ProgressState {
   done: number;
   created: number;
   rejected: number;
-  /** Rows settled by this run and the time it started (for the rate). */
+  /** Rows this run sent at the pace and the time it started (for the rate). */
   doneThisRun: number;
   startedAt: number;
   now: number;
@@ -41,6 +41,7 @@ function rateAndEta(state: ProgressState): { rate: string; eta: string } {
 export class ProgressDisplay {
   private lastLineAt = 0;
   private lastPercent = -1;
+  private lastDone = -1;
 
   constructor(
     private readonly out: Writable,
@@ -57,9 +58,13 @@ export class ProgressDisplay {
       this.out.write(`\r\x1b[2K[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${counts}`);
       return;
     }
-    if (force || percent !== this.lastPercent || state.now - this.lastLineAt >= 10_000) {
+    // A forced line (the start, the end) is written unless the last line already said as much: the last row's
+    // line and the end's were the same line twice.
+    const news = force ? state.done !== this.lastDone : percent !== this.lastPercent;
+    if (news || state.now - this.lastLineAt >= 10_000) {
       this.out.write(`progress ${counts}\n`);
       this.lastPercent = percent;
+      this.lastDone = state.done;
       this.lastLineAt = state.now;
     }
   }
