@@ -27,6 +27,8 @@ export interface MaintenanceOptions {
   /** WEBHOOK_HISTORY_RETENTION in milliseconds; 0 or absent keeps the delivery history for ever. */
   deliveryRetentionMs?: number;
   intervalMs?: number;
+  /** How long after `start()` the first pass runs. */
+  firstPassAfterMs?: number;
   /** Where the passes and the rows they purged are counted (the process's metrics). */
   registry?: Registry;
 }
@@ -47,6 +49,7 @@ export class Maintenance {
   private orphansExaminedBefore: Date | undefined;
   private readonly history: DeliveryHistoryRetention | undefined;
   private readonly intervalMs: number;
+  private readonly firstPassAfterMs: number;
   private readonly retentionMs: number;
   private readonly passes: Counter<'outcome'> | undefined;
   private readonly purged: Counter<'kind'> | undefined;
@@ -57,14 +60,15 @@ export class Maintenance {
     private readonly logger: Logger,
     options: MaintenanceOptions = {},
   ) {
-    const { deliveryRetentionMs = 0, intervalMs = 10 * 60 * 1000 } = options;
+    const { deliveryRetentionMs = 0, intervalMs = 10 * 60 * 1000, firstPassAfterMs = 60 * 1000 } = options;
     this.intervalMs = intervalMs;
+    this.firstPassAfterMs = firstPassAfterMs;
     this.retentionMs = deliveryRetentionMs;
     const registers = options.registry ? [options.registry] : undefined;
     if (registers) {
       this.passes = new Counter({
         name: 'maintenance_passes_total',
-        help: "This process's maintenance passes (every 10 minutes) by outcome: completed, or failed (logged).",
+        help: "This process's maintenance passes (a minute after the start, then every 10 minutes) by outcome: completed, or failed (logged).",
         labelNames: ['outcome'],
         registers,
       });
@@ -81,9 +85,18 @@ export class Maintenance {
       deliveryRetentionMs > 0 ? new DeliveryHistoryRetention(db, { retentionMs: deliveryRetentionMs }) : undefined;
   }
 
+  /**
+   * The first pass a minute after the start, then one every interval: with the first an interval away, a
+   * process restarted more often than that (deploys, a crash loop, short-lived processes) never purged anything,
+   * and its counters read 0 for ten minutes.
+   */
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.runOnce(), this.intervalMs);
+    this.timer = setTimeout(() => {
+      this.timer = setInterval(() => void this.runOnce(), this.intervalMs);
+      this.timer.unref();
+      void this.runOnce();
+    }, this.firstPassAfterMs);
     this.timer.unref();
   }
 
