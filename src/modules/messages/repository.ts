@@ -92,11 +92,19 @@ export async function listMessages(
   afterSeq: number | undefined,
   limit: number,
 ): Promise<string> {
-  let query = db.selectFrom('messages').select(['id', 'version', 'seq']).where('tenant_id', '=', tenantId);
-  // One visit's: an index scan of messages_tenant_visit_seq (migration 0013), however many messages it has.
+  const query = messagesAfter(db, tenantId, siteVisitId, afterSeq).select(['id', 'version', 'seq']);
+  return readListing(db, tenantId, query.orderBy('seq'), limit);
+}
+
+/**
+ * The tenant's messages, or one visit's, after `afterSeq` (the lists' filter). One visit's is an index scan of
+ * messages_tenant_visit_seq (migration 0013), however many messages it has.
+ */
+function messagesAfter(db: Executor, tenantId: string, siteVisitId: string | undefined, afterSeq: number | undefined) {
+  let query = db.selectFrom('messages').where('tenant_id', '=', tenantId);
   if (siteVisitId !== undefined) query = query.where('site_visit_id', '=', siteVisitId);
   if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
-  return readListing(db, tenantId, query.orderBy('seq'), limit);
+  return query;
 }
 
 /** The tenant's messages with these ids, in no particular order. */
@@ -136,11 +144,5 @@ export async function listVisitMessages(
   afterSeq: number | undefined,
   limit: number,
 ): Promise<MessageRow[]> {
-  let query = db
-    .selectFrom('messages')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('site_visit_id', '=', siteVisitId);
-  if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
-  return query.orderBy('seq').limit(limit).execute();
+  return messagesAfter(db, tenantId, siteVisitId, afterSeq).selectAll().orderBy('seq').limit(limit).execute();
 }
