@@ -11,38 +11,30 @@ import { createLogger } from '../../src/lib/logger.js';
 import { DeliveryHistoryRetention } from '../../src/modules/outbox/history-retention.js';
 import type { DeliveryWorker } from '../../src/modules/outbox/worker.js';
 import { Maintenance } from '../../src/runtime/maintenance.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { tokenFor } from '../helpers/tenants.js';
 import { createVisit, type VisitTenant, visitTenant } from '../helpers/visits.js';
-import { createTestWorker, localResolver, TestReceiver, testWebhookConfig } from '../helpers/webhooks.js';
+import { type DeliveryHarness, startDeliveryHarness } from '../helpers/webhooks.js';
 
 const DAY = 24 * 3600 * 1000;
 const RETENTION = 30 * DAY;
 const clock = new ManualClock(new Date('2020-01-01T00:00:00Z'));
 
-let receiver: TestReceiver;
+let h: DeliveryHarness;
 let t: TestApp;
 let worker: DeliveryWorker;
 beforeAll(async () => {
-  receiver = await TestReceiver.start();
-  t = await startTestApp({
-    clock,
-    config: { webhook: testWebhookConfig(receiver.port, { maxAttempts: 1 }) },
-    resolver: localResolver,
-  });
-  worker = createTestWorker(t, receiver);
+  // The worker is driven by processAll: a delivery stays pending until a test drains the queue.
+  h = await startDeliveryHarness({ clock }, { started: false });
+  ({ t, worker } = h);
 });
-afterAll(async () => {
-  await worker?.stop();
-  await t?.close();
-  await receiver?.close();
-});
+afterAll(async () => h?.close());
 
 async function subscribe(v: VisitTenant, answer: number) {
   const created = await t.http.post('/api/v1/webhook-subscriptions', {
     token: v.fullToken,
     json: {
-      targetUrl: receiver.endpoint(() => answer).url,
+      targetUrl: h.receiver.endpoint(() => answer).url,
       eventTypes: ['ticket.created'],
       secret: `whsec ${randomUUID()}`,
     },
