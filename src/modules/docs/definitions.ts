@@ -111,7 +111,8 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
   workflow (each step adds 1 to the visit's version and is announced by an event). Clients cannot write it.
 - A \`projectId\` that is unknown, another client's or not Active is 409 \`invalid-project\`; an unknown
   \`itemName\` is 404. A \`siteAssetId\` that is unknown, of another site or another client is 409
-  \`invalid-site-asset\` naming the ids. \`assetsToService\` is \`""\` when no asset is assigned.
+  \`invalid-site-asset\` naming the ids (the first ten, and how many more). \`assetsToService\` is \`""\` when
+  no asset is assigned.
 - **Message urgency** accepts the four full values and also the short forms \`Low\`, \`Normal\`, \`High\` and
   \`Critical\`; it is stored and returned as the full value (e.g. \`High – Needs attention soon\`).
   Anything else (\`low\`, a hyphen instead of the en dash, extra spaces) is 422 listing the accepted values.
