@@ -63,7 +63,7 @@ describe('rejected rows', () => {
     expect(run.stdout).toContain('5 rows; created 2 now');
     expect(run.stdout).toContain('rejected 3');
     expect(run.stdout).toMatch(/row 2 \(line 2\): 422 validation-error: .*postalCode: must be a string/);
-    expect(run.stdout).toMatch(/row 3 \(line 3\): - Unreadable row: the line is not JSON/);
+    expect(run.stdout).toMatch(/row 3 \(line 3\): not sent \(Unreadable row\): the line is not JSON/);
     expect(run.stdout).toMatch(/row 4 \(line 4\): 409 duplicate-resource/);
     expect(run.stdout).toContain(`(already exists as ${existingSite.id})`);
 
@@ -76,6 +76,9 @@ describe('rejected rows', () => {
       errors: { postalCode: [expect.any(String)] },
     });
     expect(report.rejected[0].type).toMatch(/\/validation-error$/);
+    // Refused by svc itself: no status or problem type of the service's, and said so.
+    expect(report.rejected[1]).toMatchObject({ status: null, type: null, title: 'Unreadable row', notSent: true });
+    expect(report.rejected[0].notSent).toBeUndefined();
     expect(report.rejected[2]).toMatchObject({
       status: 409,
       line: 4,
@@ -148,7 +151,7 @@ describe('resources and formats', () => {
     const imported = await svc(['import', 'messages', messages, '--rate', '60000'], fast(v));
     expect(imported.code, imported.stdout).toBe(1);
     expect(imported.stdout).toContain(
-      'row 3 (line 3): - Visit not found: no site visit has clientTicketNumber "NOPE-1"',
+      'row 3 (line 3): not sent (Visit not found): no site visit has clientTicketNumber "NOPE-1"',
     );
     const listed = [];
     for await (const message of client.messages.list()) listed.push(message.attributes);
@@ -185,7 +188,7 @@ describe('CSV booleans', () => {
     expect(run.code, run.stdout + run.stderr).toBe(1);
     expect(run.stdout).toContain('4 rows; created 3 now');
     expect(run.stdout).toContain(
-      'row 3 (line 4): - Unreadable row: keyRequired: "maybe" is not a boolean (write true, false, yes or no)',
+      'row 3 (line 4): not sent (Unreadable row): keyRequired: "maybe" is not a boolean (write true, false, yes or no)',
     );
     expect(requests.filter((request) => request === 'POST /api/v1/sites')).toHaveLength(3);
 

@@ -20,6 +20,8 @@ export interface RejectedRow {
   existing?: ExistingResource;
   /** Refused by an earlier run with this same content, for a reason only a change of the row can cure: not sent again. */
   notSentAgain?: true;
+  /** Refused by svc before any request of its own (unreadable, an unknown ticket): `status` and `type` are null. */
+  notSent?: true;
 }
 
 export interface ChangedRow {
@@ -122,14 +124,15 @@ export function changedRow(
 }
 
 export function describeRejection(row: RejectedRow): string {
-  // A row refused before any request (unreadable, unknown ticket) has no problem type: its title says why.
   const slug = row.type ? row.type.slice(row.type.lastIndexOf('/') + 1) : row.title;
+  // A row refused before any request (unreadable, unknown ticket) has no status: its title says why.
+  const what = row.status === null ? `not sent (${row.title})` : `${row.status} ${slug}`;
   const fields = Object.entries(row.errors ?? {})
     .map(([field, messages]) => `${field}: ${messages.join('; ')}`)
     .join(', ');
   const existing = row.existing ? ` (already exists as ${row.existing.id})` : '';
   const again = row.notSentAgain ? ' [unchanged since: not sent again]' : '';
-  return `${row.status ?? '-'} ${slug}: ${row.detail}${fields ? ` (${fields})` : ''}${existing}${again}`;
+  return `${what}: ${row.detail}${fields ? ` (${fields})` : ''}${existing}${again}`;
 }
 
 /** What stdout gets at the end: the counts, then each rejected and each changed row, and where the files are. */

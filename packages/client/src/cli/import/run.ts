@@ -154,7 +154,7 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
       return;
     }
     const rejected = rejectedFromLog(row, entry, false);
-    if (!problem) rejected.status = rejected.type = null;
+    if (!problem) Object.assign(rejected, { status: null, type: null, notSent: true });
     report.rejected.push(rejected);
     display.note(`row ${row.row} (line ${row.line}) rejected: ${describeRejection(rejected)}`);
   };
