@@ -2,7 +2,8 @@
  * `svc import` run again on the same file corrected in place (the integrator's fix-and-rerun): rows created
  * before are not sent again, corrected rows are sent under new keys, rows refused for good and unchanged are
  * reported from the progress log, rows whose refusal may pass later are sent again, a row changed after its
- * resource was created is reported with that resource and not sent, and rows added, inserted, removed or
+ * resource was created is not sent but compared with that resource read back (the fields to PATCH, or up to
+ * date once PATCHed, then not read again), and rows added, inserted, removed or
  * moved create nothing twice. Also a version 1 progress log (svc before this): converted and resumed, or
  * refused for a changed file. `main` runs in this process against the test app (svc-in-process.ts); the
  * kill-and-resume of a corrected file is import.kill.test.ts.
@@ -41,13 +42,15 @@ function importFile(rows: unknown[]) {
   return { file, write };
 }
 
-/** `svc import` in this process; answers its exit, output, report and the POSTs it sent. */
+/** `svc import` in this process; answers its exit, output, report, requests and the POSTs it sent. */
 async function svcImport(tenant: TestTenant, resource: string, file: string, ...options: string[]) {
   const posts: SentPost[] = [];
+  const requests: string[] = [];
   const env = svcEnv(t, tenant, { SVC_ALLOW_RATE_ABOVE_LIMIT: '1' });
-  const run = await runSvcInProcess(t, ['import', resource, file, '--rate', '60000', ...options], env, [], posts);
+  const run = await runSvcInProcess(t, ['import', resource, file, '--rate', '60000', ...options], env, requests, posts);
   const report = JSON.parse(readFileSync(`${file}.report.json`, 'utf8'));
-  return { ...run, report, posts, sent: posts.map((post) => post.body) };
+  const reads = requests.filter((request) => request.startsWith(`GET /api/v1/${resource}/`));
+  return { ...run, report, posts, sent: posts.map((post) => post.body), reads };
 }
 
 async function siteCodes(tenant: TestTenant): Promise<string[]> {
@@ -130,36 +133,190 @@ describe('fix and run again', () => {
 });
 
 describe('a row changed after its resource was created', () => {
-  it('is not sent: reported with the resource to PATCH, found by siteCode wherever it moved (exit 1)', async () => {
+  it('is not sent: reported with the resource and the fields to PATCH; once PATCHed, up to date (read once, then never again)', async () => {
     const tenant = await createTenant(t);
-    const [a, b] = [siteBody(), siteBody()];
-    const input = importFile([a, b]);
+    const [a, b, c] = [siteBody(), siteBody(), siteBody()];
+    const input = importFile([a, b, c]);
     expect((await svcImport(tenant, 'sites', input.file)).code).toBe(0);
-    const created = await clientFor(t, tenant).sites.findBySiteCode(a.siteCode);
+    const client = clientFor(t, tenant);
+    const [siteA, siteC] = [
+      (await client.sites.findBySiteCode(a.siteCode))!,
+      (await client.sites.findBySiteCode(c.siteCode))!,
+    ];
 
-    input.write([b, { ...a, name: 'Corrected name' }]);
+    // Corrected in place, a moved below b: found by siteCode, each read back and compared, nothing sent.
+    const [fixedA, fixedC] = [
+      { ...a, name: 'Corrected name' },
+      { ...c, name: 'Renamed', city: 'Shelbyville' },
+    ];
+    input.write([b, fixedA, fixedC]);
     const run = await svcImport(tenant, 'sites', input.file);
     expect(run.code).toBe(1);
     expect(run.sent).toEqual([]);
+    expect(run.reads).toEqual([`GET /api/v1/sites/${siteA.id}`, `GET /api/v1/sites/${siteC.id}`]);
     expect(run.stdout).toContain(
-      '2 rows; created 0 now (0 answered from an earlier attempt), 1 before; rejected 0; changed since created 1;',
+      '3 rows; created 0 now (0 answered from an earlier attempt), 1 before; rejected 0; changed since created 2; completed',
     );
     expect(run.stdout).toContain(
-      `row 2 (line 2): changed since it was created as ${created!.id} (same siteCode): not sent, which would create a second site; change ${created!.id} with PATCH /api/v1/sites/${created!.id} (svc import cannot see a PATCH: this row is reported on every run of this file)\n`,
+      `row 2 (line 2): changed since it was created as ${siteA.id} (same siteCode): not sent, which would create a second site; ${siteA.id} differs from the row in name: change it with PATCH /api/v1/sites/${siteA.id}\n`,
     );
+    expect(run.stdout).toContain(`${siteC.id} differs from the row in name, city: change them with PATCH`);
+    expect(run.stdout).not.toContain('every run');
     expect(run.report.changed).toEqual([
-      { row: 2, line: 2, id: created!.id, matchedBy: 'siteCode', detail: expect.any(String) },
+      { row: 2, line: 2, id: siteA.id, matchedBy: 'siteCode', differs: ['name'], detail: expect.any(String) },
+      { row: 3, line: 3, id: siteC.id, matchedBy: 'siteCode', differs: ['name', 'city'], detail: expect.any(String) },
     ]);
-    expect(await siteCodes(tenant)).toEqual([a.siteCode, b.siteCode].sort());
+    expect(run.report.upToDate).toEqual([]);
 
-    // The integrator makes the PATCH the report asks for; the next run cannot see it and says so.
-    await clientFor(t, tenant).sites.update(created!.id, { name: 'Corrected name' });
-    const again = await svcImport(tenant, 'sites', input.file);
-    expect(again.code).toBe(1);
-    expect(again.sent).toEqual([]);
-    expect(again.report.changed[0].detail).toMatch(
-      /cannot see a PATCH: this row is reported on every run of this file\)$/,
+    // The integrator makes the PATCH for a, and half of c's.
+    await client.sites.update(siteA.id, { name: 'Corrected name' });
+    await client.sites.update(siteC.id, { name: 'Renamed' });
+    const after = await svcImport(tenant, 'sites', input.file);
+    expect(after.code).toBe(1);
+    expect(after.sent).toEqual([]);
+    expect(after.reads).toEqual([`GET /api/v1/sites/${siteA.id}`, `GET /api/v1/sites/${siteC.id}`]);
+    expect(after.stdout).toContain('rejected 0; changed since created 1; up to date after a change 1; completed');
+    expect(after.stdout).toContain(`row 2 (line 2): up to date: ${siteA.id} holds what the row says`);
+    expect(after.report.upToDate).toEqual([{ row: 2, line: 2, id: siteA.id, checkedThisRun: true }]);
+    expect(after.report.changed).toMatchObject([{ row: 3, id: siteC.id, differs: ['city'] }]);
+    expect(after.report.changed[0].detail).toContain(`differs from the row in city: change it with PATCH`);
+    const logged = readFileSync(`${input.file}.progress.jsonl`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(logged.at(-1)).toEqual({
+      row: 2,
+      line: 2,
+      hash: expect.any(String),
+      n: 1,
+      outcome: 'up-to-date',
+      id: siteA.id,
+      checkedAt: expect.any(String),
+      siteCode: a.siteCode,
+    });
+
+    // The progress log remembers a: only c is read again.
+    const third = await svcImport(tenant, 'sites', input.file);
+    expect(third.reads).toEqual([`GET /api/v1/sites/${siteC.id}`]);
+    expect(third.report.upToDate).toEqual([{ row: 2, line: 2, id: siteA.id, checkedThisRun: false }]);
+    expect(third.stdout).toContain('up to date after a change 1;');
+    expect(third.stdout).not.toContain('row 2 (line 2)');
+
+    // c's city too: everything is as the file says; the import is done (exit 0), nothing sent, no site more.
+    await client.sites.update(siteC.id, { city: 'Shelbyville' });
+    const done = await svcImport(tenant, 'sites', input.file);
+    expect([done.code, done.sent, done.reads], done.stdout).toEqual([0, [], [`GET /api/v1/sites/${siteC.id}`]]);
+    expect(done.report.upToDate.map((row: { row: number }) => row.row)).toEqual([2, 3]);
+    expect(await siteCodes(tenant)).toEqual([a.siteCode, b.siteCode, c.siteCode].sort());
+    const last = await svcImport(tenant, 'sites', input.file);
+    expect([last.code, last.sent, last.reads]).toEqual([0, [], []]);
+  });
+
+  it('compares a visit and a message as the import sends them (typed CSV cells, dates, asset ids, a short urgency)', async () => {
+    const v = await visitTenant(t, { assets: 2 });
+    const body = visitBody(v, { siteAssetIds: [...v.assetIds].reverse(), trackingNumber: 'TRK-1' });
+    const header = Object.keys(body).join(',');
+    const csv = (row: typeof body) =>
+      `${header}\n${Object.values(row)
+        .map((value) => (Array.isArray(value) ? value.join(';') : String(value)))
+        .join(',')}\n`;
+    const visits = path.join(dir, `${++files}-visits.csv`);
+    writeFileSync(visits, csv(body));
+    expect((await svcImport(v, 'site-visits', visits)).code).toBe(0);
+    const client = clientFor(t, v);
+    const visit = (await client.siteVisits.findByClientTicketNumber(body.clientTicketNumber))!;
+
+    writeFileSync(visits, csv({ ...body, description: 'Replace the card reader and the PIN pad' }));
+    const changed = await svcImport(v, 'site-visits', visits);
+    expect(changed.report.changed).toMatchObject([{ id: visit.id, differs: ['description'] }]);
+    await client.siteVisits.update(visit.id, { description: 'Replace the card reader and the PIN pad' });
+    const upToDate = await svcImport(v, 'site-visits', visits);
+    expect([upToDate.code, upToDate.report.upToDate], upToDate.stdout).toEqual([
+      0,
+      [{ row: 1, line: 2, id: visit.id, checkedThisRun: true }],
+    ]);
+
+    // A message by its visit's ticket number, with the short urgency the service stores in full.
+    const note = (text: string) => ({
+      clientTicketNumber: body.clientTicketNumber,
+      messageThread: text,
+      urgency: 'High',
+    });
+    const input = importFile([note('one')]);
+    expect((await svcImport(v, 'messages', input.file)).code).toBe(0);
+    input.write([note('one, corrected')]);
+    const message = await svcImport(v, 'messages', input.file);
+    expect(message.report.changed).toMatchObject([{ matchedBy: 'position', differs: ['messageThread'] }]);
+    const id = message.report.changed[0].id as string;
+    await client.messages.update(id, { messageThread: 'one, corrected' });
+    const messageUpToDate = await svcImport(v, 'messages', input.file);
+    expect([messageUpToDate.code, messageUpToDate.sent, messageUpToDate.report.upToDate]).toEqual([
+      0,
+      [],
+      [{ row: 1, line: 1, id, checkedThisRun: true }],
+    ]);
+  });
+
+  it('a read the service refuses is reported, not a crash: 404 not found, 403 once (no more reads), 503 past the retries interrupts', async () => {
+    const tenant = await createTenant(t);
+    const rows = [siteBody(), siteBody(), siteBody()];
+    const input = importFile(rows);
+    expect((await svcImport(tenant, 'sites', input.file)).code).toBe(0);
+    input.write(rows.map((row) => ({ ...row, name: `${row.name} (corrected)` })));
+    const options = { resource: 'sites' as const, file: input.file, ratePerMinute: 60_000 };
+    const answering = (answer: (index: number) => Response | undefined, scope?: string) => {
+      const reads: string[] = [];
+      const fetch: FetchLike = async (request) => {
+        if (request.method !== 'GET' || !/\/api\/v1\/sites\/site_/.test(request.url)) return globalThis.fetch(request);
+        reads.push(request.url);
+        return answer(reads.length - 1) ?? globalThis.fetch(request);
+      };
+      const deps = {
+        client: clientFor(t, tenant, { fetch, retry: { maxAttempts: 2 }, ...(scope ? { scope } : {}) }),
+        runtime: { now: () => Date.now(), sleep: async () => undefined, random: () => 0.5 },
+        progressOut: { write: () => true } as never,
+        tty: false,
+      };
+      return { deps, reads };
+    };
+    const problem = (status: number, title: string) =>
+      new Response(JSON.stringify({ type: 'about:blank', title, status, detail: title }), {
+        status,
+        headers: { 'content-type': 'application/problem+json' },
+      });
+
+    const gone = answering((index) => (index === 0 ? problem(404, 'Not found') : undefined));
+    const first = await runImport(options, gone.deps);
+    expect(first).toMatchObject({ status: 'completed', upToDate: [] });
+    expect(first.changed.map((row) => row.differs ?? row.notCompared)).toEqual([
+      expect.stringMatching(/^site_\w+ is not found any more \(404 Not found\)$/),
+      ['name'],
+      ['name'],
+    ]);
+    expect(first.changed[0]!.detail).toMatch(
+      /is not found any more \(404 Not found\): if this row is another site, import it from a file of its own$/,
     );
+
+    // A token that may create sites but not read them: the service's own 403.
+    const forbidden = answering(() => undefined, 'sites:write');
+    const refused = await runImport(options, forbidden.deps);
+    expect(forbidden.reads).toHaveLength(1);
+    expect(refused.status).toBe('completed');
+    expect(refused.changed.map((row) => row.notCompared)).toEqual(
+      Array(3).fill(expect.stringMatching(/^these credentials may not read it \(403 /)),
+    );
+    expect(refused.changed[1]!.detail).toMatch(
+      /change site_\w+ with PATCH \/api\/v1\/sites\/site_\w+ \(not compared with the row: these credentials may not read it \(403 [^)]*\)\)$/,
+    );
+
+    const unavailable = answering(() => new Response('{}', { status: 503, headers: { 'retry-after': '0' } }));
+    const interrupted = await runImport(options, unavailable.deps);
+    expect(unavailable.reads).toHaveLength(2);
+    expect(interrupted).toMatchObject({
+      status: 'interrupted',
+      changed: [],
+      error: expect.stringMatching(/^row 1: GET .* 503/),
+    });
   });
 
   it('a message (no natural key) is found by its place in the file; a row appended beside it is sent', async () => {

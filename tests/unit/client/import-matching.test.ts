@@ -55,6 +55,12 @@ function importOf(resource: ImportResource) {
       sending(index: number) {
         log.record({ ...ref(rows[index]!), outcome: 'sending' });
       },
+      /** Read back and found to match its resource (run.ts): a line without a key. */
+      upToDate(index: number, id: string) {
+        const { key: _key, ...place } = ref(rows[index]!);
+        const natural = rows[index]!.naturalKey ? { siteCode: rows[index]!.naturalKey } : {};
+        log.record({ ...place, outcome: 'up-to-date', id, checkedAt: 'now', ...natural });
+      },
       close: () => log.close(),
     };
   };
@@ -170,6 +176,41 @@ describe('requests whose answer was lost', () => {
     const again = run([note('a'), note('b, corrected')]);
     expect(again.states[1]).toEqual(changed(null, 'key'));
     again.close();
+  });
+});
+
+describe('rows changed after creation, then found up to date with their resource', () => {
+  it('stays up to date on later runs; edited again, it is that resource changed again, by siteCode or by place', () => {
+    const run = importOf('sites');
+    const first = run([site('S-1'), site('S-2')]);
+    first.created(0, 'site_1');
+    first.created(1, 'site_2');
+    first.close();
+    const second = run([site('S-1', 'Renamed'), site('S-2')]);
+    expect(second.states[0]).toEqual(changed('site_1', 'siteCode'));
+    second.upToDate(0, 'site_1');
+    second.close();
+    expect(run([site('S-1', 'Renamed'), site('S-2')]).kinds).toEqual(['up-to-date', 'created']);
+
+    // A new siteCode (found by its place), which the PATCH gives the site too; then the row is edited again
+    // and moved: found by the new code, which the up-to-date line records.
+    const third = run([site('S-1B', 'Renamed'), site('S-2')]);
+    expect(third.states[0]).toEqual(changed('site_1', 'position'));
+    third.upToDate(0, 'site_1');
+    third.close();
+    const fourth = run([site('S-2'), site('S-1B', 'Renamed again')]);
+    expect(fourth.states).toEqual([{ kind: 'created', id: 'site_2' }, changed('site_1', 'siteCode')]);
+    fourth.close();
+
+    const messages = importOf('messages');
+    const one = messages([note('a'), note('b')]);
+    one.created(0, 'm1');
+    one.created(1, 'm2');
+    one.close();
+    const two = messages([note('a'), note('b, corrected')]);
+    two.upToDate(1, 'm2');
+    two.close();
+    expect(messages([note('a'), note('b, corrected twice')]).states[1]).toEqual(changed('m2', 'position'));
   });
 });
 

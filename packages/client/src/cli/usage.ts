@@ -14,9 +14,10 @@ const COMMAND_USAGE = {
              [--retry-rejected]
       one create per row, ${DEFAULT_RATE} a minute unless --rate (at most ${MAX_RATE}); rejected rows listed at the end. Run it
       again to resume, or after correcting the file in place (rows fixed, added, moved, removed): rows created before
-      are not sent again, corrected ones are; a row changed after its resource was created is reported with the
-      resource's id (change it with PATCH), not sent. Unchanged rows refused for what they say (400, 413, 415, 422,
-      409 duplicate) are reported again, not sent, unless --retry-rejected`,
+      are not sent again, corrected ones are; a row changed after its resource was created is not sent: that
+      resource is read back and reported with the fields to change with PATCH, or, once it matches the row, up to
+      date (not read again). Unchanged rows refused for what they say (400, 413, 415, 422, 409 duplicate) are
+      reported again, not sent, unless --retry-rejected`,
   token: `  svc token [--json]
       prints the bare access token, for "Authorization: Bearer $(svc token)"; --json: the whole token response`,
   get: `  svc get <path>

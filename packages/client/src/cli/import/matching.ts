@@ -20,6 +20,8 @@ export type RowState =
   | { kind: 'created'; id: string }
   /** Changed since its resource was created: not sent. `id` is null when only a key's conflict told it. */
   | { kind: 'changed'; id: string | null; matchedBy: 'siteCode' | 'clientTicketNumber' | 'position' | 'key' }
+  /** Changed since its resource was created, and that resource found to match it since: neither sent nor read. */
+  | { kind: 'up-to-date'; id: string }
   /** Refused before with this same content. */
   | { kind: 'rejected'; entry: RejectedEntry }
   /** Sent under `key` without a recorded answer (or in the place of such a row): sent again under that key. */
@@ -40,6 +42,7 @@ function recorded(log: ProgressLog, identity: string): RowState | undefined {
   const entry = log.entryOf(identity);
   if (!entry) return undefined;
   if (entry.outcome === 'created') return { kind: 'created', id: entry.id };
+  if (entry.outcome === 'up-to-date') return { kind: 'up-to-date', id: entry.id };
   if (entry.outcome === 'sending') return { kind: 'in-doubt', key: entry.key };
   if (isKeyConflict(entry)) return { kind: 'changed', id: null, matchedBy: 'key' };
   return { kind: 'rejected', entry };
@@ -47,7 +50,7 @@ function recorded(log: ProgressLog, identity: string): RowState | undefined {
 
 /** The state a row takes over from the earlier row whose place it took. */
 function inherit(earlier: RowState): RowState {
-  if (earlier.kind === 'created' || earlier.kind === 'changed')
+  if (earlier.kind === 'created' || earlier.kind === 'changed' || earlier.kind === 'up-to-date')
     return { kind: 'changed', id: earlier.id, matchedBy: 'position' };
   if (earlier.kind === 'in-doubt') return earlier;
   return NEW;
@@ -134,15 +137,17 @@ function follow(
 }
 
 /**
- * Settles the rows not known by their content whose natural key a created row had: changed after that
- * creation, or, while another row still holds the created content, a second row with the same value (sent: the
- * service refuses it as a duplicate). Answers the ids of the resources so claimed.
+ * Settles the rows not known by their content whose natural key a created row had (or a row up to date with
+ * its resource, whose natural key may have been changed with the resource's): changed after that creation,
+ * or, while another row still holds that content, a second row with the same value (sent: the service
+ * refuses it as a duplicate). Answers the ids of the resources so claimed.
  */
 function byNaturalKey(natural: NaturalKeys, states: Array<RowState | undefined>, present: Set<string>): Set<string> {
   const claimed = new Set<string>();
   const field = NATURAL_KEY[natural.resource];
   if (!field) return claimed;
-  const created = new Map(natural.log.createdEntries().map((entry) => [entry[field], entry]));
+  // The latest line of a natural key wins: a row up to date with its resource was written after its creation.
+  const created = new Map(natural.log.resourceEntries().map((entry) => [entry[field], entry]));
   for (const [index, row] of natural.rows.entries()) {
     const entry = row.naturalKey === undefined ? undefined : created.get(row.naturalKey);
     if (states[index] || !entry) continue;

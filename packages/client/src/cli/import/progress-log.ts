@@ -8,6 +8,7 @@
  *   {"row":1,"line":2,"hash":"…","n":1,"key":"svc-import:sites:…","outcome":"sending"}
  *   {"row":1,"line":2,"hash":"…","n":1,"key":"…","outcome":"created","id":"site_…","replayed":false,"siteCode":"S-1"}
  *   {"row":2,"line":3,"hash":"…","n":1,"key":"…","outcome":"rejected","status":422,"type":"…","title":"…","detail":"…"}
+ *   {"row":3,"line":4,"hash":"…","n":1,"outcome":"up-to-date","id":"site_…","siteCode":"S-3","checkedAt":"…"}
  *
  * The header names the import (its id is part of every key). A revision line lists the rows of the file as
  * a run read it, each by its content's hash (identity.ts), whenever the content differs from the last
@@ -16,6 +17,11 @@
  * revision then: `sending` before its request (so a request whose answer was lost is known), then the
  * service's definite answer. Every line is written and flushed to disk before the next step. A line cut
  * short by a kill is ignored: its row was not recorded, so it is sent again under its key.
+ *
+ * `up-to-date` records a row changed after its resource was created whose resource, read back, held what the
+ * row says (changed with PATCH since): nothing was sent, so the line has no key, and later runs neither send
+ * nor read it. The missing key is also what keeps such a log readable by an svc before these lines: it skips
+ * a row line without a key, and reports the row as changed as it always did.
  */
 import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { ExistingResource } from '../../errors.js';
@@ -71,7 +77,17 @@ export type RejectedEntry = RowRef & {
   /** A duplicate's (409 duplicate-resource) existing resource. */
   existing?: ExistingResource;
 };
-export type RowEntry = (RowRef & { outcome: 'sending' }) | CreatedEntry | RejectedEntry;
+/** A changed row its resource matched when read back; no key: nothing was sent. */
+export type UpToDateEntry = Omit<RowRef, 'key'> & {
+  outcome: 'up-to-date';
+  id: string;
+  checkedAt: string;
+  siteCode?: string;
+  clientTicketNumber?: string;
+};
+export type RowEntry = (RowRef & { outcome: 'sending' }) | CreatedEntry | RejectedEntry | UpToDateEntry;
+/** A row line naming its resource: created by the row, or up to date with it. */
+export type ResourceEntry = CreatedEntry | UpToDateEntry;
 
 export class ProgressLogMismatch extends Error {}
 
@@ -137,9 +153,11 @@ export class ProgressLog {
     return this.latest.get(identity);
   }
 
-  /** Every created row's line. */
-  createdEntries(): CreatedEntry[] {
-    return [...this.latest.values()].filter((entry): entry is CreatedEntry => entry.outcome === 'created');
+  /** The line of each row created, or up to date with its resource, in the order of each row's first line. */
+  resourceEntries(): ResourceEntry[] {
+    return [...this.latest.values()].filter(
+      (entry): entry is ResourceEntry => entry.outcome === 'created' || entry.outcome === 'up-to-date',
+    );
   }
 
   /** The file as this run reads it, when it differs from the last revision. */
@@ -165,7 +183,8 @@ export class ProgressLog {
       if (Array.isArray(line.rows)) this.revisions.push(line);
       return;
     }
-    if (typeof line.hash !== 'string' || typeof line.n !== 'number' || typeof line.key !== 'string') return;
+    if (typeof line.hash !== 'string' || typeof line.n !== 'number') return;
+    if (line.outcome === 'up-to-date' ? typeof line.id !== 'string' : typeof line.key !== 'string') return;
     const identity = identityOf(line.hash, line.n);
     if (this.latest.get(identity)?.outcome !== 'created') this.latest.set(identity, line);
   }

@@ -1,10 +1,12 @@
 /**
- * What an import reports: the counts, each rejected row with its problem and each row changed since its
- * resource was created, on stdout at the end and in the report file.
+ * What an import reports: the counts, each rejected row with its problem, each row changed since its
+ * resource was created (with how that resource differs from it) and each such row its resource matches
+ * now, on stdout at the end and in the report file.
  */
 import type { ExistingResource } from '../../errors.js';
 import type { RowState } from './matching.js';
 import type { RejectedEntry } from './progress-log.js';
+import type { ReadBack } from './read-back.js';
 import type { ImportResource } from './rows.js';
 
 export interface RejectedRow {
@@ -31,7 +33,20 @@ export interface ChangedRow {
   id: string | null;
   /** How the row was found to be that resource's: its natural key, its place in the file, or its key. */
   matchedBy: Extract<RowState, { kind: 'changed' }>['matchedBy'];
+  /** The fields in which the resource, read back by this run, differs from the row. */
+  differs?: string[];
+  /** Why the resource was not compared with the row, when its id is known (not found, not readable). */
+  notCompared?: string;
   detail: string;
+}
+
+/** A row changed since its resource was created that the resource matches (it was changed to the row since). */
+export interface UpToDateRow {
+  row: number;
+  line: number;
+  id: string;
+  /** Read back by this run; otherwise an earlier run's reading, from the progress log. */
+  checkedThisRun: boolean;
 }
 
 export type ImportStatus = 'completed' | 'stopped' | 'interrupted' | 'refused';
@@ -55,6 +70,8 @@ export interface ImportReport {
   rejected: RejectedRow[];
   /** Rows changed since their resource was created: not sent (that would create a second one). */
   changed: ChangedRow[];
+  /** Rows changed since their resource was created whose resource holds what they say: nothing to do. */
+  upToDate: UpToDateRow[];
   /** Why the run ended early. */
   error?: string;
 }
@@ -94,13 +111,16 @@ const LOOKUP: Record<ImportResource, string | undefined> = {
   messages: undefined,
 };
 
-const AFTER_PATCH = ' (svc import cannot see a PATCH: this row is reported on every run of this file)';
-
-/** What the integrator reads of a row changed since its resource was created, and what to do instead. */
+/**
+ * What the integrator reads of a row changed since its resource was created, and what to do instead: from
+ * `readBack`, how the resource differs from the row (the PATCH that makes it the row's, after which the
+ * next run finds it up to date), or why it was not compared.
+ */
 export function changedRow(
   resource: ImportResource,
   row: { row: number; line: number; naturalKey?: string },
   state: Extract<RowState, { kind: 'changed' }>,
+  readBack?: Exclude<ReadBack, { kind: 'up-to-date' }>,
 ): ChangedRow {
   const noun = NOUN[resource];
   const how =
@@ -109,18 +129,35 @@ export function changedRow(
       : state.matchedBy === 'key'
         ? "its key's earlier request, whose answer was lost"
         : `same ${state.matchedBy}`;
-  const lookup = LOOKUP[resource];
-  const find = lookup && row.naturalKey ? `svc get '${resource}?${lookup}=${row.naturalKey}'` : `svc get ${resource}`;
-  const detail =
-    state.id === null
-      ? `changed since its ${noun} was created (${how}; its id is unknown: find it with ${find}): not sent, ` +
-        `which would create a second ${noun}; change that ${noun} with PATCH /api/v1/${resource}/{id}`
-      : `changed since it was created as ${state.id} (${how}): not sent, which would create a second ${noun}; ` +
-        `change ${state.id} with PATCH /api/v1/${resource}/${state.id}` +
-        (state.matchedBy === 'position' ? `, or if this row is another ${noun}, import it from a file of its own` : '');
-  // After the PATCH the same line comes again on the next run; without this the integrator reads it as the
-  // PATCH having failed. The log cannot tell a PATCH happened.
-  return { row: row.row, line: row.line, id: state.id, matchedBy: state.matchedBy, detail: `${detail}${AFTER_PATCH}` };
+  const ref = { row: row.row, line: row.line, id: state.id, matchedBy: state.matchedBy };
+  if (state.id === null) {
+    const lookup = LOOKUP[resource];
+    const find = lookup && row.naturalKey ? `svc get '${resource}?${lookup}=${row.naturalKey}'` : `svc get ${resource}`;
+    const detail =
+      `changed since its ${noun} was created (${how}; its id is unknown: find it with ${find}): not sent, ` +
+      `which would create a second ${noun}; change that ${noun} with PATCH /api/v1/${resource}/{id}`;
+    return { ...ref, detail };
+  }
+  const id = state.id;
+  const another = `if this row is another ${noun}, import it from a file of its own`;
+  const patch = `PATCH /api/v1/${resource}/${id}${state.matchedBy === 'position' ? `, or ${another}` : ''}`;
+  const start = `changed since it was created as ${id} (${how}): not sent, which would create a second ${noun}; `;
+  if (readBack?.kind === 'differs') {
+    const fields = readBack.fields.join(', ');
+    // A message stays on its visit: PATCH does not take siteVisitId.
+    const action = readBack.fields.includes('siteVisitId')
+      ? `${id} is a message of another visit: ${another}`
+      : `change ${readBack.fields.length === 1 ? 'it' : 'them'} with ${patch}`;
+    return { ...ref, differs: readBack.fields, detail: `${start}${id} differs from the row in ${fields}: ${action}` };
+  }
+  if (readBack?.kind === 'not-found')
+    return { ...ref, notCompared: readBack.why, detail: `${start}${readBack.why}: ${another}` };
+  const notCompared = readBack ? ` (not compared with the row: ${readBack.why})` : '';
+  return {
+    ...ref,
+    ...(readBack ? { notCompared: readBack.why } : {}),
+    detail: `${start}change ${id} with ${patch}${notCompared}`,
+  };
 }
 
 export function describeRejection(row: RejectedRow): string {
@@ -135,14 +172,26 @@ export function describeRejection(row: RejectedRow): string {
   return `${what}: ${row.detail}${fields ? ` (${fields})` : ''}${existing}${again}`;
 }
 
-/** What stdout gets at the end: the counts, then each rejected and each changed row, and where the files are. */
+/** What the integrator reads of a changed row its resource matches, found so by this run. */
+export function describeUpToDate(row: UpToDateRow): string {
+  return `up to date: ${row.id} holds what the row says, changed since its creation; not read again`;
+}
+
+/**
+ * What stdout gets at the end: the counts, then each rejected and each changed row, each row this run found
+ * up to date, and where the files are.
+ */
 export function summary(report: ImportReport, reportPath: string): string {
   const changed = report.changed.length > 0 ? `changed since created ${report.changed.length}; ` : '';
+  const upToDate = report.upToDate.length > 0 ? `up to date after a change ${report.upToDate.length}; ` : '';
   const lines = [
     `${report.resource}: ${report.rows} rows; created ${report.created} now (${report.replayed} answered from an earlier attempt), ` +
-      `${report.alreadyCreated} before; rejected ${report.rejected.length}; ${changed}${report.status}`,
+      `${report.alreadyCreated} before; rejected ${report.rejected.length}; ${changed}${upToDate}${report.status}`,
     ...report.rejected.map((row) => `  row ${row.row} (line ${row.line}): ${describeRejection(row)}`),
     ...report.changed.map((row) => `  row ${row.row} (line ${row.line}): ${row.detail}`),
+    ...report.upToDate
+      .filter((row) => row.checkedThisRun)
+      .map((row) => `  row ${row.row} (line ${row.line}): ${describeUpToDate(row)}`),
     ...(report.error ? [`stopped early: ${report.error}`] : []),
     `report: ${reportPath}; progress log: ${report.progressLog}`,
   ];

@@ -3,8 +3,9 @@
  * answer recorded in the progress log before the next row, and a report of the rejected rows.
  *
  * Before any request the progress log settles what it can (matching.ts): rows created before are skipped,
- * rows changed since their creation are reported and not sent, rows refused for good and unchanged are
- * reported again. Outcomes of a row sent: created (201, also a replay of an earlier attempt), rejected (a
+ * rows refused for good and unchanged are reported again. A row changed since its creation is not sent: its
+ * resource is read back at the same pace (read-back.ts) and the row reported up to date with it (recorded,
+ * not read again) or with the fields to PATCH. Outcomes of a row sent: created (201, also a replay of an earlier attempt), rejected (a
  * definite 4xx: the row's data or references must be fixed), or the run stops (credentials or scope refused:
  * nothing will succeed; or temporary failures outlasted the retries: re-run to resume).
  */
@@ -28,8 +29,17 @@ import { Pacer } from './pace.js';
 import { type IdentifiedRow, identify, NATURAL_KEY } from './identity.js';
 import { isKeyConflict, keyFor, type RowState, rowStates } from './matching.js';
 import { ProgressLog, type RejectedEntry } from './progress-log.js';
-import { changedRow, describeRejection, type ImportReport, isFinal, rejectedFromLog } from './report.js';
+import { type ReadBack, readBack } from './read-back.js';
+import {
+  changedRow,
+  describeRejection,
+  describeUpToDate,
+  type ImportReport,
+  isFinal,
+  rejectedFromLog,
+} from './report.js';
 import { type ImportResource, readImportFile } from './rows.js';
+import { UnknownTicket, withVisitId } from './visit-lookup.js';
 
 export interface ImportOptions {
   resource: ImportResource;
@@ -92,27 +102,33 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
     replayed: 0,
     rejected: [],
     changed: [],
+    upToDate: [],
   };
-  // What the log settles before any request: created rows, rows changed since, rows refused for good.
-  const toSend: Array<{ row: IdentifiedRow; state: RowState }> = [];
+  // What the log settles before any request: created rows, rows refused for good, rows changed since whose
+  // resource is unknown or was found up to date. The rest are sent, or read back (changed, with an id).
+  const toDo: Array<{ row: IdentifiedRow; state: RowState }> = [];
   rows.forEach((row, index) => {
     const state = states[index]!;
-    if (!row.body) toSend.push({ row, state });
+    if (!row.body) toDo.push({ row, state });
     else if (state.kind === 'created') report.alreadyCreated++;
-    else if (state.kind === 'changed') report.changed.push(changedRow(resource, row, state));
+    else if (state.kind === 'up-to-date')
+      report.upToDate.push({ row: row.row, line: row.line, id: state.id, checkedThisRun: false });
+    else if (state.kind === 'changed' && state.id === null) report.changed.push(changedRow(resource, row, state));
     else if (state.kind === 'rejected' && isFinal(state.entry) && !options.retryRejected)
       report.rejected.push(rejectedFromLog(row, state.entry, true));
-    else toSend.push({ row, state });
+    else toDo.push({ row, state });
   });
-  const settled = rows.length - toSend.length;
+  const settled = rows.length - toDo.length;
   const display = new ProgressDisplay(deps.progressOut, deps.tty);
   const pacer = new Pacer(options.ratePerMinute, runtime);
   const collection = client[SUBRESOURCE[resource]];
   const visitIds = new Map<string, string>();
   let doneThisRun = 0;
-  // Rows sent at the pace: the rate's count. A row refused before sending (unreadable, an unknown ticket) takes
-  // no interval, and counted made the rate read above --rate (145/min at 99).
+  // Rows sent or read back at the pace: the rate's count. A row refused before sending (unreadable, an unknown
+  // ticket) takes no interval, and counted made the rate read above --rate (145/min at 99).
   let sentThisRun = 0;
+  // Once the credentials may not read (403), the other changed rows are not read either: each would be refused.
+  let readRefused: Extract<ReadBack, { kind: 'not-read' }> | undefined;
   const show = (force = false) =>
     display.update(
       {
@@ -158,10 +174,50 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
     report.rejected.push(rejected);
     display.note(`row ${row.row} (line ${row.line}) rejected: ${describeRejection(rejected)}`);
   };
+  /** Ends the run on what no later row would get past: credentials refused, failures that outlasted retries. */
+  const endRun = (row: IdentifiedRow, error: unknown) => {
+    report.status =
+      error instanceof CredentialsError || (error instanceof ApiError && error.status === 403)
+        ? 'refused'
+        : 'interrupted';
+    report.error = `row ${row.row}: ${error instanceof SiteServicesError || error instanceof NetworkError ? error.message : String(error)}`;
+  };
+  /** A changed row with its resource's id: read back, then up to date (recorded) or reported changed. */
+  const check = async (row: IdentifiedRow, body: Record<string, unknown>, state: ChangedWithId) => {
+    let result: ReadBack | undefined = readRefused;
+    if (!result) {
+      try {
+        const sent = resource === 'messages' ? await withVisitId(body, client, visitIds, pacer) : body;
+        result = await readBack(resource, collection, pacer, state.id, sent);
+      } catch (error) {
+        if (!(error instanceof UnknownTicket)) throw error;
+        result = { kind: 'not-read', why: error.message };
+      }
+      sentThisRun++;
+      if (result.kind === 'not-read' && result.refused) readRefused = result;
+    }
+    if (result.kind === 'up-to-date') {
+      const field = NATURAL_KEY[resource];
+      log.record({
+        ...rowPlace(row),
+        outcome: 'up-to-date',
+        id: state.id,
+        checkedAt: now(),
+        ...(field && row.naturalKey ? { [field]: row.naturalKey } : {}),
+      });
+      const upToDate = { row: row.row, line: row.line, id: state.id, checkedThisRun: true };
+      report.upToDate.push(upToDate);
+      display.note(`row ${row.row} (line ${row.line}) ${describeUpToDate(upToDate)}`);
+      return;
+    }
+    const changed = changedRow(resource, row, state, result);
+    report.changed.push(changed);
+    display.note(`row ${row.row} (line ${row.line}) ${changed.detail}`);
+  };
 
   show(true);
   try {
-    for (const { row, state } of toSend) {
+    for (const { row, state } of toDo) {
       if (deps.stopRequested?.()) {
         report.status = 'stopped';
         break;
@@ -169,6 +225,13 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
       const key = keyFor(resource, log, row, state);
       if (!row.body) {
         reject(row, key, undefined, row.error ?? 'unreadable row', 'Unreadable row');
+      } else if (state.kind === 'changed' && state.id !== null) {
+        try {
+          await check(row, row.body, { ...state, id: state.id });
+        } catch (error) {
+          endRun(row, error);
+          break;
+        }
       } else {
         try {
           const body = resource === 'messages' ? await withVisitId(row.body, client, visitIds, pacer) : row.body;
@@ -198,11 +261,7 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
           ) {
             reject(row, key, error.problem, error.message, 'Rejected');
           } else {
-            report.status =
-              error instanceof CredentialsError || (error instanceof ApiError && error.status === 403)
-                ? 'refused'
-                : 'interrupted';
-            report.error = `row ${row.row}: ${error instanceof SiteServicesError || error instanceof NetworkError ? error.message : String(error)}`;
+            endRun(row, error);
             break;
           }
         }
@@ -217,35 +276,14 @@ export async function runImport(options: ImportOptions, deps: ImportDeps): Promi
   display.finish();
   report.rejected.sort((a, b) => a.row - b.row);
   report.changed.sort((a, b) => a.row - b.row);
+  report.upToDate.sort((a, b) => a.row - b.row);
   report.finishedAt = now();
   writeFileSync(reportPath, `${JSON.stringify(report, null, 2)}\n`);
   return report;
 }
 
-const rowRef = (row: IdentifiedRow, key: string) => ({ row: row.row, line: row.line, hash: row.hash, n: row.n, key });
+type ChangedWithId = Extract<RowState, { kind: 'changed' }> & { id: string };
 
-class UnknownTicket extends Error {}
-
-/**
- * A message row may name its visit by the client's own ticket number (`clientTicketNumber`) instead of
- * `siteVisitId`: it is looked up (once per ticket, at the import's pace) and sent as `siteVisitId`, so the
- * body, and what its key stands for, is the same on every run.
- */
-async function withVisitId(
-  body: Record<string, unknown>,
-  client: SiteServicesClient,
-  cache: Map<string, string>,
-  pacer: Pacer,
-): Promise<Record<string, unknown>> {
-  const { clientTicketNumber, ...rest } = body;
-  if (typeof clientTicketNumber !== 'string' || 'siteVisitId' in body) return body;
-  let visitId = cache.get(clientTicketNumber);
-  if (visitId === undefined) {
-    await pacer.wait();
-    visitId = (await client.siteVisits.findByClientTicketNumber(clientTicketNumber))?.id;
-    if (visitId === undefined)
-      throw new UnknownTicket(`no site visit has clientTicketNumber ${JSON.stringify(clientTicketNumber)}`);
-    cache.set(clientTicketNumber, visitId);
-  }
-  return { ...rest, siteVisitId: visitId };
-}
+/** A row's line in the log without a key: a row nothing was sent for. */
+const rowPlace = (row: IdentifiedRow) => ({ row: row.row, line: row.line, hash: row.hash, n: row.n });
+const rowRef = (row: IdentifiedRow, key: string) => ({ ...rowPlace(row), key });
