@@ -1,4 +1,5 @@
 /** Arrange steps for message tests: a tenant with a visit, valid message bodies, uploads of attachments. */
+import { sql } from 'kysely';
 import type { TestApp } from './app.js';
 import type { Operator } from './tenants.js';
 import { fileForm, MULTIPART_CONTENT_TYPE } from './multipart.js';
@@ -88,4 +89,16 @@ export function uploadAttachment(
     body: fileForm(data, filename, declared),
     headers: { 'content-type': MULTIPART_CONTENT_TYPE },
   });
+}
+
+/**
+ * `count` copies of the message, with ids `prefix` + 1…count, after every message there is (a plan's test of a
+ * table of many messages, made in one statement).
+ */
+export async function copyMessage(t: TestApp, messageId: string, prefix: string, count: number): Promise<void> {
+  await sql`insert into messages (id, tenant_id, site_visit_id, type, status, message_thread, urgency, buyer,
+      client_contacts, svc_pm, record_owner, method, occurred_at)
+    select ${prefix} || n, tenant_id, site_visit_id, type, status, message_thread, urgency, buyer,
+      client_contacts, svc_pm, record_owner, method, occurred_at
+    from messages, generate_series(1, ${count}) n where id = ${messageId}`.execute(t.database.db);
 }

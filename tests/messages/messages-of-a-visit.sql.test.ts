@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createMessage, messageTenant } from '../helpers/messages.js';
+import { copyMessage, createMessage, messageTenant } from '../helpers/messages.js';
 import { createVisit } from '../helpers/visits.js';
 
 const MESSAGES = 5_000;
@@ -17,22 +17,13 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-/** `count` copies of the message, after every message there is (so later in the list's order). */
-async function copies(messageId: string, prefix: string, count: number): Promise<void> {
-  await sql`insert into messages (id, tenant_id, site_visit_id, type, status, message_thread, urgency, buyer,
-      client_contacts, svc_pm, record_owner, method, occurred_at)
-    select ${prefix} || n, tenant_id, site_visit_id, type, status, message_thread, urgency, buyer,
-      client_contacts, svc_pm, record_owner, method, occurred_at
-    from messages, generate_series(1, ${count}) n where id = ${messageId}`.execute(t.database.db);
-}
-
 it("reads a page of a visit's messages by index, in order, however many the tenant and the visit have", async () => {
   const m = await messageTenant(t);
   // The tenant's other visit, with many messages before the visit's: the tenant's list would read through them.
   const other = await createVisit(t, m);
-  await copies((await createMessage(t, { ...m, visitId: other.id })).id, 'msg_other_', MESSAGES);
+  await copyMessage(t, (await createMessage(t, { ...m, visitId: other.id })).id, 'msg_other_', MESSAGES);
   const first = await createMessage(t, m);
-  await copies(first.id, 'msg_copy_', MESSAGES);
+  await copyMessage(t, first.id, 'msg_copy_', MESSAGES);
   await sql`analyze messages`.execute(t.database.db);
 
   // The shape of the list's statement: the tenant's, one visit's, after a position, in order, a page and one.

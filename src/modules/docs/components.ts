@@ -11,6 +11,7 @@ import { EVENT_ENVELOPE_SCHEMAS } from '../outbox/event-schemas.js';
 import { EVENT_TYPES } from '../outbox/types.js';
 import { eventSchemaName } from '../outbox/webhooks-openapi.js';
 import { FileObject, FileVersion } from '../files/schemas.js';
+import { InboxMessage } from '../messages/inbox-schemas.js';
 import { Listener, ListenerCreateBody, ListenerDocument } from '../webhook-listeners/schemas.js';
 import {
   FileAttachmentUpload,
@@ -138,6 +139,7 @@ const NAMED: [name: string, definition: NamedSchema][] = [
   ['MessageList', { schema: MessageList, in: 'client' }],
   ['FileAttachmentUpload', { schema: FileAttachmentUpload, in: 'client' }],
   ['OperatorMessage', { schema: OperatorMessageResource, example: operator.operatorMessageExample, in: 'operator' }],
+  ['InboxMessage', { schema: InboxMessage, example: operator.inboxMessageExample, in: 'operator' }],
   ['WebhookSubscription', { schema: Subscription, example: examples.subscriptionExample }],
   [
     'WebhookSubscriptionCreate',

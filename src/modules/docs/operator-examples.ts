@@ -87,6 +87,22 @@ export const operatorMessageExample = {
   },
 };
 
+/** The same message in the operator's inbox: who wrote about which visit, and how the text begins. */
+export const inboxMessageExample = {
+  messageId: messageExample.id,
+  tenantId: CLIENT_ID,
+  tenantName: tenantExample.name,
+  siteVisitId: messageExample.attributes.siteVisitId,
+  clientTicketNumber: siteVisitExample.attributes.clientTicketNumber,
+  sender: messageExample.attributes.recordOwner,
+  type: messageExample.attributes.type,
+  urgency: messageExample.attributes.urgency,
+  createdAt: messageExample.attributes.createdAt,
+  preview: messageExample.attributes.messageThread,
+  previewTruncated: false,
+  hasFileAttachment: true,
+};
+
 export const legacySubscriptionCreateExample = {
   targetUrl: 'https://hooks.example.com/legacy',
   eventTypes: ['ticket.created'],

@@ -1,6 +1,7 @@
 /**
- * Operator API: the messages a client sent about a visit (its notes and their attachments), which the operator,
- * who performs the visit, reads. Read-only: messages are the client's; the client API writes them.
+ * Operator API: the messages clients sent about their visits (their notes and attachments), which the operator,
+ * who performs the visits, reads: every tenant's as they arrive (the inbox), and one visit's whole. Read-only:
+ * messages are the client's; the client API writes them.
  */
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
@@ -12,7 +13,13 @@ import { sendLatestFile } from '../files/service.js';
 import { getVisitOfAnyTenant } from '../site-visits/service.js';
 import { OperatorVisitParams } from '../site-visits/workflow-schemas.js';
 import { FILE_ATTACHMENT_MEDIA_TYPES, fileAttachmentOwner } from './file-attachment.js';
-import { listVisitMessages, messageTenantOfAnyTenant, toOperatorMessageResource } from './operator-messages.js';
+import { InboxMessage, InboxQuery, PREVIEW_LENGTH } from './inbox-schemas.js';
+import {
+  listInbox,
+  listVisitMessages,
+  messageTenantOfAnyTenant,
+  toOperatorMessageResource,
+} from './operator-messages.js';
 import { OperatorMessageListQuery, OperatorMessageParams, OperatorMessageResource } from './schemas.js';
 
 const tags = ['Messages'];
@@ -20,6 +27,27 @@ const tags = ['Messages'];
 export function registerMessageAdminRoutes(app: Api, ctx: AppContext): void {
   const { db, clock } = ctx;
   const baseUrl = ctx.config.publicBaseUrl;
+
+  // SPEC has no event for a new message and the operator receives no webhooks: the operator polls this.
+  app.get(
+    '/admin/v1/messages',
+    {
+      schema: {
+        operationId: 'listInboxMessages',
+        summary: "List clients' messages across tenants (the inbox)",
+        description: `The clients' messages of every tenant in the order they arrived, each a summary: tenant, visit and its ticket number, sender, time, the text's first ${PREVIEW_LENGTH} characters and whether it has an attachment; the visit's messages (GET /admin/v1/site-visits/{visitId}/messages) hold the whole message. At most \`limit\` (default 50, at most 100), oldest first unless \`order=desc\`; \`tenantId\` keeps one tenant's. The next page: the same query with \`after\` set to the last \`messageId\` of this one; a page shorter than \`limit\` is the last. New messages: poll with \`order=desc\`, or page \`after\` the newest id seen (oldest first).`,
+        tags,
+        querystring: InboxQuery,
+        response: {
+          200: data(Type.Array(InboxMessage)),
+          ...problemResponses([401, 422], {
+            422: 'An unknown query parameter, a value out of range, or `after` names no message.',
+          }),
+        },
+      },
+    },
+    async (request) => ({ data: await listInbox(db, request.query) }),
+  );
 
   app.get(
     '/admin/v1/site-visits/:visitId/messages',

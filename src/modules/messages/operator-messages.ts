@@ -1,15 +1,17 @@
 /**
- * The operator's views of messages: a visit's messages, and the tenant of a message named by id alone. The
- * operator has no tenant of its own; each read here finds the owner's and then reads as that tenant.
+ * The operator's views of messages: the inbox of every tenant's, a visit's messages, and the tenant of a message
+ * named by id alone. The operator has no tenant of its own; a read of one message or visit finds the owner's and
+ * then reads as that tenant.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { ResourceObject } from '../../http/envelope.js';
+import { isoTime, type ResourceObject } from '../../http/envelope.js';
 import { notFound, validationProblem } from '../../http/problem.js';
 import { toFileObject } from '../files/schemas.js';
+import { type InboxMessageValue, type InboxQueryValue, PREVIEW_LENGTH } from './inbox-schemas.js';
 import * as repository from './repository.js';
 import type { OperatorMessageAttributesValue, OperatorMessageListQueryValue } from './schemas.js';
-import { loadMessageViews, type MessageView, toMessageResource } from './service.js';
+import { FILE_ATTACHMENT_OWNER, loadMessageViews, type MessageView, toMessageResource } from './service.js';
 
 /** The operator API's download of a message's attachment: the operator token does not open the client API's. */
 export function operatorFileAttachmentUrl(baseUrl: string, messageId: string): string {
@@ -50,4 +52,32 @@ export async function messageTenantOfAnyTenant(db: Kysely<Database>, messageId: 
   const tenantId = await repository.findMessageTenantId(db, messageId);
   if (tenantId === undefined) throw notFound('Message');
   return tenantId;
+}
+
+const INBOX_SUMMARY = { previewLength: PREVIEW_LENGTH, attachmentOwnerType: FILE_ATTACHMENT_OWNER };
+
+/** One page of the inbox, in arrival order (`after` the message it names, whichever tenant's: 422 when none). */
+export async function listInbox(db: Kysely<Database>, query: InboxQueryValue): Promise<InboxMessageValue[]> {
+  const { after, limit = 50, order = 'asc', ...filter } = query;
+  const afterSeq = after === undefined ? undefined : await repository.findMessageSeq(db, after);
+  if (after !== undefined && afterSeq === undefined) throw validationProblem({ after: ['names no message'] });
+  const rows = await repository.listInbox(db, filter, { limit, order, afterSeq }, INBOX_SUMMARY);
+  return rows.map(toInboxMessage);
+}
+
+function toInboxMessage(row: repository.InboxRow): InboxMessageValue {
+  return {
+    messageId: row.id,
+    tenantId: row.tenant_id,
+    tenantName: row.tenant_name,
+    siteVisitId: row.site_visit_id,
+    clientTicketNumber: row.client_ticket_number,
+    sender: row.record_owner,
+    type: row.type as InboxMessageValue['type'],
+    urgency: row.urgency as InboxMessageValue['urgency'],
+    createdAt: isoTime(row.created_at),
+    preview: row.preview,
+    previewTruncated: row.preview_truncated,
+    hasFileAttachment: row.has_file_attachment,
+  };
 }

@@ -1,10 +1,11 @@
 /** Messages in the database. Every function takes the tenant: another tenant's message is simply not found. */
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database, MessageRow, MessageUpdate, NewMessage } from '../../db/schema.js';
 import { touchVersionedRow } from '../../db/versioned-rows.js';
 import type { Executor } from '../../db/executor.js';
 import { readListing } from '../../db/listing.js';
 import { tenantRowReads, tenantVersionReads } from '../../db/tenant-row-reads.js';
+import { CLIENT_API_RECORD_OWNER } from './schemas.js';
 
 export async function insertMessage(tx: Transaction<Database>, message: NewMessage): Promise<MessageRow> {
   return tx.insertInto('messages').values(message).returningAll().executeTakeFirstOrThrow();
@@ -145,4 +146,85 @@ export async function listVisitMessages(
   limit: number,
 ): Promise<MessageRow[]> {
   return messagesAfter(db, tenantId, siteVisitId, afterSeq).selectAll().orderBy('seq').limit(limit).execute();
+}
+
+/** The operator's inbox: every tenant's messages unless the filter names one. */
+export interface InboxFilter {
+  tenantId?: string | undefined;
+}
+
+/** A page of the inbox: at most `limit` messages in arrival order, after the message of `afterSeq` when given. */
+export interface InboxPage {
+  limit: number;
+  order: 'asc' | 'desc';
+  afterSeq?: number | undefined;
+}
+
+/** What a summary holds of the text, and the owner type of the attachments whose presence it reports. */
+export interface InboxSummary {
+  previewLength: number;
+  attachmentOwnerType: string;
+}
+
+/**
+ * The inbox's statement: messages in `seq` order, each with its tenant's name, its visit's ticket number (both by
+ * primary key) and whether its attachment has a version (file_versions' key); only the text's first
+ * `previewLength` characters leave the database. Every tenant's are the clients' messages read through
+ * messages_client_arrival (migration 0014), whose predicate this states as a literal; one tenant's are read through
+ * messages_tenant_seq, and the predicate is left out there, lest the planner walk every tenant's to find the
+ * tenant's. It excludes nothing: the client API writes every message, each with recordOwner `Client API`.
+ */
+export function inboxStatement(db: Executor, filter: InboxFilter, page: InboxPage, summary: InboxSummary) {
+  const { previewLength, attachmentOwnerType } = summary;
+  let query = db
+    .selectFrom('messages as m')
+    .innerJoin('tenants as t', 't.id', 'm.tenant_id')
+    .innerJoin('site_visits as v', 'v.id', 'm.site_visit_id')
+    .select((eb) => [
+      'm.id',
+      'm.tenant_id',
+      't.name as tenant_name',
+      'm.site_visit_id',
+      'v.client_ticket_number',
+      'm.record_owner',
+      'm.type',
+      'm.urgency',
+      'm.created_at',
+      sql<string>`substr(m.message_thread, 1, ${previewLength})`.as('preview'),
+      sql<boolean>`char_length(m.message_thread) > ${previewLength}`.as('preview_truncated'),
+      eb
+        .exists(
+          eb
+            .selectFrom('file_versions as f')
+            .select(sql`1`.as('one'))
+            .whereRef('f.tenant_id', '=', 'm.tenant_id')
+            .where('f.owner_type', '=', attachmentOwnerType)
+            .whereRef('f.owner_id', '=', 'm.id'),
+        )
+        .$castTo<boolean>()
+        .as('has_file_attachment'),
+    ]);
+  query =
+    filter.tenantId === undefined
+      ? query.where('m.record_owner', '=', sql.lit(CLIENT_API_RECORD_OWNER))
+      : query.where('m.tenant_id', '=', filter.tenantId);
+  if (page.afterSeq !== undefined) query = query.where('m.seq', page.order === 'asc' ? '>' : '<', page.afterSeq);
+  return query.orderBy('m.seq', page.order).limit(page.limit);
+}
+
+export type InboxRow = Awaited<ReturnType<ReturnType<typeof inboxStatement>['execute']>>[number];
+
+export function listInbox(
+  db: Executor,
+  filter: InboxFilter,
+  page: InboxPage,
+  summary: InboxSummary,
+): Promise<InboxRow[]> {
+  return inboxStatement(db, filter, page, summary).execute();
+}
+
+/** A message's place in arrival order (where an inbox page after it starts), whichever tenant's it is. */
+export async function findMessageSeq(db: Executor, id: string): Promise<number | undefined> {
+  const row = await db.selectFrom('messages').select('seq').where('id', '=', id).executeTakeFirst();
+  return row === undefined ? undefined : Number(row.seq);
 }

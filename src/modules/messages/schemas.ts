@@ -194,12 +194,15 @@ export const OperatorMessageResource = ResourceSchema('messages', OperatorMessag
   title: 'Message (operator view)',
 });
 
+/** The size of an operator's page of messages (a visit's, the inbox): the client API's largest page at most. */
+export const OperatorMessageLimit = Type.Optional(
+  Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'At most this many messages.' }),
+);
+
 /** The operator's lists are pages of `limit` rows, the next one `after` the last row's id (as deliveries are). */
 export const OperatorMessageListQuery = Type.Object(
   {
-    limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'At most this many messages.' }),
-    ),
+    limit: OperatorMessageLimit,
     after: Type.Optional(
       Type.String({
         maxLength: 100,

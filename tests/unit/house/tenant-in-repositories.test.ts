@@ -31,6 +31,9 @@ const NOT_A_TENANTS: Record<string, Record<string, string>> = {
   'messages/repository.ts': {
     findMessageTenantId:
       "the operator's attachment download knows the message's id only: this finds its tenant, which every later read takes",
+    inboxStatement: "the operator's inbox, over every tenant unless its filter names one",
+    listInbox: "the operator's inbox, over every tenant unless its filter names one",
+    findMessageSeq: "the operator's inbox's cursor position, by message id",
   },
   'site-visits/repository.ts': {
     findVisitTenantId:
