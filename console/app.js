@@ -3,10 +3,12 @@ import { render } from './vendor/preact.mjs';
 import { useEffect, useState } from './vendor/hooks.mjs';
 import { api, signIn, signOut, whenUnauthorized } from './api.js';
 import { DeliveriesPage } from './deliveries.js';
+import { InboxPage } from './inbox.js';
 import { TenantPage, TenantsPage } from './tenants.js';
 import { ErrorBanner, html } from './ui.js';
+import { VisitPage } from './visits.js';
 
-/** The current route from location.hash: #/tenants, #/tenants/<id>, #/deliveries?<filters>. */
+/** The current route from location.hash: #/tenants, #/tenants/<id>, #/messages, #/visits/<id>, #/deliveries?<filters>. */
 function readRoute() {
   const [path, search = ''] = location.hash.replace(/^#/, '').split('?');
   const parts = path.split('/').filter(Boolean);
@@ -70,6 +72,8 @@ function App() {
   const current = (page) => (route.page === page ? 'page' : undefined);
   let content;
   if (route.page === 'tenants' && route.id) content = html`<${TenantPage} key=${route.id} tenantId=${route.id} />`;
+  else if (route.page === 'visits' && route.id) content = html`<${VisitPage} key=${route.id} visitId=${route.id} />`;
+  else if (route.page === 'messages') content = html`<${InboxPage} />`;
   else if (route.page === 'deliveries')
     content = html`<${DeliveriesPage} key=${JSON.stringify(route.params)} initial=${route.params} />`;
   else content = html`<${TenantsPage} />`;
@@ -78,6 +82,7 @@ function App() {
       <strong>Site Services</strong>
       <nav>
         <a href="#/tenants" aria-current=${current('tenants')}>Tenants</a>
+        <a href="#/messages" aria-current=${current('messages')}>Messages</a>
         <a href="#/deliveries" aria-current=${current('deliveries')}>Deliveries</a>
       </nav>
       <button type="button" class="link" onClick=${() => {

@@ -1,7 +1,8 @@
 // Deliveries: filters, the list (newest first, refreshed while watching), each one's attempt log, retry
 // of one, and retry of every failed delivery matching the filters after a dry-run count.
-import { useEffect, useRef, useState } from './vendor/hooks.mjs';
+import { useEffect, useState } from './vendor/hooks.mjs';
 import { api, query } from './api.js';
+import { useOpenRows, useWatchedList } from './loading.js';
 import { Badge, Chosen, ErrorBanner, EVENT_TYPES, html, when } from './ui.js';
 
 const WATCH_MS = 2000;
@@ -82,59 +83,24 @@ function BulkRetry({ filters, onRetried }) {
 export function DeliveriesPage({ initial }) {
   const [form, setForm] = useState(() => Object.fromEntries(FILTERS.map((name) => [name, initial[name] || ''])));
   const [applied, setApplied] = useState(form);
-  const [deliveries, setDeliveries] = useState();
-  const [open, setOpen] = useState(() => new Set());
   const [watching, setWatching] = useState(true);
-  const [error, setError] = useState();
+  const [open, toggle] = useOpenRows();
   const [actionError, setActionError] = useState();
-  const loading = useRef(false);
-  const again = useRef(false);
-  const filters = useRef(applied);
-  filters.current = applied;
-
-  // One list request at a time. A load asked for while one is under way (a retry's, new filters') is not
-  // dropped: that one's answer may predate the change, so it is discarded and the list read again, with the
-  // filters as they are then. Dropped, a retry's row stayed "failed" (for ever with Watch off).
-  const load = async () => {
-    if (loading.current) {
-      again.current = true;
-      return;
-    }
-    loading.current = true;
-    try {
-      do {
-        again.current = false;
-        const { status } = filters.current;
-        const params = { ...compact(apiFilters(filters.current)), status, order: 'desc', limit: 200 };
-        const found = await api('GET', `/deliveries${query(params)}`);
-        if (!again.current) {
-          setDeliveries(found);
-          setError(undefined);
-        }
-      } while (again.current);
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      loading.current = false;
-    }
-  };
-  useEffect(() => {
-    load();
-    if (!watching) return undefined;
-    const timer = setInterval(load, WATCH_MS);
-    return () => clearInterval(timer);
-  }, [JSON.stringify(applied), watching]);
+  const [deliveries, error, load] = useWatchedList(
+    () => {
+      const params = { ...compact(apiFilters(applied)), status: applied.status, order: 'desc', limit: 200 };
+      return api('GET', `/deliveries${query(params)}`);
+    },
+    JSON.stringify(applied),
+    watching,
+    WATCH_MS,
+  );
 
   const field = (name) => ({
     name,
     value: form[name],
     onInput: (event) => setForm({ ...form, [name]: event.target.value }),
   });
-  const toggle = (id) => {
-    const next = new Set(open);
-    next.has(id) ? next.delete(id) : next.add(id);
-    setOpen(next);
-  };
   const retry = async (id) => {
     setActionError(undefined);
     try {

@@ -1,5 +1,6 @@
-// What the console's sections share: a value loaded from the operator API, and an action's state.
-import { useCallback, useEffect, useState } from './vendor/hooks.mjs';
+// What the console's sections share: a value loaded from the operator API (once, or again and again while
+// watched), an action's state, and which rows of a table are open.
+import { useCallback, useEffect, useRef, useState } from './vendor/hooks.mjs';
 
 /** Loads with `load()` on mount and whenever `refresh()` is called; keeps the last error. */
 export function useLoaded(load, dependencies) {
@@ -38,4 +39,59 @@ export function useAction(refresh) {
     }
   };
   return { error, busy, run };
+}
+
+/**
+ * A list read with `read()` whenever `key` changes, and every `everyMs` while `watching`; answers the list, the
+ * last error and `load` (read it again now). One request at a time: a load asked for while one is under way (an
+ * action's, a new key's) is not dropped, since that one's answer may predate the change: it is discarded and the
+ * list read again, by the `read` of the latest render. Dropped, a retried delivery stayed "failed" (for ever with
+ * Watch off).
+ */
+export function useWatchedList(read, key, watching, everyMs) {
+  const [list, setList] = useState();
+  const [error, setError] = useState();
+  const latest = useRef(read);
+  latest.current = read;
+  const loading = useRef(false);
+  const again = useRef(false);
+  const load = useCallback(async () => {
+    if (loading.current) {
+      again.current = true;
+      return;
+    }
+    loading.current = true;
+    try {
+      do {
+        again.current = false;
+        const found = await latest.current();
+        if (!again.current) {
+          setList(found);
+          setError(undefined);
+        }
+      } while (again.current);
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      loading.current = false;
+    }
+  }, []);
+  useEffect(() => {
+    load();
+    if (!watching) return undefined;
+    const timer = setInterval(load, everyMs);
+    return () => clearInterval(timer);
+  }, [key, watching]);
+  return [list, error, load];
+}
+
+/** Which rows of a table are open (by id), and the toggle of one. */
+export function useOpenRows(initial = []) {
+  const [open, setOpen] = useState(() => new Set(initial));
+  const toggle = (id) => {
+    const next = new Set(open);
+    next.has(id) ? next.delete(id) : next.add(id);
+    setOpen(next);
+  };
+  return [open, toggle];
 }

@@ -1,7 +1,7 @@
-// One tenant's site visits and the operator's workflow actions on each.
+// Site visits (a tenant's latest, or one) and the operator's workflow actions on each, with the client's messages.
 import { useState } from './vendor/hooks.mjs';
 import { api, download } from './api.js';
-import { useAction, useLoaded } from './loading.js';
+import { useAction, useLoaded, useOpenRows } from './loading.js';
 import { VisitMessages } from './messages.js';
 import { Badge, Chosen, ErrorBanner, html } from './ui.js';
 
@@ -71,32 +71,42 @@ function VisitRow({ visit, refresh, messagesOpen, toggleMessages }) {
 /** The columns of a visit's row, which the row of its messages spans. */
 const COLUMNS = 5;
 
+/** Visits, each with its messages below it when open (kept by the table: a row is drawn anew at each version). */
+function VisitsTable({ visits, refresh, initiallyOpen }) {
+  const [open, toggle] = useOpenRows(initiallyOpen);
+  return html`<table>
+    <thead><tr><th>Ticket</th><th>Status</th><th>Field rep</th><th>Scheduled</th><th>Workflow</th></tr></thead>
+    <tbody>${visits.map(
+      (
+        visit,
+      ) => html`<${VisitRow} key=${`${visit.id}:${visit.meta.version}`} visit=${visit} refresh=${refresh} messagesOpen=${open.has(visit.id)} toggleMessages=${() => toggle(visit.id)} />
+        ${open.has(visit.id) && html`<${VisitMessages} key=${`messages:${visit.id}`} visitId=${visit.id} columns=${COLUMNS} />`}`,
+    )}</tbody>
+  </table>`;
+}
+
 export function Visits({ tenantId }) {
   const path = `/tenants/${encodeURIComponent(tenantId)}/site-visits`;
   const [visits, error, refresh] = useLoaded(() => api('GET', path), [path]);
-  // Here, not in the row: a row is drawn anew at each version of its visit, and its messages stay open.
-  const [open, setOpen] = useState(() => new Set());
-  const toggle = (id) => {
-    const next = new Set(open);
-    next.has(id) ? next.delete(id) : next.add(id);
-    setOpen(next);
-  };
   return html`<section class="card" aria-label="Site visits">
     <h2>Site visits <button type="button" class="link" onClick=${refresh}>Refresh</button></h2>
     <${ErrorBanner} error=${error} />
     ${visits && visits.length === 0 && html`<p class="muted">No visits yet: the client creates them (POST /api/v1/site-visits).</p>`}
-    ${
-      visits &&
-      visits.length > 0 &&
-      html`<table>
-      <thead><tr><th>Ticket</th><th>Status</th><th>Field rep</th><th>Scheduled</th><th>Workflow</th></tr></thead>
-      <tbody>${visits.map(
-        (
-          visit,
-        ) => html`<${VisitRow} key=${`${visit.id}:${visit.meta.version}`} visit=${visit} refresh=${refresh} messagesOpen=${open.has(visit.id)} toggleMessages=${() => toggle(visit.id)} />
-          ${open.has(visit.id) && html`<${VisitMessages} key=${`messages:${visit.id}`} visitId=${visit.id} columns=${COLUMNS} />`}`,
-      )}</tbody>
-    </table>`
-    }
+    ${visits && visits.length > 0 && html`<${VisitsTable} visits=${visits} refresh=${refresh} />`}
+  </section>`;
+}
+
+/** One visit, whichever tenant's, with its messages open: where the inbox's messages lead. */
+export function VisitPage({ visitId }) {
+  const [visit, error, refresh] = useLoaded(() => api('GET', `/site-visits/${encodeURIComponent(visitId)}`), [visitId]);
+  if (!visit) return html`<section><p><a href="#/messages">Messages</a></p><${ErrorBanner} error=${error} /></section>`;
+  const tenantId = visit.attributes.clientId;
+  return html`<section>
+    <p><a href="#/messages">Messages</a> › <a href=${`#/tenants/${encodeURIComponent(tenantId)}`}><code>${tenantId}</code></a></p>
+    <h1>Site visit <code><${Chosen} text=${visit.attributes.clientTicketNumber} empty=${visit.id} /></code></h1>
+    <section class="card" aria-label="Site visit">
+      <${ErrorBanner} error=${error} />
+      <${VisitsTable} visits=${[visit]} refresh=${refresh} initiallyOpen=${[visit.id]} />
+    </section>
   </section>`;
 }

@@ -32,7 +32,7 @@ describe('GET /console', () => {
     expect(page.text).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(page.text).not.toContain(t.adminToken);
 
-    for (const file of ['app.js', 'api.js', 'ui.js', 'tenants.js', 'deliveries.js', 'console.css']) {
+    for (const file of ['app.js', 'api.js', 'ui.js', 'tenants.js', 'deliveries.js', 'inbox.js', 'console.css']) {
       const asset = await t.http.get(`/console/${file}`);
       expect(asset.status, file).toBe(200);
       expect(asset.contentType, file).toMatch(file.endsWith('.css') ? /^text\/css/ : /^text\/javascript/);

@@ -4,30 +4,20 @@
  * was in flight, so the stale answer stayed: the row showed "failed" after the retry, for ever with Watch off.
  * The list endpoint is played by the test (page.route) to hold one answer; sign-in and the rest are the service.
  */
-import type { Browser, Route } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { browserRunnable, launchChromium, WAIT } from '../helpers/console-browser.js';
+import type { Route } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { browserRunnable, consoleWithApp, WAIT } from '../helpers/console-browser.js';
 
 /** The list request made with the test's new filters. */
 const isFiltered = (url: string) => url.includes('/deliveries?') && url.includes('eventType=job.dispatched');
 
-let t: TestApp;
-let browser: Browser;
-
 describe.skipIf(!browserRunnable)('the console deliveries page', () => {
-  beforeAll(async () => {
-    t = await startTestApp();
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  const made = consoleWithApp();
 
   it('shows a retried delivery as pending though a list request under way answered "failed"', {
     timeout: 120_000,
   }, async () => {
+    const { t, browser } = made;
     let status = 'failed';
     let hold: Promise<void> | undefined;
     const delivery = () => ({

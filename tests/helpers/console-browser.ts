@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
-import type { TestApp } from './app.js';
+import { startTestApp, type TestApp } from './app.js';
 import { type DeliveryHarness, startDeliveryHarness } from './webhooks.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -44,6 +44,23 @@ export function consoleWithHarness({ started }: { started: boolean }): { harness
   afterAll(async () => {
     await made.browser?.close();
     await made.harness?.close();
+  });
+  return made;
+}
+
+/**
+ * For a describe block: the app and Chromium, made before its tests and closed after them (no delivery worker:
+ * a test that plays the API's answers, or that needs none). Read them through the answer once the tests run.
+ */
+export function consoleWithApp(): { t: TestApp; browser: Browser } {
+  const made = {} as { t: TestApp; browser: Browser };
+  beforeAll(async () => {
+    made.t = await startTestApp();
+    made.browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await made.browser?.close();
+    await made.t?.close();
   });
   return made;
 }
