@@ -3,7 +3,7 @@ import { useState } from './vendor/hooks.mjs';
 import { api, download } from './api.js';
 import { useAction, useLoaded, useOpenRows } from './loading.js';
 import { VisitMessages } from './messages.js';
-import { Badge, Chosen, ErrorBanner, html } from './ui.js';
+import { Badge, Chosen, ErrorBanner, html, when } from './ui.js';
 
 /** The statuses in which each workflow action is allowed (the operator API decides; this only greys buttons). */
 const ALLOWED_IN = {
@@ -19,6 +19,23 @@ const ALLOWED_IN = {
  * maxlength counts UTF-16 units, so text of many emoji is cut a little shorter, never refused).
  */
 const NOTES_MAX = 10000;
+
+/** When the visit was completed, and the quality review recorded with it. */
+function Completion({ attributes: a }) {
+  if (!a.completedAt) return null;
+  const review = `quality review ${a.qualityReviewPassed ? 'passed' : 'failed'}`;
+  return html`<div class="muted" data-field="completion">completed ${when(a.completedAt)}, ${review}</div>`;
+}
+
+/**
+ * The last deliverables transmission: when, and the notes the client was sent (text the operator typed, kept in
+ * lines as the client receives it), or that it had none.
+ */
+function LastTransmission({ attributes: a }) {
+  if (!a.deliverablesTransmittedAt) return '—';
+  return html`<div class="muted">sent ${when(a.deliverablesTransmittedAt)}</div>
+    <div data-field="deliverables-notes"><${Chosen} text=${a.deliverablesNotes} lines=${true} empty=${html`<span class="muted">no notes</span>`} /></div>`;
+}
 
 /**
  * A visit's row. Complete sends the quality review the operator chose, passed or failed, and Transmit the notes
@@ -39,9 +56,10 @@ function VisitRow({ visit, refresh, messagesOpen, toggleMessages }) {
       <td><code><${Chosen} text=${a.clientTicketNumber} empty=${visit.id} /></code><div class="muted"><${Chosen} text=${a.clientSiteId} empty="" /></div>
         ${a.returnLabel && html`<button type="button" class="link" data-action="return-label" onClick=${() => run(() => download(`/site-visits/${encodeURIComponent(visit.id)}/return-label`, 'return-label.pdf'))}>Return label (v${a.returnLabel.versions.length})</button>`}
         <button type="button" class="link" data-action="messages" aria-expanded=${messagesOpen} onClick=${toggleMessages}>${messagesOpen ? 'Hide messages' : 'Messages'}</button></td>
-      <td><${Badge} value=${a.status} /><div class="muted">v${visit.meta.version}</div></td>
+      <td><${Badge} value=${a.status} /><div class="muted">v${visit.meta.version}</div><${Completion} attributes=${a} /></td>
       <td><${Chosen} text=${a.fieldRepName} /></td>
       <td>${a.scheduledDate ? `${a.scheduledDate} ${a.etaTime || ''}` : '—'}</td>
+      <td class="deliverables"><${LastTransmission} attributes=${a} /></td>
       <td class="workflow">
         <span class="step">
           <input aria-label="Field rep" placeholder="Field rep" value=${rep} onInput=${(event) => setRep(event.target.value)} />
@@ -69,13 +87,13 @@ function VisitRow({ visit, refresh, messagesOpen, toggleMessages }) {
 }
 
 /** The columns of a visit's row, which the row of its messages spans. */
-const COLUMNS = 5;
+const COLUMNS = 6;
 
 /** Visits, each with its messages below it when open (kept by the table: a row is drawn anew at each version). */
 function VisitsTable({ visits, refresh, initiallyOpen }) {
   const [open, toggle] = useOpenRows(initiallyOpen);
   return html`<table>
-    <thead><tr><th>Ticket</th><th>Status</th><th>Field rep</th><th>Scheduled</th><th>Workflow</th></tr></thead>
+    <thead><tr><th>Ticket</th><th>Status</th><th>Field rep</th><th>Scheduled</th><th>Deliverables</th><th>Workflow</th></tr></thead>
     <tbody>${visits.map(
       (
         visit,

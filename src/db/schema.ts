@@ -231,6 +231,10 @@ export interface SiteVisitsTable {
   completed_at: NullableTimestamp;
   /** The last time field-rep deliverables were transmitted. */
   deliverables_transmitted_at: NullableTimestamp;
+  /** The notes sent with the last transmission (deliverables_transmitted_at); null when it had none, or before one. */
+  deliverables_notes: string | null;
+  /** The quality review `complete` took (always true: a failed one is refused); null until the visit is Completed. */
+  quality_review_passed: boolean | null;
 }
 
 export interface SiteVisitAssetsTable {

@@ -2,13 +2,19 @@
  * The console's complete and transmit-deliverables actions send what the operator chose (Chromium via
  * playwright-core): the quality review's outcome, passed or failed, and the notes as typed. A failed review is
  * the service's to refuse (SPEC: a visit is completed after its quality review passed), and the console shows
- * its problem; the test then reads over the operator API what the service kept, and the notes from the
- * deliverables.transmitted event a subscription receives (the operator API keeps no events). Each step waits
- * for the requests its click causes. Skipped when /usr/bin/chromium is missing outside CI.
+ * its problem; the test then reads over the operator API what the service kept (the notes of the last
+ * transmission among it), and the notes from the deliverables.transmitted events a subscription receives. Each
+ * step waits for the requests its click causes. Skipped when /usr/bin/chromium is missing outside CI.
  */
-import type { Locator, Page, Response } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { browserRunnable, consoleWithHarness, signInToConsole, WAIT } from '../helpers/console-browser.js';
+import {
+  browserRunnable,
+  consoleWithHarness,
+  signInToConsole,
+  WAIT,
+  workflow,
+  workflowThenReload,
+} from '../helpers/console-browser.js';
 import { admin } from '../helpers/tenants.js';
 import { visitInStatus } from '../helpers/visits.js';
 
@@ -78,11 +84,13 @@ describe.skipIf(!browserRunnable)("the console's visit workflow", () => {
     expect(transmitted.request().postDataJSON()).toEqual({ action: 'transmit-deliverables', notes: NOTES });
     await row.getByText(`v${afterCompletion.meta.version + 1}`, { exact: true }).waitFor(WAIT);
     expect(await notes.inputValue()).toBe('');
+    expect((await stored()).attributes.deliverablesNotes).toBe(NOTES);
     await notes.fill('  \n ');
     const blank = await workflowThenReload(page, v.tenantId, visit.id, transmit);
     expect(blank.request().postDataJSON()).toEqual({ action: 'transmit-deliverables', notes: null });
     const afterTransmission = await stored();
     expect(afterTransmission.attributes.deliverablesTransmittedAt).not.toBeNull();
+    expect(afterTransmission.attributes.deliverablesNotes).toBeNull();
     expect(afterTransmission.meta.version).toBe(afterCompletion.meta.version + 2);
 
     const events = (await endpoint.waitFor(2)).map((request) => JSON.parse(request.body.toString('utf8')));
@@ -90,28 +98,3 @@ describe.skipIf(!browserRunnable)("the console's visit workflow", () => {
     await page.close();
   });
 });
-
-/** Clicks the button and answers the workflow request the click sent. */
-async function workflow(page: Page, visitId: string, button: Locator): Promise<Response> {
-  const [response] = await Promise.all([
-    page.waitForResponse(
-      (each) => each.request().method() === 'POST' && each.url().endsWith(`/site-visits/${visitId}/workflow`),
-      WAIT,
-    ),
-    button.click(),
-  ]);
-  return response;
-}
-
-/** workflow(), then the tenant's visits read again (an action that succeeded refreshes the list). */
-async function workflowThenReload(page: Page, tenantId: string, visitId: string, button: Locator): Promise<Response> {
-  const reloaded = page.waitForResponse(
-    (each) =>
-      each.request().method() === 'GET' &&
-      each.url().endsWith(`/admin/v1/tenants/${encodeURIComponent(tenantId)}/site-visits`),
-    WAIT,
-  );
-  const response = await workflow(page, visitId, button);
-  await reloaded;
-  return response;
-}

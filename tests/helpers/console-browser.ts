@@ -3,7 +3,7 @@
  * CI, and the operator's sign-in.
  */
 import { existsSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Locator, type Page, type Response } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { startTestApp, type TestApp } from './app.js';
 import { type DeliveryHarness, startDeliveryHarness } from './webhooks.js';
@@ -63,4 +63,34 @@ export function consoleWithApp(): { t: TestApp; browser: Browser } {
     await made.t?.close();
   });
   return made;
+}
+
+/** Clicks the button and answers the workflow request the click sent. */
+export async function workflow(page: Page, visitId: string, button: Locator): Promise<Response> {
+  const [response] = await Promise.all([
+    page.waitForResponse(
+      (each) => each.request().method() === 'POST' && each.url().endsWith(`/site-visits/${visitId}/workflow`),
+      WAIT,
+    ),
+    button.click(),
+  ]);
+  return response;
+}
+
+/** workflow(), then the tenant's visits read again (an action that succeeded refreshes the list). */
+export async function workflowThenReload(
+  page: Page,
+  tenantId: string,
+  visitId: string,
+  button: Locator,
+): Promise<Response> {
+  const reloaded = page.waitForResponse(
+    (each) =>
+      each.request().method() === 'GET' &&
+      each.url().endsWith(`/admin/v1/tenants/${encodeURIComponent(tenantId)}/site-visits`),
+    WAIT,
+  );
+  const response = await workflow(page, visitId, button);
+  await reloaded;
+  return response;
 }

@@ -36,7 +36,9 @@ const WORKFLOW_FIELDS = [
   'etaTime',
   'dispatchedAt',
   'completedAt',
+  'qualityReviewPassed',
   'deliverablesTransmittedAt',
+  'deliverablesNotes',
 ];
 
 describe('POST /admin/v1/tenants/{tenantId}/site-visits', () => {
@@ -62,7 +64,9 @@ describe('POST /admin/v1/tenants/{tenantId}/site-visits', () => {
       etaTime: null,
       dispatchedAt: null,
       completedAt: null,
+      qualityReviewPassed: null,
       deliverablesTransmittedAt: null,
+      deliverablesNotes: null,
     });
     expect(visit.attributes.siteVisitAssets.map((asset: { siteAssetId: number }) => asset.siteAssetId)).toEqual(
       v.assetIds,
@@ -155,6 +159,13 @@ describe('POST /admin/v1/site-visits/{visitId}/workflow', () => {
       expect(visit.meta.version).toBe(previous.meta.version + 1);
       expect(visit.attributes.updatedAt).toBe(clock.now().toISOString());
       expect(visit.attributes.status).toBe(data.status);
+      // What the operator recorded stays on the visit: the review from completion on, the last notes sent.
+      expect(visit.attributes.qualityReviewPassed).toBe(data.status === 'Completed' ? true : null);
+      if (type === 'deliverables.transmitted')
+        expect(visit.attributes).toMatchObject({
+          deliverablesTransmittedAt: clock.now().toISOString(),
+          deliverablesNotes: data.notes,
+        });
 
       const events = await eventsOf(v.tenantId, created.id);
       expect(events).toHaveLength(index + 2);
@@ -172,6 +183,8 @@ describe('POST /admin/v1/site-visits/{visitId}/workflow', () => {
     });
     expect(Date.parse(final.dispatchedAt)).toBeLessThan(Date.parse(final.completedAt));
     expect(final.deliverablesTransmittedAt).toBe(final.updatedAt);
+    // The last transmission had no notes: the first one's are no longer the visit's.
+    expect(final).toMatchObject({ qualityReviewPassed: true, deliverablesNotes: null });
 
     // The operator reads the same state; the client sees the status and the version, not the workflow's fields.
     const operatorView = await admin(t, 'GET', `/admin/v1/site-visits/${created.id}`);

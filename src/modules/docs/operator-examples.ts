@@ -71,7 +71,9 @@ export const operatorSiteVisitExample = {
     etaTime: '10:30',
     dispatchedAt: null,
     completedAt: null,
+    qualityReviewPassed: null,
     deliverablesTransmittedAt: null,
+    deliverablesNotes: null,
   },
 };
 

@@ -116,6 +116,8 @@ function newVisitRow(
     dispatched_at: null,
     completed_at: null,
     deliverables_transmitted_at: null,
+    deliverables_notes: null,
+    quality_review_passed: null,
   };
 }
 

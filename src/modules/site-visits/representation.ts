@@ -145,7 +145,9 @@ export function toOperatorVisitResource(
       etaTime: record.eta_time,
       dispatchedAt: record.dispatched_at && isoTime(record.dispatched_at),
       completedAt: record.completed_at && isoTime(record.completed_at),
+      qualityReviewPassed: record.quality_review_passed,
       deliverablesTransmittedAt: record.deliverables_transmitted_at && isoTime(record.deliverables_transmitted_at),
+      deliverablesNotes: record.deliverables_notes,
     },
   };
 }

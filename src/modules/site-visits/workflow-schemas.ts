@@ -131,7 +131,19 @@ export const OperatorSiteVisitAttributes = Type.Object(
     etaTime: Nullable(TimeOfDay('The expected arrival time; null when the schedule has none.')),
     dispatchedAt: Nullable(DateTime('When the visit was dispatched.')),
     completedAt: Nullable(DateTime('When the visit was completed.')),
+    qualityReviewPassed: Nullable(
+      Type.Boolean({
+        description:
+          'The quality review the completion recorded (complete takes only a passed one, so true once the visit is Completed); null before.',
+      }),
+    ),
     deliverablesTransmittedAt: Nullable(DateTime('When deliverables were last transmitted.')),
+    deliverablesNotes: Nullable(
+      Type.String({
+        description:
+          "The notes sent to the client with the last transmission (deliverablesTransmittedAt), as the deliverables.transmitted event carried them; null when that transmission had none, or before the first. Earlier transmissions' notes are in their events only.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -93,12 +93,17 @@ export function plan(visit: SiteVisitRow, action: WorkflowAction, now: Date): St
     case 'dispatch':
       return { changes: { status: 'Dispatched', dispatched_at: now }, event: { type: 'job.dispatched', data: {} } };
     case 'complete':
-      return { changes: { status: 'Completed', completed_at: now }, event: { type: 'job.completed', data: {} } };
-    case 'transmit-deliverables':
       return {
-        changes: { deliverables_transmitted_at: now },
-        event: { type: 'deliverables.transmitted', data: { notes: action.notes ?? null } },
+        changes: { status: 'Completed', completed_at: now, quality_review_passed: action.qualityReviewPassed },
+        event: { type: 'job.completed', data: {} },
       };
+    case 'transmit-deliverables': {
+      const notes = action.notes ?? null;
+      return {
+        changes: { deliverables_transmitted_at: now, deliverables_notes: notes },
+        event: { type: 'deliverables.transmitted', data: { notes } },
+      };
+    }
   }
 }
 

@@ -84,7 +84,7 @@ describe('workflow state table', () => {
     for (const status of VISIT_STATUSES) expect(Object.keys(TABLE[status]).sort()).toEqual(Object.keys(ACTIONS).sort());
   });
 
-  it('stamps dispatch, completion and transmission with now', () => {
+  it('stamps dispatch, completion and transmission with now, keeping the review and the notes on the visit', () => {
     expect(plan(visit('Scheduled'), ACTIONS.dispatch!, NOW)?.changes).toEqual({
       status: 'Dispatched',
       dispatched_at: NOW,
@@ -92,8 +92,14 @@ describe('workflow state table', () => {
     expect(plan(visit('Dispatched'), ACTIONS.complete!, NOW)?.changes).toEqual({
       status: 'Completed',
       completed_at: NOW,
+      quality_review_passed: true,
     });
-    expect(plan(visit('Completed'), ACTIONS['transmit-deliverables']!, NOW)?.event.data).toEqual({ notes: 'all done' });
+    const transmitted = plan(visit('Completed'), ACTIONS['transmit-deliverables']!, NOW);
+    expect(transmitted?.changes).toEqual({ deliverables_transmitted_at: NOW, deliverables_notes: 'all done' });
+    expect(transmitted?.event.data).toEqual({ notes: 'all done' });
+    // Without notes, the last transmission has none: the visit keeps no earlier one's.
+    const bare = plan(visit('Completed', { deliverables_notes: 'earlier' }), { action: 'transmit-deliverables' }, NOW);
+    expect(bare?.changes.deliverables_notes).toBeNull();
   });
 
   it('plans nothing for the same rep or the same schedule (no event, no new version)', () => {
