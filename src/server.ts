@@ -1,6 +1,7 @@
 /**
  * Starts the service: reads configuration, opens and migrates the database, resolves keys, provisions
- * the sandbox on first start, then runs what ROLE asks for: `api` serves HTTP, `worker` runs the webhook
+ * the sandbox on first start (a process that serves the API: the packet names its address), then runs what ROLE
+ * asks for: `api` serves HTTP, `worker` runs the webhook
  * delivery worker, `all` (the default) does both. SIGTERM/SIGINT stop accepting, let in-flight requests
  * and delivery attempts finish (recording their outcomes), close the database and exit 0.
  *

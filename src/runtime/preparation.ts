@@ -1,14 +1,21 @@
 /**
  * What a start does once before it serves (a cluster's primary for its children): migrate the database, resolve
  * the server keys, provision the sandbox on its first start, and keep the secrets it made in DATA_DIR, to be
- * printed once the service listens.
+ * printed once the service listens. Provisioning and printing are an API process's: a ROLE=worker start only
+ * migrates and resolves the keys.
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { AppDatabase } from '../db/database.js';
 import { migrateToLatest, migrationState } from '../db/migrate.js';
 import type { Clock } from '../lib/clock.js';
-import { provisionSandbox, readAdminToken, writeAdminToken, writeCredentialPacket } from './sandbox.js';
+import {
+  awaitsDemoTenant,
+  provisionSandbox,
+  readAdminToken,
+  writeAdminToken,
+  writeCredentialPacket,
+} from './sandbox.js';
 import { resolveServerKeys, type ServerKeys } from './server-keys.js';
 import { type Progress, reportKeptFiles, reportOperatorSurfaces } from './startup-progress.js';
 
@@ -17,7 +24,8 @@ function banner(lines: string[]): void {
 }
 
 /**
- * What every deployment does once before serving: migrate, resolve keys, provision the sandbox. The secrets
+ * What every deployment does once before serving: migrate, resolve keys, provision the sandbox (an API process;
+ * a worker says that it leaves the sandbox to one). The secrets
  * made here (the packet, a generated operator token) are kept in DATA_DIR at once, so that none is lost, but
  * `announce` prints them only once the service listens: a start that fails to listen shows no credentials.
  */
@@ -37,6 +45,17 @@ export async function prepare(
       logger.warn({ unknown }, 'the database was migrated by a newer release; serving its schema as it is');
   }
   const keys = await resolveServerKeys(config, database.db);
+  // A worker serves no API: a packet it printed would name a port nobody answers on (its own PORT, unused), and
+  // the operator token a surface it does not have. The first API process on the database provisions and prints.
+  if (config.role === 'worker') {
+    if (await awaitsDemoTenant(config, database))
+      progress(
+        'no tenant yet: a worker serves no API, so the sandbox demo tenant, its credential packet and the operator ' +
+          'token come with the first start of a ROLE=api or ROLE=all process on this database',
+      );
+    reportOperatorSurfaces(config, progress, logger);
+    return { keys, announce: () => undefined };
+  }
   const packet = await provisionSandbox(config, database, clock.now(), () =>
     progress('provisioning the sandbox tenant…'),
   );

@@ -116,6 +116,14 @@ export async function provisionSandbox(
 }
 
 /**
+ * Whether the sandbox's database still waits for its demo tenant (it has no tenant): said by a ROLE=worker start,
+ * which leaves provisioning to the API process whose address the packet names.
+ */
+export async function awaitsDemoTenant(config: Config, database: AppDatabase): Promise<boolean> {
+  return config.environment === 'sandbox' && (await countTenants(database.db)) === 0;
+}
+
+/**
  * The credential packet a previous start kept, with its baseUrl made `baseUrl` (this start's) when it names
  * another: a restart on another PORT (the first start's was taken, say) would otherwise leave svc and the
  * README's commands, which read the address from the packet, talking to the old one. Undefined without a
