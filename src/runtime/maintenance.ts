@@ -3,7 +3,8 @@
  * that an interrupted upload left without a version, and the delivery history past WEBHOOK_HISTORY_RETENTION.
  * Safe to run in every process at once (each pass is idempotent DELETEs). What a pass purged is logged and
  * counted (maintenance_purged_rows_total, maintenance_passes_total): a purge that never ran, or failed at
- * every pass, showed only as tables that kept growing.
+ * every pass, showed only as tables that kept growing. A pass that fails partway keeps what its earlier steps
+ * deleted, so those are counted as they commit, not when the pass ends.
  */
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -102,41 +103,42 @@ export class Maintenance {
 
   async runOnce(): Promise<void> {
     if (this.running) return this.running;
+    // Each step's deletions are committed as it goes (a statement, or a chunk of one walk): they are counted as they
+    // happen, so a pass that fails at a later step still shows what it deleted before.
+    const deleted = Object.fromEntries(PURGED_KINDS.map((kind) => [kind, 0])) as Record<PurgedKind, number>;
+    const count = (kind: PurgedKind, rows: number) => {
+      deleted[kind] += rows;
+      if (rows > 0) this.purged?.inc({ kind }, rows);
+    };
     this.running = (async () => {
       try {
         const purged = await purgeExpiredIdempotencyKeys(this.db, this.clock.now());
-        this.count('idempotency_keys', purged);
+        count('idempotency_keys', purged);
         if (purged > 0) this.logger.info({ purged }, 'expired idempotency keys purged');
         const before = new Date(this.clock.now().getTime() - ORPHAN_BLOB_AGE_MS);
         const examined = this.orphansExaminedBefore;
         const from = examined && new Date(examined.getTime() - ORPHAN_SCAN_OVERLAP_MS);
         const orphans = await purgeOrphanBlobs(this.db, before, from);
         this.orphansExaminedBefore = before;
-        this.count('orphan_blobs', orphans);
+        count('orphan_blobs', orphans);
         if (orphans > 0) this.logger.info({ orphans }, 'orphaned file blobs purged');
         const now = this.clock.now();
-        const history = await this.history?.purge(now);
-        if (history) {
-          for (const kind of ['deliveries', 'events', 'listeners'] as const) this.count(kind, history[kind]);
-          if (history.deliveries + history.events + history.listeners > 0) {
-            // The bound says which rows went: those created before it.
-            const createdBefore = new Date(now.getTime() - this.retentionMs).toISOString();
-            this.logger.info({ ...history, createdBefore }, 'delivery history past its retention purged');
-          }
+        const history = await this.history?.purge(now, count);
+        if (history && history.deliveries + history.events + history.listeners > 0) {
+          // The bound says which rows went: those created before it.
+          const createdBefore = new Date(now.getTime() - this.retentionMs).toISOString();
+          this.logger.info({ ...history, createdBefore }, 'delivery history past its retention purged');
         }
         this.passes?.inc({ outcome: 'completed' });
       } catch (error) {
         this.passes?.inc({ outcome: 'failed' });
-        this.logger.warn({ err: error }, 'maintenance pass failed');
+        // What it had deleted is gone all the same (and counted): the line says so beside the failure.
+        this.logger.warn({ err: error, purgedBeforeFailure: deleted }, 'maintenance pass failed');
       } finally {
         this.running = undefined;
       }
     })();
     return this.running;
-  }
-
-  private count(kind: PurgedKind, rows: number): void {
-    if (rows > 0) this.purged?.inc({ kind }, rows);
   }
 
   async stop(): Promise<void> {

@@ -28,6 +28,12 @@ export interface HistoryPurged {
   listeners: number;
 }
 
+/**
+ * Told of each chunk's deletions as it commits: a pass that fails later (a statement timing out, the connection
+ * lost) has still deleted them, and its caller counts them.
+ */
+export type PurgeProgress = (kind: keyof HistoryPurged, rows: number) => void;
+
 export class DeliveryHistoryRetention {
   private deliveriesThrough = 0;
   private readonly eventsThrough = new Map<string, number>();
@@ -42,21 +48,26 @@ export class DeliveryHistoryRetention {
     this.chunksPerPass = options.chunksPerPass ?? 50;
   }
 
-  async purge(now: Date): Promise<HistoryPurged> {
+  async purge(now: Date, progress: PurgeProgress = () => undefined): Promise<HistoryPurged> {
     const cutoff = new Date(now.getTime() - this.options.retentionMs);
-    const deliveries = await this.walk(this.deliveriesThrough, (after) =>
-      history.purgeDeliveriesChunk(this.db, after, this.chunkSize, cutoff),
+    const deliveries = await this.walk(
+      this.deliveriesThrough,
+      (after) => history.purgeDeliveriesChunk(this.db, after, this.chunkSize, cutoff),
+      (rows) => progress('deliveries', rows),
     );
     this.deliveriesThrough = deliveries.through;
     let events = 0;
     for (const tenantId of await history.listTenantIds(this.db)) {
-      const walked = await this.walk(this.eventsThrough.get(tenantId) ?? 0, (after) =>
-        history.purgeEventsChunk(this.db, tenantId, after, this.chunkSize, cutoff),
+      const walked = await this.walk(
+        this.eventsThrough.get(tenantId) ?? 0,
+        (after) => history.purgeEventsChunk(this.db, tenantId, after, this.chunkSize, cutoff),
+        (rows) => progress('events', rows),
       );
       this.eventsThrough.set(tenantId, walked.through);
       events += walked.purged;
     }
     const listeners = await history.purgeClosedListeners(this.db, this.chunkSize * this.chunksPerPass, cutoff);
+    progress('listeners', listeners);
     return { deliveries: deliveries.purged, events, listeners };
   }
 
@@ -68,12 +79,14 @@ export class DeliveryHistoryRetention {
   private async walk(
     through: number,
     chunk: (afterSeq: number) => Promise<history.PurgedChunk>,
+    deleted: (rows: number) => void,
   ): Promise<{ through: number; purged: number }> {
     let purged = 0;
     let cursor = through;
     let firstKept: number | undefined;
     for (let chunks = 0; chunks < this.chunksPerPass; chunks++) {
       const done = await chunk(cursor);
+      deleted(done.purged);
       purged += done.purged;
       firstKept ??= done.firstKept;
       if (done.oldThrough === undefined) break;
