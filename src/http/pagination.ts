@@ -94,6 +94,16 @@ export class CursorCodec {
   }
 }
 
+/**
+ * The name a list's cursors are sealed with: the list's, or with its filter, the filtered list's. A cursor is a
+ * position in all the tenant's rows, so one of another filter (or of none) would page this list from wherever
+ * that list was, leaving this one's rows before it out without a word; each filtered list refuses the others'
+ * cursors instead (422 on page[after]).
+ */
+export function filteredListName(list: string, filter?: { name: string; value: string }): string {
+  return filter === undefined ? list : `${list}?${filter.name}=${encodeURIComponent(filter.value)}`;
+}
+
 export function listMeta(pageSize: number, nextCursor: string | undefined) {
   return nextCursor === undefined ? { pageSize } : { pageSize, nextCursor };
 }

@@ -94,6 +94,18 @@ describe('cursor pagination', () => {
     const pages = await allPages(token, { uniqueID2: 'EVEN', 'page[size]': 2 });
     expect(pages.map((page) => page.ids)).toEqual([[ids[0], ids[2]], [ids[4]]]);
   });
+
+  it("refuses another filter's cursor, or the unfiltered list's: it would skip this list's rows before it", async () => {
+    const { token } = await tenantWithSites(5, (index) => ({ uniqueID2: index % 2 === 0 ? 'EVEN' : 'ODD' }));
+    const list = (query: Record<string, string | number>) => t.http.get('/api/v1/sites', { token, query });
+    const unfiltered = (await list({ 'page[size]': 3 })).body.meta.nextCursor as string;
+    const even = (await list({ uniqueID2: 'EVEN', 'page[size]': 1 })).body.meta.nextCursor as string;
+    const errors = expectInvalid(await list({ uniqueID2: 'EVEN', 'page[after]': unfiltered }), ['page[after]']);
+    expect(errors['page[after]']![0]).toContain('with the filters that page was asked with');
+    expectInvalid(await list({ uniqueID2: 'ODD', 'page[after]': even }), ['page[after]']);
+    expectInvalid(await list({ 'page[after]': even }), ['page[after]']);
+    expect((await list({ uniqueID2: 'EVEN', 'page[after]': even })).status).toBe(200);
+  });
 });
 
 describe('list query errors (422)', () => {

@@ -127,8 +127,8 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
 
 Cursor-paginated lists return records oldest first. \`page[size]\` is 1 to 100 in plain digits (default 25) and
 \`meta.pageSize\` echoes the size applied. When more records exist, \`meta.nextCursor\` is present (absent
-otherwise, never null): pass it unchanged as \`page[after]\`. A cursor of another list or another client is
-422. Reference lists (projects, items) are capped: only \`page[size]\` applies and \`page[after]\` is 422.
+otherwise, never null): pass it unchanged as \`page[after]\`, with the filters its page was asked with. A cursor
+of another list, of the same list under other filters, or of another client is 422. Reference lists (projects, items) are capped: only \`page[size]\` applies and \`page[after]\` is 422.
 
 ## Idempotent creates
 

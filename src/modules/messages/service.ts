@@ -8,7 +8,7 @@ import { changedColumns, type ColumnsOf, suppliedColumns } from '../../db/column
 import type { Database, FileVersionRow, MessageRow, MessageUpdate } from '../../db/schema.js';
 import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
-import { type CursorCodec, type ListingPage, readListingPage } from '../../http/pagination.js';
+import { type CursorCodec, filteredListName, type ListingPage, readListingPage } from '../../http/pagination.js';
 import { notFound, Problem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
 import { toFileObject } from '../files/schemas.js';
@@ -171,16 +171,6 @@ export async function patchMessage(
 }
 
 /**
- * The list a cursor belongs to: all the tenant's messages, or one visit's. A cursor is a position in the
- * tenant's messages, so one of the unfiltered list would page a visit's from wherever the other list was: a
- * visit's messages before it left out without a word. Each list seals its cursors with its own name instead,
- * and refuses another's (422 on page[after]).
- */
-function messageListName(siteVisitId: string | undefined): string {
-  return siteVisitId === undefined ? MESSAGE_TYPE : `${MESSAGE_TYPE}?siteVisitId=${encodeURIComponent(siteVisitId)}`;
-}
-
-/**
  * A page of the tenant's messages, or of one visit's (`siteVisitId`; a visit that is not the tenant's has none):
  * their ids and versions, which `RenderedResources` turns into the page.
  */
@@ -190,7 +180,11 @@ export async function listMessages(
   tenantId: string,
   query: MessageListQueryValue,
 ): Promise<ListingPage> {
-  return readListingPage(cursors, messageListName(query.siteVisitId), tenantId, query, (after, limit) =>
+  const list = filteredListName(
+    MESSAGE_TYPE,
+    query.siteVisitId === undefined ? undefined : { name: 'siteVisitId', value: query.siteVisitId },
+  );
+  return readListingPage(cursors, list, tenantId, query, (after, limit) =>
     repository.listMessages(db, tenantId, query.siteVisitId, after, limit),
   );
 }

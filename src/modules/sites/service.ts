@@ -7,7 +7,7 @@ import { refusingDuplicate } from '../../db/errors.js';
 import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
 import type { SingleRowCreate } from '../../http/idempotency.js';
-import { type CursorCodec, type ListingPage, readListingPage } from '../../http/pagination.js';
+import { type CursorCodec, filteredListName, type ListingPage, readListingPage } from '../../http/pagination.js';
 import { DuplicateResource } from '../../http/duplicate-resource.js';
 import { notFound, notFoundById, validationProblem } from '../../http/problem.js';
 import { newId } from '../../lib/ids.js';
@@ -217,7 +217,8 @@ export async function listSites(
   }
   const name = filters[0];
   const filter: repository.SiteFilter = name ? { column: COLUMNS[name], value: query[name]! } : undefined;
-  return readListingPage(cursors, SITE_TYPE, tenantId, query, (after, limit) =>
+  const list = filteredListName(SITE_TYPE, name ? { name, value: query[name]! } : undefined);
+  return readListingPage(cursors, list, tenantId, query, (after, limit) =>
     repository.listSites(db, tenantId, filter, after, limit),
   );
 }
