@@ -8,9 +8,12 @@
  * So the process that opens it first listens on a Unix socket in DATA_DIR (`pgdata.lock`), which the
  * operating system closes when that process ends, however it ends. A second process finds the socket
  * answering and is refused before it touches the database. A socket file left by a process that was killed
- * answers nothing and is replaced. Where no socket can be made there (a path longer than a socket address
- * holds, a file system without sockets), the database is opened without the lock, as it was before.
+ * answers nothing and is replaced. Where DATA_DIR's path is longer than a socket address holds, Linux takes a
+ * socket in its abstract namespace instead, named by a hash of the directory's real path (no file: it goes with
+ * its process); where no socket can be made at all (such a path elsewhere, a file system without sockets), the
+ * database is opened without the lock, as it was before.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -62,15 +65,33 @@ function answers(file: string): Promise<boolean> {
   });
 }
 
+function held(server: net.Server): DataDirectoryLock {
+  return { release: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/**
+ * The lock of a DATA_DIR whose socket file's path is too long, in Linux's abstract namespace (a name starting
+ * with a NUL byte): the kernel frees it when its process ends, so a name in use is a process holding it.
+ */
+async function lockByAbstractName(dataDir: string): Promise<DataDirectoryLock> {
+  if (process.platform !== 'linux') return NO_LOCK;
+  const digest = createHash('sha256').update(fs.realpathSync(dataDir)).digest('hex').slice(0, 40);
+  try {
+    return held(await listenOn(`\0site-services-pgdata-${digest}`));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new DataDirectoryInUseError(dataDir);
+    return NO_LOCK;
+  }
+}
+
 /** Takes DATA_DIR's lock, or throws DataDirectoryInUseError while another process holds it. */
 export async function lockDataDirectory(dataDir: string): Promise<DataDirectoryLock> {
   fs.mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, LOCK_FILE);
-  if (Buffer.byteLength(file) > MAX_SOCKET_PATH_BYTES) return NO_LOCK;
+  if (Buffer.byteLength(file) > MAX_SOCKET_PATH_BYTES) return lockByAbstractName(dataDir);
   for (let attempt = 0; ; attempt++) {
     try {
-      const server = await listenOn(file);
-      return { release: () => new Promise((resolve) => server.close(() => resolve())) };
+      return held(await listenOn(file));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') return NO_LOCK;
       // Taken again after the stale file was removed: another process started at the same moment.
