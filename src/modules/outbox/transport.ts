@@ -32,6 +32,8 @@ export interface PinnedTransportOptions {
   connectTimeoutMs: number;
   /** Connections per destination address. */
   connections: number;
+  /** Pools kept at most (one per origin and address); past it the least recently used is closed. */
+  maxPools?: number;
 }
 
 /** Errors raised before a connection exists: nothing was sent, so the next checked address may be tried. */
@@ -45,6 +47,12 @@ const CONNECT_ERRORS = new Set([
 ]);
 
 const POOL_IDLE_MS = 120_000;
+/**
+ * A tenant's host name may resolve to a new address at every lookup (any of a /64's, say): each would keep a pool
+ * and its open connections for POOL_IDLE_MS, without bound. Past this many the least recently used is closed (its
+ * requests under way end first).
+ */
+const MAX_POOLS = 256;
 const RESPONSE_BODY_LIMIT = 64 * 1024;
 
 export class PinnedTransport implements WebhookTransport {
@@ -69,7 +77,10 @@ export class PinnedTransport implements WebhookTransport {
     if (now - this.lastSweep > POOL_IDLE_MS / 2) this.sweep(now);
     const key = `${origin}|${address}`;
     let entry = this.pools.get(key);
-    if (!entry) {
+    // The map in the order of last use: the first entry is the least recently used.
+    if (entry) this.pools.delete(key);
+    else {
+      this.evictBeyond((this.options.maxPools ?? MAX_POOLS) - 1);
       const servername = net.isIP(hostname) ? undefined : hostname;
       const pool = new Pool(origin, {
         connections: this.options.connections,
@@ -78,10 +89,19 @@ export class PinnedTransport implements WebhookTransport {
           this.connector({ ...connectOptions, hostname: address, ...(servername ? { servername } : {}) }, callback),
       });
       entry = { pool, lastUsed: now };
-      this.pools.set(key, entry);
     }
     entry.lastUsed = now;
+    this.pools.set(key, entry);
     return entry.pool;
+  }
+
+  /** Closes the least recently used pools until at most `kept` remain. */
+  private evictBeyond(kept: number): void {
+    for (const [key, entry] of this.pools) {
+      if (this.pools.size <= kept) return;
+      this.pools.delete(key);
+      void entry.pool.close().catch(() => undefined);
+    }
   }
 
   private sweep(now: number): void {
