@@ -1,6 +1,7 @@
 /**
  * Migration 0015 keeps the operator's review and the last transmitted notes on each visit, for visits that were
- * completed or sent deliverables before it too: a Completed visit passed its review, and the notes of the last
+ * completed or sent deliverables before it too: a Completed visit passed its review (shown from its status, no
+ * row rewritten), and the notes of the last
  * transmission come from its deliverables.transmitted event while that event is kept (WEBHOOK_HISTORY_RETENTION
  * may have purged it: null then). Visits are walked through the operator API, the columns dropped as before the
  * migration, and its statements run again.
@@ -10,6 +11,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { up } from '../../src/db/migrations/0015_visit_outcome.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { openEmptyDatabase, startTestApp, type TestApp } from '../helpers/app.js';
+import { admin } from '../helpers/tenants.js';
 import { visitInStatus, visitTenant, workflowAction } from '../helpers/visits.js';
 
 let empty: Awaited<ReturnType<typeof openEmptyDatabase>>;
@@ -22,7 +24,7 @@ afterAll(async () => {
   await empty?.drop();
 });
 
-it('records the review of Completed visits and the notes of the last transmission still in the events', async () => {
+it('keeps the notes of the last transmission still in the events; Completed visits show their review passed of the last transmission still in the events', async () => {
   const clock = new ManualClock(new Date('2026-12-01T08:00:00Z'));
   t = await startTestApp({ database: empty.database, clock });
   const v = await visitTenant(t);
@@ -55,6 +57,13 @@ it('records the review of Completed visits and the notes of the last transmissio
   const byId = new Map(rows.rows.map((row) => [row.id, [row.quality_review_passed, row.deliverables_notes]]));
   expect(byId.get(fresh.id)).toEqual([null, null]);
   expect(byId.get(dispatched.id)).toEqual([null, 'Completion report.']);
-  expect(byId.get(completed.id)).toEqual([true, null]);
-  expect(byId.get(purged.id)).toEqual([true, null]);
+  expect(byId.get(completed.id)).toEqual([null, null]);
+  expect(byId.get(purged.id)).toEqual([null, null]);
+
+  // Nothing recorded for the visits Completed before it, which the operator's view shows as passed: their status.
+  t = await startTestApp({ database: empty.database, clock });
+  const review = async (visitId: string) =>
+    (await admin(t!, 'GET', `/admin/v1/site-visits/${visitId}`)).body.data.attributes.qualityReviewPassed;
+  expect([await review(fresh.id), await review(dispatched.id)]).toEqual([null, null]);
+  expect([await review(completed.id), await review(purged.id)]).toEqual([true, true]);
 });

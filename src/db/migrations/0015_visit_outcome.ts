@@ -7,7 +7,11 @@ import { runScript } from './sql-script.js';
  * Before this, the review showed only as the status and the notes only in the `deliverables.transmitted` event,
  * which the operator API does not list and WEBHOOK_HISTORY_RETENTION deletes.
  *
- * Visits already Completed passed their review (`complete` refuses a failed one). The notes of an earlier
+ * No check ties the columns to the status, and visits already Completed are not rewritten: during a rolling
+ * upgrade the previous release still completes and transmits, writing neither column, and a check would refuse its
+ * updates (a 500 to the operator); rewriting every completed visit would lock and copy a large table's rows for what
+ * the status already says (`complete` refuses a failed review), so the operator's view reads a Completed visit
+ * without a recorded review as passed (representation.ts). The notes of an earlier
  * transmission are taken from its event when it is still there (the latest event of the visit dated
  * `deliverables_transmitted_at`: the workflow writes both with the same time); a visit whose event was purged
  * keeps null, as a transmission without notes does.
@@ -20,8 +24,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       add column quality_review_passed boolean,
       add column deliverables_notes text;
 
-    update site_visits set quality_review_passed = true where status = 'Completed';
-
     update site_visits v set deliverables_notes = last.notes
       from (
         select distinct on (tenant_id, resource_id) tenant_id, resource_id, occurred_at, data ->> 'notes' as notes
@@ -30,10 +32,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       ) as last
       where last.tenant_id = v.tenant_id and last.resource_id = v.id
         and last.occurred_at = v.deliverables_transmitted_at;
-
-    alter table site_visits
-      add constraint site_visits_reviewed check (status <> 'Completed' or quality_review_passed is not null),
-      add constraint site_visits_deliverables_notes check (deliverables_notes is null or deliverables_transmitted_at is not null);
   `,
   );
 }

@@ -145,7 +145,9 @@ export function toOperatorVisitResource(
       etaTime: record.eta_time,
       dispatchedAt: record.dispatched_at && isoTime(record.dispatched_at),
       completedAt: record.completed_at && isoTime(record.completed_at),
-      qualityReviewPassed: record.quality_review_passed,
+      // Completed by the release before migration 0015 (or by it during a rolling upgrade): nothing recorded, and a
+      // Completed visit passed its review, which `complete` refuses to record as failed.
+      qualityReviewPassed: record.quality_review_passed ?? (record.status === 'Completed' ? true : null),
       deliverablesTransmittedAt: record.deliverables_transmitted_at && isoTime(record.deliverables_transmitted_at),
       deliverablesNotes: record.deliverables_notes,
     },
