@@ -86,7 +86,7 @@ export function InboxPage() {
     ${
       messages &&
       messages.length > 0 &&
-      html`<p class="muted">The latest ${LATEST} of every tenant, newest first; a visit's link opens its messages.</p>
+      html`<p class="muted">The latest ${LATEST} messages, all tenants together, newest first; a visit's link opens its messages.</p>
     <table class="inbox">
       <thead><tr><th>Received</th><th>Tenant</th><th>Visit</th><th>Type</th><th>Message</th><th>Attachment</th></tr></thead>
       <tbody>${messages.map((message) => html`<${InboxRow} key=${message.messageId} message=${message} unseen=${unseen.has(message.messageId)} />`)}</tbody>
