@@ -30,7 +30,7 @@ import { ProblemSchema } from './http/schemas.js';
 import { registerShutdownRefusal } from './http/shutdown.js';
 import type { Api } from './http/types.js';
 import { lazySerializerFactory } from './http/lazy-compilers.js';
-import { validatorCompiler } from './http/validation.js';
+import { validatorFactory } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { lazyChildLogger } from './lib/lazy-logger.js';
 import { registerConnectionCap } from './http/connection-cap.js';
@@ -121,8 +121,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     forceCloseConnections: 'idle',
     // Requests arriving while closing get a 503 problem from registerShutdownRefusal instead.
     return503OnClosing: false,
-    // Response serialisers are compiled on a route's first response, not while starting (lazy-compilers.ts).
-    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory } },
+    // Every context's validators are ours (validation.ts), given here rather than by setValidatorCompiler:
+    // a plugin context that adds a schema rebuilds its validator from these options, and with only the
+    // setter it built Fastify's default Ajv (its meta-schema compiled at every start, and the listener
+    // stream's path read without our checks: U+0000 reached the database, a 500). Response serialisers are
+    // compiled on a route's first response, not while starting (lazy-compilers.ts).
+    schemaController: {
+      compilersFactory: { buildValidator: validatorFactory, buildSerializer: lazySerializerFactory },
+    },
     bodyLimit: SERVICE_BODY_LIMIT,
     // A query component that is not UTF-8 is refused naming the parameter, not read as other text (query-string.ts).
     routerOptions: { maxParamLength: 200, querystringParser: parseQueryString },
@@ -144,7 +150,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logger: deps.logger,
   });
 
-  app.setValidatorCompiler(validatorCompiler);
   // Only JSON (and, on the token endpoint, form) bodies are read: anything else is 415 (DECISIONS),
   // including text/plain, which Fastify would otherwise accept as a string.
   app.removeContentTypeParser('text/plain');
