@@ -6,9 +6,13 @@ import { DeliveriesPage } from './deliveries.js';
 import { InboxPage } from './inbox.js';
 import { TenantPage, TenantsPage } from './tenants.js';
 import { ErrorBanner, html } from './ui.js';
+import { MessagesLink } from './unread.js';
 import { VisitPage } from './visits.js';
 
-/** The current route from location.hash: #/tenants, #/tenants/<id>, #/messages, #/visits/<id>, #/deliveries?<filters>. */
+/**
+ * The current route from location.hash: #/tenants, #/tenants/<id>, #/messages?tenantId=<id>, #/visits/<id>,
+ * #/deliveries?<filters>.
+ */
 function readRoute() {
   const [path, search = ''] = location.hash.replace(/^#/, '').split('?');
   const parts = path.split('/').filter(Boolean);
@@ -73,7 +77,8 @@ function App() {
   let content;
   if (route.page === 'tenants' && route.id) content = html`<${TenantPage} key=${route.id} tenantId=${route.id} />`;
   else if (route.page === 'visits' && route.id) content = html`<${VisitPage} key=${route.id} visitId=${route.id} />`;
-  else if (route.page === 'messages') content = html`<${InboxPage} />`;
+  // Not keyed by the tenant: choosing another keeps the page, and what it marks new.
+  else if (route.page === 'messages') content = html`<${InboxPage} tenantId=${route.params.tenantId || undefined} />`;
   else if (route.page === 'deliveries')
     content = html`<${DeliveriesPage} key=${JSON.stringify(route.params)} initial=${route.params} />`;
   else content = html`<${TenantsPage} />`;
@@ -82,7 +87,7 @@ function App() {
       <strong>Site Services</strong>
       <nav>
         <a href="#/tenants" aria-current=${current('tenants')}>Tenants</a>
-        <a href="#/messages" aria-current=${current('messages')}>Messages</a>
+        <${MessagesLink} current=${current('messages')} idle=${route.page === 'messages' && !route.params.tenantId} />
         <a href="#/deliveries" aria-current=${current('deliveries')}>Deliveries</a>
       </nav>
       <button type="button" class="link" onClick=${() => {

@@ -190,7 +190,7 @@ export function TenantPage({ tenantId }) {
   return html`<section>
     <p><a href="#/tenants">Tenants</a> › ${tenant.name}</p>
     <h1>${tenant.name} <code class="muted">${tenant.id}</code></h1>
-    <p><a href=${`#/deliveries${query({ tenantId })}`}>This tenant's deliveries</a></p>
+    <p><a href=${`#/messages${query({ tenantId })}`}>This tenant's messages</a> · <a href=${`#/deliveries${query({ tenantId })}`}>This tenant's deliveries</a></p>
     <div class="columns">
       <${TenantSettings} key=${tenant.updatedAt} tenant=${tenant} refresh=${refresh} />
       <${Credentials} tenantId=${tenantId} />

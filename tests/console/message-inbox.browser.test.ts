@@ -5,11 +5,18 @@
  * signs out); and a visit's link opens its messages. Each step waits for what the page is to show, or for the
  * request a click sends. Skipped when /usr/bin/chromium is missing outside CI.
  */
-import type { Page } from 'playwright-core';
+import type { Page, Response } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import { browserRunnable, consoleWithApp, signInToConsole, WAIT } from '../helpers/console-browser.js';
-import { createMessage, messageTenant, uploadAttachment, URGENCY } from '../helpers/messages.js';
+import {
+  commitInSlot,
+  createMessage,
+  messageTenant,
+  takeArrivalSlot,
+  uploadAttachment,
+  URGENCY,
+} from '../helpers/messages.js';
 import { pdfBytes } from '../helpers/multipart.js';
 import { admin } from '../helpers/tenants.js';
 
@@ -18,6 +25,8 @@ const HOSTILE = 'Gate code <img src=x onerror="document.title=\'owned\'"> <b>bol
 const HOSTILE_SHOWN =
   'Gate code <img src=x onerror="document.title=\'owned\'"> <b>bold</b>\nKey: ⟨U+202E⟩4321 at reception';
 const LONG = `${'w'.repeat(199)}XYZ and more`;
+/** Where the console keeps what the operator has seen (console/seen.js). */
+const SEEN_KEY = 'site-services.console.inbox.seen';
 
 describe.skipIf(!browserRunnable)("the console's inbox", () => {
   const made = consoleWithApp();
@@ -40,9 +49,9 @@ describe.skipIf(!browserRunnable)("the console's inbox", () => {
     const row = (id: string) => page.locator(`tr[data-inbox-message="${id}"]`);
     await rows.nth(1).waitFor(WAIT);
     expect(await listed(page)).toEqual([long.id, hostile.id]);
-    // Never looked before: every message is new.
-    expect(await unseen(page)).toEqual([long.id, hostile.id]);
-    await page.getByTestId('unseen-count').getByText('2 new since you last looked.').waitFor(WAIT);
+    // This browser never listed the inbox: what is there now is the start, nothing of it new.
+    await page.getByTestId('unseen-count').getByText('Nothing new since you last looked.').waitFor(WAIT);
+    expect(await unseen(page)).toEqual([]);
 
     // Its tenant and visit, and the text as written: no element made of it, the override shown rather than obeyed.
     const first = row(hostile.id);
@@ -58,22 +67,26 @@ describe.skipIf(!browserRunnable)("the console's inbox", () => {
     expect(await row(long.id).textContent()).toContain(nameB);
     expect(await row(long.id).locator('td').nth(5).textContent()).toBe('yes');
 
-    await page.getByRole('button', { name: 'Mark all as seen' }).click();
-    await page.getByTestId('unseen-count').getByText('Nothing new since you last looked.').waitFor(WAIT);
-    expect(await unseen(page)).toEqual([]);
-
     // A message arriving while the page watches: listed at the next read, new.
     const arrived = await createMessage(t, a, { messageThread: 'Arrived while watching.' });
     await page.locator(`tr[data-inbox-message="${arrived.id}"][data-unseen]`).waitFor(WAIT);
     expect(await unseen(page)).toEqual([arrived.id]);
+    await page.getByTestId('unseen-count').getByText('1 new since you last looked.').waitFor(WAIT);
+    await page.getByRole('button', { name: 'Mark all as seen' }).click();
+    await page.getByTestId('unseen-count').getByText('Nothing new since you last looked.').waitFor(WAIT);
+    expect(await unseen(page)).toEqual([]);
 
     // Another while the operator is away (a reload signs out): after signing in again, only that one is new.
     await page.reload();
     const away = await createMessage(t, b, { messageThread: 'Arrived while away.' });
-    await openInbox(page, t);
+    await signInToConsole(page, t);
+    // Counted in the navigation on every page; opening the inbox shows it, and the count goes.
+    await navLink(page, 'Messages (1)').click();
+    await page.getByRole('heading', { name: 'Messages' }).waitFor(WAIT);
     await row(away.id).waitFor(WAIT);
     expect(await listed(page)).toEqual([away.id, arrived.id, long.id, hostile.id]);
     expect(await unseen(page)).toEqual([away.id]);
+    await navLink(page, 'Messages').waitFor(WAIT);
     // What the browser keeps: a message's id and time, nothing of its text, never the token.
     const kept = String(await page.evaluate('JSON.stringify(localStorage)'));
     expect(kept).toContain(away.id);
@@ -96,6 +109,74 @@ describe.skipIf(!browserRunnable)("the console's inbox", () => {
     expect(await page.evaluate('location.hash')).toBe(`#/visits/${a.visitId}`);
     await page.close();
   });
+
+  it("marks and counts a message whose create committed after a later one was listed, and keeps one tenant's", {
+    timeout: 180_000,
+  }, async () => {
+    const { t, browser } = made;
+    const a = await messageTenant(t);
+    const b = await messageTenant(t);
+    const quiet = await messageTenant(t);
+    await createMessage(t, b, { messageThread: 'Before this browser looked.' });
+
+    // A browser that never listed the inbox: its first read (the navigation's) is the start, nothing counted.
+    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    const firstRead = page.waitForResponse(inboxRead, WAIT);
+    await signInToConsole(page, t);
+    await firstRead;
+    await page.waitForFunction(`localStorage.getItem(${JSON.stringify(SEEN_KEY)}) !== null`, undefined, WAIT);
+    await navLink(page, 'Messages').waitFor(WAIT);
+
+    // The race: X takes its place first, a later create commits, is counted and shown, then X commits below it.
+    const slot = await takeArrivalSlot(t);
+    const later = await createMessage(t, a, { messageThread: 'Committed first.' });
+    await navLink(page, 'Messages (1)').click();
+    await page.locator(`tr[data-inbox-message="${later.id}"][data-unseen]`).waitFor(WAIT);
+    await navLink(page, 'Messages').waitFor(WAIT);
+    await navLink(page, 'Tenants').click();
+    const x = await commitInSlot(t, slot, b, 'Committed last, placed earlier.');
+    // Counted on another page, and new in the inbox, below the one already shown.
+    await navLink(page, 'Messages (1)').click();
+    await page.locator(`tr[data-inbox-message="${x}"][data-unseen]`).waitFor(WAIT);
+    expect(await unseen(page)).toEqual([x]);
+    expect((await listed(page)).slice(0, 2)).toEqual([later.id, x]);
+    await navLink(page, 'Messages').waitFor(WAIT);
+
+    // The same race under the open page, after "Mark all as seen": the late one is new, though below a seen one.
+    await page.getByRole('button', { name: 'Mark all as seen' }).click();
+    const slot2 = await takeArrivalSlot(t);
+    const later2 = await createMessage(t, a, { messageThread: 'Committed first, again.' });
+    await page.locator(`tr[data-inbox-message="${later2.id}"][data-unseen]`).waitFor(WAIT);
+    await page.getByRole('button', { name: 'Mark all as seen' }).click();
+    await page.getByTestId('unseen-count').getByText('Nothing new since you last looked.').waitFor(WAIT);
+    const y = await commitInSlot(t, slot2, b, 'Committed last again.');
+    await page.locator(`tr[data-inbox-message="${y}"][data-unseen]`).waitFor(WAIT);
+    expect(await unseen(page)).toEqual([y]);
+    expect((await listed(page)).indexOf(y)).toBeGreaterThan((await listed(page)).indexOf(later2.id));
+
+    // One tenant's: its messages only, in the address; the navigation counts what arrives for the others.
+    await page.getByLabel('Tenant').selectOption(b.tenantId);
+    await page.waitForFunction(
+      `location.hash === ${JSON.stringify(`#/messages?tenantId=${b.tenantId}`)}`,
+      undefined,
+      WAIT,
+    );
+    await page.locator(`tr[data-inbox-message="${later.id}"]`).waitFor({ ...WAIT, state: 'detached' });
+    expect(await listed(page)).toEqual(expect.arrayContaining([x, y]));
+    expect(await tenantsListed(page)).toEqual([b.tenantId]);
+    expect(await unseen(page)).toEqual([y]);
+    const elsewhere = await createMessage(t, a, { messageThread: 'For the other tenant.' });
+    await navLink(page, 'Messages (1)').waitFor(WAIT);
+    await page.getByLabel('Tenant').selectOption('');
+    await page.locator(`tr[data-inbox-message="${elsewhere.id}"][data-unseen]`).waitFor(WAIT);
+    await navLink(page, 'Messages').waitFor(WAIT);
+
+    // A tenant without messages says so; from its page, its messages' link.
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/tenants/${quiet.tenantId}`)}`);
+    await page.getByRole('link', { name: "This tenant's messages" }).click();
+    await page.getByText('No messages from this tenant yet').waitFor(WAIT);
+    await page.close();
+  });
 });
 
 /** The tenant's name and the visit's ticket number, as the operator API has them. */
@@ -116,6 +197,23 @@ function listed(page: Page): Promise<string[]> {
   return page
     .locator('tr[data-inbox-message]')
     .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-inbox-message')!));
+}
+
+/** The navigation's link to the inbox, named exactly (with its count, or none). */
+function navLink(page: Page, name: string) {
+  return page.getByRole('navigation').getByRole('link', { name, exact: true });
+}
+
+function inboxRead(response: Response): boolean {
+  return new URL(response.url()).pathname === '/admin/v1/messages' && response.status() === 200;
+}
+
+function tenantsListed(page: Page): Promise<string[]> {
+  return page
+    .locator('tr[data-inbox-message] a[href^="#/tenants/"]')
+    .evaluateAll((links) => [
+      ...new Set(links.map((link) => decodeURIComponent(link.getAttribute('href')!.slice(10)))),
+    ]);
 }
 
 function unseen(page: Page): Promise<string[]> {

@@ -1,5 +1,8 @@
 /** Arrange steps for message tests: a tenant with a visit, valid message bodies, uploads of attachments. */
 import { sql } from 'kysely';
+import { newId } from '../../src/lib/ids.js';
+import { CLIENT_API_RECORD_OWNER, DEFAULT_MESSAGE_STATUS } from '../../src/modules/messages/schemas.js';
+import { MESSAGE_METHOD } from '../../src/modules/messages/service.js';
 import type { TestApp } from './app.js';
 import type { Operator } from './tenants.js';
 import { fileForm, MULTIPART_CONTENT_TYPE } from './multipart.js';
@@ -101,4 +104,34 @@ export async function copyMessage(t: TestApp, messageId: string, prefix: string,
     select ${prefix} || n, tenant_id, site_visit_id, type, status, message_thread, urgency, buyer,
       client_contacts, svc_pm, record_owner, method, occurred_at
     from messages, generate_series(1, ${count}) n where id = ${messageId}`.execute(t.database.db);
+}
+
+/** A message's place in arrival order and its time, taken as a create takes them: before its insert commits. */
+export interface ArrivalSlot {
+  seq: string;
+  createdAt: Date;
+}
+
+/**
+ * Takes the next place in arrival order now, for a message committed later by `commitInSlot`: creates made
+ * meanwhile sort after it, as when a slow create's transaction commits after a later one (the identity's value is
+ * taken at insert, the row seen at commit). A place of the identity itself, so no other message takes it.
+ */
+export async function takeArrivalSlot(t: TestApp): Promise<ArrivalSlot> {
+  const { rows } = await sql<{
+    seq: string;
+  }>`select nextval(pg_get_serial_sequence('messages', 'seq'))::text as seq`.execute(t.database.db);
+  return { seq: rows[0]!.seq, createdAt: new Date() };
+}
+
+/** Commits, in the slot taken before, a client's message on the tenant's visit, as the client API writes one. */
+export async function commitInSlot(t: TestApp, slot: ArrivalSlot, m: MessageTenant, text: string): Promise<string> {
+  const id = newId('msg');
+  await sql`insert into messages (id, tenant_id, seq, site_visit_id, status, message_thread, svc_pm, record_owner,
+      method, occurred_at, created_at, updated_at)
+    overriding system value
+    values (${id}, ${m.tenantId}, ${slot.seq}::bigint, ${m.visitId}, ${DEFAULT_MESSAGE_STATUS}, ${text}, true,
+      ${CLIENT_API_RECORD_OWNER}, ${MESSAGE_METHOD},
+      ${slot.createdAt}, ${slot.createdAt}, ${slot.createdAt})`.execute(t.database.db);
+  return id;
 }
