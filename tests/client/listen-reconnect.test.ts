@@ -98,7 +98,11 @@ describe('svc listen keeps its listener through failures of the moment', () => {
     expect(harness.state(v).read()?.id).toBe(remembered.id);
     const retries = run.notes.filter((line) => line.includes(`could not open the stream of listener ${remembered.id}`));
     expect(retries, run.notes.join('\n')).toHaveLength(2);
-    for (const line of retries) expect(line).toMatch(/retrying in [\d.]+ s with the same listener and signing secret/);
+    for (const line of retries) {
+      expect(line).toMatch(/retrying in [\d.]+ s with the same listener and signing secret/);
+      // Which service it cannot reach: the address svc was given (the packet's baseUrl), as it may have moved.
+      expect(line).toContain(` at ${proxy.baseUrl} (`);
+    }
     expect(run.notes.join('\n')).not.toMatch(/no longer exists|NEW/);
     // Backoff, as the client's retries do it; a Retry-After is waited for.
     expect(run.waits).toHaveLength(2);

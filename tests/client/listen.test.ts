@@ -8,7 +8,8 @@
  * another tenant's events never arrive; svc listen killed and started again within the grace resumes the
  * same listener (same secret, the missed event delivered); killed for longer than the grace, its pending
  * delivery fails terminally ("listener closed"); Ctrl-C closes the listener, and the next svc listen opens a
- * new one with the same signing secret (kept per service address and client) until --new-secret makes another.
+ * new one with the same signing secret (kept per client id, whatever the service's address) until --new-secret
+ * makes another.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -94,9 +95,9 @@ async function tenant(): Promise<VisitTenant> {
   return v;
 }
 
-function svc(v: VisitTenant, args: string[]): RealProcess {
+function svc(v: VisitTenant, args: string[], serviceUrl = baseUrl): RealProcess {
   return startNode([...SVC_NODE_ARGS, ...args], {
-    SVC_BASE_URL: baseUrl,
+    SVC_BASE_URL: serviceUrl,
     SVC_CLIENT_ID: v.clientId,
     SVC_CLIENT_SECRET: v.clientSecret,
     // Where svc listen remembers its listener (to resume after a kill): $XDG_STATE_HOME/svc.
@@ -105,7 +106,11 @@ function svc(v: VisitTenant, args: string[]): RealProcess {
 }
 
 async function listen(v: VisitTenant, path: string, ...options: string[]) {
-  const command = svc(v, ['listen', '--forward-to', `${receiverUrl}${path}`, ...options]);
+  return listenAt(baseUrl, v, path, ...options);
+}
+
+async function listenAt(serviceUrl: string, v: VisitTenant, path: string, ...options: string[]) {
+  const command = svc(v, ['listen', '--forward-to', `${receiverUrl}${path}`, ...options], serviceUrl);
   const [line, secret] = await command.waitFor(/^Ready\. Forwarding events to (?:\S+)\. Signing secret: (\S+)$/m);
   expect(command.stdout().split('\n')[0]).toBe(line);
   return { command, secret: secret! };
@@ -257,6 +262,15 @@ describe('svc listen through real processes', { timeout: 240_000 }, () => {
     expect(after.secret).toBe(rotated.secret);
     after.command.child.kill('SIGINT');
     expect(await after.command.exited).toBe(0);
+
+    // The same sandbox at another address (a restart on another port gives the packet a new baseUrl; here
+    // localhost for 127.0.0.1): the same secret, which the developer's receiver has.
+    const elsewhere = await listenAt(baseUrl.replace('127.0.0.1', 'localhost'), a, '/a-elsewhere');
+    expect(elsewhere.secret).toBe(rotated.secret);
+    await createVisit(op, a);
+    await until(() => verifiedAt('/a-elsewhere', rotated.secret).length === 1, 'an event signed with the kept secret');
+    elsewhere.command.child.kill('SIGINT');
+    expect(await elsewhere.command.exited).toBe(0);
     listenB.command.child.kill('SIGINT');
     expect(await listenB.command.exited).toBe(0);
   });

@@ -56,7 +56,7 @@ export async function registerListenerRoutes(app: Api, ctx: AppContext): Promise
         description: [
           'Sandbox only: this path does not exist in production. What `svc listen --forward-to <url>` uses: the events of your client are delivered over a stream that your command holds, and it forwards them to any address on your machine. The server never connects anywhere for a listener.',
           '',
-          "The answer carries the listener's signing `secret`, shown only here: the `secret` you sent, or else a new one made for it. Send the same `secret` every time you open a listener (`svc listen` keeps one per service address and client on your machine) and your receiver keeps verifying across restarts. At most 5 listeners are open per client (422 `listener-limit-reached`).",
+          "The answer carries the listener's signing `secret`, shown only here: the `secret` you sent, or else a new one made for it. Send the same `secret` every time you open a listener (`svc listen` keeps one per client id on your machine) and your receiver keeps verifying across restarts. At most 5 listeners are open per client (422 `listener-limit-reached`).",
           '',
           STREAM_PROTOCOL,
         ].join('\n'),

@@ -24,10 +24,10 @@ const COMMAND_USAGE = {
       GET /api/v1/<path> and print the answer; a file (a return label, an attachment) as its bytes: > file`,
   listen: `  svc listen --forward-to <url> [--events type,type] [--new-secret]
       sandbox: receive your webhooks on this machine; forwards each delivery to <url> (http or https), signed
-      with the secret its Ready line prints. That secret is kept on this machine for the service address and
-      client id (in $XDG_STATE_HOME/svc or ~/.local/state/svc), so it stays the same on every run: Ctrl-C closes
-      the listener and the next run opens a new one with the same secret. Killed any other way, the same command
-      run again within 60 s resumes the listener. --new-secret: make and keep a new secret (rotation).`,
+      with the secret its Ready line prints. That secret is kept on this machine for the client id, whatever the
+      service's address (in $XDG_STATE_HOME/svc or ~/.local/state/svc), so it stays the same on every run: Ctrl-C
+      closes the listener and the next run opens a new one with the same secret. Killed any other way, the same
+      command run again within 60 s resumes the listener. --new-secret: make and keep a new secret (rotation).`,
   trigger: `  svc trigger <visit-id> <action> [name=value | name:=json ...]
       sandbox: run a simulator action on a visit (complete-lifecycle, assign-rep, schedule, dispatch, complete,
       transmit-deliverables). Each pair is a body member in the type the action declares: name=value is text,

@@ -298,7 +298,7 @@ export interface paths {
          * Open a webhook listener: receive your events on your own machine (sandbox only)
          * @description Sandbox only: this path does not exist in production. What `svc listen --forward-to <url>` uses: the events of your client are delivered over a stream that your command holds, and it forwards them to any address on your machine. The server never connects anywhere for a listener.
          *
-         *     The answer carries the listener's signing `secret`, shown only here: the `secret` you sent, or else a new one made for it. Send the same `secret` every time you open a listener (`svc listen` keeps one per service address and client on your machine) and your receiver keeps verifying across restarts. At most 5 listeners are open per client (422 `listener-limit-reached`).
+         *     The answer carries the listener's signing `secret`, shown only here: the `secret` you sent, or else a new one made for it. Send the same `secret` every time you open a listener (`svc listen` keeps one per client id on your machine) and your receiver keeps verifying across restarts. At most 5 listeners are open per client (422 `listener-limit-reached`).
          *
          *     Then open its stream: `GET streamPath` as a WebSocket (wss:// on an https base address) with the same `Authorization: Bearer` header. Openings of streams are counted in a window of their own, as many a minute per address as the rate limit allows requests (past it, 429 with `Retry-After`), so your other calls never hold a stream back; a refused one (401, 403, 404, 426, 429) is also counted as a request. Messages are JSON text frames:
          *

@@ -5,7 +5,7 @@
  * `Ready. Forwarding events to <url>. Signing secret: <secret>` once connected, then one line per attempt.
  * Stopping (Ctrl-C) closes the listener.
  *
- * Every new listener is given the signing secret kept for the service address and client id (state.ts's
+ * Every new listener is given the signing secret kept for the client id, at whatever address (state.ts's
  * SigningSecret, made on first use), so the Ready line shows the same secret run after run, Ctrl-C or not;
  * --new-secret makes and keeps a new one (a remembered listener, which has the old one, is closed, not resumed).
  *
@@ -140,7 +140,7 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
     [deps.baseUrl, deps.clientId, options.forwardTo, options.eventTypes ?? []],
     deps.stateDirectory,
   );
-  const signingSecret = new SigningSecret([deps.baseUrl, deps.clientId], deps.stateDirectory);
+  const signingSecret = new SigningSecret({ clientId: deps.clientId, baseUrl: deps.baseUrl }, deps.stateDirectory);
   const secret = options.newSecret ? signingSecret.renew() : signingSecret.get();
   const closeTimeoutMs = deps.closeTimeoutMs ?? CLOSE_TIMEOUT_MS;
   /** A new listener, once the service opens one; undefined when stopped first. */
@@ -253,7 +253,9 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
     const delayMs = reconnectDelay(failures, verdict.kind === 'unsure' ? verdict.retryAfterMs : undefined, random);
     const reason = verdict.kind === 'unsure' ? verdict.reason : 'the service has the listener; the stream did not open';
     note(
-      `svc listen: could not open the stream of listener ${listener.id} (${reason}); ` +
+      // The address too: after a restart on another port (a new baseUrl in the credential packet) this command
+      // still tries the old one, and only the address tells the developer why nothing comes back.
+      `svc listen: could not open the stream of listener ${listener.id} at ${deps.baseUrl} (${reason}); ` +
         `retrying in ${seconds(delayMs)} with the same listener and signing secret`,
     );
     await wait(delayMs, stop);

@@ -1,8 +1,8 @@
 /**
  * Where `svc listen` remembers an open listener (its id, stream and signing secret), so that a command
  * killed and started again with the same credentials and options resumes it, and the signing secret it
- * keeps per service address and client id, which it gives every new listener: the developer's receiver is
- * configured once, whatever stops the command. The files live in a directory
+ * keeps per client id, which it gives every new listener: the developer's receiver is configured once,
+ * whatever stops the command and whichever address the service is reached at. The files live in a directory
  * of the user's own (XDG_STATE_HOME/svc, else ~/.local/state/svc, mode 0700): a predictable name in the
  * shared temporary directory could be planted by another user (a listener of theirs, resumed with our token
  * and secret) or be a link to a file of ours that the write would overwrite.
@@ -86,31 +86,34 @@ const SECRET_MIN = 16;
 const SECRET_MAX = 512;
 
 /**
- * The signing secret `svc listen` keeps for one service address and client id: made here on first use
- * ('whsec_' and 32 random bytes, base64url), sent with every new listener, replaced only on demand
- * (--new-secret). Written 0600 and atomically (a temporary file renamed over it): a run stopped mid-write
- * leaves the old secret or the new one, never a part.
+ * The signing secret `svc listen` keeps for one client id: made here on first use ('whsec_' and 32 random bytes,
+ * base64url), sent with every new listener, replaced only on demand (--new-secret). Written 0600 and atomically
+ * (a temporary file renamed over it): a run stopped mid-write leaves the old secret or the new one, never a part.
+ *
+ * Not per service address: a client id is made by one service for one tenant, so the same id at another address
+ * is the same sandbox (restarted with PORT changed, as the README's port-taken case does, or named localhost
+ * rather than 127.0.0.1), and a secret per address gave the developer's receiver, configured once, a new secret
+ * it rejected every delivery with. A secret kept by an earlier svc for this address and client id is adopted.
  */
 export class SigningSecret {
   readonly file: string;
+  private readonly earlierFile: string;
 
   constructor(
-    identity: readonly [baseUrl: string, clientId: string],
+    identity: { clientId: string; baseUrl: string },
     private readonly directory = stateDirectory(),
   ) {
-    this.file = path.join(directory, fileName('signing-secret', identity));
+    this.file = path.join(directory, fileName('signing-secret', [identity.clientId]));
+    this.earlierFile = path.join(directory, fileName('signing-secret', [identity.baseUrl, identity.clientId]));
   }
 
-  /** The secret kept, if the file holds one the service would accept. */
+  /** The secret kept, if the file (or an earlier svc's for this address) holds one the service would accept. */
   read(): string | undefined {
-    try {
-      const secret = readFileSync(this.file, 'utf8').trim();
-      const length = [...secret].length;
-      if (length >= SECRET_MIN && length <= SECRET_MAX) return secret;
-    } catch {
-      // none yet, or unreadable: a new one
-    }
-    return undefined;
+    const kept = readSecret(this.file);
+    if (kept !== undefined) return kept;
+    const earlier = readSecret(this.earlierFile);
+    if (earlier !== undefined) writeAtomically(this.directory, this.file, `${earlier}\n`);
+    return earlier;
   }
 
   /** The secret kept, made and kept now if there is none. */
@@ -124,4 +127,16 @@ export class SigningSecret {
     writeAtomically(this.directory, this.file, `${secret}\n`);
     return secret;
   }
+}
+
+/** A secret file's secret, if it holds one the service would accept. */
+function readSecret(file: string): string | undefined {
+  try {
+    const secret = readFileSync(file, 'utf8').trim();
+    const length = [...secret].length;
+    if (length >= SECRET_MIN && length <= SECRET_MAX) return secret;
+  } catch {
+    // none yet, or unreadable: a new one
+  }
+  return undefined;
 }
