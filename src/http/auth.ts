@@ -56,6 +56,16 @@ declare module 'fastify' {
 export const SECURITY_SCHEME = 'clientCredentials';
 
 const REALM = 'Bearer realm="site-services"';
+/** Three base64url parts: the shape of every access token this service issues (a compact JWS). */
+const ACCESS_TOKEN_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+/**
+ * Said of a bearer that cannot be an access token at all: a newcomer sends the client_secret itself, or the
+ * operator token, and "invalid or expired, fetch a new token" would not tell them there is a token to fetch.
+ */
+const NOT_AN_ACCESS_TOKEN =
+  'The bearer token is not an access token. Get one from POST /api/v1/oauth/token (grant_type=client_credentials ' +
+  'with your client_id and client_secret) and send its access_token; the client_secret itself, and the operator ' +
+  'token of /admin/v1, are not accepted here.';
 
 function unauthorized(detail: string): Problem {
   return new Problem('unauthorized', detail, { headers: { 'www-authenticate': `${REALM}, error="invalid_token"` } });
@@ -145,7 +155,12 @@ export function registerClientAuth(
     token: string,
   ): Promise<Problem | undefined> => {
     const grant = await deps.tokens.verify(token);
-    if (!grant) return unauthorized('The bearer token is invalid or expired. Fetch a new token and retry once.');
+    if (!grant)
+      return unauthorized(
+        ACCESS_TOKEN_SHAPE.test(token)
+          ? 'The bearer token is invalid or expired. Fetch a new token and retry once.'
+          : NOT_AN_ACCESS_TOKEN,
+      );
     return admit(request, scope, grant, await deps.credentialStatus.lookup(grant.clientId));
   };
 

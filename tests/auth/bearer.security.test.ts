@@ -74,6 +74,23 @@ describe('401 for a missing or malformed Authorization header', () => {
     expectUnauthorized(await call(header()));
   });
 
+  it.each([
+    ['the client_secret itself', () => tenant.clientSecret],
+    ['the operator token', () => t.adminToken],
+  ])('%s as the bearer: 401 saying it is no access token and where one comes from', async (_label, bearer) => {
+    const response = await call(`Bearer ${bearer()}`);
+    expectUnauthorized(response);
+    expect(response.body.detail).toMatch(
+      /^The bearer token is not an access token\. Get one from POST \/api\/v1\/oauth\/token/,
+    );
+  });
+
+  it('a token of the right shape that fails verification is said to be invalid or expired', async () => {
+    const response = await call(`Bearer ${forge({ key: attacker.privateKey })}`);
+    expectUnauthorized(response);
+    expect(response.body.detail).toBe('The bearer token is invalid or expired. Fetch a new token and retry once.');
+  });
+
   it('accepts the scheme name in any case', async () => {
     expect((await call(`bearer ${tenant.token}`)).status).toBe(200);
   });
