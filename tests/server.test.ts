@@ -235,6 +235,67 @@ describe('npm start', () => {
   );
 
   it(
+    "a DATA_DIR shared by two databases: each one's packet is kept aside for the other's start, never overwritten",
+    async () => {
+      // Another database's packet in DATA_DIR, as a start with DATABASE_URL set (or unset) on the same ./data
+      // leaves it: this database's first start keeps it aside rather than writing over it.
+      const own = fs.mkdtempSync(path.join(os.tmpdir(), 'server-test-shared-'));
+      const packetFile = path.join(own, 'credentials.json');
+      const other = { baseUrl: 'http://127.0.0.1:1', tenantId: 'tnt_otherdatabase0', client_id: 'cli_other' };
+      const otherAside = path.join(own, 'credentials-tnt_otherdatabase0.json');
+      fs.writeFileSync(packetFile, JSON.stringify(other));
+      const first = await startServer(await freePort(), { DATA_DIR: own });
+      expect(progressLines(first.output())).toContain(
+        `DATA_DIR held another database's credential packet: kept as ${otherAside}, for a start on that database`,
+      );
+      expect(JSON.parse(fs.readFileSync(otherAside, 'utf8'))).toEqual(other);
+      const ours = JSON.parse(fs.readFileSync(packetFile, 'utf8'));
+      expect(ours.tenantId).not.toBe(other.tenantId);
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+
+      // The other database's start then keeps ours aside and writes its own: our restart puts ours back.
+      const oursAside = path.join(own, `credentials-${ours.tenantId}.json`);
+      fs.renameSync(packetFile, oursAside);
+      fs.renameSync(otherAside, packetFile);
+      const restart = await startServer(await freePort(), { DATA_DIR: own });
+      const progress = progressLines(restart.output());
+      expect(progress, restart.output()).toContain(
+        `credentials.json was another database's (tenant tnt_otherdatabase0), kept as ${otherAside}; ` +
+          `this database's put back from ${oursAside}`,
+      );
+      expect(progress).toContain(
+        `client credentials are in ${packetFile} (its baseUrl is now ${restart.baseUrl}, was ${ours.baseUrl})`,
+      );
+      const packet = JSON.parse(fs.readFileSync(packetFile, 'utf8'));
+      expect(packet).toEqual({ ...ours, baseUrl: restart.baseUrl });
+      // Its credentials obtain a token (form-encoded, as the README's curl sends them).
+      const { client_id, client_secret } = packet;
+      const form = new URLSearchParams({ grant_type: 'client_credentials', client_id, client_secret });
+      expect((await fetch(`${restart.baseUrl}/api/v1/oauth/token`, { method: 'POST', body: form })).status).toBe(200);
+      restart.child.kill('SIGTERM');
+      expect(await restart.exited).toBe(0);
+
+      // Only another database's packet, none of ours: said as such, not "client credentials are in".
+      fs.rmSync(packetFile);
+      fs.renameSync(otherAside, packetFile);
+      fs.rmSync(path.join(own, `credentials-${ours.tenantId}.json`), { force: true });
+      const lost = await startServer(await freePort(), { DATA_DIR: own });
+      const said = progressLines(lost.output());
+      expect(said.some((line) => line.startsWith('client credentials are in'))).toBe(false);
+      expect(said).toContain(
+        `client credentials in ${packetFile} are not this database's: its tenant tnt_otherdatabase0 is not in it ` +
+          '(written by a start on another database with this DATA_DIR), and DATA_DIR holds none of this database: ' +
+          'give each database a DATA_DIR of its own',
+      );
+      lost.child.kill('SIGTERM');
+      expect(await lost.exited).toBe(0);
+      fs.rmSync(own, { recursive: true, force: true });
+    },
+    TEST_LIMIT_MS,
+  );
+
+  it(
     'a second start on the same DATA_DIR is refused, saying what to do, and the first serves on; after a kill -9 it starts',
     async () => {
       const first = await startServer(await freePort());

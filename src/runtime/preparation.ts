@@ -13,6 +13,8 @@ import {
   awaitsDemoTenant,
   provisionSandbox,
   readAdminToken,
+  restoreOwnPacket,
+  setAsideOtherPacket,
   writeAdminToken,
   writeCredentialPacket,
 } from './sandbox.js';
@@ -61,12 +63,16 @@ export async function prepare(
   );
   const banners: string[][] = [];
   if (packet) {
+    const aside = setAsideOtherPacket(config.dataDir);
+    if (aside)
+      progress(`DATA_DIR held another database's credential packet: kept as ${aside}, for a start on that database`);
     const file = writeCredentialPacket(config.dataDir, packet);
     banners.push([
       `Sandbox demo tenant created. Its credential packet (also in ${file}):`,
       JSON.stringify(packet, null, 2),
     ]);
-  } else if (config.environment === 'sandbox') reportKeptFiles(config.dataDir, config.publicBaseUrl, progress);
+  } else if (config.environment === 'sandbox' && (await restoreOwnPacket(config.dataDir, database, progress)))
+    reportKeptFiles(config.dataDir, config.publicBaseUrl, progress);
   if (keys.adminTokenGenerated && keys.adminToken) {
     const kept = readAdminToken(config.dataDir);
     if (kept.token === keys.adminToken) progress(`operator API token is in ${kept.file}`);

@@ -12,7 +12,7 @@ import { ALL_SCOPES } from '../modules/auth/scopes.js';
 import { createItem, createProject } from '../modules/reference/service.js';
 import { createSiteAsset } from '../modules/site-assets/service.js';
 import { createSite } from '../modules/sites/service.js';
-import { countTenants } from '../modules/tenants/repository.js';
+import { countTenants, findTenant } from '../modules/tenants/repository.js';
 import { createTenant } from '../modules/tenants/service.js';
 
 export interface CredentialPacket {
@@ -143,6 +143,70 @@ export function keptCredentialPacket(
   if (typeof packet?.baseUrl !== 'string' || packet.baseUrl === baseUrl) return { file };
   writeCredentialPacket(dataDir, { ...packet, baseUrl });
   return { file, movedFrom: packet.baseUrl };
+}
+
+/**
+ * DATA_DIR is shared by starts on different databases when DATABASE_URL is set for one and not the other (the
+ * default ./data): each database's first start writes credentials.json, which overwrote the other's, and the
+ * other's restart then said its credentials were there while they were another tenant's (401 invalid_client).
+ * So a packet of another database is kept aside as credentials-<its tenant>.json, and a restart puts its own
+ * back. A tenant id names the file: one that is not an id (a packet edited by hand) is never used in a path.
+ */
+const TENANT_ID = /^tnt_[a-z0-9]+$/;
+const asideFile = (dataDir: string, tenantId: string) => path.join(dataDir, `credentials-${tenantId}.json`);
+
+function readPacket(file: string): CredentialPacket | undefined {
+  try {
+    const packet = JSON.parse(fs.readFileSync(file, 'utf8')) as CredentialPacket;
+    return TENANT_ID.test(packet?.tenantId) ? packet : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Before a first start writes its packet: the one in DATA_DIR (another database's) kept aside; its new name. */
+export function setAsideOtherPacket(dataDir: string): string | undefined {
+  const file = path.join(dataDir, 'credentials.json');
+  const packet = readPacket(file);
+  if (!packet) return undefined;
+  const aside = asideFile(dataDir, packet.tenantId);
+  fs.renameSync(file, aside);
+  return aside;
+}
+
+/**
+ * A restart: when the packet in DATA_DIR is not this database's (its tenant is not in it), this database's own,
+ * kept aside by another's first start, is put back and the other kept aside in turn. Says what it did; false
+ * when DATA_DIR has no packet of this database (credentials.json, if any, is another's).
+ */
+export async function restoreOwnPacket(
+  dataDir: string,
+  database: AppDatabase,
+  progress: (line: string) => void,
+): Promise<boolean> {
+  const hasTenant = async (tenantId: string) => (await findTenant(database.db, tenantId)) !== undefined;
+  const file = path.join(dataDir, 'credentials.json');
+  const current = readPacket(file);
+  if (current ? await hasTenant(current.tenantId) : fs.existsSync(file)) return true;
+  const names = fs.existsSync(dataDir) ? fs.readdirSync(dataDir) : [];
+  for (const name of names.filter((entry) => /^credentials-tnt_[a-z0-9]+\.json$/.test(entry))) {
+    const own = readPacket(path.join(dataDir, name));
+    if (!own || !(await hasTenant(own.tenantId))) continue;
+    if (current) fs.renameSync(file, asideFile(dataDir, current.tenantId));
+    fs.renameSync(path.join(dataDir, name), file);
+    progress(
+      `credentials.json was another database's${current ? ` (tenant ${current.tenantId}), kept as ${asideFile(dataDir, current.tenantId)}` : ''}; ` +
+        `this database's put back from ${path.join(dataDir, name)}`,
+    );
+    return true;
+  }
+  if (current)
+    progress(
+      `client credentials in ${file} are not this database's: its tenant ${current.tenantId} is not in it (written by ` +
+        'a start on another database with this DATA_DIR), and DATA_DIR holds none of this database: give each ' +
+        'database a DATA_DIR of its own',
+    );
+  return false;
 }
 
 export function writeCredentialPacket(dataDir: string, packet: CredentialPacket): string {
