@@ -3,8 +3,9 @@
  * started with `npm start` (tests/helpers/readme-shell.ts): every answer a success, the uploads made by the
  * README's own commands accepted and downloaded unchanged, and step 7's events delivered for real through
  * `svc listen` to the example receiver, which verifies each. Also what the README says of a first start: the
- * progress lines on stderr, the credential packet on stdout. Then the client package README's "Calling the API"
- * script, as written, against that sandbox.
+ * progress lines on stderr, the credential packet on stdout. Then the operator's blocks (a visit through the
+ * workflow, the walkthrough's label and photo downloaded, the inbox, deliveries; a tenant onboarded) and the client
+ * package README's "Calling the API" script, as written, against that sandbox.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientReadmeExample, openReadmeShell, type ReadmeShell, readmeBlock } from '../helpers/readme-shell.js';
@@ -62,6 +63,33 @@ describe('README', () => {
       () => logged.every((line) => line.test(shell.read('listen.log'))),
       'svc listen logging every event at its first attempt, answered 200',
     );
+  }, 300_000);
+
+  it("the operator's blocks work as written, after the walkthrough (its $VISIT_ID and $MESSAGE_ID)", async () => {
+    const from = shell.output().length;
+    await shell.runBlock(readmeBlock('## Operator: visits and their workflow'));
+    await shell.runBlock(readmeBlock('## Operator: tenants'));
+    const printed = shell.output().slice(from);
+    // Every action's answer as wf prints it, to Completed at version 7; the last one refused (wf prints its detail).
+    expect(printed, printed).toContain(
+      '{"status":"Completed","version":7,"rep":"Jordan Lee","date":"2026-12-03","eta":"10:00","problem":null}',
+    );
+    expect(printed).toContain('"problem":"The visit is Completed: schedule is allowed only on a visit that is New');
+    expect(printed).toMatch(
+      /"qualityReviewPassed":true,"deliverablesTransmittedAt":"[^"]+","deliverablesNotes":"Photos attached\."/,
+    );
+    // The operator's downloads are the files the walkthrough uploaded, which they leave as they were.
+    expect(shell.read('operator-return-label.pdf')).toMatch(/^%PDF-1\.4\n/);
+    expect(shell.read('operator-return-label.pdf')).toBe(shell.read('return-label.pdf'));
+    expect(shell.read('operator-attachment.png')).toBe(shell.read('photo.png'));
+    expect(printed).toContain('"text":"Please also check the receipt printer.","file":"photo.png"');
+    expect(printed).toMatch(/"tenant":"Sandbox Demo Client","ticket":"INC-1001"/);
+    expect(printed).toMatch(/\{"eventType":"ticket\.created","status":"/);
+    // The tenants block: the first pair shown, revoked (204), the flag changed.
+    expect(printed).toMatch(/"client_secret": "secret_/);
+    expect(printed).toMatch(/^204$/m);
+    expect(printed).toMatch(/\{"id":"tnt_\w+","webhookAccess":false\}/);
+    expect(printed).not.toMatch(/\/problems\//);
   }, 300_000);
 
   it('the client README\'s "Calling the API" script works as written, on the walkthrough\'s sandbox and label', async () => {
