@@ -260,6 +260,8 @@ describe('usage and configuration (exit 2)', () => {
     const none = await svc(['import', 'sites', input], {});
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('missing credentials: set SVC_BASE_URL, SVC_CLIENT_ID, SVC_CLIENT_SECRET');
+    // And where the sandbox's packet is, which a newcomer in its checkout has at hand.
+    expect(none.stderr).toContain('export SVC_CREDENTIALS_FILE=data/credentials.json');
     expect((await svc(['import', 'sites', input, '--client-secret', 'x'], {})).code).toBe(2);
 
     const tenant = await createTenant(t);

@@ -40,7 +40,9 @@ export function credentialsFromEnv(env: Env): CliCredentials {
   ];
   if (missing.length > 0 && !file) {
     throw new UsageError(
-      `missing credentials: set ${missing.join(', ')} (or SVC_CREDENTIALS_FILE to a credentials.json)`,
+      // Where the packet is, too: a newcomer in a sandbox's checkout has it at hand without knowing the variable.
+      `missing credentials: set ${missing.join(', ')} (or SVC_CREDENTIALS_FILE to a credential packet: the ` +
+        "sandbox's is DATA_DIR/credentials.json, so in its checkout export SVC_CREDENTIALS_FILE=data/credentials.json)",
     );
   }
   if (missing.length > 0) throw incompletePacket(file!, packet, missing);
