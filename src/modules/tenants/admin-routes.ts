@@ -76,9 +76,9 @@ export function registerTenantAdminRoutes(app: Api, ctx: AppContext): void {
     {
       schema: {
         operationId: 'updateTenant',
-        summary: "Change a tenant's name, scopes, flags or subscription limit",
+        summary: "Change a tenant's name, scopes, flags, subscription limit or storage limit",
         description:
-          'Narrowed scopes stop working for tokens already issued within a few seconds. Lowering maxActiveSubscriptions below what the tenant has removes nothing: its subscriptions stay active and keep receiving deliveries, but it can create or activate none until below the limit.',
+          'Narrowed scopes stop working for tokens already issued within a few seconds. Lowering maxActiveSubscriptions below what the tenant has removes nothing: its subscriptions stay active and keep receiving deliveries, but it can create or activate none until below the limit. Lowering storageLimitMiB below what its files hold (storageUsedBytes) removes nothing either: it uploads none until below the limit.',
         tags,
         params: TenantParams,
         body: TenantPatchBody,
