@@ -8,6 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
+import { UploadBodyLength, uploadBodyTooLong } from './body-length.js';
 import { type AcceptedFileType, checkedContent } from './content-check.js';
 import { formFileName, safeFileName } from './file-names.js';
 import { MAX_UPLOAD_BYTES, MAX_UPLOAD_REQUEST_BYTES } from './limits.js';
@@ -99,7 +100,8 @@ export async function receiveFile(
 ): Promise<ReceivedFile> {
   const contentRules = { accepted: rules.accepted, maxBytes: MAX_UPLOAD_BYTES };
   const read: ReadPart[] = [];
-  // Started before the parser, in the same tick: both see every chunk (part-headers.ts).
+  // Started before the parser, in the same tick: both see every chunk (part-headers.ts, body-length.ts).
+  const length = new UploadBodyLength(request.raw);
   const form: FormSoFar = {
     headers: new PartHeaderWatch(request.raw, request.headers['content-type']),
     read,
@@ -141,11 +143,20 @@ export async function receiveFile(
     return received!;
   } catch (error) {
     if (received !== undefined) await store.delete(tenantId, received.blobId).catch(() => undefined);
-    // The rest of the body is discarded unread.
     form.headers.stop();
+    length.stop();
+    if (length.exceeded) {
+      // Past the bound, whatever failed meanwhile, 413 at once: the body may never end. What still comes is
+      // read and dropped while the answer goes out (closing on unread bytes would reset the connection, and
+      // with it the answer on its way), up to the bound once more.
+      void discardRestOfBody(request.raw, MAX_UPLOAD_REQUEST_BYTES);
+      throw uploadBodyTooLong();
+    }
+    // The rest of the body is discarded unread.
     await discardRestOfBody(request.raw, MAX_UPLOAD_REQUEST_BYTES);
     throw error;
   } finally {
     form.headers.stop();
+    length.stop();
   }
 }

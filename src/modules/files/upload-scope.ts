@@ -1,12 +1,14 @@
 /**
  * Upload routes live in a Fastify context of their own: the multipart parser is registered only there
  * (everywhere else multipart bodies stay 415), and each request is checked before its body is read:
- * not multipart/form-data is 415, a Content-Length that cannot hold an acceptable file is 413.
+ * not multipart/form-data is 415, a Content-Length that cannot hold an acceptable file is 413 (a body without
+ * one is counted as it arrives: body-length.ts).
  */
 import multipart from '@fastify/multipart';
 import { Problem } from '../../http/problem.js';
 import type { Api } from '../../http/types.js';
-import { MAX_UPLOAD_BYTES, MAX_UPLOAD_REQUEST_BYTES, MULTIPART_LIMITS } from './limits.js';
+import { uploadBodyTooLong } from './body-length.js';
+import { MAX_UPLOAD_REQUEST_BYTES, MULTIPART_LIMITS } from './limits.js';
 
 const MULTIPART = /^multipart\/form-data\s*(;|$)/i;
 
@@ -27,16 +29,8 @@ export async function registerUploadScope(app: Api, register: (scope: Api) => vo
         );
       }
       const declared = Number(request.headers['content-length']);
-      if (Number.isFinite(declared) && declared > MAX_UPLOAD_REQUEST_BYTES) {
-        throw new Problem(
-          'payload-too-large',
-          `The request body (${declared} bytes) is larger than a ${MAX_UPLOAD_BYTES}-byte file can make it.`,
-          {
-            // The body is not read: close the connection rather than draining it.
-            headers: { connection: 'close' },
-          },
-        );
-      }
+      // The body is not read: the problem closes the connection rather than draining it.
+      if (Number.isFinite(declared) && declared > MAX_UPLOAD_REQUEST_BYTES) throw uploadBodyTooLong(declared);
       return payload;
     });
     register(scope);
