@@ -4,8 +4,16 @@
  * tenant's GET waited 6 s (hostile-tenant probe). A client may send one frame for each it is to answer (a result
  * per attempt, a pong per ping) and 100 more; past that its stream is closed with
  * 1008, and its connection ends if it goes on sending.
+ *
+ * A listener's stream lives while its client answers the server's pings. A pong is also a frame a client may
+ * send unasked (RFC 6455 5.5.3), and any pong counted: a client that never read its stream, so never saw a ping,
+ * but sent a pong of its own every few hundred milliseconds kept its stream open for ever, and every attempt
+ * sent to it stayed in the server's memory, behind the socket it did not read (hostile-tenant probe: the deaf
+ * stream's server side stayed ESTABLISHED while its events piled up; the same client without its pongs was cut
+ * within two ticks). Now only the pong that echoes the last ping's payload keeps a stream alive.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { SPARE_FRAMES } from '../../src/modules/webhook-listeners/frame-budget.js';
 import type { TestApp } from '../helpers/app.js';
 import { createListener, openStream, type TestStream } from '../helpers/listener-stream.js';
@@ -73,5 +81,67 @@ describe("the frames of a listener's stream", () => {
     expect(await closeCode(stream)).toBeUndefined();
     junk(stream, 1);
     expect(await closeCode(stream)).toBe(1008);
+  });
+});
+
+/** Pings a client sees before the test judges its stream: enough for the server to have judged its pongs. */
+const PINGS = 4;
+
+/** Whether the server still holds the listener's stream. */
+async function held(listenerId: string): Promise<boolean> {
+  const row = await t.database.db
+    .selectFrom('webhook_listeners')
+    .select('stream_id')
+    .where('id', '=', listenerId)
+    .executeTakeFirstOrThrow();
+  return row.stream_id !== null;
+}
+
+/** Until the server has recorded the stream's end (the listener's grace runs). */
+async function dropped(listenerId: string): Promise<void> {
+  while (await held(listenerId)) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/**
+ * Opens the listener's stream with `ws` (which shows the pings it gets) and answers, once the stream closes
+ * or PINGS pings have come, which came first: the close code, or `open`.
+ */
+async function streamOutcome(autoPong: boolean, whileOpen: (socket: WebSocket) => () => void) {
+  const tenant = await tenantWithToken(t, { webhookAccess: true });
+  const listener = await createListener(t.http, tenant.token, ['ticket.created']);
+  const url = `${t.baseUrl.replace(/^http/, 'ws')}${listener.streamPath}`;
+  const socket = new WebSocket(url, { headers: { authorization: `Bearer ${tenant.token}` }, autoPong });
+  const outcome = new Promise<number | 'open'>((resolve) => {
+    let pings = 0;
+    socket.on('ping', () => ++pings === PINGS && resolve('open'));
+    socket.on('close', (code) => resolve(code));
+  });
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+  const stop = whileOpen(socket);
+  try {
+    return { outcome: await outcome, listenerId: listener.id };
+  } finally {
+    stop();
+    socket.terminate();
+  }
+}
+
+describe("a listener stream's liveness", () => {
+  it('cuts a client that never answers a ping, however many pongs of its own it sends', async () => {
+    // Pings go unanswered, as by a client that does not read its stream; a pong of its own goes out four times
+    // a tick, fewer frames than the pings allow, so that the frame budget does not end the stream first.
+    const { outcome, listenerId } = await streamOutcome(false, (socket) => {
+      const pongs = setInterval(() => socket.pong(), 250);
+      return () => clearInterval(pongs);
+    });
+    // Terminated (1006), not closed for its frames (1008).
+    expect(outcome).toBe(1006);
+    await dropped(listenerId);
+  });
+
+  it('keeps a client that answers the pings, as every WebSocket client does', async () => {
+    const { outcome, listenerId } = await streamOutcome(true, () => () => undefined);
+    expect(outcome).toBe('open');
+    expect(await held(listenerId)).toBe(true);
   });
 });

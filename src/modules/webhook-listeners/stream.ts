@@ -4,7 +4,7 @@
  * attempt signed afresh, a result matched to an attempt this stream was sent, the liveness ping); which
  * streams this process holds, and the database's view of them, are the hub's.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import type { Clock } from '../../lib/clock.js';
 import { toEnvelope } from '../outbox/service.js';
@@ -22,6 +22,14 @@ export interface Stream {
   socket: WebSocket;
   /** Answered the last ping. */
   alive: boolean;
+  /**
+   * The payload of the last ping, which its pong echoes (RFC 6455 5.5.3). A pong is also a frame a client may
+   * send unasked: counting any pong kept alive a client that never read its stream (so never saw a ping) but
+   * sent a pong of its own every few hundred milliseconds, and every attempt sent to it stayed in memory behind
+   * the socket it did not read (hostile-tenant probe). A ping comes after whatever was sent before it: to echo
+   * its payload, a client must have read all of that.
+   */
+  ping: Buffer | undefined;
   /**
    * Attempts sent on this stream and not yet reported (deliveryId#attempt), with when they were sent, oldest
    * first. Forgotten once their worker stopped waiting (the attempt timeout): a client that never reported kept
@@ -54,12 +62,13 @@ export function openStream(
     clientId,
     socket,
     alive: true,
+    ping: undefined,
     sent: new Map(),
     frames,
   };
   socket.on('close', () => on.close(stream));
-  socket.on('pong', () => {
-    if (frames.admit(socket)) stream.alive = true;
+  socket.on('pong', (data) => {
+    if (frames.admit(socket) && stream.ping?.equals(data)) stream.alive = true;
   });
   socket.on('ping', () => frames.admit(socket));
   socket.on('message', (data, isBinary) => {
@@ -137,6 +146,7 @@ export function forgetUnreported(stream: Stream, now: number, timeoutMs: number)
 export function pingOrCut(stream: Stream): void {
   if (!stream.alive) return void stream.socket.terminate();
   stream.alive = false;
+  stream.ping = randomBytes(8);
   stream.frames.owe();
-  stream.socket.ping();
+  stream.socket.ping(stream.ping);
 }
