@@ -46,9 +46,14 @@ function chunkedUpload(path: string, head: Buffer, filler = true): Promise<Chunk
     let sentBefore: number | undefined;
     let received = '';
     let closed = false;
+    let bodyEnded = false;
     socket.on('data', (data: Buffer) => {
       sentBefore ??= sent;
       received += data.toString('latin1');
+      // A client whose body ended closes once answered (a close before that would abort the request).
+      const [answerHead = '', body] = received.split('\r\n\r\n');
+      const length = Number(/^content-length: *(\d+)/im.exec(answerHead)?.[1]);
+      if (bodyEnded && body !== undefined && Buffer.byteLength(body, 'latin1') >= length) socket.end();
     });
     socket.on('error', () => undefined);
     socket.on('close', () => {
@@ -63,8 +68,9 @@ function chunkedUpload(path: string, head: Buffer, filler = true): Promise<Chunk
     };
     const pump = () => {
       while (filler && !closed && sent < SEND_AT_MOST) if (!chunk(FILLER)) return void socket.once('drain', pump);
-      // The body's end; the client then closes once answered.
-      if (!closed) socket.write('0\r\n\r\n', () => socket.end());
+      if (closed) return;
+      bodyEnded = true;
+      socket.write('0\r\n\r\n');
     };
     socket.write(
       `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${v.token}\r\n` +

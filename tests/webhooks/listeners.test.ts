@@ -2,7 +2,7 @@
  * The sandbox's webhook listeners (issue 18), in process: a listener's stream receives its tenant's
  * events exactly as a real v1 delivery of the attempt (verified with its own secret), each attempt's
  * reported outcome is recorded like any delivery's (a 500 gets attempt 2), a dropped stream resumes
- * within the grace and the listener closes after it (pending deliveries fail "listener closed"), another
+ * within the grace (an attempt it dropped unreported is sent again on the next stream) and the listener closes after it (pending deliveries fail "listener closed"), another
  * tenant's events never arrive, at most 5 are open per tenant, the stream's openings are limited apart from the requests, and
  * production has no trace of any of it; a listener created with a `secret` signs with it. The grace runs on an injected clock.
  * The same through real processes (svc listen, the example receiver): tests/client/listen.test.ts.
@@ -216,6 +216,28 @@ describe('a sandbox webhook listener', () => {
     const attempt = await nextAttempt(resumed, listener.secret);
     expect(attempt).toMatchObject({ eventId: event.id, attempt: 2 });
     resumed.report(attempt, 200);
+    await deliveryOf(event.id, (d) => d.status === 'succeeded');
+    await resumed.close();
+  });
+
+  it('loses nothing to a stream that drops mid-delivery: the attempt sent is failed and sent again on the next stream', async () => {
+    const b = await tenant('slow');
+    const listener = await createListener(t.http, b.token);
+    const stream = await openStream(t.baseUrl, listener.streamPath, b.token);
+    await stream.next();
+    const event = await recordTestEvent(t, b.tenantId, 'ticket.created');
+    const sent = await nextAttempt(stream, listener.secret);
+    // Gone with the attempt in hand, before reporting it.
+    await stream.close();
+    const waiting = await deliveryOf(event.id, (d) => d.attemptLog.length === 1 && d.status === 'pending');
+    expect(waiting.attemptLog[0].error).toMatch(/closed before reporting/);
+
+    // Its retry is a minute away; the next stream gets it at once.
+    const resumed = await openStream(t.baseUrl, listener.streamPath, b.token);
+    expect((await resumed.next()).type).toBe('ready');
+    const again = await nextAttempt(resumed, listener.secret);
+    expect(again).toMatchObject({ eventId: event.id, deliveryId: sent.deliveryId, attempt: 2 });
+    resumed.report(again, 200);
     await deliveryOf(event.id, (d) => d.status === 'succeeded');
     await resumed.close();
   });
