@@ -30,7 +30,7 @@ import { ProblemSchema } from './http/schemas.js';
 import { registerShutdownRefusal } from './http/shutdown.js';
 import type { Api } from './http/types.js';
 import { lazySerializerFactory } from './http/lazy-compilers.js';
-import { validatorFactory } from './http/validation.js';
+import { validatorCompiler } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { lazyChildLogger } from './lib/lazy-logger.js';
 import { registerConnectionCap } from './http/connection-cap.js';
@@ -77,6 +77,12 @@ export interface AppDeps {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+type ValidatorFactory = NonNullable<
+  NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']
+>;
+/** Every context's validator factory: `validatorCompiler` (Fastify's types name Ajv's own compiler there). */
+const validatorFactory = (() => validatorCompiler) as unknown as ValidatorFactory;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;

@@ -6,7 +6,7 @@
  */
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify';
+import type { FastifySchemaCompiler } from 'fastify';
 import { type FieldErrors, type Problem, validationProblem } from './problem.js';
 import { compileSizeCheck, OMITTED_KEYWORD } from './size-bounds.js';
 import {
@@ -126,16 +126,6 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
     guarded(parameterAjv.compile(schema as object) as ValidateFunction, integerParameters(schema)),
   );
 };
-
-type ValidatorFactory = NonNullable<
-  NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']
->;
-
-/**
- * For `schemaController.compilersFactory.buildValidator`: every Fastify context's validators are
- * `validatorCompiler`'s, whatever schemas the context adds (Fastify's types name Ajv's own compiler there).
- */
-export const validatorFactory = (() => validatorCompiler) as unknown as ValidatorFactory;
 
 /** Compiles a schema with the strict body rules, for validating data outside of a route (uploads, workflow). */
 export function compileBodyValidator(schema: object): ValidateFunction {
