@@ -2,6 +2,7 @@
 import { useState } from './vendor/hooks.mjs';
 import { api, query } from './api.js';
 import { useAction, useLoaded } from './loading.js';
+import { sizeText } from './sizes.js';
 import { Chosen, ErrorBanner, html, percent, SCOPES, SecretOnce, when } from './ui.js';
 import { Visits } from './visits.js';
 
@@ -100,7 +101,7 @@ function TenantSettings({ tenant, refresh }) {
     <label><input type="checkbox" name="apiEnabled" checked=${apiEnabled} onChange=${(event) => setApiEnabled(event.target.checked)} /> apiEnabled <span class="muted">(lifecycle events are published only with both flags on)</span></label>
     <label><input type="checkbox" name="webhookAccess" checked=${webhookAccess} onChange=${(event) => setWebhookAccess(event.target.checked)} /> webhookAccess</label>
     <label>maxActiveSubscriptions <input type="number" name="maxActiveSubscriptions" min="1" max="1000" step="1" required value=${maxActiveSubscriptions} onInput=${(event) => setMaxActiveSubscriptions(event.target.value)} /> <span class="muted">(a lower limit removes nothing; the tenant adds none until below it)</span></label>
-    <label>storageLimitMiB <input type="number" name="storageLimitMiB" min="10" max="10485760" step="1" required value=${storageLimitMiB} onInput=${(event) => setStorageLimitMiB(event.target.value)} /> <span class="muted">(every version of every uploaded file, in MiB; ${(tenant.storageUsedBytes / 1048576).toFixed(1)} MiB used; a lower limit removes nothing, the tenant uploads none until below it)</span></label>
+    <label>storageLimitMiB <input type="number" name="storageLimitMiB" min="10" max="10485760" step="1" required value=${storageLimitMiB} onInput=${(event) => setStorageLimitMiB(event.target.value)} /> <span class="muted">(every version of every uploaded file, in MiB; ${sizeText(tenant.storageUsedBytes)} used; a lower limit removes nothing, the tenant uploads none until below it)</span></label>
     <button type="submit" disabled=${busy}>Save settings</button> ${saved && html`<span class="ok">Saved.</span>`}
     <${ErrorBanner} error=${error} />
   </form>`;

@@ -91,6 +91,8 @@ describe.skipIf(!browserRunnable)('the operator console', () => {
     // The storage limit (10 GiB by default, in MiB) the same way.
     const storage = page.getByLabel('storageLimitMiB');
     expect(await storage.inputValue()).toBe('10240');
+    // Beside it, what the tenant holds, in a unit that shows it (a new tenant: nothing, not "0.0 MiB").
+    expect(await page.getByText('0 bytes used').count()).toBe(1);
     await storage.fill('20480');
     await page.getByRole('button', { name: 'Save settings' }).click();
     const storedStorage = async () =>
