@@ -123,6 +123,9 @@ export async function awaitsDemoTenant(config: Config, database: AppDatabase): P
   return config.environment === 'sandbox' && (await countTenants(database.db)) === 0;
 }
 
+/** Where DATA_DIR keeps the sandbox's credential packet (svc and the README's commands read it). */
+const packetFile = (dataDir: string) => path.join(dataDir, 'credentials.json');
+
 /**
  * The credential packet a previous start kept, with its baseUrl made `baseUrl` (this start's) when it names
  * another: a restart on another PORT (the first start's was taken, say) would otherwise leave svc and the
@@ -133,7 +136,7 @@ export function keptCredentialPacket(
   dataDir: string,
   baseUrl: string,
 ): { file: string; movedFrom?: string } | undefined {
-  const file = path.join(dataDir, 'credentials.json');
+  const file = packetFile(dataDir);
   let packet: CredentialPacket;
   try {
     packet = JSON.parse(fs.readFileSync(file, 'utf8')) as CredentialPacket;
@@ -153,6 +156,8 @@ export function keptCredentialPacket(
  * back. A tenant id names the file: one that is not an id (a packet edited by hand) is never used in a path.
  */
 const TENANT_ID = /^tnt_[a-z0-9]+$/;
+/** A packet kept aside: `asideFile`'s names. */
+const ASIDE_FILE = /^credentials-tnt_[a-z0-9]+\.json$/;
 const asideFile = (dataDir: string, tenantId: string) => path.join(dataDir, `credentials-${tenantId}.json`);
 
 function readPacket(file: string): CredentialPacket | undefined {
@@ -166,7 +171,7 @@ function readPacket(file: string): CredentialPacket | undefined {
 
 /** Before a first start writes its packet: the one in DATA_DIR (another database's) kept aside; its new name. */
 export function setAsideOtherPacket(dataDir: string): string | undefined {
-  const file = path.join(dataDir, 'credentials.json');
+  const file = packetFile(dataDir);
   const packet = readPacket(file);
   if (!packet) return undefined;
   const aside = asideFile(dataDir, packet.tenantId);
@@ -185,18 +190,20 @@ export async function restoreOwnPacket(
   progress: (line: string) => void,
 ): Promise<boolean> {
   const hasTenant = async (tenantId: string) => (await findTenant(database.db, tenantId)) !== undefined;
-  const file = path.join(dataDir, 'credentials.json');
+  const file = packetFile(dataDir);
   const current = readPacket(file);
   if (current ? await hasTenant(current.tenantId) : fs.existsSync(file)) return true;
   const names = fs.existsSync(dataDir) ? fs.readdirSync(dataDir) : [];
-  for (const name of names.filter((entry) => /^credentials-tnt_[a-z0-9]+\.json$/.test(entry))) {
-    const own = readPacket(path.join(dataDir, name));
+  for (const name of names.filter((entry) => ASIDE_FILE.test(entry))) {
+    const kept = path.join(dataDir, name);
+    const own = readPacket(kept);
     if (!own || !(await hasTenant(own.tenantId))) continue;
-    if (current) fs.renameSync(file, asideFile(dataDir, current.tenantId));
-    fs.renameSync(path.join(dataDir, name), file);
+    const other = current && asideFile(dataDir, current.tenantId);
+    if (other) fs.renameSync(file, other);
+    fs.renameSync(kept, file);
     progress(
-      `credentials.json was another database's${current ? ` (tenant ${current.tenantId}), kept as ${asideFile(dataDir, current.tenantId)}` : ''}; ` +
-        `this database's put back from ${path.join(dataDir, name)}`,
+      `credentials.json was another database's${current ? ` (tenant ${current.tenantId}), kept as ${other}` : ''}; ` +
+        `this database's put back from ${kept}`,
     );
     return true;
   }
@@ -211,7 +218,7 @@ export async function restoreOwnPacket(
 
 export function writeCredentialPacket(dataDir: string, packet: CredentialPacket): string {
   fs.mkdirSync(dataDir, { recursive: true });
-  const file = path.join(dataDir, 'credentials.json');
+  const file = packetFile(dataDir);
   fs.writeFileSync(file, `${JSON.stringify(packet, null, 2)}\n`, { mode: 0o600 });
   fs.chmodSync(file, 0o600);
   return file;
