@@ -17,6 +17,7 @@ import { registerClientAuth } from './http/auth.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { registerContentEncodingRefusal } from './http/media.js';
+import { registerHeaderLineRefusal } from './http/header-lines.js';
 import { registerOperationsRoutes } from './http/operations.js';
 import { registerOpenApi, registerOperatorOpenApiRoute } from './http/openapi.js';
 import { RenderedResources } from './http/rendered-resources.js';
@@ -172,6 +173,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   rateLimit.register(app);
   registerShutdownRefusal(app);
   registerResponseDeadline(app, config.responseTimeoutMs);
+  registerHeaderLineRefusal(app);
   registerContentEncodingRefusal(app);
   registerRequestMetrics(app, metrics);
   registerClientAuth(app, { tokens: ctx.tokens, credentialStatus: ctx.credentialStatus, scopes: ALL_SCOPES });

@@ -7,7 +7,7 @@ export const PROBLEM_TYPES = {
   'malformed-request': {
     status: 400,
     title: 'Malformed request',
-    help: 'The request body could not be parsed. Send well-formed JSON encoded as UTF-8 (or the form encoding the endpoint documents).',
+    help: 'The request body could not be parsed, or its header lines could be read two ways. Send well-formed JSON encoded as UTF-8 (or the form encoding the endpoint documents), each of Host, Authorization, Content-Type and Idempotency-Key on one line at most, and no transfer coding but chunked.',
   },
   unauthorized: {
     status: 401,

@@ -4,6 +4,7 @@
  * target as its `path`, which Node writes into the request line as it is.
  */
 import http from 'node:http';
+import net from 'node:net';
 import type { TestResponse } from './http.js';
 
 export interface RawRequest {
@@ -52,6 +53,43 @@ export function rawRequest(baseUrl: string, request: RawRequest): Promise<TestRe
     );
     outgoing.on('error', reject);
     outgoing.end(request.body);
+  });
+}
+
+/** The answer to a request written on a socket byte for byte: its status, its head lower-cased, its JSON body. */
+export interface SocketAnswer {
+  status: number;
+  headers: string;
+  body: any;
+}
+
+/**
+ * Writes `text` on a connection of its own, for what neither fetch nor node:http will send (bytes that are not
+ * HTTP, a header line twice, a transfer coding). Resolves when the service closes the connection, or once the
+ * whole answer (by its Content-Length) is in when it keeps the connection open.
+ */
+export function socketRequest(baseUrl: string, text: string): Promise<SocketAnswer> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => socket.write(text));
+    let received = '';
+    const parts = () => received.split('\r\n\r\n');
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => {
+      received += chunk;
+      const [head = '', body = ''] = parts();
+      const length = /\r\ncontent-length: (\d+)/i.exec(head)?.[1];
+      if (length !== undefined && Buffer.byteLength(body) >= Number(length)) socket.end();
+    });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head = '', body = ''] = parts();
+      resolve({
+        status: Number(head.split(' ')[1]),
+        headers: head.toLowerCase(),
+        body: body ? JSON.parse(body) : undefined,
+      });
+    });
   });
 }
 

@@ -4,9 +4,9 @@
  * request that does not arrive within REQUEST_TIMEOUT_MS (its headers or its body) is 408 request-timeout,
  * and the connection is closed. Raw sockets: fetch would refuse to send such requests.
  */
-import net from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { socketRequest } from '../helpers/raw-http.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -14,24 +14,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-function raw(request: string): Promise<{ status: number; headers: string; body: any }> {
-  const { port } = new URL(t.baseUrl);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(request));
-    let text = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk) => (text += chunk));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const [head = '', body = ''] = text.split('\r\n\r\n');
-      resolve({
-        status: Number(head.split(' ')[1]),
-        headers: head.toLowerCase(),
-        body: body ? JSON.parse(body) : undefined,
-      });
-    });
-  });
-}
+const raw = (request: string) => socketRequest(t.baseUrl, request);
 
 it('headers over 16 KiB: 431 headers-too-large problem, connection closed', async () => {
   const response = await raw(

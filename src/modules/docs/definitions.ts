@@ -100,6 +100,9 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
   answers 200 with the current representation and version.
 - Unparseable JSON, and a JSON body that is not UTF-8, is 400 \`malformed-request\`; a body of another media
   type is 415.
+- A header that may be sent once (\`Host\`, \`Authorization\`, \`Content-Type\`, \`Idempotency-Key\`) sent on two
+  lines, and a \`Transfer-Encoding\` other than \`chunked\` alone (\`gzip, chunked\`), are 400 \`malformed-request\`
+  naming the header, and the connection is closed: the request could be read two ways.
 - A JSON body is read only as far as its operation can use it: each operation's 413 names its limit, which is
   twice the longest body its schema admits (every character escaped), at least 16 KiB. An object of more than
   1,000 members or nesting deeper than 64 levels is 422 on \`body\` without being parsed.
