@@ -164,4 +164,26 @@ describe('download names', () => {
       expect(file.versions.map((each: { fileName: string }) => each.fileName)).toEqual(['first.pdf', legacyName]);
     },
   );
+
+  // Hostile-tenant probe: the pattern that removed trailing dots and spaces (/[.\s]+$/) was tried from every
+  // dot or space of a run and read the run to its end each time: a 70,000-character run between two letters
+  // (the multipart header block allows 80 KiB) held the event loop for seconds, every tenant's requests with it.
+  it.each([
+    ['dots', '.'],
+    ['spaces', ' '],
+  ])('takes a name with a run of 70,000 %s inside at the cost of a short one', async (_kind, filler) => {
+    const before = process.cpuUsage();
+    const version = await upload(
+      returnLabelPath(m.visitId),
+      pdfBytes(),
+      `a${filler.repeat(70_000)}b.pdf`,
+      'application/pdf',
+    );
+    const used = process.cpuUsage(before);
+    // An upload costs tens of milliseconds of this process's CPU (the app, its database and the test's client);
+    // the quadratic pattern took seconds. CPU time, not wall time: a loaded machine slows it far less.
+    expect((used.user + used.system) / 1000).toBeLessThan(1_000);
+    // The stem is cut at 196 characters, then its trailing run goes.
+    expect(version.fileName).toBe('a.pdf');
+  });
 });

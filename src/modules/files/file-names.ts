@@ -40,17 +40,26 @@ const UNSAFE_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\
  */
 const EXTENSION = /^(?=.*\p{L})[\p{L}\p{N}_+~$-]{1,16}$/u;
 
-/** Trailing dots and spaces, which Windows drops when it saves a file, so that they hide nothing either. */
-const TRAILING_DOTS_AND_SPACES = /[.\s]+$/u;
+/** A dot or a white space character (`\s`, all of them in the BMP, so one code unit each). */
+const DOT_OR_SPACE = /^[.\s]$/u;
+
+/**
+ * `text` without its trailing dots and spaces, which Windows drops when it saves a file, so that they hide
+ * nothing either. Walked back from the end: the pattern `/[.\s]+$/` is tried from every dot or space of a run
+ * and reads the run to its end each time, quadratic in the run's length (a name of 70,000 dots between two
+ * letters, which a multipart header block holds, took seconds).
+ */
+function withoutTrailingDotsAndSpaces(text: string): string {
+  let end = text.length;
+  while (end > 0 && DOT_OR_SPACE.test(text[end - 1]!)) end--;
+  return end === text.length ? text : text.slice(0, end);
+}
 
 /** The last path segment (either separator) without unsafe characters, NFC, trimmed. */
 function cleaned(raw: string): string {
   const segments = raw.split(/[/\\]/);
-  return (segments[segments.length - 1] ?? '')
-    .replace(UNSAFE_CHARACTERS, '')
-    .normalize('NFC')
-    .trim()
-    .replace(TRAILING_DOTS_AND_SPACES, '');
+  const name = (segments[segments.length - 1] ?? '').replace(UNSAFE_CHARACTERS, '').normalize('NFC').trim();
+  return withoutTrailingDotsAndSpaces(name);
 }
 
 /**
@@ -75,7 +84,7 @@ function splitExtension(name: string): { stem: string; extension?: string } {
 function shortened(text: string, length: number): string {
   const characters = Array.from(text);
   if (characters.length <= length) return text;
-  return characters.slice(0, length).join('').replace(TRAILING_DOTS_AND_SPACES, '');
+  return withoutTrailingDotsAndSpaces(characters.slice(0, length).join(''));
 }
 
 /**
@@ -99,7 +108,7 @@ export function safeFileName(raw: string | undefined, mime: string, defaultBaseN
     ({ stem, extension } = isTheType(inner.extension) ? inner : { stem, extension: extensions[0] });
   }
   const ext = extension ?? extensions[0];
-  stem = shortened(stem.replace(TRAILING_DOTS_AND_SPACES, ''), MAX_NAME_LENGTH - ext.length - 1);
+  stem = shortened(withoutTrailingDotsAndSpaces(stem), MAX_NAME_LENGTH - ext.length - 1);
   return `${stem || defaultBaseName}.${ext}`;
 }
 

@@ -43,6 +43,9 @@ describe('safeFileName', () => {
     ['../../etc/passwd', PDF, 'passwd.pdf'],
     ['poly.html. . ', PDF, 'poly.pdf'],
     ['label.pdf.', PDF, 'label.pdf'],
+    // White space of any kind counts (\s): a no-break space, an ideographic space, a line separator.
+    ['notes.txt.\u00a0.\u3000\u2028', PDF, 'notes.pdf'],
+    ['a\u3000.\u00a0b.pdf', PDF, 'a\u3000.\u00a0b.pdf'],
     ['poly..html', PDF, 'poly.pdf'],
     ['.pdf', PDF, 'return-label.pdf'],
     ['.htaccess', PDF, 'return-label.pdf'],
