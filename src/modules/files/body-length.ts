@@ -42,8 +42,8 @@ export class UploadBodyLength {
 }
 
 /**
- * 413 for a body longer than any acceptable upload. One whose Content-Length says so is not read at all: its
- * connection is closed rather than drained.
+ * 413 for a body longer than any acceptable upload. One whose Content-Length says so is not parsed: its
+ * connection is closed after the answer, once what the client sent meanwhile is dropped (lingering-close.ts).
  */
 export function uploadBodyTooLong(declared?: number): Problem {
   const detail = (body: string) =>

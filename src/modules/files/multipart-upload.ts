@@ -5,9 +5,9 @@
  * failure the partly stored blob is removed and the rest of the request body is read and discarded, so
  * that the client can finish sending and receive the answer on a healthy connection.
  */
-import type { IncomingMessage } from 'node:http';
 import type { Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
+import { discardRestOfBody } from '../../http/lingering-close.js';
 import { UploadBodyLength, uploadBodyTooLong } from './body-length.js';
 import { type AcceptedFileType, checkedContent } from './content-check.js';
 import { formFileName, safeFileName } from './file-names.js';
@@ -55,37 +55,6 @@ function readPart(part: Multipart): ReadPart {
     isFile: part.type === 'file',
     valueTruncated: part.type === 'field' && part.valueTruncated,
   };
-}
-
-/**
- * Reads and discards the rest of a request body. Beyond `budget` bytes the connection is closed instead:
- * a client streaming without end gets no answer rather than unbounded work.
- */
-function discardRestOfBody(raw: IncomingMessage, budget: number): Promise<void> {
-  if (raw.complete || raw.destroyed || raw.readableEnded) return Promise.resolve();
-  raw.unpipe();
-  return new Promise((resolve) => {
-    let seen = 0;
-    const finish = () => {
-      raw.off('data', count);
-      raw.off('end', finish);
-      raw.off('close', finish);
-      raw.off('error', finish);
-      resolve();
-    };
-    const count = (chunk: Buffer) => {
-      seen += chunk.length;
-      if (seen > budget) {
-        raw.destroy();
-        finish();
-      }
-    };
-    raw.on('data', count);
-    raw.once('end', finish);
-    raw.once('close', finish);
-    raw.once('error', finish);
-    raw.resume();
-  });
 }
 
 /**
@@ -147,8 +116,8 @@ export async function receiveFile(
     length.stop();
     if (length.exceeded) {
       // Past the bound, whatever failed meanwhile, 413 at once: the body may never end. What still comes is
-      // read and dropped while the answer goes out (closing on unread bytes would reset the connection, and
-      // with it the answer on its way), up to the bound once more.
+      // read and dropped while the answer goes out, and after it when the connection closes (closing on
+      // unread bytes would reset the connection, and with it the answer on its way), up to the bound once more.
       void discardRestOfBody(request.raw, MAX_UPLOAD_REQUEST_BYTES);
       throw uploadBodyTooLong();
     }

@@ -5,6 +5,7 @@
  * one is counted as it arrives: body-length.ts).
  */
 import multipart from '@fastify/multipart';
+import { discardRestOfBody } from '../../http/lingering-close.js';
 import { Problem } from '../../http/problem.js';
 import type { Api } from '../../http/types.js';
 import { uploadBodyTooLong } from './body-length.js';
@@ -29,8 +30,13 @@ export async function registerUploadScope(app: Api, register: (scope: Api) => vo
         );
       }
       const declared = Number(request.headers['content-length']);
-      // The body is not read: the problem closes the connection rather than draining it.
-      if (Number.isFinite(declared) && declared > MAX_UPLOAD_REQUEST_BYTES) throw uploadBodyTooLong(declared);
+      if (Number.isFinite(declared) && declared > MAX_UPLOAD_REQUEST_BYTES) {
+        // The body is not parsed, and the answer closes the connection. What the client sends until it reads
+        // the answer is dropped, the connection closed only then (at most the bound, LINGER_MS): closing on
+        // unread bytes reset the connection, and a client still writing lost the 413 with it.
+        void discardRestOfBody(request.raw, MAX_UPLOAD_REQUEST_BYTES);
+        throw uploadBodyTooLong(declared);
+      }
       return payload;
     });
     register(scope);
