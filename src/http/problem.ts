@@ -31,6 +31,18 @@ export function echo(text: string): string {
 }
 
 /**
+ * The first character of `text` that `pattern` matches, named rather than repeated (`U+0000 at character 3`,
+ * counting from 1 in code points), or undefined where none does: how a problem points at a control or
+ * invisible character of the request without carrying it.
+ */
+export function characterNamed(text: string, pattern: RegExp): string | undefined {
+  const index = text.search(pattern);
+  if (index < 0) return undefined;
+  const codePoint = text.codePointAt(index)!.toString(16).toUpperCase().padStart(4, '0');
+  return `U+${codePoint} at character ${Array.from(text.slice(0, index)).length + 1}`;
+}
+
+/**
  * The longest detail a problem carries, far above any honest one (ten field names of `MAX_ECHO`): where a
  * detail repeats something of the request that `echo` did not bound, it is cut here, so that no problem's
  * size grows with the input.

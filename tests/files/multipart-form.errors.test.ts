@@ -185,6 +185,38 @@ describe('bounded answers', () => {
   });
 });
 
+describe('names with control or invisible characters', () => {
+  it.each([
+    ['U+0000 in the name', 'form-data; name="a\u0000b"', 'U+0000 at character 2'],
+    ['an escape sequence in the name', 'form-data; name="\u001b[2Jx"', 'U+001B at character 1'],
+    ['U+0000 in an encoded name', "form-data; name*=UTF-8''meta%00", 'U+0000 at character 5'],
+    ['a right-to-left override in an encoded name', "form-data; name*=UTF-8''x%E2%80%AEfdp", 'U+202E at character 2'],
+  ])('a stray part with %s is named by that character, the name not repeated', async (_label, disposition, at) => {
+    for (const file of [false, true]) {
+      const stray = rawPart([`Content-Disposition: ${disposition}`], 'x');
+      const body = file
+        ? form(rawPart(['Content-Disposition: form-data; name="file"; filename="a.pdf"'], PDF), stray)
+        : form(stray);
+      const response = await expectFileError(
+        body,
+        new RegExp(
+          `${file ? 'another part has' : 'a part with'} a name holding a control or invisible character \\(${at.replace('+', '\\+')}\\), not repeated here`,
+        ),
+      );
+      expect(response.body.detail).toBe('The request has an invalid field: file.');
+      expect(response.text).not.toMatch(/\\u00|\\u202e|\u0000|\u001b|\u202e|fdp|meta/i);
+    }
+  });
+
+  it('a Content-Disposition type with U+0000 is named by that character, not repeated', async () => {
+    const response = await expectFileError(
+      form(rawPart(['Content-Disposition: form\u0000data; name="file"; filename="a.pdf"'], PDF)),
+      /^could not be read: part 1 of the form has a Content-Disposition type with a control or invisible character \(U\+0000 at character 5\), not form-data$/,
+    );
+    expect(response.text).not.toMatch(/\\u0000|\u0000/);
+  });
+});
+
 describe('message attachments', () => {
   it('share the pipeline: 17 header fields are named there too', async () => {
     const m = await messageTenant(t);

@@ -31,7 +31,7 @@ export function extensionsOf(mime: string): readonly [string, ...string[]] | und
  * and lone surrogates (not text: no header could carry them).
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
-const UNSAFE_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\p{Cs}]/gu;
+export const UNSAFE_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\p{Cs}]/gu;
 
 /**
  * What follows a name's last dot when it is an extension: up to 16 letters, digits, `_`, `-`, `+`, `~` or

@@ -9,7 +9,8 @@
 import type { IncomingMessage } from 'node:http';
 import { MIMEType } from 'node:util';
 import { Dicer } from '@fastify/busboy';
-import { echo } from '../../http/problem.js';
+import { characterNamed, echo } from '../../http/problem.js';
+import { UNSAFE_CHARACTERS } from './file-names.js';
 import { MULTIPART_LIMITS } from './limits.js';
 
 /** A part's header fields as the splitter parsed them: lower-cased name → values. */
@@ -43,8 +44,11 @@ function unreadableHeader(header: PartHeader): string | undefined {
   // Busboy's test (the first item of the header's parameters is form-data), as near as it goes without
   // busboy's parameter parser: quotes and white space dropped.
   const type = disposition.split(';', 1)[0]!.replace(/["\s]/g, '');
-  if (type.toLowerCase() !== 'form-data') return `has Content-Disposition ${JSON.stringify(echo(type))}, not form-data`;
-  return undefined;
+  if (type.toLowerCase() === 'form-data') return undefined;
+  const unsafe = characterNamed(type, UNSAFE_CHARACTERS);
+  if (unsafe !== undefined)
+    return `has a Content-Disposition type with a control or invisible character (${unsafe}), not form-data`;
+  return `has Content-Disposition ${JSON.stringify(echo(type))}, not form-data`;
 }
 
 /**

@@ -13,7 +13,7 @@
  * Messages repeat parts of the URL cut to a bounded length (echo): no answer grows with the input.
  */
 import ipaddr from 'ipaddr.js';
-import { echo } from '../../http/problem.js';
+import { characterNamed, echo } from '../../http/problem.js';
 import { canonicalAddress, classifyAddress } from './address-classification.js';
 import { DnsFailure, networkResolver, type Resolver, systemResolver } from './resolvers.js';
 
@@ -61,14 +61,6 @@ function notADnsName(host: string): string | undefined {
   return undefined;
 }
 
-/** Where `text` has white space or a control character (its code point and its position, from 1), if it has. */
-function whiteSpaceOrControl(text: string): string | undefined {
-  const found = WHITE_SPACE_OR_CONTROL.exec(text);
-  if (found === null) return undefined;
-  const codePoint = found[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
-  return `U+${codePoint} at character ${Array.from(text.slice(0, found.index)).length + 1}`;
-}
-
 export interface DestinationPolicyOptions {
   /** Resolves every name, when given (tests); otherwise a tenant's names go to DNS and the test hosts to the system (resolvers.ts). */
   resolver?: Resolver | undefined;
@@ -93,7 +85,7 @@ export class DestinationPolicy {
       rule,
       message,
     });
-    const stray = whiteSpaceOrControl(targetUrl);
+    const stray = characterNamed(targetUrl, WHITE_SPACE_OR_CONTROL);
     if (stray !== undefined) return violation('url', `must not contain white space or control characters (${stray})`);
     let url: URL;
     try {
