@@ -292,6 +292,8 @@ export interface MessagesTable {
   version: Generated<number>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** When the operator marked it handled (the shared inbox state, migration 0016); null until then. Operator-only. */
+  handled_at: NullableTimestamp;
 }
 
 export interface Database {

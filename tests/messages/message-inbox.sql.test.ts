@@ -3,12 +3,20 @@
  * in arrival order, from either end and after a cursor: across tenants through messages_client_arrival (migration
  * 0014), one tenant's through messages_tenant_seq; never every message read and sorted. And the new index is not
  * a way for the client's list of a tenant's messages: with a plain index on `seq`, the planner walked every
- * tenant's messages to find one tenant's (here, where the tenants' messages are in runs of their own).
+ * tenant's messages to find one tenant's (here, where the tenants' messages are in runs of their own). The
+ * unhandled messages (`handled=false`, and their count) are read through messages_client_unhandled (migration
+ * 0016), the backlog only: here most messages handled, a few of each tenant's not.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PREVIEW_LENGTH } from '../../src/modules/messages/inbox-schemas.js';
-import { type InboxFilter, type InboxPage, inboxStatement } from '../../src/modules/messages/repository.js';
+import {
+  countUnhandled,
+  countUnhandledStatement,
+  type InboxFilter,
+  type InboxPage,
+  inboxStatement,
+} from '../../src/modules/messages/repository.js';
 import { FILE_ATTACHMENT_OWNER } from '../../src/modules/messages/service.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { copyMessage, createMessage, messageTenant, type MessageTenant } from '../helpers/messages.js';
@@ -25,6 +33,8 @@ beforeAll(async () => {
   // Each tenant's messages in a run of their own: the newest of one tenant are far from the newest of all.
   await copyMessage(t, (await createMessage(t, a)).id, 'msg_a_', MESSAGES);
   await copyMessage(t, (await createMessage(t, b)).id, 'msg_b_', MESSAGES);
+  // The operator handled all but every 500th copy (…500, …000): a backlog of 20.
+  await sql`update messages set handled_at = now() where id !~ '^msg_[ab]_[0-9]*(500|000)$'`.execute(t.database.db);
   await sql`analyze`.execute(t.database.db);
 });
 afterAll(async () => t?.close());
@@ -86,6 +96,33 @@ describe('the inbox statement', () => {
         indexes: ['messages_tenant_seq'],
         sorted: false,
       });
+  });
+
+  it('reads the unhandled page through messages_client_unhandled, of every tenant or of one', async () => {
+    for (const [filter, page] of [
+      [{ handled: false }, { limit: 51, order: 'desc' }],
+      [{ handled: false }, { limit: 51, order: 'asc', afterSeq: await seqOf('msg_a_500') }],
+      [
+        { handled: false, tenantId: a.tenantId },
+        { limit: 51, order: 'desc' },
+      ],
+    ] as const)
+      expect(await inboxPlan(filter, page), JSON.stringify(filter)).toEqual({
+        indexes: ['messages_client_unhandled'],
+        sorted: false,
+      });
+    const listed = await t.http.get('/admin/v1/messages', {
+      token: t.adminToken,
+      query: { handled: 'false', tenantId: b.tenantId, order: 'desc', limit: 2 },
+    });
+    expect(listed.body.data.map((message: any) => message.messageId)).toEqual(['msg_b_5000', 'msg_b_4500']);
+  });
+
+  it('counts the unhandled through messages_client_unhandled, stopping at the limit', async () => {
+    const [explained] = await countUnhandledStatement(t.database.db, 1000).explain<Explained>('json');
+    expect(messageReads(explained!)).toEqual({ indexes: ['messages_client_unhandled'], sorted: false });
+    expect(await countUnhandled(t.database.db, 10)).toBe(11);
+    expect(await countUnhandled(t.database.db, 1000)).toBe(2 * (MESSAGES / 500));
   });
 
   it("leaves the client's list of its messages on messages_tenant_seq", async () => {

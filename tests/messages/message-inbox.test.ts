@@ -77,6 +77,7 @@ describe('GET /admin/v1/messages', () => {
         preview: [...message.messageThread].slice(0, 200).join(''),
         previewTruncated: [...message.messageThread].length > 200,
         hasFileAttachment: message.fileAttachment !== null,
+        handledAt: null,
       });
     }
     // The long text cut at 200 characters (code points), the one of exactly 200 whole.
@@ -137,6 +138,7 @@ describe('GET /admin/v1/messages', () => {
       { tenantId: 'x'.repeat(101) },
       { 'page[size]': 2 },
       { visitStatus: 'New' },
+      { handled: 'yes' },
     ];
     for (const params of refusals) {
       const refused = await admin(t, 'GET', query(params));

@@ -11,7 +11,7 @@ import { EVENT_ENVELOPE_SCHEMAS } from '../outbox/event-schemas.js';
 import { EVENT_TYPES } from '../outbox/types.js';
 import { eventSchemaName } from '../outbox/webhooks-openapi.js';
 import { FileObject, FileVersion } from '../files/schemas.js';
-import { InboxMessage } from '../messages/inbox-schemas.js';
+import { HandledBody, HandledResult, InboxMessage, UnhandledCount } from '../messages/inbox-schemas.js';
 import { Listener, ListenerCreateBody, ListenerDocument } from '../webhook-listeners/schemas.js';
 import {
   FileAttachmentUpload,
@@ -140,6 +140,12 @@ const NAMED: [name: string, definition: NamedSchema][] = [
   ['FileAttachmentUpload', { schema: FileAttachmentUpload, in: 'client' }],
   ['OperatorMessage', { schema: OperatorMessageResource, example: operator.operatorMessageExample, in: 'operator' }],
   ['InboxMessage', { schema: InboxMessage, example: operator.inboxMessageExample, in: 'operator' }],
+  [
+    'InboxMessagesHandled',
+    { schema: HandledBody, example: { messageIds: [operator.inboxMessageExample.messageId] }, in: 'operator' },
+  ],
+  ['InboxMessagesHandledResult', { schema: HandledResult, example: { handled: true, changed: 1 }, in: 'operator' }],
+  ['UnhandledInboxMessages', { schema: UnhandledCount, example: { unhandled: 3, more: false }, in: 'operator' }],
   ['WebhookSubscription', { schema: Subscription, example: examples.subscriptionExample }],
   [
     'WebhookSubscriptionCreate',

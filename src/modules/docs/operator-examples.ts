@@ -103,6 +103,7 @@ export const inboxMessageExample = {
   preview: messageExample.attributes.messageThread,
   previewTruncated: false,
   hasFileAttachment: true,
+  handledAt: null,
 };
 
 export const legacySubscriptionCreateExample = {

@@ -1,7 +1,8 @@
 /**
  * Operator API: the messages clients sent about their visits (their notes and attachments), which the operator,
- * who performs the visits, reads: every tenant's as they arrive (the inbox), and one visit's whole. Read-only:
- * messages are the client's; the client API writes them.
+ * who performs the visits, reads: every tenant's as they arrive (the inbox), and one visit's whole. The client
+ * API writes them; the operator writes only its own state of each, whether it handled it (shared by the operator's
+ * whole team, unseen by the client).
  */
 import { Type } from 'typebox';
 import type { AppContext } from '../../app-context.js';
@@ -13,9 +14,20 @@ import { sendLatestFile } from '../files/service.js';
 import { getVisitOfAnyTenant } from '../site-visits/service.js';
 import { OperatorVisitParams } from '../site-visits/workflow-schemas.js';
 import { FILE_ATTACHMENT_MEDIA_TYPES, fileAttachmentOwner } from './file-attachment.js';
-import { InboxMessage, InboxQuery, PREVIEW_LENGTH } from './inbox-schemas.js';
 import {
+  HANDLED_BATCH,
+  HandledBody,
+  HandledResult,
+  InboxMessage,
+  InboxQuery,
+  PREVIEW_LENGTH,
+  UNHANDLED_COUNT_LIMIT,
+  UnhandledCount,
+} from './inbox-schemas.js';
+import {
+  countUnhandled,
   listInbox,
+  markHandled,
   listVisitMessages,
   messageTenantOfAnyTenant,
   toOperatorMessageResource,
@@ -35,7 +47,7 @@ export function registerMessageAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'listInboxMessages',
         summary: "List clients' messages across tenants (the inbox)",
-        description: `The clients' messages of every tenant in the order they arrived, each a summary: tenant, visit and its ticket number, sender, time, the text's first ${PREVIEW_LENGTH} characters and whether it has an attachment; the visit's messages (GET /admin/v1/site-visits/{visitId}/messages) hold the whole message. At most \`limit\` (default 50, at most 100), oldest first unless \`order=desc\`; \`tenantId\` keeps one tenant's. The next page: the same query with \`after\` set to the last \`messageId\` of this one; a page shorter than \`limit\` is the last. New messages: poll the latest page (\`order=desc\`) and keep the ids not seen before. A message's place is given at its insert and it is listed once its transaction commits, so one committed just after a later one was read sorts before that one: paging \`after\` the newest id seen would skip it.`,
+        description: `The clients' messages of every tenant in the order they arrived, each a summary: tenant, visit and its ticket number, sender, time, the text's first ${PREVIEW_LENGTH} characters and whether it has an attachment; the visit's messages (GET /admin/v1/site-visits/{visitId}/messages) hold the whole message. At most \`limit\` (default 50, at most 100), oldest first unless \`order=desc\`; \`tenantId\` keeps one tenant's. \`handled=false\` keeps those the operator has not marked handled (\`handled=true\` those it has). The next page: the same query with \`after\` set to the last \`messageId\` of this one; a page shorter than \`limit\` is the last. New messages: poll the latest page (\`order=desc\`) and keep the ids not seen before. A message's place is given at its insert and it is listed once its transaction commits, so one committed just after a later one was read sorts before that one: paging \`after\` the newest id seen would skip it.`,
         tags,
         querystring: InboxQuery,
         response: {
@@ -47,6 +59,42 @@ export function registerMessageAdminRoutes(app: Api, ctx: AppContext): void {
       },
     },
     async (request) => ({ data: await listInbox(db, request.query) }),
+  );
+
+  app.get(
+    '/admin/v1/messages/unhandled-count',
+    {
+      schema: {
+        operationId: 'countUnhandledInboxMessages',
+        summary: "Count the clients' messages not handled yet",
+        description: `How many clients' messages of every tenant the operator has not marked handled, counted up to ${UNHANDLED_COUNT_LIMIT} (\`more\`: there are more). One shared state for the whole operator: what one person marks handled leaves everyone's count. Cheap enough to poll: it reads at most ${UNHANDLED_COUNT_LIMIT + 1} entries of an index of the unhandled messages.`,
+        tags,
+        querystring: NoQuery,
+        response: { 200: data(UnhandledCount), ...problemResponses([401, 422]) },
+      },
+    },
+    async () => ({ data: await countUnhandled(db) }),
+  );
+
+  app.post(
+    '/admin/v1/messages/handled',
+    {
+      schema: {
+        operationId: 'markInboxMessagesHandled',
+        summary: 'Mark messages handled (or not handled again)',
+        description: `Marks 1 to ${HANDLED_BATCH} messages, of any tenants, handled now (\`handled\`, the default true) or not handled (false), all or none: an id that names no message is 422 and nothing is marked. A message already handled keeps its handledAt, so a repeated request is harmless; \`changed\` says how many changed. The operator's state only: the client API and the tenant's webhooks show nothing of it, and the message's version and updatedAt stay.`,
+        tags,
+        querystring: NoQuery,
+        body: HandledBody,
+        response: {
+          200: data(HandledResult),
+          ...problemResponses([401, 422], {
+            422: 'The body is not 1 to 100 distinct ids with an optional handled, or an id names no message.',
+          }),
+        },
+      },
+    },
+    async (request) => ({ data: await markHandled(db, request.body, clock.now()) }),
   );
 
   app.get(

@@ -34,6 +34,11 @@ export const InboxMessage = Type.Object(
     hasFileAttachment: Type.Boolean({
       description: 'Whether the client uploaded an attachment (GET /admin/v1/messages/{messageId}/file-attachment).',
     }),
+    handledAt: Nullable(
+      DateTime(
+        'When the operator marked the message handled (POST /admin/v1/messages/handled); null while it is not. One state for the whole operator, not per person or browser.',
+      ),
+    ),
   },
   { additionalProperties: false, title: 'Message summary (operator inbox)' },
 );
@@ -48,6 +53,11 @@ export const InboxQuery = Type.Object(
         description: 'By arrival: asc (oldest first, the default) or desc (newest first).',
       }),
     ),
+    handled: Type.Optional(
+      StringEnum(['true', 'false'] as const, {
+        description: 'Only the handled messages (true) or only those not handled yet (false); both when absent.',
+      }),
+    ),
     limit: OperatorMessageLimit,
     after: Type.Optional(
       Type.String({
@@ -60,3 +70,51 @@ export const InboxQuery = Type.Object(
   { additionalProperties: false },
 );
 export type InboxQueryValue = Static<typeof InboxQuery>;
+
+/** The most messages one request marks; the console sends a page of the inbox (50) at most. */
+export const HANDLED_BATCH = 100;
+
+export const HandledBody = Type.Object(
+  {
+    messageIds: Type.Array(Type.String({ maxLength: 100 }), {
+      minItems: 1,
+      maxItems: HANDLED_BATCH,
+      uniqueItems: true,
+      description: `The messages to mark (inbox messageIds, of any tenants), 1 to ${HANDLED_BATCH}. 422 when one names no message: then none is marked.`,
+    }),
+    handled: Type.Optional(
+      Type.Boolean({
+        default: true,
+        description:
+          'true (the default): handled now, unless already handled (then its time is kept); false: not handled again (back in the count).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type HandledBodyValue = Static<typeof HandledBody>;
+
+export const HandledResult = Type.Object(
+  {
+    handled: Type.Boolean({ description: 'The state the messages are now in.' }),
+    changed: Type.Integer({ minimum: 0, description: 'How many of them were in the other state before.' }),
+  },
+  { additionalProperties: false },
+);
+export type HandledResultValue = Static<typeof HandledResult>;
+
+/** The count stops here: past it "more" says there are more (a bounded read however large the backlog). */
+export const UNHANDLED_COUNT_LIMIT = 1000;
+
+export const UnhandledCount = Type.Object(
+  {
+    unhandled: Type.Integer({
+      minimum: 0,
+      maximum: UNHANDLED_COUNT_LIMIT,
+      description: `How many clients' messages (every tenant's) are not handled, at most ${UNHANDLED_COUNT_LIMIT}.`,
+    }),
+    more: Type.Boolean({ description: `true: there are more than ${UNHANDLED_COUNT_LIMIT}.` }),
+  },
+  { additionalProperties: false, title: 'Unhandled messages (operator inbox)' },
+);
+export type UnhandledCountValue = Static<typeof UnhandledCount>;

@@ -8,7 +8,15 @@ import type { Database } from '../../db/schema.js';
 import { isoTime, type ResourceObject } from '../../http/envelope.js';
 import { notFound, validationProblem } from '../../http/problem.js';
 import { toFileObject } from '../files/schemas.js';
-import { type InboxMessageValue, type InboxQueryValue, PREVIEW_LENGTH } from './inbox-schemas.js';
+import {
+  type HandledBodyValue,
+  type HandledResultValue,
+  type InboxMessageValue,
+  type InboxQueryValue,
+  PREVIEW_LENGTH,
+  UNHANDLED_COUNT_LIMIT,
+  type UnhandledCountValue,
+} from './inbox-schemas.js';
 import * as repository from './repository.js';
 import type { OperatorMessageAttributesValue, OperatorMessageListQueryValue } from './schemas.js';
 import { FILE_ATTACHMENT_OWNER, loadMessageViews, type MessageView, toMessageResource } from './service.js';
@@ -58,7 +66,8 @@ const INBOX_SUMMARY = { previewLength: PREVIEW_LENGTH, attachmentOwnerType: FILE
 
 /** One page of the inbox, in arrival order (`after` the message it names, whichever tenant's: 422 when none). */
 export async function listInbox(db: Kysely<Database>, query: InboxQueryValue): Promise<InboxMessageValue[]> {
-  const { after, limit = 50, order = 'asc', ...filter } = query;
+  const { after, limit = 50, order = 'asc', handled, tenantId } = query;
+  const filter = { tenantId, handled: handled === undefined ? undefined : handled === 'true' };
   const afterSeq = after === undefined ? undefined : await repository.findMessageSeq(db, after);
   if (after !== undefined && afterSeq === undefined) throw validationProblem({ after: ['names no message'] });
   const rows = await repository.listInbox(db, filter, { limit, order, afterSeq }, INBOX_SUMMARY);
@@ -79,5 +88,28 @@ function toInboxMessage(row: repository.InboxRow): InboxMessageValue {
     preview: row.preview,
     previewTruncated: row.preview_truncated,
     hasFileAttachment: row.has_file_attachment,
+    handledAt: row.handled_at === null ? null : isoTime(row.handled_at),
   };
+}
+
+/** The clients' messages not handled, counted up to UNHANDLED_COUNT_LIMIT. */
+export async function countUnhandled(db: Kysely<Database>): Promise<UnhandledCountValue> {
+  const count = await repository.countUnhandled(db, UNHANDLED_COUNT_LIMIT);
+  return { unhandled: Math.min(count, UNHANDLED_COUNT_LIMIT), more: count > UNHANDLED_COUNT_LIMIT };
+}
+
+/**
+ * Marks the messages handled at `now` (or not handled), all or none: 422 naming the ids that name no message.
+ * Messages are never deleted, so an id found here is there for the update.
+ */
+export async function markHandled(
+  db: Kysely<Database>,
+  body: HandledBodyValue,
+  now: Date,
+): Promise<HandledResultValue> {
+  const { messageIds, handled = true } = body;
+  const found = new Set(await repository.existingMessageIds(db, messageIds));
+  const unknown = messageIds.filter((id) => !found.has(id));
+  if (unknown.length > 0) throw validationProblem({ messageIds: unknown.map((id) => `names no message: ${id}`) });
+  return { handled, changed: await repository.setHandled(db, messageIds, handled ? now : null) };
 }

@@ -148,9 +148,10 @@ export async function listVisitMessages(
   return messagesAfter(db, tenantId, siteVisitId, afterSeq).selectAll().orderBy('seq').limit(limit).execute();
 }
 
-/** The operator's inbox: every tenant's messages unless the filter names one. */
+/** The operator's inbox: every tenant's messages unless the filter names one; handled or not, or both. */
 export interface InboxFilter {
   tenantId?: string | undefined;
+  handled?: boolean | undefined;
 }
 
 /** A page of the inbox: at most `limit` messages in arrival order, after the message of `afterSeq` when given. */
@@ -173,6 +174,9 @@ export interface InboxSummary {
  * messages_client_arrival (migration 0014), whose predicate this states as a literal; one tenant's are read through
  * messages_tenant_seq, and the predicate is left out there, lest the planner walk every tenant's to find the
  * tenant's. It excludes nothing: the client API writes every message, each with recordOwner `Client API`.
+ * Unhandled ones (`handled: false`) are read through messages_client_unhandled (migration 0016), the backlog only,
+ * whose predicate is stated with or without a tenant: walking every tenant's backlog for one tenant's reads what
+ * the operator has not handled, never the handled history.
  */
 export function inboxStatement(db: Executor, filter: InboxFilter, page: InboxPage, summary: InboxSummary) {
   const { previewLength, attachmentOwnerType } = summary;
@@ -190,6 +194,7 @@ export function inboxStatement(db: Executor, filter: InboxFilter, page: InboxPag
       'm.type',
       'm.urgency',
       'm.created_at',
+      'm.handled_at',
       sql<string>`substr(m.message_thread, 1, ${previewLength})`.as('preview'),
       sql<boolean>`char_length(m.message_thread) > ${previewLength}`.as('preview_truncated'),
       eb
@@ -208,6 +213,9 @@ export function inboxStatement(db: Executor, filter: InboxFilter, page: InboxPag
     filter.tenantId === undefined
       ? query.where('m.record_owner', '=', sql.lit(CLIENT_API_RECORD_OWNER))
       : query.where('m.tenant_id', '=', filter.tenantId);
+  if (filter.handled === false)
+    query = query.where('m.record_owner', '=', sql.lit(CLIENT_API_RECORD_OWNER)).where('m.handled_at', 'is', null);
+  if (filter.handled === true) query = query.where('m.handled_at', 'is not', null);
   if (page.afterSeq !== undefined) query = query.where('m.seq', page.order === 'asc' ? '>' : '<', page.afterSeq);
   return query.orderBy('m.seq', page.order).limit(page.limit);
 }
@@ -227,4 +235,42 @@ export function listInbox(
 export async function findMessageSeq(db: Executor, id: string): Promise<number | undefined> {
   const row = await db.selectFrom('messages').select('seq').where('id', '=', id).executeTakeFirst();
   return row === undefined ? undefined : Number(row.seq);
+}
+
+/**
+ * How many clients' messages are not handled, counted up to `limit` + 1 (more than `limit`: at least that many):
+ * an index-only walk of at most that many entries of messages_client_unhandled, however large the table.
+ */
+export function countUnhandledStatement(db: Executor, limit: number) {
+  const backlog = db
+    .selectFrom('messages')
+    .select(sql`1`.as('one'))
+    .where('record_owner', '=', sql.lit(CLIENT_API_RECORD_OWNER))
+    .where('handled_at', 'is', null)
+    .limit(limit + 1);
+  return db.selectFrom(backlog.as('backlog')).select((eb) => eb.fn.countAll<string>().as('count'));
+}
+
+export async function countUnhandled(db: Executor, limit: number): Promise<number> {
+  return Number((await countUnhandledStatement(db, limit).executeTakeFirstOrThrow()).count);
+}
+
+/** Which of these message ids name a message, whichever tenant's. */
+export async function existingMessageIds(db: Executor, ids: readonly string[]): Promise<string[]> {
+  const rows = await db.selectFrom('messages').select('id').where('id', 'in', ids).execute();
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Marks the messages with these ids handled at `handledAt`, or (null) not handled; a message already in that
+ * state keeps it (its first handling time). Answers how many changed.
+ */
+export async function setHandled(db: Executor, ids: readonly string[], handledAt: Date | null): Promise<number> {
+  const result = await db
+    .updateTable('messages')
+    .set({ handled_at: handledAt })
+    .where('id', 'in', ids)
+    .where('handled_at', handledAt === null ? 'is not' : 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
