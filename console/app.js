@@ -10,8 +10,8 @@ import { MessagesLink } from './unread.js';
 import { VisitPage } from './visits.js';
 
 /**
- * The current route from location.hash: #/tenants, #/tenants/<id>, #/messages?tenantId=<id>, #/visits/<id>,
- * #/deliveries?<filters>.
+ * The current route from location.hash: #/tenants, #/tenants/<id>, #/messages?tenantId=<id>&show=<all|handled>,
+ * #/visits/<id>, #/deliveries?<filters>.
  */
 function readRoute() {
   const [path, search = ''] = location.hash.replace(/^#/, '').split('?');
@@ -77,8 +77,9 @@ function App() {
   let content;
   if (route.page === 'tenants' && route.id) content = html`<${TenantPage} key=${route.id} tenantId=${route.id} />`;
   else if (route.page === 'visits' && route.id) content = html`<${VisitPage} key=${route.id} visitId=${route.id} />`;
-  // Not keyed by the tenant: choosing another keeps the page, and what it marks new.
-  else if (route.page === 'messages') content = html`<${InboxPage} tenantId=${route.params.tenantId || undefined} />`;
+  // Not keyed by the filter: choosing another keeps the page and its Watch.
+  else if (route.page === 'messages')
+    content = html`<${InboxPage} tenantId=${route.params.tenantId || undefined} show=${route.params.show || undefined} />`;
   else if (route.page === 'deliveries')
     content = html`<${DeliveriesPage} key=${JSON.stringify(route.params)} initial=${route.params} />`;
   else content = html`<${TenantsPage} />`;
@@ -87,7 +88,7 @@ function App() {
       <strong>Site Services</strong>
       <nav>
         <a href="#/tenants" aria-current=${current('tenants')}>Tenants</a>
-        <${MessagesLink} current=${current('messages')} idle=${route.page === 'messages' && !route.params.tenantId} />
+        <${MessagesLink} current=${current('messages')} />
         <a href="#/deliveries" aria-current=${current('deliveries')}>Deliveries</a>
       </nav>
       <button type="button" class="link" onClick=${() => {

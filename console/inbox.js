@@ -1,31 +1,53 @@
-// The operator's inbox: the clients' latest messages, of every tenant or of one, read again while "Watch" is on,
-// those not shown before marked new (seen.js), each leading to its visit's messages.
+// The operator's inbox: the clients' latest messages, of every tenant or of one, those not handled yet unless
+// chosen otherwise, read again while "Watch" is on. "Mark handled" is the operator's shared state (every person and
+// browser sees it, and the navigation counts what is left); "new" marks what arrived while this page was open.
 import { useEffect, useState } from './vendor/hooks.mjs';
+import { arrivals } from './arrivals.js';
 import { api, query } from './api.js';
-import { useLoaded, useWatchedList } from './loading.js';
-import { isSeen, markShown, readSeen } from './seen.js';
+import { useAction, useLoaded, useWatchedList } from './loading.js';
 import { Chosen, ErrorBanner, html, shown, when } from './ui.js';
+import { recount } from './unread.js';
 
 export const WATCH_MS = 5000;
 export const LATEST = 50;
 
-/** The latest LATEST messages, newest first, of every tenant or of `tenantId`'s; `full` when there may be more. */
-export async function latestMessages(tenantId) {
-  const messages = await api('GET', `/messages${query({ order: 'desc', limit: LATEST, tenantId })}`);
-  return { messages, full: messages.length === LATEST, tenantId };
+/** What the inbox lists (#/messages?show=…): not handled yet (the default), handled, or all. */
+const SHOWN = { unhandled: 'Not handled', handled: 'Handled', all: 'All' };
+const HANDLED_PARAM = { unhandled: 'false', handled: 'true', all: undefined };
+
+/** The latest LATEST messages, newest first, of every tenant or of `tenantId`'s, as `show` chooses. */
+export async function latestMessages(tenantId, show) {
+  const handled = HANDLED_PARAM[show];
+  const messages = await api('GET', `/messages${query({ order: 'desc', limit: LATEST, tenantId, handled })}`);
+  return { messages, key: filterKey(tenantId, show) };
 }
 
-function InboxRow({ message, unseen }) {
+const filterKey = (tenantId, show) => `${tenantId ?? ''} ${show}`;
+
+/** Marks the messages handled (or not again) for the whole operator, then counts again. */
+async function markHandled(messageIds, handled) {
+  await api('POST', '/messages/handled', { messageIds, handled });
+  recount();
+}
+
+function InboxRow({ message, arrived, busy, run }) {
   const visitLink = `#/visits/${encodeURIComponent(message.siteVisitId)}`;
   const preview = message.previewTruncated ? `${message.preview}…` : message.preview;
-  return html`<tr data-inbox-message=${message.messageId} data-unseen=${unseen ? 'true' : undefined} class=${unseen ? 'unseen' : undefined}>
-    <td class="sent">${when(message.createdAt)}${unseen && html` <span class="badge badge-unseen">new</span>`}</td>
+  const handled = message.handledAt !== null;
+  return html`<tr data-inbox-message=${message.messageId} data-arrived=${arrived ? 'true' : undefined} data-handled=${handled ? 'true' : undefined} class=${arrived ? 'arrived' : undefined}>
+    <td class="sent">${when(message.createdAt)}${arrived && html` <span class="badge badge-arrived" title="Arrived since you opened this page">new</span>`}</td>
     <td><a href=${`#/tenants/${encodeURIComponent(message.tenantId)}`}><${Chosen} text=${message.tenantName} /></a>
       <div class="muted"><${Chosen} text=${message.sender} /></div></td>
     <td><a href=${visitLink} data-action="visit-messages"><code><${Chosen} text=${message.clientTicketNumber} empty=${message.siteVisitId} /></code></a></td>
     <td>${message.type ?? '—'}<div class="muted">${message.urgency ?? ''}</div></td>
     <td class="message-text"><${Chosen} text=${preview} lines=${true} /></td>
     <td>${message.hasFileAttachment ? 'yes' : '—'}</td>
+    <td class="handled">${
+      handled
+        ? html`<span class="muted">handled ${when(message.handledAt)}</span>
+          <button type="button" class="link" disabled=${busy} onClick=${() => run(() => markHandled([message.messageId], false))}>Not handled</button>`
+        : html`<button type="button" disabled=${busy} onClick=${() => run(() => markHandled([message.messageId], true))}>Mark handled</button>`
+    }</td>
   </tr>`;
 }
 
@@ -33,11 +55,11 @@ function InboxRow({ message, unseen }) {
  * Every tenant, or one: the tenants by name, as text (an option holds no markup; shown() makes a bidi override
  * visible), and an id typed into the address that names none kept as it is.
  */
-function TenantFilter({ tenantId }) {
+function TenantFilter({ tenantId, show }) {
   const [tenants] = useLoaded(() => api('GET', '/tenants'), []);
   const known = (tenants ?? []).some((tenant) => tenant.id === tenantId);
   const choose = (event) => {
-    location.hash = `#/messages${query({ tenantId: event.target.value })}`;
+    location.hash = `#/messages${query({ tenantId: event.target.value, show })}`;
   };
   return html`<label>Tenant <select name="tenantId" value=${tenantId ?? ''} onChange=${choose}>
     <option value="">All tenants</option>
@@ -46,48 +68,57 @@ function TenantFilter({ tenantId }) {
   </select></label>`;
 }
 
-function Summary({ unseen, listed, full }) {
-  const more = full && unseen === listed ? '+' : '';
-  return html`<span data-testid="unseen-count">${unseen === 0 ? 'Nothing new' : `${unseen}${more} new`} since you last looked.</span>`;
+function ShowFilter({ tenantId, show }) {
+  const choose = (event) => {
+    const chosen = event.target.value === 'unhandled' ? undefined : event.target.value;
+    location.hash = `#/messages${query({ tenantId, show: chosen })}`;
+  };
+  return html`<label>Show <select name="show" value=${show} onChange=${choose}>
+    ${Object.entries(SHOWN).map(([value, label]) => html`<option value=${value}>${label}</option>`)}
+  </select></label>`;
 }
 
-export function InboxPage({ tenantId }) {
+export function InboxPage({ tenantId, show: asked }) {
+  const show = asked in SHOWN ? asked : 'unhandled';
+  const key = filterKey(tenantId, show);
   const [watching, setWatching] = useState(true);
-  // What was seen before this visit of the page (its first listing, when this browser never listed the inbox):
-  // the marks are made against it; "Mark all as seen" moves it to what has been shown since.
-  const [before, setBefore] = useState(readSeen);
-  const [latest, error] = useWatchedList(() => latestMessages(tenantId), tenantId ?? '', watching, WATCH_MS);
-  // On the screen is seen: the next visit, and the navigation's count, take it as looked at.
+  const [latest, error, load] = useWatchedList(() => latestMessages(tenantId, show), key, watching, WATCH_MS);
+  const { error: failed, busy, run } = useAction(load);
+  const [seen, setSeen] = useState();
   useEffect(() => {
-    if (!latest) return;
-    const after = markShown(latest.messages, latest.full);
-    if (!before) setBefore(after);
+    if (latest)
+      setSeen((state) =>
+        arrivals(
+          state,
+          latest.key,
+          latest.messages.map((message) => message.messageId),
+        ),
+      );
   }, [latest]);
-  // A listing of the tenant chosen before is not shown under another (it is marked seen: it was on the screen).
-  const messages = latest && latest.tenantId === tenantId ? latest.messages : undefined;
-  // Until the first listing ever is kept as seen, nothing is new (rather than all of it, for a moment).
-  const unseen = new Set(
-    before ? (messages ?? []).filter((message) => !isSeen(before, message)).map((message) => message.messageId) : [],
-  );
+  // A listing of the filter chosen before is not shown under another.
+  const messages = latest && latest.key === key ? latest.messages : undefined;
+  const arrived = seen?.key === key ? seen.arrived : new Set();
+  const open = (messages ?? []).filter((message) => message.handledAt === null).map((message) => message.messageId);
+  const none = show === 'handled' ? 'No handled messages' : show === 'unhandled' ? 'Nothing to handle' : 'No messages';
 
   return html`<section>
     <h1>Messages</h1>
     <div class="card bulk" aria-label="Inbox">
-      <${TenantFilter} tenantId=${tenantId} />
-      ${messages && html`<${Summary} unseen=${unseen.size} listed=${messages.length} full=${latest.full} />`}
-      <button type="button" disabled=${unseen.size === 0} onClick=${() => setBefore(readSeen())}>Mark all as seen</button>
+      <${TenantFilter} tenantId=${tenantId} show=${show === 'unhandled' ? undefined : show} />
+      <${ShowFilter} tenantId=${tenantId} show=${show} />
+      <button type="button" disabled=${busy || open.length === 0} onClick=${() => run(() => markHandled(open, true))}>Mark all listed handled${open.length > 0 ? ` (${open.length})` : ''}</button>
       <label class="watch"><input type="checkbox" checked=${watching} onChange=${(event) => setWatching(event.target.checked)} /> Watch (every 5 s)</label>
     </div>
-    <${ErrorBanner} error=${error} />
+    <${ErrorBanner} error=${failed ?? error} />
     ${!messages && !error && html`<p class="muted">Loading messages…</p>`}
-    ${messages && messages.length === 0 && html`<p class="muted">${tenantId ? 'No messages from this tenant yet' : 'No messages yet'}: clients send them about their visits (POST /api/v1/messages).</p>`}
+    ${messages && messages.length === 0 && html`<p class="muted">${none}${tenantId ? ' from this tenant' : ''}: clients send messages about their visits (POST /api/v1/messages).</p>`}
     ${
       messages &&
       messages.length > 0 &&
-      html`<p class="muted">The latest ${LATEST} messages, ${tenantId ? "this tenant's" : 'all tenants together'}, newest first; a visit's link opens its messages.</p>
+      html`<p class="muted">The latest ${LATEST}${show === 'all' ? '' : ` ${SHOWN[show].toLowerCase()}`} messages, ${tenantId ? "this tenant's" : 'all tenants together'}, newest first; "Mark handled" is seen by the whole operator team; "new": arrived while this page was open.</p>
     <table class="inbox">
-      <thead><tr><th>Received</th><th>Tenant</th><th>Visit</th><th>Type</th><th>Message</th><th>Attachment</th></tr></thead>
-      <tbody>${messages.map((message) => html`<${InboxRow} key=${message.messageId} message=${message} unseen=${unseen.has(message.messageId)} />`)}</tbody>
+      <thead><tr><th>Received</th><th>Tenant</th><th>Visit</th><th>Type</th><th>Message</th><th>Attachment</th><th>Handled</th></tr></thead>
+      <tbody>${messages.map((message) => html`<${InboxRow} key=${message.messageId} message=${message} arrived=${arrived.has(message.messageId)} busy=${busy} run=${run} />`)}</tbody>
     </table>`
     }
   </section>`;

@@ -42,7 +42,8 @@ export function useAction(refresh) {
 }
 
 /**
- * A list read with `read()` whenever `key` changes, and every `everyMs` while `watching`; answers the list, the
+ * A list read with `read()` whenever `key` changes, and every `everyMs` while `watching` and the tab is visible
+ * (the failure of a read keeps the list: the caller shows the error beside it); answers the list, the
  * last error and `load` (read it again now). One request at a time: a load asked for while one is under way (an
  * action's, a new key's) is not dropped, since that one's answer may predate the change: it is discarded and the
  * list read again, by the `read` of the latest render. Dropped, a retried delivery stayed "failed" (for ever with
@@ -76,11 +77,19 @@ export function useWatchedList(read, key, watching, everyMs) {
       loading.current = false;
     }
   }, []);
+  // Nothing is read while the tab is hidden (no one looks), and the list is read at once when it shows again.
   useEffect(() => {
     load();
     if (!watching) return undefined;
-    const timer = setInterval(load, everyMs);
-    return () => clearInterval(timer);
+    const tick = () => {
+      if (!document.hidden) load();
+    };
+    const timer = setInterval(tick, everyMs);
+    addEventListener('visibilitychange', tick);
+    return () => {
+      clearInterval(timer);
+      removeEventListener('visibilitychange', tick);
+    };
   }, [key, watching]);
   return [list, error, load];
 }

@@ -1,48 +1,41 @@
-// The navigation's count of the messages not yet shown in the inbox, read every few seconds on every page but the
-// inbox of every tenant (which shows them, so there is nothing to count): one request of the latest page, the
-// inbox's own (GET /admin/v1/messages, newest first, LATEST at most), counted against what seen.js keeps.
-import { useEffect, useRef, useState } from './vendor/hooks.mjs';
-import { LATEST, latestMessages, WATCH_MS } from './inbox.js';
-import { markShown, readSeen, unseenCount, whenSeenChanges } from './seen.js';
-import { html } from './ui.js';
+// The navigation's count of the clients' messages no one of the operator's team has handled yet: one bounded
+// request (GET /admin/v1/messages/unhandled-count) every COUNT_MS while the page is visible, and again at once
+// when the inbox marks messages (recount). A failed read keeps the last count, shown as stale ("3?") until the
+// next one succeeds: silently kept, it would say "nothing to do" while no one knows.
+import { useEffect } from './vendor/hooks.mjs';
+import { api } from './api.js';
+import { useWatchedList } from './loading.js';
+import { html, when } from './ui.js';
 
-/** The latest listing while not `idle`, read again every WATCH_MS while the page is visible; errors keep the last. */
-function useLatest(idle) {
-  const [latest, setLatest] = useState();
-  const reading = useRef(false);
-  useEffect(() => {
-    if (idle) return undefined;
-    let stopped = false;
-    const read = async () => {
-      if (reading.current || document.hidden) return;
-      reading.current = true;
-      try {
-        const found = await latestMessages();
-        // The first listing this browser ever reads is the start: nothing in it is new.
-        if (!readSeen()) markShown(found.messages, found.full);
-        if (!stopped) setLatest(found);
-      } catch {
-        // The count stays as it was; the inbox shows the error.
-      } finally {
-        reading.current = false;
-      }
-    };
-    read();
-    const timer = setInterval(read, WATCH_MS);
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
-  }, [idle]);
-  return latest;
+const COUNT_MS = 5000;
+
+/** The counts shown now (one per navigation; one in practice), read again by `recount()`. */
+const counts = new Set();
+
+/** Reads the count again now: the inbox marked messages, so it changed. */
+export function recount() {
+  for (const load of counts) load();
 }
 
-/** "Messages", with " (3)" when three of the latest are new ("50+" when every one of them is); none while `idle`. */
-export function MessagesLink({ current, idle }) {
-  const latest = useLatest(idle);
-  const [seen, setSeen] = useState(readSeen);
-  useEffect(() => whenSeenChanges(setSeen), []);
-  const { count, more } = !idle && latest && seen ? unseenCount(seen, latest.messages, latest.full) : { count: 0 };
-  const label = count === 0 ? 'Messages' : `Messages (${count}${more ? '+' : ''})`;
-  return html`<a href="#/messages" aria-current=${current} data-testid="messages-link" title=${count === 0 ? undefined : `${count}${more ? ' or more' : ''} new of the latest ${LATEST}`}>${label}</a>`;
+async function readCount() {
+  const count = await api('GET', '/messages/unhandled-count');
+  return { ...count, at: new Date() };
+}
+
+/** "Messages", with " (3)" while three are not handled ("1000+" past the count's limit), "(3?)" when stale. */
+export function MessagesLink({ current }) {
+  const [count, error, load] = useWatchedList(readCount, '', true, COUNT_MS);
+  useEffect(() => {
+    counts.add(load);
+    return () => counts.delete(load);
+  }, [load]);
+  const number = count ? `${count.unhandled}${count.more ? '+' : ''}` : '';
+  let label = count && count.unhandled > 0 ? `Messages (${number})` : 'Messages';
+  let title = count && count.unhandled > 0 ? `${number} not handled yet` : undefined;
+  if (error) {
+    label = `Messages (${number}?)`;
+    const since = count ? `; the last count (${number}) was read at ${when(count.at)}` : '';
+    title = `The count could not be read (${error.title || error.message || 'error'})${since}. Trying again.`;
+  }
+  return html`<a href="#/messages" aria-current=${current} data-testid="messages-link" data-stale=${error ? 'true' : undefined} title=${title}>${label}</a>`;
 }

@@ -1,11 +1,12 @@
 /**
  * The console's inbox (Chromium via playwright-core): the clients' latest messages of every tenant, newest first,
- * with their tenant and visit, their text as text (never markup); read again while "Watch" is on; those that
- * arrived since the operator last looked marked new, what was looked at kept in the browser across a reload (which
- * signs out); and a visit's link opens its messages. Each step waits for what the page is to show, or for the
- * request a click sends. Skipped when /usr/bin/chromium is missing outside CI.
+ * those not handled yet unless "Show" says otherwise, with their tenant and visit, their text as text (never
+ * markup); read again while "Watch" is on; "Mark handled" shared by the whole operator (a second browser sees it
+ * and its count follows); "new" for what arrived while the page was open, nothing kept in the browser; the
+ * navigation's count of unhandled messages, shown stale while its read fails; and a visit's link opens its
+ * messages. Each step waits for what the page is to show. Skipped when /usr/bin/chromium is missing outside CI.
  */
-import type { Page, Response } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import { browserRunnable, consoleWithApp, signInToConsole, WAIT } from '../helpers/console-browser.js';
@@ -25,13 +26,12 @@ const HOSTILE = 'Gate code <img src=x onerror="document.title=\'owned\'"> <b>bol
 const HOSTILE_SHOWN =
   'Gate code <img src=x onerror="document.title=\'owned\'"> <b>bold</b>\nKey: ⟨U+202E⟩4321 at reception';
 const LONG = `${'w'.repeat(199)}XYZ and more`;
-/** Where the console keeps what the operator has seen (console/seen.js). */
-const SEEN_KEY = 'site-services.console.inbox.seen';
+const COUNT = '/admin/v1/messages/unhandled-count';
 
 describe.skipIf(!browserRunnable)("the console's inbox", () => {
   const made = consoleWithApp();
 
-  it('lists the latest messages of every tenant, marks what arrived since the operator last looked, and leads to the visit', {
+  it('lists what is not handled, marks handled for the whole operator, counts what is left, and leads to the visit', {
     timeout: 180_000,
   }, async () => {
     const { t, browser } = made;
@@ -44,14 +44,14 @@ describe.skipIf(!browserRunnable)("the console's inbox", () => {
     expect((await uploadAttachment(t, b.token, long.id, pdfBytes(1000))).status).toBe(201);
 
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    await openInbox(page, t);
-    const rows = page.locator('tr[data-inbox-message]');
+    await signInToConsole(page, t);
+    await navLink(page, 'Messages (2)').click();
+    await page.getByRole('heading', { name: 'Messages' }).waitFor(WAIT);
     const row = (id: string) => page.locator(`tr[data-inbox-message="${id}"]`);
-    await rows.nth(1).waitFor(WAIT);
+    await row(hostile.id).waitFor(WAIT);
     expect(await listed(page)).toEqual([long.id, hostile.id]);
-    // This browser never listed the inbox: what is there now is the start, nothing of it new.
-    await page.getByTestId('unseen-count').getByText('Nothing new since you last looked.').waitFor(WAIT);
-    expect(await unseen(page)).toEqual([]);
+    // What was there when the page opened is not "new".
+    expect(await arrivedRows(page)).toEqual([]);
 
     // Its tenant and visit, and the text as written: no element made of it, the override shown rather than obeyed.
     const first = row(hostile.id);
@@ -67,33 +67,51 @@ describe.skipIf(!browserRunnable)("the console's inbox", () => {
     expect(await row(long.id).textContent()).toContain(nameB);
     expect(await row(long.id).locator('td').nth(5).textContent()).toBe('yes');
 
-    // A message arriving while the page watches: listed at the next read, new.
+    // A message arriving while the page watches: listed at the next read, new, and counted.
     const arrived = await createMessage(t, a, { messageThread: 'Arrived while watching.' });
-    await page.locator(`tr[data-inbox-message="${arrived.id}"][data-unseen]`).waitFor(WAIT);
-    expect(await unseen(page)).toEqual([arrived.id]);
-    await page.getByTestId('unseen-count').getByText('1 new since you last looked.').waitFor(WAIT);
-    await page.getByRole('button', { name: 'Mark all as seen' }).click();
-    await page.getByTestId('unseen-count').getByText('Nothing new since you last looked.').waitFor(WAIT);
-    expect(await unseen(page)).toEqual([]);
+    await page.locator(`tr[data-inbox-message="${arrived.id}"][data-arrived]`).waitFor(WAIT);
+    expect(await arrivedRows(page)).toEqual([arrived.id]);
+    await navLink(page, 'Messages (3)').waitFor(WAIT);
 
-    // Another while the operator is away (a reload signs out): after signing in again, only that one is new.
-    await page.reload();
-    const away = await createMessage(t, b, { messageThread: 'Arrived while away.' });
-    await signInToConsole(page, t);
-    // Counted in the navigation on every page; opening the inbox shows it, and the count goes.
-    await navLink(page, 'Messages (1)').click();
-    await page.getByRole('heading', { name: 'Messages' }).waitFor(WAIT);
-    await row(away.id).waitFor(WAIT);
-    expect(await listed(page)).toEqual([away.id, arrived.id, long.id, hostile.id]);
-    expect(await unseen(page)).toEqual([away.id]);
+    // Another person of the operator's team, in a browser of their own, counts the same three.
+    const other = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    await signInToConsole(other, t);
+    await navLink(other, 'Messages (3)').waitFor(WAIT);
+
+    // Handled here: gone from the list of what is not handled, and from both counts.
+    await row(arrived.id).getByRole('button', { name: 'Mark handled' }).click();
+    await row(arrived.id).waitFor({ ...WAIT, state: 'detached' });
+    await navLink(page, 'Messages (2)').waitFor(WAIT);
+    await navLink(other, 'Messages (2)').click();
+    await other.locator(`tr[data-inbox-message="${long.id}"]`).waitFor(WAIT);
+    expect(await listed(other)).toEqual([long.id, hostile.id]);
+
+    // There, "All" lists it handled (nothing of the first listing "new"); "Not handled" puts it back for everyone.
+    await other.getByLabel('Show').selectOption('all');
+    const handledRow = other.locator(`tr[data-inbox-message="${arrived.id}"][data-handled]`);
+    await handledRow.waitFor(WAIT);
+    expect(await listed(other)).toEqual([arrived.id, long.id, hostile.id]);
+    expect(await arrivedRows(other)).toEqual([]);
+    expect(await handledRow.locator('td.handled').textContent()).toContain('handled');
+    await handledRow.getByRole('button', { name: 'Not handled' }).click();
+    await other.locator(`tr[data-inbox-message="${arrived.id}"]:not([data-handled])`).waitFor(WAIT);
+    await navLink(page, 'Messages (3)').waitFor(WAIT);
+    // Listed here again, and new: it was not in the list when this page's filter was chosen.
+    await page.locator(`tr[data-inbox-message="${arrived.id}"][data-arrived]`).waitFor(WAIT);
+
+    // Everything listed at once: nothing left here, nor in the other browser's count.
+    await page.getByRole('button', { name: 'Mark all listed handled (3)' }).click();
+    await page.getByText('Nothing to handle: clients send messages').waitFor(WAIT);
     await navLink(page, 'Messages').waitFor(WAIT);
-    // What the browser keeps: a message's id and time, nothing of its text, never the token.
-    const kept = String(await page.evaluate('JSON.stringify(localStorage)'));
-    expect(kept).toContain(away.id);
-    expect(kept).not.toContain(t.adminToken);
-    expect(kept).not.toContain('Arrived while away.');
+    await navLink(other, 'Messages').waitFor(WAIT);
+    expect((await admin(t, 'GET', COUNT)).body.data).toEqual({ unhandled: 0, more: false });
+    // Nothing of it kept in the browser.
+    expect(await page.evaluate('[localStorage.length, sessionStorage.length]')).toEqual([0, 0]);
+    await other.close();
 
-    // The visit's link opens the visit with its messages, the message among them.
+    // The visit's link (from "All") opens the visit with its messages, the message among them.
+    await page.getByLabel('Show').selectOption('all');
+    await row(hostile.id).waitFor(WAIT);
     const [response] = await Promise.all([
       page.waitForResponse(
         (each) => new URL(each.url()).pathname === `/admin/v1/site-visits/${encodeURIComponent(a.visitId)}/messages`,
@@ -105,78 +123,61 @@ describe.skipIf(!browserRunnable)("the console's inbox", () => {
     const panel = page.locator(`tr[data-messages-of="${a.visitId}"]`);
     await panel.locator(`tr[data-message="${hostile.id}"]`).waitFor(WAIT);
     await panel.locator(`tr[data-message="${arrived.id}"]`).waitFor(WAIT);
-    expect(await page.locator(`tr[data-visit="${a.visitId}"]`).count()).toBe(1);
     expect(await page.evaluate('location.hash')).toBe(`#/visits/${a.visitId}`);
     await page.close();
   });
 
-  it("marks and counts a message whose create committed after a later one was listed, and keeps one tenant's", {
+  it('marks new a message committed after a later one was listed, keeps one tenant, and shows a stale count', {
     timeout: 180_000,
   }, async () => {
     const { t, browser } = made;
     const a = await messageTenant(t);
     const b = await messageTenant(t);
     const quiet = await messageTenant(t);
-    await createMessage(t, b, { messageThread: 'Before this browser looked.' });
+    const before = await createMessage(t, b, { messageThread: 'Before the page opened.' });
 
-    // A browser that never listed the inbox: its first read (the navigation's) is the start, nothing counted.
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    const firstRead = page.waitForResponse(inboxRead, WAIT);
     await signInToConsole(page, t);
-    await firstRead;
-    await page.waitForFunction(`localStorage.getItem(${JSON.stringify(SEEN_KEY)}) !== null`, undefined, WAIT);
-    await navLink(page, 'Messages').waitFor(WAIT);
+    await navLink(page, 'Messages (1)').click();
+    await page.locator(`tr[data-inbox-message="${before.id}"]`).waitFor(WAIT);
 
-    // The race: X takes its place first, a later create commits, is counted and shown, then X commits below it.
+    // The race: X takes its place first, a later create commits and is listed, then X commits below it: new too.
     const slot = await takeArrivalSlot(t);
     const later = await createMessage(t, a, { messageThread: 'Committed first.' });
-    await navLink(page, 'Messages (1)').click();
-    await page.locator(`tr[data-inbox-message="${later.id}"][data-unseen]`).waitFor(WAIT);
-    await navLink(page, 'Messages').waitFor(WAIT);
-    await navLink(page, 'Tenants').click();
+    await page.locator(`tr[data-inbox-message="${later.id}"][data-arrived]`).waitFor(WAIT);
     const x = await commitInSlot(t, slot, b, 'Committed last, placed earlier.');
-    // Counted on another page, and new in the inbox, below the one already shown.
-    await navLink(page, 'Messages (1)').click();
-    await page.locator(`tr[data-inbox-message="${x}"][data-unseen]`).waitFor(WAIT);
-    expect(await unseen(page)).toEqual([x]);
-    expect((await listed(page)).slice(0, 2)).toEqual([later.id, x]);
-    await navLink(page, 'Messages').waitFor(WAIT);
+    await page.locator(`tr[data-inbox-message="${x}"][data-arrived]`).waitFor(WAIT);
+    expect(await listed(page)).toEqual([later.id, x, before.id]);
+    expect(await arrivedRows(page)).toEqual([later.id, x]);
+    await navLink(page, 'Messages (3)').waitFor(WAIT);
 
-    // The same race under the open page, after "Mark all as seen": the late one is new, though below a seen one.
-    await page.getByRole('button', { name: 'Mark all as seen' }).click();
-    const slot2 = await takeArrivalSlot(t);
-    const later2 = await createMessage(t, a, { messageThread: 'Committed first, again.' });
-    await page.locator(`tr[data-inbox-message="${later2.id}"][data-unseen]`).waitFor(WAIT);
-    await page.getByRole('button', { name: 'Mark all as seen' }).click();
-    await page.getByTestId('unseen-count').getByText('Nothing new since you last looked.').waitFor(WAIT);
-    const y = await commitInSlot(t, slot2, b, 'Committed last again.');
-    await page.locator(`tr[data-inbox-message="${y}"][data-unseen]`).waitFor(WAIT);
-    expect(await unseen(page)).toEqual([y]);
-    expect((await listed(page)).indexOf(y)).toBeGreaterThan((await listed(page)).indexOf(later2.id));
-
-    // One tenant's: its messages only, in the address; the navigation counts what arrives for the others.
+    // One tenant's: its messages only, the choice in the address; what arrives for the others is counted.
     await page.getByLabel('Tenant').selectOption(b.tenantId);
-    await page.waitForFunction(
-      `location.hash === ${JSON.stringify(`#/messages?tenantId=${b.tenantId}`)}`,
-      undefined,
-      WAIT,
-    );
+    await expect.poll(() => page.evaluate('location.hash'), WAIT).toBe(`#/messages?tenantId=${b.tenantId}`);
     await page.locator(`tr[data-inbox-message="${later.id}"]`).waitFor({ ...WAIT, state: 'detached' });
     // The other tenant's rows go as soon as the choice changes, before this tenant's page is read: wait for it.
-    await page.locator(`tr[data-inbox-message="${y}"]`).waitFor(WAIT);
-    expect(await listed(page)).toEqual(expect.arrayContaining([x, y]));
-    expect(await tenantsListed(page)).toEqual([b.tenantId]);
-    expect(await unseen(page)).toEqual([y]);
-    const elsewhere = await createMessage(t, a, { messageThread: 'For the other tenant.' });
-    await navLink(page, 'Messages (1)').waitFor(WAIT);
-    await page.getByLabel('Tenant').selectOption('');
-    await page.locator(`tr[data-inbox-message="${elsewhere.id}"][data-unseen]`).waitFor(WAIT);
-    await navLink(page, 'Messages').waitFor(WAIT);
+    await page.locator(`tr[data-inbox-message="${x}"]`).waitFor(WAIT);
+    expect(await listed(page)).toEqual([x, before.id]);
+    expect(await arrivedRows(page)).toEqual([]);
+    await createMessage(t, a, { messageThread: 'For the other tenant.' });
+    await navLink(page, 'Messages (4)').waitFor(WAIT);
+
+    // The count's read fails: the last count stays, said to be stale, until a read succeeds again.
+    await page.route(`**${COUNT}`, (route) => route.abort('connectionrefused'));
+    const stale = page.locator('nav a[data-testid="messages-link"][data-stale]');
+    await stale.waitFor(WAIT);
+    expect(await stale.textContent()).toBe('Messages (4?)');
+    expect(await stale.getAttribute('title')).toMatch(
+      /^The count could not be read .*the last count \(4\) was read at/,
+    );
+    await page.unroute(`**${COUNT}`);
+    await navLink(page, 'Messages (4)').waitFor(WAIT);
+    expect(await page.locator('nav a[data-stale]').count()).toBe(0);
 
     // A tenant without messages says so; from its page, its messages' link.
     await page.evaluate(`location.hash = ${JSON.stringify(`#/tenants/${quiet.tenantId}`)}`);
     await page.getByRole('link', { name: "This tenant's messages" }).click();
-    await page.getByText('No messages from this tenant yet').waitFor(WAIT);
+    await page.getByText('Nothing to handle from this tenant').waitFor(WAIT);
     await page.close();
   });
 });
@@ -186,13 +187,6 @@ async function names(t: TestApp, tenantId: string, visitId: string): Promise<[st
   const tenant = await admin(t, 'GET', `/admin/v1/tenants/${tenantId}`);
   const visit = await admin(t, 'GET', `/admin/v1/site-visits/${visitId}`);
   return [tenant.body.data.name, visit.body.data.attributes.clientTicketNumber];
-}
-
-/** Signs in and opens the inbox through the navigation. */
-async function openInbox(page: Page, t: TestApp): Promise<void> {
-  await signInToConsole(page, t);
-  await page.getByRole('link', { name: 'Messages' }).click();
-  await page.getByRole('heading', { name: 'Messages' }).waitFor(WAIT);
 }
 
 function listed(page: Page): Promise<string[]> {
@@ -206,20 +200,8 @@ function navLink(page: Page, name: string) {
   return page.getByRole('navigation').getByRole('link', { name, exact: true });
 }
 
-function inboxRead(response: Response): boolean {
-  return new URL(response.url()).pathname === '/admin/v1/messages' && response.status() === 200;
-}
-
-function tenantsListed(page: Page): Promise<string[]> {
+function arrivedRows(page: Page): Promise<string[]> {
   return page
-    .locator('tr[data-inbox-message] a[href^="#/tenants/"]')
-    .evaluateAll((links) => [
-      ...new Set(links.map((link) => decodeURIComponent(link.getAttribute('href')!.slice(10)))),
-    ]);
-}
-
-function unseen(page: Page): Promise<string[]> {
-  return page
-    .locator('tr[data-inbox-message][data-unseen]')
+    .locator('tr[data-inbox-message][data-arrived]')
     .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-inbox-message')!));
 }

@@ -84,6 +84,10 @@ describe('README', () => {
     expect(shell.read('operator-attachment.png')).toBe(shell.read('photo.png'));
     expect(printed).toContain('"text":"Please also check the receipt printer.","file":"photo.png"');
     expect(printed).toMatch(/"tenant":"Sandbox Demo Client","ticket":"INC-1001"/);
+    // The count (the walkthrough's one message), that message marked handled for the operator, none left.
+    expect(printed).toContain('{"unhandled":1,"more":false}');
+    expect(printed).toContain('{"handled":true,"changed":1}');
+    expect(printed).toMatch(/^\[\]$/m);
     expect(printed).toMatch(/\{"eventType":"ticket\.created","status":"/);
     // The tenants block: the first pair shown, revoked (204), the flag changed.
     expect(printed).toMatch(/"client_secret": "secret_/);

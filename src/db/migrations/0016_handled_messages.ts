@@ -15,14 +15,14 @@ import { runScript } from './sql-script.js';
  * `messages_client_unhandled`: the clients' messages not yet handled, in arrival order, which both the count (a
  * bounded scan of at most COUNT_LIMIT + 1 of its entries) and the inbox filtered on `handled=false` read. Partial,
  * so it holds the backlog only (what the operator has not handled yet) and costs a handled message nothing but its
- * removal. Building it reads the table once while writes to `messages` wait; `if not exists` lets a large database
- * build it concurrently beforehand (docs/deployment.md).
+ * removal. Building it reads the table once while writes to `messages` wait; `if not exists` (both steps) lets a
+ * large database add the column and build the index concurrently beforehand (docs/deployment.md).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await runScript(
     db,
     `
-    alter table messages add column handled_at timestamptz default now();
+    alter table messages add column if not exists handled_at timestamptz default now();
     alter table messages alter column handled_at drop default;
     create index if not exists messages_client_unhandled on messages (seq)
       where record_owner = 'Client API' and handled_at is null;
