@@ -84,10 +84,10 @@ export function InboxPage({ tenantId, show: asked }) {
   const [watching, setWatching] = useState(true);
   const [latest, error, load] = useWatchedList(() => latestMessages(tenantId, show), key, watching, WATCH_MS);
   const { error: failed, busy, run } = useAction(load);
-  const [seen, setSeen] = useState();
+  const [arrivalState, setArrivalState] = useState();
   useEffect(() => {
     if (latest)
-      setSeen((state) =>
+      setArrivalState((state) =>
         arrivals(
           state,
           latest.key,
@@ -97,7 +97,7 @@ export function InboxPage({ tenantId, show: asked }) {
   }, [latest]);
   // A listing of the filter chosen before is not shown under another.
   const messages = latest && latest.key === key ? latest.messages : undefined;
-  const arrived = seen?.key === key ? seen.arrived : new Set();
+  const arrived = arrivalState?.key === key ? arrivalState.arrived : new Set();
   const open = (messages ?? []).filter((message) => message.handledAt === null).map((message) => message.messageId);
   const none = show === 'handled' ? 'No handled messages' : show === 'unhandled' ? 'Nothing to handle' : 'No messages';
 
