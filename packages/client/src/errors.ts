@@ -131,8 +131,16 @@ export function existingOf(problem: ProblemDetails): ExistingResource | undefine
   return typeof type === 'string' && typeof id === 'string' ? { type, id } : undefined;
 }
 
+/**
+ * The last segment of a problem type URI (`.../problems/not-found` → `not-found`), trailing `/` and `#`
+ * ignored. They are dropped by a walk back from the end: the pattern `/[/#]+$/` is tried from every slash of a
+ * run and reads the run to its end each time, quadratic in the run's length: a type the client did not write
+ * (an answer's, a proxy's) with 100,000 slashes before its last letter held the caller for 20 s.
+ */
 export function problemSlug(type: string): string {
-  const trimmed = type.replace(/[/#]+$/, '');
+  let end = type.length;
+  while (end > 0 && (type[end - 1] === '/' || type[end - 1] === '#')) end--;
+  const trimmed = type.slice(0, end);
   return trimmed.slice(Math.max(trimmed.lastIndexOf('/'), trimmed.lastIndexOf('#')) + 1);
 }
 
