@@ -35,6 +35,7 @@ import { validatorCompiler } from './http/validation.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { lazyChildLogger } from './lib/lazy-logger.js';
 import { registerConnectionCap } from './http/connection-cap.js';
+import { deferContinue } from './http/expect-continue.js';
 import { CredentialStatus } from './modules/auth/credential-status.js';
 import { registerTokenRoute } from './modules/auth/routes.js';
 import { ALL_SCOPES } from './modules/auth/scopes.js';
@@ -156,6 +157,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     trustProxy: config.trustProxy,
     logger: deps.logger,
   });
+  // A request that asks `Expect: 100-continue` is checked before it is invited to send its body.
+  deferContinue(fastify.server);
 
   // Only JSON (and, on the token endpoint, form) bodies are read: anything else is 415 (DECISIONS),
   // including text/plain, which Fastify would otherwise accept as a string.

@@ -106,6 +106,10 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
 - A JSON body is read only as far as its operation can use it: each operation's 413 names its limit, which is
   twice the longest body its schema admits (every character escaped), at least 16 KiB. An object of more than
   1,000 members or nesting deeper than 64 levels is 422 on \`body\` without being parsed.
+- A request sent with \`Expect: 100-continue\` (curl's, for every upload over 1 MiB) is checked before its body is
+  asked for: rate limit, headers, token and scope, and a Content-Length over the operation's limit. A refusal
+  (401, 403, 413, 429...) is the final answer without \`100 Continue\`, and the connection is closed: do not send
+  the body. Otherwise \`100 Continue\` comes once, when the body is about to be read, then the answer.
 
 ## Field rules
 
