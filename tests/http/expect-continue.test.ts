@@ -7,7 +7,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_UPLOAD_REQUEST_BYTES } from '../../src/modules/files/limits.js';
-import type { TestApp } from '../helpers/app.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 import { fileForm, MULTIPART_CONTENT_TYPE, pdfBytes } from '../helpers/multipart.js';
 import { createVisit, startVisitApp, type VisitTenant, visitBody } from '../helpers/visits.js';
 
@@ -30,7 +30,7 @@ interface ContinueAnswer {
 }
 
 /**
- * POSTs with `Expect: 100-continue` on a connection of its own, and sends `body` only once a 100 came. Resolves
+ * POSTs with `Expect: 100-continue` on a connection of its own (`path` on the file's app, or a whole URL), and sends `body` only once a 100 came. Resolves
  * when the service closes the connection, or once the final answer is in whole (its Content-Length).
  */
 function expectingContinue(
@@ -112,6 +112,20 @@ describe('Expect: 100-continue', () => {
     const answer = await expectingContinue('/api/v1/site-visits', headers, Buffer.alloc(0), 2 * 1024 * 1024);
     expect(answer).toMatchObject({ status: 413, continues: 0, bodySent: false });
     expect(answer.body.type).toMatch(/payload-too-large$/);
+  });
+
+  it('answers a client past its rate limit with 429 and no 100', async () => {
+    const limited = await startTestApp({ config: { rateLimitPerMinute: 1 } });
+    try {
+      expect((await fetch(`${limited.baseUrl}/api/v1/sites`)).status).toBe(401);
+      const headers = { authorization: 'Bearer not-a-token', 'content-type': 'application/json' };
+      const body = Buffer.from(JSON.stringify(visitBody(v)));
+      const answer = await expectingContinue(`${limited.baseUrl}/api/v1/site-visits`, headers, body);
+      expect(answer).toMatchObject({ status: 429, continues: 0, bodySent: false });
+      expect(answer.body.type).toMatch(/rate-limit-exceeded$/);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('sends one 100 to a good upload, then stores it: 201', async () => {
