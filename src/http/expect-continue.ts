@@ -13,17 +13,32 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
+/** The body's own `_read` of a request whose 100 waits for its first read. */
+const pendingContinue = new WeakMap<IncomingMessage, IncomingMessage['_read']>();
+
 /** Makes the request's first read of its body write `100 Continue`, unless the answer has already begun. */
 function continueOnFirstRead(request: IncomingMessage, response: ServerResponse): void {
   // Readable calls `_read` when a consumer first wants data (a 'data' listener, pipe, resume, read), and
   // again only once what it was given is used up: the first call is the moment the body is wanted.
   const read = request._read;
+  pendingContinue.set(request, read);
   request._read = function firstRead(size: number) {
-    request._read = read;
+    withdrawContinue(request);
     // Node drains an unread body once the answer is written (a refusal's): that read invites nothing.
     if (!response.headersSent) response.writeContinue();
     read.call(this, size);
   };
+}
+
+/**
+ * Reading a refused request's body to drop it (lingering-close.ts) is no invitation: its 100 is never written.
+ * The refusal is thrown after that read starts, and the read's first call may come before the answer's headers.
+ */
+export function withdrawContinue(request: IncomingMessage): void {
+  const read = pendingContinue.get(request);
+  if (read === undefined) return;
+  pendingContinue.delete(request);
+  request._read = read;
 }
 
 /** Has the server's `Expect: 100-continue` requests go through Fastify with the 100 deferred. */

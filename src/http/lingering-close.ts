@@ -13,6 +13,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import { withdrawContinue } from './expect-continue.js';
 
 /** The longest a connection lingers after its answer: ample for a client to read the answer and stop. */
 export const LINGER_MS = 5_000;
@@ -24,6 +25,7 @@ export const LINGER_MS = 5_000;
  */
 export function discardRestOfBody(raw: IncomingMessage, budget: number): Promise<void> {
   if (raw.complete || raw.destroyed || raw.readableEnded) return Promise.resolve();
+  withdrawContinue(raw);
   raw.unpipe();
   const read = new Promise<void>((resolve) => {
     let seen = 0;
