@@ -60,6 +60,28 @@ export function credentialsFromEnv(env: Env): CliCredentials {
   };
 }
 
+/**
+ * The service's address as SVC_CREDENTIALS_FILE says it now, and a client (`to`) for it, when it is no longer
+ * `baseUrl` for the same client id: a sandbox restarted on another port rewrites its packet's baseUrl, which a
+ * running `svc listen` follows. Undefined when nothing moved, when SVC_BASE_URL sets the address, when the packet
+ * names another client (another sandbox: its listener is not this one's), or when it cannot be read just now.
+ */
+export function movedPacket<T>(
+  env: Env,
+  current: { baseUrl: string; clientId: string },
+  to: (credentials: CliCredentials) => T,
+): { baseUrl: string; client: T } | undefined {
+  if (!env.SVC_CREDENTIALS_FILE || env.SVC_BASE_URL) return undefined;
+  let now: CliCredentials;
+  try {
+    now = credentialsFromEnv(env);
+  } catch {
+    return undefined;
+  }
+  if (now.baseUrl === current.baseUrl || now.clientId !== current.clientId) return undefined;
+  return { baseUrl: now.baseUrl, client: to(now) };
+}
+
 const MEMBER_OF: Record<string, string> = {
   SVC_BASE_URL: 'baseUrl',
   SVC_CLIENT_ID: 'client_id',

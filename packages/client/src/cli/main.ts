@@ -17,7 +17,7 @@ import { createClient } from '../client.js';
 import { ApiError, CredentialsError, NetworkError, SiteServicesError } from '../errors.js';
 import { systemRuntime } from '../retry.js';
 import type { FetchLike } from '../transport.js';
-import { type CliCredentials, credentialsFromEnv, UsageError } from './credentials.js';
+import { type CliCredentials, credentialsFromEnv, movedPacket, UsageError } from './credentials.js';
 import { DEFAULT_RATE, MAX_RATE } from './import/pace.js';
 import { getCommand } from './get.js';
 import { ProgressLogMismatch } from './import/progress-log.js';
@@ -182,6 +182,8 @@ async function listenCommand(
         out: (line) => process.stdout.write(`${line}\n`),
         note: (line) => process.stderr.write(`${line}\n`),
         stateDirectory: stateDirectory(env),
+        rebase: (at) =>
+          movedPacket(env, { baseUrl: at, clientId: credentials.clientId }, (to) => clientFor(to, options)),
       },
       stop.signal,
     );

@@ -27,7 +27,8 @@ const COMMAND_USAGE = {
       with the secret its Ready line prints. That secret is kept on this machine for the client id, whatever the
       service's address (in $XDG_STATE_HOME/svc or ~/.local/state/svc), so it stays the same on every run: Ctrl-C
       closes the listener and the next run opens a new one with the same secret. Killed any other way, the same
-      command run again within 60 s resumes the listener. --new-secret: make and keep a new secret (rotation).`,
+      command run again within 60 s resumes the listener; a sandbox restarted on another port (a new baseUrl in
+      SVC_CREDENTIALS_FILE) is followed when it reconnects. --new-secret: make and keep a new secret (rotation).`,
   trigger: `  svc trigger <visit-id> <action> [name=value | name:=json ...]
       sandbox: run a simulator action on a visit (complete-lifecycle, assign-rep, schedule, dispatch, complete,
       transmit-deliverables). Each pair is a body member in the type the action declares: name=value is text,

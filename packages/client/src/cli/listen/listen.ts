@@ -12,7 +12,8 @@
  * The listener is remembered in a state file of the user's own (state.ts) until it is closed, so that the
  * same command killed and started again resumes it, with the same secret: the developer's receiver keeps
  * verifying. A stream that drops or cannot be opened is tried again, with backoff, on the same listener for
- * as long as the service cannot say otherwise (network failures, timeouts, 429, 5xx, a restart). Only the
+ * as long as the service cannot say otherwise (network failures, timeouts, 429, 5xx, a restart), at the address the
+ * credential packet names when each try starts (`rebase`: a sandbox restarted on another port rewrites it). Only the
  * service's word that the listener is gone (listener-check.ts: 404 or 410, or the stream closed with 4410)
  * ends it: a remembered listener is then replaced by a new one (with the kept secret; a note on stderr
  * says whether that differs from the old listener's); one this run has held ends the command (exit 1), as a listener closed while connected does.
@@ -64,6 +65,11 @@ export interface ListenDeps {
   now?: () => number;
   /** How long the close after Ctrl-C may take (default CLOSE_TIMEOUT_MS); tests shorten it. */
   closeTimeoutMs?: number;
+  /**
+   * The service's new address and a client for it when the credential packet has moved on from `baseUrl` (a sandbox
+   * restarted on another port rewrites its baseUrl); asked before each attempt to open a listener or its stream.
+   */
+  rebase?: (baseUrl: string) => { baseUrl: string; client: SiteServicesClient } | undefined;
 }
 
 /** The close codes the service ends a stream with (see its reference). */
@@ -132,20 +138,35 @@ function endedForGood(code: number): string | undefined {
 
 /** Runs until `stop` aborts (then closes the listener: exit 0) or the listener is lost (exit 1). */
 export async function runListen(options: ListenOptions, deps: ListenDeps, stop: AbortSignal): Promise<number> {
-  const { client, note } = deps;
+  let { client, baseUrl } = deps;
+  const { note } = deps;
   const wait = deps.sleep ?? sleep;
   const random = deps.random ?? Math.random;
   const now = deps.now ?? Date.now;
-  const state = new ListenerState(
-    [deps.baseUrl, deps.clientId, options.forwardTo, options.eventTypes ?? []],
-    deps.stateDirectory,
-  );
+  const stateAt = (at: string) =>
+    new ListenerState([at, deps.clientId, options.forwardTo, options.eventTypes ?? []], deps.stateDirectory);
+  let state = stateAt(baseUrl);
   const signingSecret = new SigningSecret({ clientId: deps.clientId, baseUrl: deps.baseUrl }, deps.stateDirectory);
   const secret = options.newSecret ? signingSecret.renew() : signingSecret.get();
   const closeTimeoutMs = deps.closeTimeoutMs ?? CLOSE_TIMEOUT_MS;
+  /**
+   * Follows the credential packet to the service's new address, saying so, the listener remembered there: a running
+   * command kept trying the address it started with, and only its notes told the developer why nothing came back.
+   */
+  const follow = () => {
+    const moved = deps.rebase?.(baseUrl);
+    if (!moved) return;
+    note(`svc listen: the credential packet's baseUrl is now ${moved.baseUrl} (was ${baseUrl}); connecting there`);
+    const remembered = state.read();
+    state.forget();
+    ({ baseUrl, client } = moved);
+    state = stateAt(baseUrl);
+    if (remembered) state.save(remembered);
+  };
   /** A new listener, once the service opens one; undefined when stopped first. */
   const open = async (): Promise<Listener | undefined> => {
     for (let failures = 1; !stop.aborted; failures++) {
+      follow();
       try {
         const opened = await openListener(client, options.eventTypes, secret, stop);
         state.save(opened);
@@ -196,7 +217,7 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
     // Stopped while the token was on its way: the abort has fired already and would never close a socket
     // opened now, which would hold the command until the server ends the stream.
     if (stop.aborted) return stopped;
-    const { baseUrl, out, fetch } = deps;
+    const { out, fetch } = deps;
     const { streamPath } = listener;
     return holdStream({ baseUrl, streamPath, token, forwardTo: options.forwardTo, fetch, out, onReady }, stop);
   };
@@ -207,11 +228,12 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
     // Upgraded, so the service had found the listener; a 4410 before `ready` means it closed just then.
     if (end.opened && end.code === CLOSED) return { kind: 'gone', detail: 'the service closed its stream with 4410' };
     if (end.opened) return { kind: 'unsure', reason: `the stream closed before it was ready (${end.code})` };
-    return checkListener(client, deps.baseUrl, listener.streamPath, stop, now);
+    return checkListener(client, baseUrl, listener.streamPath, stop, now);
   };
 
   let failures = 0;
   while (!stop.aborted) {
+    follow();
     const end = await connect();
     if (stop.aborted) break;
     if ('ready' in end && end.ready) {
@@ -253,9 +275,8 @@ export async function runListen(options: ListenOptions, deps: ListenDeps, stop: 
     const delayMs = reconnectDelay(failures, verdict.kind === 'unsure' ? verdict.retryAfterMs : undefined, random);
     const reason = verdict.kind === 'unsure' ? verdict.reason : 'the service has the listener; the stream did not open';
     note(
-      // The address too: after a restart on another port (a new baseUrl in the credential packet) this command
-      // still tries the old one, and only the address tells the developer why nothing comes back.
-      `svc listen: could not open the stream of listener ${listener.id} at ${deps.baseUrl} (${reason}); ` +
+      // The address too: one the credential packet does not name (SVC_BASE_URL) is not followed (rebase).
+      `svc listen: could not open the stream of listener ${listener.id} at ${baseUrl} (${reason}); ` +
         `retrying in ${seconds(delayMs)} with the same listener and signing secret`,
     );
     await wait(delayMs, stop);
