@@ -151,7 +151,10 @@ describe('svc listen through real processes', { timeout: 240_000 }, () => {
     expect(second!.event.id).toBe(first!.event.id);
     expect([first!.attempt, second!.attempt]).toEqual([1, 2]);
     const eventId = first!.event.id;
-    await listenA.command.waitFor(new RegExp(`ticket\\.created  ${eventId}  attempt 1  500  \\d+ ms`));
+    // WEBHOOK_RETRY_SCHEDULE is 1s,60s: the service says the retry comes in about a second.
+    await listenA.command.waitFor(
+      new RegExp(`ticket\\.created  ${eventId}  attempt 1  500  \\d+ ms  retried in about 1 s\n`),
+    );
     await listenA.command.waitFor(new RegExp(`ticket\\.created  ${eventId}  attempt 2  200  \\d+ ms`));
     await until(async () => (await deliveriesOf(a.tenantId))[0]?.status === 'succeeded', 'the delivery record');
     const [record] = await deliveriesOf(a.tenantId);

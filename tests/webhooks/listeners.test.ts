@@ -207,6 +207,27 @@ describe('a sandbox webhook listener', () => {
     await stream.close();
   });
 
+  it("says in each attempt what follows a failure: a retry after the schedule's wait, or none on the last attempt", async () => {
+    const a = await tenant();
+    const listener = await createListener(t.http, a.token, ['ticket.created']);
+    const stream = await openStream(t.baseUrl, listener.streamPath, a.token);
+    await stream.next();
+    const event = await recordTestEvent(t, a.tenantId, 'ticket.created');
+    const { maxAttempts, retryScheduleMs } = t.config.webhook;
+    expect(maxAttempts).toBe(3);
+    for (const number of [1, 2]) {
+      const attempt = await nextAttempt(stream, listener.secret);
+      expect(attempt).toMatchObject({ attempt: number, lastAttempt: false, retryInMs: retryScheduleMs[0] });
+      stream.report(attempt, 503);
+    }
+    const last = await nextAttempt(stream, listener.secret);
+    expect(last).toMatchObject({ eventId: event.id, attempt: 3, lastAttempt: true, retryInMs: null });
+    stream.report(last, 503);
+    const delivery = await deliveryOf(event.id, (d) => d.status === 'failed');
+    expect(delivery.attempts).toBe(3);
+    await stream.close();
+  });
+
   it('resumes within the grace: a delivery waiting for its retry is sent as soon as the stream is back', async () => {
     const { b, listener, event, waiting } = await eventWhileStreamAway();
     expect(waiting.attemptLog[0].error).toMatch(/listener not connected/);

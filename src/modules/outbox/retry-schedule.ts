@@ -5,10 +5,15 @@ import type { AttemptOutcome } from './repository/attempts.js';
 
 const JITTER = 0.2;
 
-/** The wait before the next attempt of a round, ±20%: the schedule's entry for this attempt, the last one repeating. */
-export function retryDelayMs(schedule: readonly number[], attemptInRound: number, random: () => number): number {
+/** The schedule's wait after this attempt of a round (its entry, the last one repeating), before the jitter. */
+export function scheduledDelayMs(schedule: readonly number[], attemptInRound: number): number {
   if (schedule.length === 0) return 0;
-  const base = schedule[Math.min(attemptInRound - 1, schedule.length - 1)]!;
+  return schedule[Math.min(attemptInRound - 1, schedule.length - 1)]!;
+}
+
+/** The wait before the next attempt of a round: the schedule's (scheduledDelayMs), ±20%. */
+export function retryDelayMs(schedule: readonly number[], attemptInRound: number, random: () => number): number {
+  const base = scheduledDelayMs(schedule, attemptInRound);
   return Math.max(0, Math.round(base * (1 - JITTER + 2 * JITTER * random())));
 }
 

@@ -176,7 +176,7 @@ export class ListenerHub {
     const source = await listeners.loadAttempt(this.db, notice.deliveryId, notice.attempt);
     if (!source || source.listenerId !== stream.listenerId) return;
     // Exactly what a subscription's target would get for this attempt, with a fresh timestamp.
-    const message = signedAttempt(source, notice, this.deps.keys, this.deps.clock);
+    const message = signedAttempt(source, notice, this.deps.keys, this.deps.clock, this.deps.config);
     if (message) sendAttempt(stream, message, this.deps.clock.now().getTime());
   }
 

@@ -200,6 +200,8 @@ export interface ListenerAttemptSource {
   event: EventRow;
   listenerId: string;
   secretSealed: string;
+  /** The delivery's attempts before its current round (a redelivery starts a new round): its budget is per round. */
+  roundStart: number;
 }
 
 /** The delivery's event and secret, while this attempt is still the delivery's current one. */
@@ -213,12 +215,12 @@ export async function loadAttempt(
     .innerJoin('events as e', 'e.id', 'd.event_id')
     .innerJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
     .selectAll('e')
-    .select(['s.id as listener_id', 's.secret_sealed'])
+    .select(['s.id as listener_id', 's.secret_sealed', 'd.round_start'])
     .where('d.id', '=', deliveryId)
     .where('d.attempts', '=', attempt)
     .where('d.status', '=', 'pending')
     .executeTakeFirst();
   if (!row?.secret_sealed || !isListenerId(row.listener_id)) return undefined;
-  const { listener_id, secret_sealed, ...event } = row;
-  return { event, listenerId: listener_id, secretSealed: secret_sealed };
+  const { listener_id, secret_sealed, round_start, ...event } = row;
+  return { event, listenerId: listener_id, secretSealed: secret_sealed, roundStart: round_start };
 }

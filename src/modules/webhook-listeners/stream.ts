@@ -6,7 +6,9 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { WebSocket } from 'ws';
+import type { WebhookConfig } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
+import { scheduledDelayMs } from '../outbox/retry-schedule.js';
 import { toEnvelope } from '../outbox/service.js';
 import { deliveryHeaders, unsealSecret } from '../outbox/signing.js';
 import { FrameBudget } from './frame-budget.js';
@@ -78,14 +80,31 @@ export function openStream(
 }
 
 /**
- * The attempt as a subscription's target would get it, signed afresh with the listener's secret; undefined
- * when the secret cannot be unsealed.
+ * What follows the attempt if it is retried (any answer but 2xx or a redirect): nothing when it is the last of its
+ * round's budget, else the next attempt after the schedule's wait, as the worker will record it (retry-schedule.ts,
+ * before its ±20% jitter). Said by the server, which alone knows the budget, the round and the schedule: `svc listen`
+ * guessing it would be wrong for any other configuration than the default.
+ */
+export function followUp(
+  attempt: number,
+  roundStart: number,
+  config: Pick<WebhookConfig, 'maxAttempts' | 'retryScheduleMs'>,
+): Pick<AttemptMessage, 'lastAttempt' | 'retryInMs'> {
+  const inRound = attempt - roundStart;
+  if (inRound >= config.maxAttempts) return { lastAttempt: true, retryInMs: null };
+  return { lastAttempt: false, retryInMs: scheduledDelayMs(config.retryScheduleMs, inRound) };
+}
+
+/**
+ * The attempt as a subscription's target would get it, signed afresh with the listener's secret, and what follows
+ * it if it fails (followUp); undefined when the secret cannot be unsealed.
  */
 export function signedAttempt(
   source: ListenerAttemptSource,
   attempt: { deliveryId: string; attempt: number },
   keys: { webhookEncryptionKey: Buffer; legacyWebhookKey: Buffer },
   clock: Clock,
+  config: Pick<WebhookConfig, 'maxAttempts' | 'retryScheduleMs'>,
 ): AttemptMessage | undefined {
   const secret = unsealSecret(keys.webhookEncryptionKey, source.listenerId, source.secretSealed);
   if (secret === undefined) return undefined;
@@ -109,6 +128,7 @@ export function signedAttempt(
     eventType: source.event.type,
     headers,
     body: text,
+    ...followUp(attempt.attempt, source.roundStart, config),
   };
 }
 

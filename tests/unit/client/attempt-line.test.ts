@@ -29,3 +29,28 @@ it('says that a redirect is not followed and ends the delivery', () => {
   for (const statusCode of [301, 302, 307, 308])
     expect(line({ statusCode })).toContain(`${statusCode} (a redirect: not followed, the delivery fails)`);
 });
+
+it('after a failure, says when the service retries or that the attempt was the last, as the attempt said', () => {
+  const failed = (said: Partial<StreamAttempt>, result: Partial<AttemptResult>) =>
+    attemptLine(
+      { ...attempt, ...said },
+      { type: 'result', deliveryId: 'dlv_1', attempt: 2, durationMs: 4, ...result },
+      at,
+    );
+  const retried = { lastAttempt: false, retryInMs: 30_000 };
+  expect(failed(retried, { statusCode: 500 })).toBe(
+    '2026-11-27T10:00:00.000Z  ticket.created  evt_1  attempt 2  500  4 ms  retried in about 30 s',
+  );
+  expect(failed(retried, { error: 'ECONNREFUSED: connect' })).toMatch(/\) {2}4 ms {2}retried in about 30 s$/);
+  expect(failed({ lastAttempt: false, retryInMs: 0 }, { statusCode: 429 })).toMatch(/ {2}retried at once$/);
+  expect(failed({ lastAttempt: false, retryInMs: 300_000 }, { statusCode: 500 })).toMatch(/retried in about 5 min$/);
+  expect(failed({ lastAttempt: false, retryInMs: 18_000_000 }, { statusCode: 500 })).toMatch(/retried in about 5 h$/);
+  expect(failed({ lastAttempt: true, retryInMs: null }, { statusCode: 500 })).toMatch(
+    / {2}500 {2}4 ms {2}last attempt: no retry, the delivery failed$/,
+  );
+  // A success or a redirect says nothing of retries (a redirect ends the delivery, and says so).
+  expect(failed(retried, { statusCode: 204 })).toMatch(/ {2}204 {2}4 ms$/);
+  expect(failed({ lastAttempt: true, retryInMs: null }, { statusCode: 302 })).toMatch(/the delivery fails\) {2}4 ms$/);
+  // A service that does not say (older than these fields): nothing guessed.
+  expect(failed({}, { statusCode: 500 })).toMatch(/ {2}500 {2}4 ms$/);
+});

@@ -24,7 +24,8 @@ const COMMAND_USAGE = {
       GET /api/v1/<path> and print the answer; a file (a return label, an attachment) as its bytes: > file`,
   listen: `  svc listen --forward-to <url> [--events type,type] [--new-secret]
       sandbox: receive your webhooks on this machine; forwards each delivery to <url> (http or https), signed
-      with the secret its Ready line prints. That secret is kept on this machine for the client id, whatever the
+      with the secret its Ready line prints, and prints a line per attempt (a failed one says when it is
+      retried, or that it was the last). That secret is kept on this machine for the client id, whatever the
       service's address (in $XDG_STATE_HOME/svc or ~/.local/state/svc), so it stays the same on every run: Ctrl-C
       closes the listener and the next run opens a new one with the same secret. Killed any other way, the same
       command run again within 60 s resumes the listener; a sandbox restarted on another port (a new baseUrl in

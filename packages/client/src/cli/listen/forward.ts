@@ -18,6 +18,16 @@ export interface StreamAttempt {
   headers: Record<string, string>;
   /** The request body: the UTF-8 text of the exact bytes signed. */
   body: string;
+  /**
+   * Whether this is the delivery's last attempt: if it fails, no retry follows and the delivery fails. Absent from
+   * a service older than this field.
+   */
+  lastAttempt?: boolean;
+  /**
+   * When not the last: if this attempt is retried (any answer but 2xx or a redirect), the next one is due about this
+   * many milliseconds after it (the retry schedule's wait, which the service varies by ±20%); null on the last.
+   */
+  retryInMs?: number | null;
 }
 
 /** What is reported back on the stream for one attempt. */
@@ -71,8 +81,31 @@ function statusText(statusCode: number): string {
     : `${statusCode}`;
 }
 
-/** The line printed for an attempt: time, event type, event id, attempt number, status (or error) and duration. */
+/** A wait as the line says it: "at once", or about so many seconds, minutes or hours. */
+function about(ms: number): string {
+  if (ms < 1_000) return 'at once';
+  if (ms < 120_000) return `in about ${Math.round(ms / 1_000)} s`;
+  if (ms < 7_200_000) return `in about ${Math.round(ms / 60_000)} min`;
+  return `in about ${Math.round(ms / 3_600_000)} h`;
+}
+
+/**
+ * What follows a failed attempt, as the service said in the attempt (its lastAttempt and retryInMs): no retry, or
+ * when the next attempt comes. Empty for a 2xx or a redirect (which says so itself), or when the service said nothing.
+ */
+function followUpText(attempt: StreamAttempt, result: AttemptResult): string {
+  const status = result.statusCode;
+  if (status !== undefined && status >= 200 && status < 400) return '';
+  if (attempt.lastAttempt === true) return '  last attempt: no retry, the delivery failed';
+  if (typeof attempt.retryInMs === 'number') return `  retried ${about(attempt.retryInMs)}`;
+  return '';
+}
+
+/**
+ * The line printed for an attempt: time, event type, event id, attempt number, status (or error) and duration, and
+ * for a failed one whether it is retried (and when) or was the last.
+ */
 export function attemptLine(attempt: StreamAttempt, result: AttemptResult, at: Date): string {
   const outcome = result.statusCode !== undefined ? statusText(result.statusCode) : `error (${result.error})`;
-  return `${at.toISOString()}  ${attempt.eventType}  ${attempt.eventId}  attempt ${attempt.attempt}  ${outcome}  ${result.durationMs} ms`;
+  return `${at.toISOString()}  ${attempt.eventType}  ${attempt.eventId}  attempt ${attempt.attempt}  ${outcome}  ${result.durationMs} ms${followUpText(attempt, result)}`;
 }
