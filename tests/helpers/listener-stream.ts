@@ -2,6 +2,7 @@
  * A sandbox webhook listener's stream as a test speaks it: Node's own WebSocket (what `svc listen`
  * uses), the bearer token in the upgrade request, JSON messages queued until the test takes them.
  */
+import type { TestApp } from './app.js';
 import type { HttpClient } from './http.js';
 
 export interface StreamMessage {
@@ -86,4 +87,14 @@ export async function createListener(http: HttpClient, token: string, eventTypes
   });
   if (response.status !== 201) throw new Error(`listener create failed: ${response.status} ${response.text}`);
   return response.body.data as { id: string; secret: string; streamPath: string; eventTypes: string[] };
+}
+
+/** Whether the server holds the listener's stream (once it does not, the listener's grace runs). */
+export async function streamHeld(t: Pick<TestApp, 'database'>, listenerId: string): Promise<boolean> {
+  const row = await t.database.db
+    .selectFrom('webhook_listeners')
+    .select('stream_id')
+    .where('id', '=', listenerId)
+    .executeTakeFirstOrThrow();
+  return row.stream_id !== null;
 }

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { SPARE_FRAMES } from '../../src/modules/webhook-listeners/frame-budget.js';
 import type { TestApp } from '../helpers/app.js';
-import { createListener, openStream, type TestStream } from '../helpers/listener-stream.js';
+import { createListener, openStream, streamHeld, type TestStream } from '../helpers/listener-stream.js';
 import { tenantWithToken } from '../helpers/tenants.js';
 import { type DeliveryHarness, recordTestEvent, startDeliveryHarness, waitForDeliveries } from '../helpers/webhooks.js';
 
@@ -88,14 +88,7 @@ describe("the frames of a listener's stream", () => {
 const PINGS = 4;
 
 /** Whether the server still holds the listener's stream. */
-async function held(listenerId: string): Promise<boolean> {
-  const row = await t.database.db
-    .selectFrom('webhook_listeners')
-    .select('stream_id')
-    .where('id', '=', listenerId)
-    .executeTakeFirstOrThrow();
-  return row.stream_id !== null;
-}
+const held = (listenerId: string) => streamHeld(t, listenerId);
 
 /** Until the server has recorded the stream's end (the listener's grace runs). */
 async function dropped(listenerId: string): Promise<void> {

@@ -5,7 +5,8 @@
  * - a worker that claimed an attempt notifies STREAM_CHANNEL naming the stream; the process holding that
  *   stream loads the delivery (only while the attempt is still current), signs it afresh with the
  *   listener's secret, sends it, and relays the client's `result` on REPORT_CHANNEL, only for an attempt
- *   it sent on that stream (a client cannot report on anything else);
+ *   it sent on that stream (a client cannot report on anything else); while its client has too much unread
+ *   (stream.ts's MAX_UNREAD_BYTES), the attempts for it are held back, ids only, and sent as it reads;
  * - every tick (at most a second) it renews its streams' lives (alive_until = now + grace), pings them
  *   (one that did not answer the previous ping is cut), closes the streams another process took over,
  *   and closes every listener past its grace (any process does this, so a crashed holder's listeners
@@ -39,8 +40,12 @@ import {
   type StreamNotice,
 } from './protocol.js';
 import {
+  backedUp,
+  closedReport,
   closedReports,
   forgetUnreported,
+  type HeldAttempt,
+  hold,
   openStream,
   pingOrCut,
   type Stream,
@@ -60,6 +65,7 @@ export interface ListenerHubDeps {
 
 /** The scope a stream needs (its route's), checked again while it is open. */
 const STREAM_SCOPE = 'webhooks:write';
+const REVOKED = 'the credentials of this stream were revoked or lost webhooks:write';
 
 export class ListenerHub {
   private readonly streams = new Map<string, Stream>();
@@ -159,9 +165,10 @@ export class ListenerHub {
   private async detach(stream: Stream): Promise<void> {
     if (this.streams.get(stream.id) !== stream) return;
     this.streams.delete(stream.id);
+    // Before the reports: told, a worker claims its next delivery, which must not find this stream named.
+    await listeners.detachStream(this.db, stream.listenerId, stream.id, this.aliveUntil());
     // The worker waiting for these would otherwise wait for its timeout.
     for (const report of closedReports(stream)) await this.report(report);
-    await listeners.detachStream(this.db, stream.listenerId, stream.id, this.aliveUntil());
     this.deps.logger.info({ listenerId: stream.listenerId, streamId: stream.id }, 'webhook listener stream dropped');
   }
 
@@ -173,11 +180,44 @@ export class ListenerHub {
     }
     const stream = this.streams.get(notice.streamId);
     if (!stream) return;
-    const source = await listeners.loadAttempt(this.db, notice.deliveryId, notice.attempt);
+    const attempt = { deliveryId: notice.deliveryId, attempt: notice.attempt, at: this.deps.clock.now().getTime() };
+    // Behind those held back, in their order.
+    if (stream.held.length > 0) return hold(stream, attempt, this.deps.logger);
+    await this.deliver(stream, attempt);
+  }
+
+  /** Loads, signs and sends one attempt; holds it back while the client has too much unread (backedUp). */
+  private async deliver(stream: Stream, attempt: HeldAttempt): Promise<void> {
+    const source = await listeners.loadAttempt(this.db, attempt.deliveryId, attempt.attempt);
     if (!source || source.listenerId !== stream.listenerId) return;
     // Exactly what a subscription's target would get for this attempt, with a fresh timestamp.
-    const message = signedAttempt(source, notice, this.deps.keys, this.deps.clock, this.deps.config);
-    if (message) sendAttempt(stream, message, this.deps.clock.now().getTime());
+    const message = signedAttempt(source, attempt, this.deps.keys, this.deps.clock, this.deps.config);
+    if (!message) return;
+    // Dropped while the attempt was loaded, so neither held nor sent when the drop told the workers: told now, not at
+    // its timeout (the next stream gets it at once).
+    if (this.streams.get(stream.id) !== stream) return this.report(closedReport(attempt));
+    // Checked when the attempt is ready to go, not before its load: attempts loaded together would all pass.
+    if (backedUp(stream)) return hold(stream, attempt, this.deps.logger);
+    sendAttempt(stream, message, attempt.at, () => this.track(this.release(stream)));
+  }
+
+  /**
+   * Sends the attempts held back, oldest first, once the socket has taken what was sent (its write callback) and
+   * while the client keeps up; one at a time, so that the bound holds. Those whose worker stopped waiting are
+   * dropped by the tick (forgetUnreported): it recorded a timeout, and the delivery is retried.
+   */
+  private async release(stream: Stream): Promise<void> {
+    if (stream.releasing) return;
+    stream.releasing = true;
+    try {
+      while (this.streams.get(stream.id) === stream && !backedUp(stream)) {
+        const next = stream.held.shift();
+        if (!next) break;
+        await this.deliver(stream, next);
+      }
+    } finally {
+      stream.releasing = false;
+    }
   }
 
   private async onResult(stream: Stream, text: string): Promise<void> {
@@ -215,11 +255,7 @@ export class ListenerHub {
     for (const stream of streams) forgetUnreported(stream, now.getTime(), this.timeoutMs);
     for (const stream of streams) {
       if (revoked.has(stream)) {
-        this.end(
-          stream,
-          CLOSE_CODES.unauthorized,
-          'the credentials of this stream were revoked or lost webhooks:write',
-        );
+        this.end(stream, CLOSE_CODES.unauthorized, REVOKED);
       } else if (!held.has(stream.id)) {
         this.streams.delete(stream.id);
         this.end(stream, CLOSE_CODES.replaced, 'another stream holds this listener now');

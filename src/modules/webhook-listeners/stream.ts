@@ -5,6 +5,7 @@
  * streams this process holds, and the database's view of them, are the hub's.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import type { WebhookConfig } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
@@ -41,6 +42,21 @@ export interface Stream {
   sent: Map<string, number>;
   /** The frames the client may still send (frame-budget.ts). */
   frames: FrameBudget;
+  /**
+   * The attempts held back while the client had too much unread (backedUp), oldest first: ids only, loaded and
+   * signed when sent. A client that stops reading then costs the ids of the attempts its workers wait on. Not in
+   * `sent` until sent: a client reports only on what it was sent.
+   */
+  held: HeldAttempt[];
+  /** Whether the held attempts are being sent (one at a time, so that the bound holds). */
+  releasing: boolean;
+}
+
+/** An attempt for the stream: which delivery, which attempt, and since when its worker waits (epoch ms). */
+export interface HeldAttempt {
+  deliveryId: string;
+  attempt: number;
+  at: number;
 }
 
 const key = (deliveryId: string, attempt: number) => `${deliveryId}#${attempt}`;
@@ -67,6 +83,8 @@ export function openStream(
     ping: undefined,
     sent: new Map(),
     frames,
+    held: [],
+    releasing: false,
   };
   socket.on('close', () => on.close(stream));
   socket.on('pong', (data) => {
@@ -132,11 +150,44 @@ export function signedAttempt(
   };
 }
 
-/** Sends an attempt, remembering it (only its result is taken back) and owing the client the frame to answer it. */
-export function sendAttempt(stream: Stream, message: AttemptMessage, now: number): void {
-  stream.sent.set(key(message.deliveryId, message.attempt), now);
+/**
+ * How much a stream may hold sent and not yet taken by its client (ws's bufferedAmount: what the kernel's socket
+ * buffers could not take either) before the attempts for it are held back. A client that stopped reading is cut when
+ * it misses a ping (within two ticks), but until then every attempt sent to it piled up in the server's memory
+ * behind its socket, however many the workers claimed. A client that reads keeps bufferedAmount near nothing: what it
+ * has outstanding at most is the attempts the workers have in flight to it (WEBHOOK_CONCURRENCY per worker, each
+ * waiting at most the attempt timeout for its result), each one event's delivery (a few KB), so 1 MiB leaves room
+ * for a slow link and a burst; past it a stream holds this and one attempt at most (one larger than the bound is
+ * still sent when the client has caught up), a tenant's 5 listeners five times that.
+ */
+export const MAX_UNREAD_BYTES = 1024 * 1024;
+
+/** Whether the client has left MAX_UNREAD_BYTES unread: what is for it waits (`held`) until it has read. */
+export function backedUp(stream: Stream): boolean {
+  return stream.socket.bufferedAmount >= MAX_UNREAD_BYTES;
+}
+
+/**
+ * Holds an attempt back until the client has read (the hub sends it then); the first held is logged. If the stream
+ * drops first, its worker is told with those sent (closedReports), and the next stream gets it at once.
+ */
+export function hold(stream: Stream, attempt: HeldAttempt, logger: Logger): void {
+  if (stream.held.length === 0)
+    logger.warn(
+      { listenerId: stream.listenerId, streamId: stream.id, unreadBytes: stream.socket.bufferedAmount },
+      'webhook listener stream backed up: its attempts wait until its client reads',
+    );
+  stream.held.push(attempt);
+}
+
+/**
+ * Sends an attempt, remembering it (only its result is taken back) with when its worker started waiting, and owing
+ * the client the frame to answer it; `written` once the socket has taken it.
+ */
+export function sendAttempt(stream: Stream, message: AttemptMessage, at: number, written: () => void): void {
+  stream.sent.set(key(message.deliveryId, message.attempt), at);
   stream.frames.owe();
-  stream.socket.send(JSON.stringify(message));
+  stream.socket.send(JSON.stringify(message), written);
 }
 
 /** The report a client's text frame makes, only for an attempt sent on this stream and not yet reported. */
@@ -146,16 +197,29 @@ export function takeReport(stream: Stream, text: string): AttemptReport | undefi
   return report;
 }
 
-/** What the workers waiting for this stream's unreported attempts are told when it drops. */
+/** What the worker waiting for an attempt is told when its stream closed before the attempt was reported. */
+export function closedReport(attempt: { deliveryId: string; attempt: number }): AttemptReport {
+  return {
+    deliveryId: attempt.deliveryId,
+    attempt: attempt.attempt,
+    statusCode: null,
+    durationMs: 0,
+    error: STREAM_CLOSED,
+  };
+}
+
+/** What the workers waiting for this stream's unreported attempts, sent or held back, are told when it drops. */
 export function closedReports(stream: Stream): AttemptReport[] {
-  return [...stream.sent.keys()].map((sent) => {
+  const sent = [...stream.sent.keys()].map((sent) => {
     const [deliveryId, attempt] = sent.split('#');
-    return { deliveryId: deliveryId!, attempt: Number(attempt), statusCode: null, durationMs: 0, error: STREAM_CLOSED };
+    return closedReport({ deliveryId: deliveryId!, attempt: Number(attempt) });
   });
+  return [...sent, ...stream.held.map(closedReport)];
 }
 
 /** Forgets the attempts whose worker has stopped waiting for a result: a report of one now would go nowhere. */
 export function forgetUnreported(stream: Stream, now: number, timeoutMs: number): void {
+  stream.held = stream.held.filter((held) => now - held.at <= timeoutMs);
   for (const [sent, at] of stream.sent) {
     if (now - at <= timeoutMs) return;
     stream.sent.delete(sent);
