@@ -7,8 +7,8 @@
  *   listener's secret, sends it, and relays the client's `result` on REPORT_CHANNEL, only for an attempt
  *   it sent on that stream (a client cannot report on anything else); while its client has too much unread
  *   (stream.ts's MAX_UNREAD_BYTES), the attempts for it are held back, ids only, and sent as it reads;
- * - every tick (at most a second) it renews its streams' lives (alive_until = now + grace), pings them
- *   (one that did not answer the previous ping is cut), closes the streams another process took over,
+ * - every tick (at most a second) it pings its streams (one that did not answer the previous tick's ping is
+ *   cut), renews their lives (alive_until = now + grace), closes the streams another process took over,
  *   and closes every listener past its grace (any process does this, so a crashed holder's listeners
  *   close too);
  * - a dropped stream starts the grace; a stream that reconnects takes the listener over, and the
@@ -233,9 +233,13 @@ export class ListenerHub {
     stream.socket.close(code, reason);
   }
 
-  /** Renews, pings, ends taken-over streams, and closes listeners past their grace. Public for tests. */
+  /** Pings, renews, ends taken-over streams, and closes listeners past their grace. Public for tests. */
   async tick(): Promise<void> {
     const now = this.deps.clock.now();
+    // Liveness first, before the tick's database work: a ping is then judged a whole tick after it went out.
+    // Pinged at the tick's end, a ping sent late (this tick's statements waited behind others) was judged early
+    // (the next tick's did not), and on a loaded machine a client that answered in time was cut.
+    for (const stream of this.streams.values()) pingOrCut(stream);
     const expired = await this.db.transaction().execute((tx) => listeners.closeListeners(tx, { expiredAt: now }, now));
     if (expired.length > 0) {
       this.deps.logger.info({ listenerIds: expired }, 'webhook listeners closed: their grace period ran out');
@@ -259,7 +263,7 @@ export class ListenerHub {
       } else if (!held.has(stream.id)) {
         this.streams.delete(stream.id);
         this.end(stream, CLOSE_CODES.replaced, 'another stream holds this listener now');
-      } else pingOrCut(stream);
+      }
     }
   }
 
