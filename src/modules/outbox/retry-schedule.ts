@@ -6,15 +6,32 @@ import type { AttemptOutcome } from './repository/attempts.js';
 const JITTER = 0.2;
 
 /** The schedule's wait after this attempt of a round (its entry, the last one repeating), before the jitter. */
-export function scheduledDelayMs(schedule: readonly number[], attemptInRound: number): number {
+function scheduledDelayMs(schedule: readonly number[], attemptInRound: number): number {
   if (schedule.length === 0) return 0;
   return schedule[Math.min(attemptInRound - 1, schedule.length - 1)]!;
 }
 
+/** `base` ±20%. */
+function jittered(base: number, random: () => number): number {
+  return Math.max(0, Math.round(base * (1 - JITTER + 2 * JITTER * random())));
+}
+
 /** The wait before the next attempt of a round: the schedule's (scheduledDelayMs), ±20%. */
 export function retryDelayMs(schedule: readonly number[], attemptInRound: number, random: () => number): number {
-  const base = scheduledDelayMs(schedule, attemptInRound);
-  return Math.max(0, Math.round(base * (1 - JITTER + 2 * JITTER * random())));
+  return jittered(scheduledDelayMs(schedule, attemptInRound), random);
+}
+
+/**
+ * The schedule's wait before a failed attempt is tried again, before the jitter; undefined when it was the last of
+ * its round's budget (maxAttempts), so that no retry follows. The worker's rule (outcomeOf), and what a listener's
+ * stream tells its client of each attempt.
+ */
+export function scheduledRetryMs(
+  attemptInRound: number,
+  config: Pick<WebhookConfig, 'maxAttempts' | 'retryScheduleMs'>,
+): number | undefined {
+  if (attemptInRound >= config.maxAttempts) return undefined;
+  return scheduledDelayMs(config.retryScheduleMs, attemptInRound);
 }
 
 /**
@@ -29,9 +46,7 @@ export function outcomeOf(
   random: () => number,
 ): AttemptOutcome {
   if (verdict.outcome === 'succeeded') return { status: 'succeeded' };
-  if (verdict.outcome === 'failed' || attemptInRound >= config.maxAttempts) return { status: 'failed' };
-  return {
-    status: 'pending',
-    nextAttemptAt: new Date(now.getTime() + retryDelayMs(config.retryScheduleMs, attemptInRound, random)),
-  };
+  const waitMs = verdict.outcome === 'failed' ? undefined : scheduledRetryMs(attemptInRound, config);
+  if (waitMs === undefined) return { status: 'failed' };
+  return { status: 'pending', nextAttemptAt: new Date(now.getTime() + jittered(waitMs, random)) };
 }

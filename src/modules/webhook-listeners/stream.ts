@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import type { WebhookConfig } from '../../config.js';
 import type { Clock } from '../../lib/clock.js';
-import { scheduledDelayMs } from '../outbox/retry-schedule.js';
+import { scheduledRetryMs } from '../outbox/retry-schedule.js';
 import { toEnvelope } from '../outbox/service.js';
 import { deliveryHeaders, unsealSecret } from '../outbox/signing.js';
 import { FrameBudget } from './frame-budget.js';
@@ -99,8 +99,8 @@ export function openStream(
 
 /**
  * What follows the attempt if it is retried (any answer but 2xx or a redirect): nothing when it is the last of its
- * round's budget, else the next attempt after the schedule's wait, as the worker will record it (retry-schedule.ts,
- * before its ±20% jitter). Said by the server, which alone knows the budget, the round and the schedule: `svc listen`
+ * round's budget, else the next attempt after the schedule's wait, by the worker's own rule (scheduledRetryMs, before
+ * its ±20% jitter). Said by the server, which alone knows the budget, the round and the schedule: `svc listen`
  * guessing it would be wrong for any other configuration than the default.
  */
 export function followUp(
@@ -108,9 +108,8 @@ export function followUp(
   roundStart: number,
   config: Pick<WebhookConfig, 'maxAttempts' | 'retryScheduleMs'>,
 ): Pick<AttemptMessage, 'lastAttempt' | 'retryInMs'> {
-  const inRound = attempt - roundStart;
-  if (inRound >= config.maxAttempts) return { lastAttempt: true, retryInMs: null };
-  return { lastAttempt: false, retryInMs: scheduledDelayMs(config.retryScheduleMs, inRound) };
+  const retryInMs = scheduledRetryMs(attempt - roundStart, config) ?? null;
+  return { lastAttempt: retryInMs === null, retryInMs };
 }
 
 /**
