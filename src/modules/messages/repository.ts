@@ -148,6 +148,13 @@ export async function listVisitMessages(
   return messagesAfter(db, tenantId, siteVisitId, afterSeq).selectAll().orderBy('seq').limit(limit).execute();
 }
 
+/**
+ * The clients' messages the operator has not handled, on `messages as m`: messages_client_unhandled's predicate
+ * (migration 0016) as the index states it, literals and all, so that the planner reads the backlog through it. The
+ * inbox's unhandled pages and the count state it once, here.
+ */
+const UNHANDLED_CLIENT_MESSAGE = sql<boolean>`m.record_owner = ${sql.lit(CLIENT_API_RECORD_OWNER)} and m.handled_at is null`;
+
 /** The operator's inbox: every tenant's messages unless the filter names one; handled or not, or both. */
 export interface InboxFilter {
   tenantId?: string | undefined;
@@ -213,8 +220,7 @@ export function inboxStatement(db: Executor, filter: InboxFilter, page: InboxPag
     filter.tenantId === undefined
       ? query.where('m.record_owner', '=', sql.lit(CLIENT_API_RECORD_OWNER))
       : query.where('m.tenant_id', '=', filter.tenantId);
-  if (filter.handled === false)
-    query = query.where('m.record_owner', '=', sql.lit(CLIENT_API_RECORD_OWNER)).where('m.handled_at', 'is', null);
+  if (filter.handled === false) query = query.where(UNHANDLED_CLIENT_MESSAGE);
   if (filter.handled === true) query = query.where('m.handled_at', 'is not', null);
   if (page.afterSeq !== undefined) query = query.where('m.seq', page.order === 'asc' ? '>' : '<', page.afterSeq);
   return query.orderBy('m.seq', page.order).limit(page.limit);
@@ -243,10 +249,9 @@ export async function findMessageSeq(db: Executor, id: string): Promise<number |
  */
 export function countUnhandledStatement(db: Executor, limit: number) {
   const backlog = db
-    .selectFrom('messages')
+    .selectFrom('messages as m')
     .select(sql`1`.as('one'))
-    .where('record_owner', '=', sql.lit(CLIENT_API_RECORD_OWNER))
-    .where('handled_at', 'is', null)
+    .where(UNHANDLED_CLIENT_MESSAGE)
     .limit(limit + 1);
   return db.selectFrom(backlog.as('backlog')).select((eb) => eb.fn.countAll<string>().as('count'));
 }
