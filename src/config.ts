@@ -40,7 +40,7 @@ export const variables = {
     maximum: 500,
     defaultText: 'half of `DATABASE_POOL_SIZE` (at least 1)',
     description:
-      "Of a process's PostgreSQL connections, how many one tenant's requests may hold at once (transactions, statements run alone), so that one tenant's slow work (a lock it waits for, a long rename, slow statements) leaves the others connections. A request past its tenant's share waits for one of them, up to 5 s, then is answered 503 `service-unavailable` with `Retry-After`, having changed nothing. A share equal to `DATABASE_POOL_SIZE` lifts the bound. Counted per process, like the pool (see docs/deployment.md for sizing)",
+      "Of a process's PostgreSQL connections, how many one tenant's requests may hold at once (transactions, statements run alone), so that one tenant's slow work (a lock it waits for, a long rename, slow statements) leaves the others connections. A request past its tenant's share waits for one of them, up to 5 s, then is answered 503 `service-unavailable` with `Retry-After`, having changed nothing. All tenants' second and later requests together also leave a quarter of the pool (at least one) to tenants with none under way. A share equal to `DATABASE_POOL_SIZE` lifts both bounds. Counted per process, like the pool (see docs/deployment.md for sizing)",
   }),
   LIST_CACHE_MB: integer({
     default: 32,

@@ -16,6 +16,7 @@ import { discardingTimedOutConnections } from './timed-out-connections.js';
 import { batchTurnsOf } from './turn-batches.js';
 import {
   defaultConnectionsPerTenant,
+  defaultSharedLimit,
   shareConnectionsOf,
   type TenantShareOptions,
   TenantShares,
@@ -110,7 +111,8 @@ function closerOf(db: Kysely<Database>): () => Promise<void> {
 
 /**
  * PostgreSQL through a pool of `max` connections, of which one tenant's requests hold at most
- * `shares.perTenant` at once (tenant-shares.ts; by default half of them, waited for at most the connect timeout).
+ * `shares.perTenant` at once (tenant-shares.ts; by default half of them, waited for at most the connect timeout), and
+ * the tenants' second and later requests together leave a quarter of the pool to the others (`defaultSharedLimit`).
  */
 export function openPostgres(
   connectionString: string,
@@ -124,11 +126,13 @@ export function openPostgres(
     dialect: new PostgresDialect({ pool: discardingTimedOutConnections(preparingPool(pool, names)) }),
   });
   batchTurnsOf(db, pool, names);
+  const perTenant = shares.perTenant ?? defaultConnectionsPerTenant(max);
   shareConnectionsOf(
     db,
     new TenantShares({
-      perTenant: shares.perTenant ?? defaultConnectionsPerTenant(max),
+      perTenant,
       waitMs: shares.waitMs ?? CONNECT_TIMEOUT_MS,
+      sharedLimit: defaultSharedLimit(max, perTenant),
     }),
   );
   return { db, kind: 'postgres', pool, pglite: undefined, close: closerOf(db) };

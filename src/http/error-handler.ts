@@ -91,10 +91,13 @@ export function toProblem(
   }
   if (error instanceof TenantShareTimeout) {
     // Nothing was sent to the database: a retry (with its Idempotency-Key) runs the request as if new.
+    const why = error.shareFull
+      ? `Your client already has ${error.perTenant} requests working in the database, as many as one client may have at once`
+      : `Your client already has ${error.held} requests working in the database, and other clients' requests hold the rest ` +
+        'that clients may share';
     return new Problem(
       'service-unavailable',
-      `Your client already has ${error.perTenant} requests working in the database, as many as one client may ` +
-        `have at once, and this one waited ${error.waitMs / 1000} s for one of them to finish. It changed nothing. ` +
+      `${why}, and this one waited ${error.waitMs / 1000} s for one of them to finish. It changed nothing. ` +
         'Retry it (with its Idempotency-Key, if it had one) once those have been answered.',
       { headers: { 'retry-after': String(Math.ceil(error.waitMs / 1000)) } },
     );

@@ -8,7 +8,8 @@
  * Here another connection holds the site's row as the rename does (FOR UPDATE) while the tenant sends more
  * requests that need it than its share. Its share waits for the row; the rest wait for one of its places and are
  * answered 503 with Retry-After, having changed nothing: retried with their Idempotency-Key, each is created
- * once. Another tenant is served meanwhile.
+ * once. Another tenant is served meanwhile, and still when two tenants each fill their share: their second and
+ * later requests together leave a quarter of the pool (at least one) to the others.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -21,7 +22,10 @@ import { siteBody } from '../helpers/tenants.js';
 import { visitBody, visitTenant, type VisitTenant } from '../helpers/visits.js';
 
 const url = inject('databaseUrl');
-/** A pool of 4, of which one tenant holds at most 2; a request past them waits 1.5 s for one. */
+/**
+ * A pool of 4, of which one tenant holds at most 2 and the tenants' second and later requests 3 together; a request
+ * past them waits 1.5 s for one.
+ */
 const POOL = 4;
 const PER_TENANT = 2;
 const WAIT_MS = 1_500;
@@ -31,13 +35,18 @@ describe.skipIf(!url)("one tenant's requests and the pool's connections", () => 
   let t: TestApp;
   let renaming: VisitTenant;
   let bystander: VisitTenant;
+  let alsoRenaming: VisitTenant;
   let watcher: pg.Client;
   beforeAll(async () => {
     empty = await openEmptyDatabase('ss_tenant_share');
     t = await startTestApp({
       database: openPostgres(empty.url!, POOL, undefined, { perTenant: PER_TENANT, waitMs: WAIT_MS }),
     });
-    [renaming, bystander] = [await visitTenant(t, { assets: 0 }), await visitTenant(t, { assets: 0 })];
+    [renaming, bystander, alsoRenaming] = [
+      await visitTenant(t, { assets: 0 }),
+      await visitTenant(t, { assets: 0 }),
+      await visitTenant(t, { assets: 0 }),
+    ];
     watcher = new pg.Client({ connectionString: empty.url });
     await watcher.connect();
   });
@@ -142,5 +151,49 @@ describe.skipIf(!url)("one tenant's requests and the pool's connections", () => 
     expect(stored.rows.map((row) => row.client_ticket_number).sort()).toEqual(
       creates.map(({ body }) => body.clientTicketNumber).sort(),
     );
+  });
+  it('serves another tenant while two tenants each have their share waiting for a row', async () => {
+    const waitsBefore = await metric('db_tenant_share_waits_total');
+    const releases = [await holdSite(renaming.siteId), await holdSite(alsoRenaming.siteId)];
+    let released = false;
+    const answered: TestResponse[] = [];
+    try {
+      const sent = [renaming, alsoRenaming].flatMap((tenant) =>
+        Array.from({ length: 3 }, () =>
+          createVisit(tenant, randomUUID(), visitBody(tenant)).then((response) => {
+            answered.push(response);
+            return response;
+          }),
+        ),
+      );
+      // The first tenant's share (2) and the second's first place wait for their rows, 3 of the pool's 4; its third
+      // waits for its share, the second tenant's other two are held back. (Without the limit, the fourth
+      // connection went to the second tenant's second request, waiting for its row too.)
+      await until(
+        async () =>
+          ((await waitingForLocks()) >= 3 && (await metric('db_tenant_share_waits_total')) >= waitsBefore + 3) ||
+          (await waitingForLocks()) >= 4,
+      );
+
+      // Two shares of 2 were the whole pool: the other tenant's create waited 5 s for a connection and was 503.
+      const site = await t.http.post('/api/v1/sites', { token: bystander.token, json: siteBody() });
+      expect(site.status, site.text).toBe(201);
+
+      // The second tenant's two held back by the others: 503 once they have waited, saying why.
+      await until(() => answered.length >= 3);
+      const refused = answered.filter((response) => response.status === 503);
+      expect(refused.length).toBeGreaterThanOrEqual(2);
+      for (const response of refused) {
+        expectProblem(response, 503, 'service-unavailable');
+        expect(response.body.detail).toMatch(/other clients' requests hold the rest|2 requests working/);
+      }
+      expect(refused.some((response) => /other clients' requests/.test(String(response.body.detail)))).toBe(true);
+
+      released = true;
+      await Promise.all(releases.map((release) => release()));
+      await Promise.all(sent);
+    } finally {
+      if (!released) await Promise.all(releases.map((release) => release()));
+    }
   });
 });
