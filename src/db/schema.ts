@@ -292,7 +292,10 @@ export interface MessagesTable {
   version: Generated<number>;
   created_at: Timestamp;
   updated_at: Timestamp;
-  /** When the operator marked it handled (the shared inbox state, migration 0016); null until then. Operator-only. */
+  /**
+   * When the operator marked it handled (the shared inbox state, migration 0016); null until then, and again after a
+   * client's change to it. Operator-only.
+   */
   handled_at: NullableTimestamp;
 }
 

@@ -15,6 +15,7 @@ import * as m0013 from './0013_messages_of_a_visit.js';
 import * as m0014 from './0014_client_messages_in_arrival_order.js';
 import * as m0015 from './0015_visit_outcome.js';
 import * as m0016 from './0016_handled_messages.js';
+import * as m0017 from './0017_tenant_unhandled_messages.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scanning) so that the compiled
@@ -37,4 +38,5 @@ export const migrations: Record<string, Migration> = {
   '0014_client_messages_in_arrival_order': m0014,
   '0015_visit_outcome': m0015,
   '0016_handled_messages': m0016,
+  '0017_tenant_unhandled_messages': m0017,
 };

@@ -23,6 +23,7 @@ import {
   PREVIEW_LENGTH,
   UNHANDLED_COUNT_LIMIT,
   UnhandledCount,
+  UnhandledCountQuery,
 } from './inbox-schemas.js';
 import {
   countUnhandled,
@@ -47,7 +48,7 @@ export function registerMessageAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'listInboxMessages',
         summary: "List clients' messages across tenants (the inbox)",
-        description: `The clients' messages of every tenant in the order they arrived, each a summary: tenant, visit and its ticket number, sender, time, the text's first ${PREVIEW_LENGTH} characters and whether it has an attachment; the visit's messages (GET /admin/v1/site-visits/{visitId}/messages) hold the whole message. At most \`limit\` (default 50, at most 100), oldest first unless \`order=desc\`; \`tenantId\` keeps one tenant's. \`handled=false\` keeps those the operator has not marked handled (\`handled=true\` those it has). The next page: the same query with \`after\` set to the last \`messageId\` of this one; a page shorter than \`limit\` is the last. New messages: poll the latest page (\`order=desc\`) and keep the ids not seen before. A message's place is given at its insert and it is listed once its transaction commits, so one committed just after a later one was read sorts before that one: paging \`after\` the newest id seen would skip it.`,
+        description: `The clients' messages of every tenant in the order they arrived, each a summary: tenant, visit and its ticket number, sender, time, the text's first ${PREVIEW_LENGTH} characters and whether it has an attachment; the visit's messages (GET /admin/v1/site-visits/{visitId}/messages) hold the whole message. At most \`limit\` (default 50, at most 100), oldest first unless \`order=desc\`; \`tenantId\` keeps one tenant's. \`handled=false\` keeps those the operator has not marked handled (\`handled=true\` those it has); a client's change to a handled message (PATCH /api/v1/messages/{id} that changes a field, a new version of its attachment) makes it not handled again. The next page: the same query with \`after\` set to the last \`messageId\` of this one; a page shorter than \`limit\` is the last. New messages: poll the latest page (\`order=desc\`) and keep the ids not seen before. A message's place is given at its insert and it is listed once its transaction commits, so one committed just after a later one was read sorts before that one: paging \`after\` the newest id seen would skip it.`,
         tags,
         querystring: InboxQuery,
         response: {
@@ -67,13 +68,16 @@ export function registerMessageAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'countUnhandledInboxMessages',
         summary: "Count the clients' messages not handled yet",
-        description: `How many clients' messages of every tenant the operator has not marked handled, counted up to ${UNHANDLED_COUNT_LIMIT} (\`more\`: there are more). One shared state for the whole operator: what one person marks handled leaves everyone's count. Cheap enough to poll: it reads at most ${UNHANDLED_COUNT_LIMIT + 1} entries of an index of the unhandled messages.`,
+        description: `How many clients' messages of every tenant (\`tenantId\`: of that tenant) the operator has not marked handled, counted up to ${UNHANDLED_COUNT_LIMIT} (\`more\`: there are more). One shared state for the whole operator: what one person marks handled leaves everyone's count, and a client's change to a handled message (a PATCH that changes a field, a new attachment version) puts it back. Cheap enough to poll: it reads at most ${UNHANDLED_COUNT_LIMIT + 1} entries of an index of the unhandled messages, with or without \`tenantId\`.`,
         tags,
-        querystring: NoQuery,
-        response: { 200: data(UnhandledCount), ...problemResponses([401, 422]) },
+        querystring: UnhandledCountQuery,
+        response: {
+          200: data(UnhandledCount),
+          ...problemResponses([401, 422], { 422: 'An unknown query parameter, or a tenantId over 100 characters.' }),
+        },
       },
     },
-    async () => ({ data: await countUnhandled(db) }),
+    async (request) => ({ data: await countUnhandled(db, request.query) }),
   );
 
   app.post(
@@ -82,7 +86,7 @@ export function registerMessageAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'markInboxMessagesHandled',
         summary: 'Mark messages handled (or not handled again)',
-        description: `Marks 1 to ${HANDLED_BATCH} messages, of any tenants, handled now (\`handled\`, the default true) or not handled (false), all or none: an id that names no message is 422 and nothing is marked. A message already handled keeps its handledAt, so a repeated request is harmless; \`changed\` says how many changed. The operator's state only: the client API and the tenant's webhooks show nothing of it, and the message's version and updatedAt stay.`,
+        description: `Marks 1 to ${HANDLED_BATCH} messages, of any tenants, handled now (\`handled\`, the default true) or not handled (false), all or none: an id that names no message is 422 and nothing is marked. A message already handled keeps its handledAt, so a repeated request is harmless; \`changed\` says how many changed. The operator's state only: the client API and the tenant's webhooks show nothing of it, and the message's version and updatedAt stay. A client's later change to a handled message (a PATCH that changes a field, a new attachment version: any change that adds 1 to its version) makes it not handled again; a PATCH that changes nothing leaves it handled.`,
         tags,
         querystring: NoQuery,
         body: HandledBody,

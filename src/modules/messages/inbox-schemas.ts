@@ -36,7 +36,7 @@ export const InboxMessage = Type.Object(
     }),
     handledAt: Nullable(
       DateTime(
-        'When the operator marked the message handled (POST /admin/v1/messages/handled); null while it is not. One state for the whole operator, not per person or browser.',
+        "When the operator marked the message handled (POST /admin/v1/messages/handled); null while it is not, and again after a client's change to it (a PATCH that changes a field, a new attachment version). One state for the whole operator, not per person or browser.",
       ),
     ),
   },
@@ -44,10 +44,13 @@ export const InboxMessage = Type.Object(
 );
 export type InboxMessageValue = Static<typeof InboxMessage>;
 
+/** One tenant's messages (an exact id; one that names no tenant has none), in the list and in the count. */
+const TenantFilter = Type.Optional(Type.String({ maxLength: 100, description: "Only this tenant's messages." }));
+
 /** Pages as the deliveries' list: `limit` rows in the chosen order, the next one `after` the last row's id. */
 export const InboxQuery = Type.Object(
   {
-    tenantId: Type.Optional(Type.String({ maxLength: 100, description: "Only this tenant's messages." })),
+    tenantId: TenantFilter,
     order: Type.Optional(
       StringEnum(['asc', 'desc'] as const, {
         description: 'By arrival: asc (oldest first, the default) or desc (newest first).',
@@ -106,12 +109,15 @@ export type HandledResultValue = Static<typeof HandledResult>;
 /** The count stops here: past it "more" says there are more (a bounded read however large the backlog). */
 export const UNHANDLED_COUNT_LIMIT = 1000;
 
+export const UnhandledCountQuery = Type.Object({ tenantId: TenantFilter }, { additionalProperties: false });
+export type UnhandledCountQueryValue = Static<typeof UnhandledCountQuery>;
+
 export const UnhandledCount = Type.Object(
   {
     unhandled: Type.Integer({
       minimum: 0,
       maximum: UNHANDLED_COUNT_LIMIT,
-      description: `How many clients' messages (every tenant's) are not handled, at most ${UNHANDLED_COUNT_LIMIT}.`,
+      description: `How many clients' messages (every tenant's, or the one tenant's asked for) are not handled, at most ${UNHANDLED_COUNT_LIMIT}.`,
     }),
     more: Type.Boolean({ description: `true: there are more than ${UNHANDLED_COUNT_LIMIT}.` }),
   },

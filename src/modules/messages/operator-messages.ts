@@ -15,6 +15,7 @@ import {
   type InboxQueryValue,
   PREVIEW_LENGTH,
   UNHANDLED_COUNT_LIMIT,
+  type UnhandledCountQueryValue,
   type UnhandledCountValue,
 } from './inbox-schemas.js';
 import * as repository from './repository.js';
@@ -92,9 +93,12 @@ function toInboxMessage(row: repository.InboxRow): InboxMessageValue {
   };
 }
 
-/** The clients' messages not handled, counted up to UNHANDLED_COUNT_LIMIT. */
-export async function countUnhandled(db: Kysely<Database>): Promise<UnhandledCountValue> {
-  const count = await repository.countUnhandled(db, UNHANDLED_COUNT_LIMIT);
+/** The clients' messages not handled, of every tenant or of `tenantId`'s, counted up to UNHANDLED_COUNT_LIMIT. */
+export async function countUnhandled(
+  db: Kysely<Database>,
+  query: UnhandledCountQueryValue,
+): Promise<UnhandledCountValue> {
+  const count = await repository.countUnhandled(db, { tenantId: query.tenantId }, UNHANDLED_COUNT_LIMIT);
   return { unhandled: Math.min(count, UNHANDLED_COUNT_LIMIT), more: count > UNHANDLED_COUNT_LIMIT };
 }
 

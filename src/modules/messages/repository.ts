@@ -1,7 +1,7 @@
 /** Messages in the database. Every function takes the tenant: another tenant's message is simply not found. */
-import { sql, type Transaction } from 'kysely';
-import type { Database, MessageRow, MessageUpdate, NewMessage } from '../../db/schema.js';
-import { touchVersionedRow } from '../../db/versioned-rows.js';
+import { sql, type Transaction, type UpdateObject } from 'kysely';
+import type { Database, MessageRow, NewMessage } from '../../db/schema.js';
+import { updatedAtNotBefore } from '../../db/versioned-rows.js';
 import type { Executor } from '../../db/executor.js';
 import { readListing } from '../../db/listing.js';
 import { tenantRowReads, tenantVersionReads } from '../../db/tenant-row-reads.js';
@@ -56,30 +56,35 @@ export async function findMessageForUpdate(
     .executeTakeFirst();
 }
 
-/** Applies `changes` and adds 1 to the version; undefined when the message is not the tenant's. */
+/**
+ * A client's change to the message (its PATCH, a new attachment version): `changes`, version + 1, and back in the
+ * operator's backlog if the operator had handled it. Only a client's message is reopened, as
+ * messages_client_unhandled's predicate states (UNHANDLED_CLIENT_MESSAGE); another keeps its state. Undefined when
+ * the message is not the tenant's.
+ */
 export async function updateMessage(
   tx: Transaction<Database>,
   tenantId: string,
   id: string,
-  changes: MessageUpdate,
+  changes: UpdateObject<Database, 'messages'>,
 ): Promise<MessageRow | undefined> {
   return tx
     .updateTable('messages')
-    .set((eb) => ({ ...changes, version: eb('version', '+', 1) }))
+    .set((eb) => ({ ...changes, version: eb('version', '+', 1), handled_at: REOPENED_IF_CLIENT_MESSAGE }))
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirst();
 }
 
-/** Records a new attachment version on the message (`touchVersionedRow`). */
-export function touchMessage(
+/** Records a new attachment version on the message: a client's change (`updateMessage`), updatedAt not earlier. */
+export async function touchMessage(
   tx: Transaction<Database>,
   tenantId: string,
   id: string,
   now: Date,
 ): Promise<Date | undefined> {
-  return touchVersionedRow(tx, 'messages', tenantId, id, now);
+  return (await updateMessage(tx, tenantId, id, { updated_at: updatedAtNotBefore(now) }))?.updated_at;
 }
 
 /**
@@ -154,6 +159,9 @@ export async function listVisitMessages(
  * inbox's unhandled pages and the count state it once, here.
  */
 const UNHANDLED_CLIENT_MESSAGE = sql<boolean>`m.record_owner = ${sql.lit(CLIENT_API_RECORD_OWNER)} and m.handled_at is null`;
+
+/** `handled_at` after a client's change (`updateMessage`, on `messages`): a client's message is not handled again. */
+const REOPENED_IF_CLIENT_MESSAGE = sql<Date | null>`case when record_owner = ${sql.lit(CLIENT_API_RECORD_OWNER)} then null else handled_at end`;
 
 /** The operator's inbox: every tenant's messages unless the filter names one; handled or not, or both. */
 export interface InboxFilter {
@@ -244,20 +252,23 @@ export async function findMessageSeq(db: Executor, id: string): Promise<number |
 }
 
 /**
- * How many clients' messages are not handled, counted up to `limit` + 1 (more than `limit`: at least that many):
- * an index-only walk of at most that many entries of messages_client_unhandled, however large the table.
+ * How many clients' messages are not handled, of every tenant or of the filter's one, counted up to `limit` + 1
+ * (more than `limit`: at least that many): an index-only walk of at most that many entries of
+ * messages_client_unhandled (every tenant's) or messages_tenant_client_unhandled (one tenant's, migration 0017),
+ * however large the table and the other tenants' backlog.
  */
-export function countUnhandledStatement(db: Executor, limit: number) {
-  const backlog = db
-    .selectFrom('messages as m')
-    .select(sql`1`.as('one'))
-    .where(UNHANDLED_CLIENT_MESSAGE)
-    .limit(limit + 1);
-  return db.selectFrom(backlog.as('backlog')).select((eb) => eb.fn.countAll<string>().as('count'));
+export function countUnhandledStatement(db: Executor, filter: Pick<InboxFilter, 'tenantId'>, limit: number) {
+  let backlog = db.selectFrom('messages as m').select(sql`1`.as('one')).where(UNHANDLED_CLIENT_MESSAGE);
+  if (filter.tenantId !== undefined) backlog = backlog.where('m.tenant_id', '=', filter.tenantId);
+  return db.selectFrom(backlog.limit(limit + 1).as('backlog')).select((eb) => eb.fn.countAll<string>().as('count'));
 }
 
-export async function countUnhandled(db: Executor, limit: number): Promise<number> {
-  return Number((await countUnhandledStatement(db, limit).executeTakeFirstOrThrow()).count);
+export async function countUnhandled(
+  db: Executor,
+  filter: Pick<InboxFilter, 'tenantId'>,
+  limit: number,
+): Promise<number> {
+  return Number((await countUnhandledStatement(db, filter, limit).executeTakeFirstOrThrow()).count);
 }
 
 /** Which of these message ids name a message, whichever tenant's. */

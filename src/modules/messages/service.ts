@@ -150,7 +150,8 @@ function storedValues(patch: MessagePatch): Partial<MessageRow> {
 
 /**
  * Applies the supplied fields. The version grows by one only when a stored value actually changes (a
- * short urgency word equal to the stored full value is no change).
+ * short urgency word equal to the stored full value is no change), and only then does a message the operator
+ * handled come back unhandled (`repository.updateMessage`).
  */
 export async function patchMessage(
   tx: Transaction<Database>,

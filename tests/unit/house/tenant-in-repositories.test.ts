@@ -34,8 +34,9 @@ const NOT_A_TENANTS: Record<string, Record<string, string>> = {
     inboxStatement: "the operator's inbox, over every tenant unless its filter names one",
     listInbox: "the operator's inbox, over every tenant unless its filter names one",
     findMessageSeq: "the operator's inbox's cursor position, by message id",
-    countUnhandledStatement: "the operator's count of unhandled messages, over every tenant",
-    countUnhandled: "the operator's count of unhandled messages, over every tenant",
+    countUnhandledStatement:
+      "the operator's count of unhandled messages, over every tenant unless its filter names one",
+    countUnhandled: "the operator's count of unhandled messages, over every tenant unless its filter names one",
     existingMessageIds: "the operator's marking of messages handled, by message id across tenants",
     setHandled: "the operator's marking of messages handled, by message id across tenants",
   },
