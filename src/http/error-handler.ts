@@ -15,8 +15,9 @@ import { bodyTooLargeDetail } from './body-limit.js';
 import { DuplicateResource } from './duplicate-resource.js';
 import { noStoreUnderOperatorPaths } from './headers.js';
 import { acceptedMediaTypes } from './media.js';
-import { validationProblemFromAjv } from './validation.js';
-import { echo, Problem, problemBody } from './problem.js';
+import { validationProblemFromAjv } from './validation-errors.js';
+import { Problem, problemBody } from './problem.js';
+import { nameOrWhy } from './request-names.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -276,7 +277,7 @@ export function registerErrorHandling(
     return sendProblem(
       request,
       reply,
-      new Problem('not-found', `No resource lives at ${echo(path)}.${where}`),
+      new Problem('not-found', `No resource lives at ${nameOrWhy(path, 'a path')}.${where}`),
       problemBaseUrl,
     );
   });

@@ -20,7 +20,7 @@ import { MAX_FIELD_ERRORS, Problem, validationProblem } from './problem.js';
 import { escapePointer } from './request-values.js';
 import { OMITTED_KEYWORD } from './size-bounds.js';
 import type { Api } from './types.js';
-import { validationProblemFromAjv } from './validation.js';
+import { validationProblemFromAjv } from './validation-errors.js';
 
 /** Deeper than any body of this API nests (a few levels), far below what would exhaust the stack. */
 export const MAX_JSON_DEPTH = 64;

@@ -4,6 +4,7 @@
  */
 
 import { PROBLEM_TYPES, type ProblemSlug } from './problem-types.js';
+import { nameOrWhy, whyNotShown } from './request-names.js';
 
 /** Field name → messages, as in the problem's `errors` member. */
 export type FieldErrors = Record<string, string[]>;
@@ -17,7 +18,10 @@ export interface ProblemOptions {
   extensions?: Record<string, unknown>;
 }
 
-/** The longest part of a request a problem's text repeats (a path, a scope, a field name). */
+/**
+ * The longest value of a request a problem's text repeats (a scope, a host), cut there. A name of the request
+ * (a member's, a parameter's, a part's, a path) follows request-names.ts instead: repeated whole or described.
+ */
 export const MAX_ECHO = 100;
 
 /** `text` cut at `max` characters, with an ellipsis where it was cut. */
@@ -28,18 +32,6 @@ function cutAt(text: string, max: number): string {
 /** `text` as a problem repeats it: cut at `MAX_ECHO` characters, with an ellipsis where it was cut. */
 export function echo(text: string): string {
   return cutAt(text, MAX_ECHO);
-}
-
-/**
- * The first character of `text` that `pattern` matches, named rather than repeated (`U+0000 at character 3`,
- * counting from 1 in code points), or undefined where none does: how a problem points at a control or
- * invisible character of the request without carrying it.
- */
-export function characterNamed(text: string, pattern: RegExp): string | undefined {
-  const index = text.search(pattern);
-  if (index < 0) return undefined;
-  const codePoint = text.codePointAt(index)!.toString(16).toUpperCase().padStart(4, '0');
-  return `U+${codePoint} at character ${Array.from(text.slice(0, index)).length + 1}`;
 }
 
 /**
@@ -87,21 +79,24 @@ export class Problem extends Error {
 export const MAX_FIELD_ERRORS = 50;
 /** The most fields `detail` names; `errors` has them all (up to MAX_FIELD_ERRORS). */
 const DETAIL_FIELDS = 10;
-/** The longest field name repeated: names of unknown members come from the request and may be huge. */
-export const MAX_FIELD_NAME = MAX_ECHO;
-
 /** `omitted`: failing fields found beyond those in `errors` (counted, not named, by the size check). */
 export function validationProblem(errors: FieldErrors, detail?: string, omitted = 0): Problem {
   const all = Object.keys(errors);
   const named: FieldErrors = Object.create(null) as FieldErrors;
   for (const field of all.slice(0, MAX_FIELD_ERRORS)) {
-    const name = echo(field);
+    // Field names from the request are filed by the rule where they are made (validation-errors.ts, the
+    // multipart problems); one that reaches here unfiled goes under `request`, described, never repeated.
+    const why = whyNotShown(field);
+    const name = why === undefined ? field : 'request';
     const list = named[name] ?? [];
     named[name] = list;
-    for (const text of errors[field] ?? []) if (!list.includes(text)) list.push(text);
+    for (const error of errors[field] ?? []) {
+      const text = why === undefined ? error : `has a field with a name ${why}, not repeated here: ${error}`;
+      if (!list.includes(text)) list.push(text);
+    }
   }
   const more = Math.max(0, all.length - MAX_FIELD_ERRORS) + omitted;
-  // Counted before cutting names: two long names may share their first characters.
+  // Counted before filing: two withheld names share the field they are filed under.
   const total = Math.min(all.length, MAX_FIELD_ERRORS) + more;
   const fields = Object.keys(named);
   const listed = fields.slice(0, DETAIL_FIELDS).join(', ');
@@ -137,11 +132,11 @@ const OWN_CODE = {
 export function notFoundById(what: keyof typeof OWN_CODE, id: string): Problem {
   const { prefix, list, filter } = OWN_CODE[what];
   if (id.startsWith(prefix)) return notFound(what);
-  const value = id.length <= 64 ? encodeURIComponent(id) : '…';
+  const shown = whyNotShown(id) === undefined;
   return new Problem(
     'not-found',
-    `${what} ${JSON.stringify(id.slice(0, 64))} was not found: ${what.toLowerCase()} ids begin with ${prefix}. ` +
-      `To find one by your own ${filter}: GET /api/v1/${list}?${filter}=${value}`,
+    `${what} ${nameOrWhy(id, 'with an id', true)} was not found: ${what.toLowerCase()} ids begin with ${prefix}. ` +
+      `To find one by your own ${filter}: GET /api/v1/${list}?${filter}=${shown ? encodeURIComponent(id) : '…'}`,
   );
 }
 

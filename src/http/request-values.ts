@@ -66,6 +66,15 @@ export function escapePointer(name: string): string {
   return name.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
+/** The names of a JSON pointer (RFC 6901) such as Ajv's instancePath: `~1` read as `/`, then `~0` as `~`. */
+export function pointerNames(pointer: string): string[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
 /**
  * The error for the first string no PostgreSQL text can hold as sent, or undefined. U+0000 fails the
  * statement (a 500, or a whole batch of a batched read); a lone surrogate is stored as U+FFFD, so the

@@ -1,6 +1,7 @@
 /** Schema pieces shared by every route: problem responses, nullable types, bounded strings, path ids. */
 import { type TNull, type TProperties, type TSchema, type TUnion, type TUnsafe, Type } from 'typebox';
-import { MAX_FIELD_ERRORS, MAX_FIELD_NAME } from './problem.js';
+import { MAX_FIELD_ERRORS } from './problem.js';
+import { MAX_NAME } from './request-names.js';
 import { type ProblemSlug, problemTypesOf } from './problem-types.js';
 import { DATE_TIME_MAX, DATE_TIME_MIN } from './request-values.js';
 
@@ -148,7 +149,7 @@ export const ValidationProblemSchema = UnprocessableForm(
   'validation-error',
   {
     errors: Type.Record(Type.String(), Type.Array(Type.String(), { minItems: 1 }), {
-      description: `Each failing field with its messages, at most ${MAX_FIELD_ERRORS} (errorsOmitted counts the others). Body members by name (nested ones dotted, array entries as name[0]); query parameters and headers as sent, e.g. page[size], Idempotency-Key; a body that is not a JSON object as body. A name longer than ${MAX_FIELD_NAME} characters (an unknown member's) is cut there and ends in an ellipsis.`,
+      description: `Each failing field with its messages, at most ${MAX_FIELD_ERRORS} (errorsOmitted counts the others). Body members by name (nested ones dotted, array entries as name[0]); query parameters and headers as sent, e.g. page[size], Idempotency-Key; a body that is not a JSON object as body. A name the request chose (an unknown member's or parameter's) is repeated only when it is printable and at most ${MAX_NAME} characters: otherwise its failure is filed under the field holding it (body or querystring at the top), its message giving the name's first control or invisible character and its position (U+202E at character 2) or its length.`,
       examples: [
         {
           siteCode: ['is required'],

@@ -9,6 +9,7 @@
  */
 import type { ErrorObject } from 'ajv';
 import { MAX_FIELD_ERRORS } from './problem.js';
+import { escapePointer } from './request-values.js';
 
 /**
  * Keyword of the one extra error a closed object's flood of unknown members ends with: `params.count` is
@@ -38,7 +39,7 @@ interface SchemaNode {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const pointer = (path: string, name: string) => `${path}/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+const pointer = (path: string, name: string) => `${path}/${escapePointer(name)}`;
 
 function sizeError(keyword: string, instancePath: string, schema: SchemaNode, params: object): ErrorObject {
   return { keyword, instancePath, schemaPath: `#/${keyword}`, params, parentSchema: schema } as ErrorObject;

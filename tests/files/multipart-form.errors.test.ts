@@ -4,7 +4,7 @@
  * that simply has no file part, and never a problem that grows with the body.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_DETAIL, MAX_ECHO } from '../../src/http/problem.js';
+import { MAX_DETAIL } from '../../src/http/problem.js';
 import type { TestApp } from '../helpers/app.js';
 import { createMessage, messageTenant, uploadAttachment } from '../helpers/messages.js';
 import {
@@ -171,11 +171,15 @@ describe('the body as a whole', () => {
 });
 
 describe('bounded answers', () => {
-  it('a huge part name and a huge Content-Disposition type are cut', async () => {
+  it('a huge part name is described by its length, a huge Content-Disposition type cut', async () => {
     const name = 'n'.repeat(60_000);
     const stray = await upload(multipartBody([{ name, data: 'x' }]));
     expect(stray.status).toBe(422);
-    for (const key of Object.keys(stray.body.errors)) expect(key.length).toBeLessThanOrEqual(MAX_ECHO + 1);
+    expect(stray.body.errors).toEqual({
+      file: [
+        'is required: the form has a part with a name of 60000 characters, more than the 100 repeated, not repeated here; name the file part "file"',
+      ],
+    });
     expect(stray.text.length).toBeLessThan(2_000);
 
     const type = await upload(form(rawPart([`Content-Disposition: ${'t'.repeat(60_000)}; name="file"`], PDF)));

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
 import { Problem } from '../../http/problem.js';
+import { nameOrWhy } from '../../http/request-names.js';
 import type { Api } from '../../http/types.js';
 import { PACKAGE_ROOT } from '../../lib/package-root.js';
 
@@ -70,6 +71,11 @@ function secure(reply: FastifyReply): FastifyReply {
 
 const ASSET = /^[a-z][a-z0-9-]*\.(js|css)$/;
 
+/** The 404 for a console file the path names (repeated by the rule of request-names.ts). */
+function noFile(file: string, what = 'file'): Problem {
+  return new Problem('not-found', `The console has no ${what} ${nameOrWhy(file, 'with a name', true)}.`);
+}
+
 export function registerConsoleRoutes(app: Api): void {
   const cache = new Map<string, Buffer | string>();
   const load = async (key: string, read: () => Promise<Buffer | string>) => {
@@ -94,9 +100,9 @@ export function registerConsoleRoutes(app: Api): void {
     { schema: { hide: true, params: Type.Object({ file: Type.String({ maxLength: 100 }) }) } },
     async (request, reply) => {
       const { file } = request.params;
-      if (!ASSET.test(file)) throw new Problem('not-found', `The console has no file ${JSON.stringify(file)}.`);
+      if (!ASSET.test(file)) throw noFile(file);
       const content = await load(file, () => readFile(path.join(CONSOLE_DIR, file))).catch(() => {
-        throw new Problem('not-found', `The console has no file ${JSON.stringify(file)}.`);
+        throw noFile(file);
       });
       return secure(reply).type(TYPES[path.extname(file)]!).header('cache-control', 'no-cache').send(content);
     },
@@ -107,8 +113,7 @@ export function registerConsoleRoutes(app: Api): void {
     { schema: { hide: true, params: Type.Object({ file: Type.String({ maxLength: 100 }) }) } },
     async (request, reply) => {
       const vendor = Object.hasOwn(VENDOR, request.params.file) ? VENDOR[request.params.file]! : undefined;
-      if (!vendor)
-        throw new Problem('not-found', `The console has no vendor module ${JSON.stringify(request.params.file)}.`);
+      if (!vendor) throw noFile(request.params.file, 'vendor module');
       const content = await load(`vendor/${request.params.file}`, async () => {
         const source = await readFile(vendor.file(), 'utf8');
         return vendor.rewrite ? vendor.rewrite(source) : source;

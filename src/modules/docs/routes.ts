@@ -13,6 +13,7 @@ import { Type } from 'typebox';
 import type { FastifyReply } from 'fastify';
 import type { Config } from '../../config.js';
 import { Problem } from '../../http/problem.js';
+import { nameOrWhy } from '../../http/request-names.js';
 import { PROBLEM_TYPES, type ProblemSlug, problemTypesOf } from '../../http/problem-types.js';
 import type { Api } from '../../http/types.js';
 import { API_VERSION } from './definitions.js';
@@ -170,7 +171,10 @@ export function registerDocsRoutes(app: Api, config: Config): void {
     async (request, reply) => {
       const { slug } = request.params;
       if (!problemTypesOf(config.environment).some(([known]) => known === slug))
-        throw new Problem('not-found', `There is no problem type ${JSON.stringify(slug)}. GET /problems/ lists them.`);
+        throw new Problem(
+          'not-found',
+          `There is no problem type ${nameOrWhy(slug, 'with a name', true)}. GET /problems/ lists them.`,
+        );
       return problemPage(reply, config, slug as ProblemSlug);
     },
   );

@@ -2,12 +2,13 @@
  * The problems of an upload's multipart body: each says which part or limit of the form is at fault, in
  * `detail` and under `errors.file` (a form that cannot be read has no file to take). All are 422
  * `validation-error`, as the form's shape always was; only a file over 10 MiB is 413 (content-check.ts).
- * Their texts are fixed or repeat names cut by `echo`, so that no problem grows with the body; a name with a
- * control or invisible character is not repeated at all, only that character named (`U+0000 at character 2`).
+ * Their texts are fixed or repeat a part's name by the rule of request-names.ts, so that no problem grows with
+ * the body: a name with a control or invisible character, or a long one, is not repeated at all, only that
+ * character named (`U+0000 at character 2`) or its length given.
  */
-import { characterNamed, Problem, validationProblem } from '../../http/problem.js';
+import { Problem, validationProblem } from '../../http/problem.js';
+import { whyNotShown } from '../../http/request-names.js';
 import { tooLarge } from './content-check.js';
-import { UNSAFE_CHARACTERS } from './file-names.js';
 import { MAX_UPLOAD_BYTES, MULTIPART_LIMITS } from './limits.js';
 import type { PartHeaderWatch } from './part-headers.js';
 
@@ -65,14 +66,14 @@ export function unexpectedPart(part: ReadPart, fileSeen: boolean): Problem {
       ],
     });
   }
-  // A name with a control or invisible character is not repeated (a problem carries no such bytes of the
-  // request, escaped or not): the error goes under `file`, as for a part without a name, naming the character.
-  const unsafe = part.name ? characterNamed(part.name, UNSAFE_CHARACTERS) : undefined;
-  if (!part.name || unsafe !== undefined) {
+  // A name the rule does not repeat (a problem carries no control or invisible character of the request,
+  // escaped or not, nor a name of any length): the error goes under `file`, as for a part without a name.
+  const why = part.name ? whyNotShown(part.name) : undefined;
+  if (!part.name || why !== undefined) {
     // No name to file the error under: it is the file's (the part is likely the file, misnamed).
     const unnamed =
-      unsafe !== undefined
-        ? `a name holding a control or invisible character (${unsafe}), not repeated here`
+      why !== undefined
+        ? `a name ${why}, not repeated here`
         : part.name === ''
           ? 'an empty name (name="")'
           : 'no name (its Content-Disposition has no name)';

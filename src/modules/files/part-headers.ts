@@ -9,7 +9,8 @@
 import type { IncomingMessage } from 'node:http';
 import { MIMEType } from 'node:util';
 import { Dicer } from '@fastify/busboy';
-import { characterNamed, echo } from '../../http/problem.js';
+import { echo } from '../../http/problem.js';
+import { characterNamed } from '../../http/request-names.js';
 import { UNSAFE_CHARACTERS } from './file-names.js';
 import { MULTIPART_LIMITS } from './limits.js';
 

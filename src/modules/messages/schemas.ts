@@ -3,7 +3,7 @@ import { type Static, Type } from 'typebox';
 import { ListSchema, ResourceSchema, SingleSchema } from '../../http/envelope.js';
 import { PageQuery } from '../../http/pagination.js';
 import { DateTime, Nullable, StringEnum, Text } from '../../http/schemas.js';
-import { IMMUTABLE_KEYWORD } from '../../http/validation.js';
+import { IMMUTABLE_KEYWORD } from '../../http/validation-errors.js';
 import { FileObject } from '../files/schemas.js';
 
 export const MESSAGE_TYPES = [

@@ -10,6 +10,7 @@ import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
 import { type CursorCodec, filteredListName, type ListingPage, readListingPage } from '../../http/pagination.js';
 import { notFound, Problem } from '../../http/problem.js';
+import { nameOrWhy } from '../../http/request-names.js';
 import { newId } from '../../lib/ids.js';
 import { toFileObject } from '../files/schemas.js';
 import { fileVersionsByOwner } from '../files/service.js';
@@ -82,7 +83,7 @@ export async function loadMessageViews(
 }
 
 function visitNotFound(siteVisitId: string): Problem {
-  return new Problem('not-found', `Site visit ${JSON.stringify(siteVisitId)} was not found.`, {
+  return new Problem('not-found', `Site visit ${nameOrWhy(siteVisitId, 'with an id', true)} was not found.`, {
     errors: { siteVisitId: ['is not one of your site visits'] },
   });
 }

@@ -13,7 +13,8 @@
  * Messages repeat parts of the URL cut to a bounded length (echo): no answer grows with the input.
  */
 import ipaddr from 'ipaddr.js';
-import { characterNamed, echo } from '../../http/problem.js';
+import { echo } from '../../http/problem.js';
+import { characterNamed } from '../../http/request-names.js';
 import { canonicalAddress, classifyAddress } from './address-classification.js';
 import { DnsFailure, networkResolver, type Resolver, systemResolver } from './resolvers.js';
 

@@ -1949,7 +1949,7 @@ export interface components {
             status: 422;
             detail: string;
             /**
-             * @description Each failing field with its messages, at most 50 (errorsOmitted counts the others). Body members by name (nested ones dotted, array entries as name[0]); query parameters and headers as sent, e.g. page[size], Idempotency-Key; a body that is not a JSON object as body. A name longer than 100 characters (an unknown member's) is cut there and ends in an ellipsis.
+             * @description Each failing field with its messages, at most 50 (errorsOmitted counts the others). Body members by name (nested ones dotted, array entries as name[0]); query parameters and headers as sent, e.g. page[size], Idempotency-Key; a body that is not a JSON object as body. A name the request chose (an unknown member's or parameter's) is repeated only when it is printable and at most 100 characters: otherwise its failure is filed under the field holding it (body or querystring at the top), its message giving the name's first control or invisible character and its position (U+202E at character 2) or its length.
              * @example {
              *       "siteCode": [
              *         "is required"
