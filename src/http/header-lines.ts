@@ -20,6 +20,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Api } from './types.js';
 import { Problem } from './problem.js';
+import { nameOrWhy } from './request-names.js';
 
 /**
  * Fields this service reads that may be sent once: lower-cased, and as documented. Matched without lower-casing
@@ -62,7 +63,7 @@ function refusal(request: FastifyRequest): Problem | undefined {
   if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
     return new Problem(
       'malformed-request',
-      `Transfer-Encoding ${JSON.stringify(coding.slice(0, 40))} is not supported: send the body with Content-Length or Transfer-Encoding: chunked alone.`,
+      `Transfer-Encoding ${nameOrWhy(coding, 'with a coding', true)} is not supported: send the body with Content-Length or Transfer-Encoding: chunked alone.`,
       { headers: { connection: 'close' } },
     );
   }

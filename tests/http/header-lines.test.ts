@@ -90,6 +90,22 @@ describe('a transfer coding other than chunked', () => {
     });
   }
 
+  it('a coding with an invisible character, or a long one, is described rather than repeated', async () => {
+    const body = JSON.stringify(siteBody());
+    // Written as UTF-8 (E2 80 AE), read by Node as Latin-1: the second of those bytes is the C1 control U+0080.
+    const bidi = ['Content-Type: application/json', 'Transfer-Encoding: gzip\u202e, chunked'];
+    const hostile = await raw(create(bidi), chunked(body));
+    expectRefused(hostile, 'Transfer-Encoding');
+    expect(hostile.body.detail).toMatch(
+      /^Transfer-Encoding with a coding holding a control or invisible character \(U\+0080 at character 6\) is not supported/,
+    );
+    const long = ['Content-Type: application/json', `Transfer-Encoding: ${'x'.repeat(200)}, chunked`];
+    const answer = await raw(create(long), chunked(body));
+    expect(answer.body.detail).toMatch(
+      /^Transfer-Encoding with a coding of 209 characters, more than the 100 repeated/,
+    );
+  });
+
   it('Transfer-Encoding: chunked alone (any case) is read as before: 201', async () => {
     const body = JSON.stringify(siteBody());
     const response = await raw(create(['Content-Type: application/json', 'Transfer-Encoding: Chunked']), chunked(body));

@@ -107,3 +107,17 @@ describe('ids and paths a 404 repeats', () => {
     expect(response.body.detail).toBe('No resource lives at a path of 15008 characters, more than the 100 repeated.');
   });
 });
+
+describe("the token endpoint's unknown scopes", () => {
+  it('each by the rule, the first five, the others counted', async () => {
+    const scope = ['a\u202eb', 's'.repeat(101), 'x', 'y', 'z', 'v', 'w'].join(' ');
+    const response = await t.http.post('/api/v1/oauth/token', {
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'c', client_secret: 's', scope }),
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toBe(
+      'Unknown scope: a scope holding a control or invisible character (U+202E at character 2), a scope of 101 characters, more than the 100 repeated, x, y, z and 2 more.',
+    );
+    expect(response.text).not.toMatch(/\u202e|\\u202e|sssss/i);
+  });
+});
