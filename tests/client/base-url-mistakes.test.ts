@@ -2,6 +2,8 @@
  * The integrator's first mistakes with the base address: the reference's paths start with /api/v1, so a base
  * that ends in it (`http://host/api/v1`) would send every request to `/api/v1/api/v1/…` and read 404 "No
  * resource lives at…"; a wrong host or port fails on the network, and the error must name the address tried.
+ * The service hands out absolute URLs (a return label's `url`): getRaw and svc get take them when they lie under
+ * the base address, and refuse any other before sending the token anywhere.
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -12,7 +14,9 @@ import { freePort } from '../../bench/lib/processes.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { clientFor, svcEnv } from '../helpers/client.js';
 import { recordedSleeps, recordingFetch } from '../helpers/client-fakes.js';
+import { pdfBytes } from '../helpers/multipart.js';
 import { createTenant, type TestTenant } from '../helpers/tenants.js';
+import { visitBody, visitTenant } from '../helpers/visits.js';
 import { runSvcInProcess } from './svc-in-process.js';
 
 let t: TestApp;
@@ -79,4 +83,56 @@ it('svc, when nothing answers at the base address, says so and which setting hol
       'm',
     ),
   );
+});
+
+it("getRaw and svc get take a file's url as the service gave it, and /api/v1 paths without the first slash", async () => {
+  const v = await visitTenant(t);
+  const client = clientFor(t, v);
+  const visit = await client.siteVisits.create(visitBody(v) as Parameters<typeof client.siteVisits.create>[0]);
+  const label = pdfBytes(1500);
+  const given = new URL((await client.siteVisits.uploadReturnLabel(visit.id, label)).returnLabel.url);
+  expect(given.pathname).toBe(`/api/v1/site-visits/${visit.id}/return-label`);
+  // The url is built on PUBLIC_BASE_URL, which in a test app is the default (port 3000), not the port it listens
+  // on: here the url as a service that listens where PUBLIC_BASE_URL says gives it.
+  const url = `${t.baseUrl}${given.pathname}`;
+  const raw = await client.getRaw(url);
+  expect(raw.status).toBe(200);
+  expect(Buffer.from(raw.body as Uint8Array).equals(label)).toBe(true);
+
+  // svc get writes the file's bytes (a Uint8Array), which runSvcInProcess keeps as String(chunk): comma-separated.
+  const requests: string[] = [];
+  const byUrl = await runSvcInProcess(t, ['get', url], svcEnv(t, v), requests);
+  expect(byUrl.code, byUrl.stderr).toBe(0);
+  expect(Buffer.from(byUrl.stdout.split(',').map(Number)).equals(label)).toBe(true);
+  const listed = await runSvcInProcess(t, ['get', 'api/v1/site-visits?page[size]=1'], svcEnv(t, v), requests);
+  expect(listed.code, listed.stderr).toBe(0);
+  expect(JSON.parse(listed.stdout)).toMatchObject({ data: [{ id: visit.id }] });
+  expect(requests.filter((request) => request.startsWith('GET '))).toEqual([
+    `GET /api/v1/site-visits/${visit.id}/return-label`,
+    'GET /api/v1/site-visits',
+  ]);
+});
+
+it('an absolute URL not under the base address is refused, nothing sent: by getRaw (TypeError) and svc get (exit 2)', async () => {
+  const elsewhere = 'http://collector.example/api/v1/sites';
+  const sent = recordingFetch(() => new Response('{}'));
+  const client = clientFor(t, tenant, { fetch: sent.fetch });
+  await expect(client.getRaw(elsewhere)).rejects.toThrow(
+    new TypeError(
+      `${elsewhere} is not under the client's base address ${t.baseUrl}, the only address its token is sent to: ` +
+        'give its path (/api/v1/…), or a base address the service knows itself by (PUBLIC_BASE_URL)',
+    ),
+  );
+  // Under the host but outside a base's path prefix is elsewhere too.
+  const prefixed = clientFor({ ...t, baseUrl: `${t.baseUrl}/ss` }, tenant, { fetch: sent.fetch });
+  await expect(prefixed.getRaw(`${t.baseUrl}/api/v1/sites`)).rejects.toThrow(TypeError);
+  expect(sent.requests).toEqual([]);
+
+  const requests: string[] = [];
+  const run = await runSvcInProcess(t, ['get', elsewhere], svcEnv(t, tenant), requests);
+  expect(run.code).toBe(2);
+  expect(run.stderr).toMatch(
+    new RegExp(`^svc get: ${elsewhere.replaceAll('.', '\\.')} is not under the client's base address`),
+  );
+  expect(requests).toEqual([]);
 });

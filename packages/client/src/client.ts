@@ -25,7 +25,7 @@ import { DEFAULT_RETRY, type RetryOptions, type Runtime, systemRuntime } from '.
 import { TokenSource, type TokenResponse } from './tokens.js';
 import { createTransport, type FetchLike, type RetryEvent } from './transport.js';
 import type { Item, Project } from './types.js';
-import { checkedBaseUrl, urlUnder } from './urls.js';
+import { checkedBaseUrl, getUrl } from './urls.js';
 
 export interface ClientOptions {
   /** The service's base address, without /api/v1 (the sandbox packet's `baseUrl`). */
@@ -57,7 +57,8 @@ export interface SiteServicesClient {
   api: OpenApiClient;
   /**
    * A GET of any path under the base address (`/api/v1/...`, appended to a base with a path prefix as the
-   * typed calls' paths are), with the read retry rules; JSON, text, or a file's bytes (a Uint8Array) when the
+   * typed calls' paths are), or of an absolute URL under it (a return label's or an attachment's `url`; one
+   * elsewhere is a TypeError, nothing sent), with the read retry rules; JSON, text, or a file's bytes (a Uint8Array) when the
    * answer is neither (a return label, an attachment), which decoding as text would corrupt.
    */
   getRaw(path: string, options?: CallOptions): Promise<{ status: number; headers: Headers; body: unknown }>;
@@ -108,7 +109,7 @@ export function createClient(options: ClientOptions): SiteServicesClient {
     api,
     async getRaw(path, options = {}) {
       const response = await transport(
-        new Request(urlUnder(baseUrl, path), {
+        new Request(getUrl(baseUrl, path), {
           method: 'GET',
           headers: { accept: 'application/json' },
           ...(options.signal ? { signal: options.signal } : {}),

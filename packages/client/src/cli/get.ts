@@ -1,9 +1,10 @@
 /**
- * `svc get <path>`: GET /api/v1/<path> and print the answer. JSON is printed indented, text as it came; a
+ * `svc get <path>`: GET /api/v1/<path> (or a url under the base address) and print the answer. JSON is printed indented, text as it came; a
  * file (a return label, an attachment) is written as its bytes, so `svc get … > label.pdf` saves it whole:
  * decoded as text, its bytes that are not UTF-8 became U+FFFD and the file was broken.
  */
 import type { SiteServicesClient } from '../client.js';
+import { ABSOLUTE_URL } from '../urls.js';
 import { UsageError } from './credentials.js';
 
 export async function getCommand(
@@ -14,8 +15,17 @@ export async function getCommand(
 ): Promise<number> {
   const [target] = positionals;
   if (!target || positionals.length > 1) throw new UsageError(usage);
-  const path = target.startsWith('/api/') ? target : `/api/v1/${target.replace(/^\/+/, '')}`;
-  const response = await client().getRaw(path);
+  // A path from the reference (`/api/v1/sites`, also without its first slash), a path under /api/v1 (`sites`),
+  // or the `url` the service gave a file, which getRaw takes when it lies under the base address.
+  const bare = target.replace(/^\/+/, '');
+  const absolute = ABSOLUTE_URL.test(target);
+  const path = absolute ? target : `/${bare.startsWith('api/') ? '' : 'api/v1/'}${bare}`;
+  const response = await client()
+    .getRaw(path)
+    .catch((error: unknown) => {
+      // Another host's URL (or a malformed one): nothing was sent, and the same command cannot succeed.
+      throw absolute && error instanceof TypeError ? new UsageError(`svc get: ${error.message}`) : error;
+    });
   const { body } = response;
   if (body instanceof Uint8Array) {
     // On a terminal the bytes are noise (and may be control sequences): say what came and how to keep it.

@@ -21,7 +21,8 @@ const COMMAND_USAGE = {
   token: `  svc token [--json]
       prints the bare access token, for "Authorization: Bearer $(svc token)"; --json: the whole token response`,
   get: `  svc get <path>
-      GET /api/v1/<path> and print the answer; a file (a return label, an attachment) as its bytes: > file`,
+      GET /api/v1/<path> (or a url the service gave, such as a return label's) and print the answer; a file
+      (a return label, an attachment) as its bytes: > file`,
   listen: `  svc listen --forward-to <url> [--events type,type] [--new-secret]
       sandbox: receive your webhooks on this machine; forwards each delivery to <url> (http or https), signed
       with the secret its Ready line prints, and prints a line per attempt (a failed one says when it is
