@@ -29,6 +29,7 @@ import { ClientRateLimit, sweepUntilClose } from './http/rate-limit.js';
 import { SlidingWindowLimiter } from './http/sliding-window.js';
 import { ProblemSchema } from './http/schemas.js';
 import { registerShutdownRefusal } from './http/shutdown.js';
+import { registerLingeringClose } from './http/lingering-close.js';
 import type { Api } from './http/types.js';
 import { lazySerializerFactory } from './http/lazy-compilers.js';
 import { validatorCompiler } from './http/validation.js';
@@ -76,6 +77,8 @@ export interface AppDeps {
   resolver?: Resolver;
   /** The process's metrics (shared with its delivery worker); default: a registry of the app's own. */
   metrics?: Metrics;
+  /** How long a refused upload's connection lingers after its answer (tests); default LINGER_MS. */
+  lingerMs?: number;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -175,6 +178,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // First of the hooks that can refuse: every answer under /api/v1 is counted and carries the limit's headers.
   rateLimit.register(app);
   registerShutdownRefusal(app);
+  registerLingeringClose(app, deps.lingerMs);
   registerResponseDeadline(app, config.responseTimeoutMs);
   registerHeaderLineRefusal(app);
   registerContentEncodingRefusal(app);

@@ -11,19 +11,49 @@
  * body has been read to its end or the client has closed, bounded in bytes and in time so that a client
  * that never stops sending gets no more than that.
  */
-import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { withdrawContinue } from './expect-continue.js';
 
 /** The longest a connection lingers after its answer: ample for a client to read the answer and stop. */
 export const LINGER_MS = 5_000;
+
+/** An app's lingering connections. */
+interface Lingering {
+  readonly lingerMs: number;
+  /** Set once the app closes: a connection answered from then on closes as Node closes it, at once. */
+  closing: boolean;
+  /** What ends each connection lingering now. */
+  readonly ends: Set<() => void>;
+}
+
+/** Keyed by the app's HTTP server, which every request of the app (whatever its plugin context) reaches. */
+const lingeringOf = new WeakMap<object, Lingering>();
+
+/**
+ * A lingering connection has had its answer; what it waits for is only the client's end of a body that is
+ * dropped. So the app's close does not wait for it: Fastify's close waits for every connection that is not
+ * idle, and to Node one whose request body is still arriving is not (its LINGER_MS held a SIGTERM up to 5 s).
+ * On close each one is closed once its answer is written, as Node closes a connection without lingering;
+ * connections whose requests are still being served drain as before. `lingerMs` is for tests.
+ */
+export function registerLingeringClose(app: FastifyInstance, lingerMs = LINGER_MS): void {
+  const lingering: Lingering = { lingerMs, closing: false, ends: new Set() };
+  lingeringOf.set(app.server, lingering);
+  // preClose: before Fastify closes the idle connections and waits for the others.
+  app.addHook('preClose', async () => {
+    lingering.closing = true;
+    for (const end of lingering.ends) end();
+  });
+}
 
 /**
  * Reads and discards the rest of a request body. Beyond `budget` bytes the connection is closed instead:
  * a client streaming without end gets no answer rather than unbounded work. A connection that closes after
  * the answer closes only when this reading ends, at most LINGER_MS after the answer.
  */
-export function discardRestOfBody(raw: IncomingMessage, budget: number): Promise<void> {
+export function discardRestOfBody(request: FastifyRequest, budget: number): Promise<void> {
+  const raw = request.raw;
   if (raw.complete || raw.destroyed || raw.readableEnded) return Promise.resolve();
   withdrawContinue(raw);
   raw.unpipe();
@@ -49,7 +79,9 @@ export function discardRestOfBody(raw: IncomingMessage, budget: number): Promise
     raw.once('error', finish);
     raw.resume();
   });
-  lingerBeforeClosing(raw.socket, read);
+  // An app that did not register (none that buildApp makes) lingers as before, its close not ending it.
+  const lingering = lingeringOf.get(request.server.server) ?? { lingerMs: LINGER_MS, closing: false, ends: new Set() };
+  lingerBeforeClosing(raw.socket, read, lingering);
   return read;
 }
 
@@ -57,14 +89,14 @@ export function discardRestOfBody(raw: IncomingMessage, budget: number): Promise
  * Node ends a connection after its last answer with `socket.destroySoon()`: the end of our side, and the
  * socket destroyed as soon as the answer is written. This connection's one instead waits for `read` too,
  * and LINGER_MS at most. Only this socket's, and only once: a later answer on a kept-alive connection finds
- * `read` long settled, which is Node's own close again.
+ * `read` long settled, which is Node's own close again. Once the app closes, the body is not waited for.
  */
-function lingerBeforeClosing(socket: Socket | null, read: Promise<void>): void {
+function lingerBeforeClosing(socket: Socket | null, read: Promise<void>, lingering: Lingering): void {
   if (socket === null || socket.destroyed) return;
   socket.destroySoon = () => {
     Reflect.deleteProperty(socket, 'destroySoon');
     if (socket.writable) socket.end();
-    const deadline = setTimeout(() => socket.destroy(), LINGER_MS);
+    const deadline = setTimeout(() => socket.destroy(), lingering.lingerMs);
     let written = socket.writableFinished;
     let bodyRead = false;
     const close = () => {
@@ -72,15 +104,21 @@ function lingerBeforeClosing(socket: Socket | null, read: Promise<void>): void {
       clearTimeout(deadline);
       socket.destroy();
     };
-    socket.once('close', () => clearTimeout(deadline));
+    const end = () => {
+      bodyRead = true;
+      close();
+    };
+    socket.once('close', () => {
+      clearTimeout(deadline);
+      lingering.ends.delete(end);
+    });
     if (!written)
       socket.once('finish', () => {
         written = true;
         close();
       });
-    void read.then(() => {
-      bodyRead = true;
-      close();
-    });
+    void read.then(end);
+    if (lingering.closing) end();
+    else if (!socket.destroyed) lingering.ends.add(end);
   };
 }

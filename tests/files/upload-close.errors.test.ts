@@ -5,12 +5,13 @@
  * `ECONNRESET`, no answer). The server now reads and drops the rest of the body after the answer, up to
  * the bound and for a few seconds at most, before it closes (a lingering close, src/http/lingering-close.ts).
  */
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LINGER_MS } from '../../src/http/lingering-close.js';
 import { MAX_UPLOAD_REQUEST_BYTES } from '../../src/modules/files/limits.js';
 import type { TestApp } from '../helpers/app.js';
-import { BOUNDARY, MULTIPART_CONTENT_TYPE } from '../helpers/multipart.js';
+import { BOUNDARY, fileForm, MULTIPART_CONTENT_TYPE, pdfBytes } from '../helpers/multipart.js';
 import { createVisit, startVisitApp, type VisitTenant } from '../helpers/visits.js';
 
 let t: TestApp;
@@ -35,6 +36,8 @@ interface Upload {
    * the server's end (`hold`).
    */
   onAnswer?: 'close' | 'send-on' | 'hold';
+  /** Called once the answer is whole. */
+  answered?: () => void;
 }
 
 interface Answer {
@@ -51,9 +54,12 @@ interface Answer {
   closedAfter: number;
 }
 
-/** Sends an endless form with `Connection: close` over a socket of its own until answered or closed. */
-function upload(path: string, { chunked, pace, onAnswer = 'close' }: Upload): Promise<Answer> {
-  const url = new URL(path, t.baseUrl);
+/**
+ * Sends an endless form with `Connection: close` over a socket of its own until answered or closed (to the
+ * file's app, or `to`'s).
+ */
+function upload(path: string, { chunked, pace, onAnswer = 'close', answered }: Upload, to = { t, v }): Promise<Answer> {
+  const url = new URL(path, to.t.baseUrl);
   const piece = Buffer.alloc(pace === 'slow' ? 1024 : 64 * 1024, 'z');
   return new Promise((resolve) => {
     // Node's client closes its side when the server closes its own, unless told to stay half-open.
@@ -76,6 +82,7 @@ function upload(path: string, { chunked, pace, onAnswer = 'close' }: Upload): Pr
       received = Buffer.concat([received, data]);
       if (Number.isNaN(answeredAt) && answer().complete) {
         answeredAt = performance.now();
+        answered?.();
         stopped = onAnswer !== 'send-on';
         if (onAnswer === 'close') socket.end();
         // The server's end came with the answer; a byte now and then tells when the socket is gone (reset).
@@ -106,7 +113,7 @@ function upload(path: string, { chunked, pace, onAnswer = 'close' }: Upload): Pr
     };
     const length = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${SEND_AT_MOST}`;
     socket.write(
-      `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${v.token}\r\n` +
+      `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${to.v.token}\r\n` +
         `Content-Type: ${MULTIPART_CONTENT_TYPE}\r\n${length}\r\nConnection: close\r\n\r\n`,
     );
     write(Buffer.from(`preamble of --${BOUNDARY}-less text\r\n`), pump);
@@ -148,3 +155,70 @@ describe.each([
     expect(answer.closedAfter).toBeLessThan(LINGER_MS + 30_000);
   });
 });
+
+describe.each([
+  ['a Content-Length past the bound', false, 'slow'],
+  ['a chunked body past the bound', true, 'burst'],
+] as const)('the app closing', (name, chunked, pace) => {
+  it(`closes a connection lingering after the 413 of ${name} at once, and lets a request being served finish`, async () => {
+    // Lingering far longer than the test may take: only the app's close can end the connection now.
+    const own = await startVisitApp({ lingerMs: 3_600_000 });
+    try {
+      const events: string[] = [];
+      const path = async () => `/api/v1/site-visits/${(await createVisit(own.t, own.v)).id}/return-label`;
+      const [refusedPath, goodPath] = [await path(), await path()];
+      let answered!: () => void;
+      const lingeringAnswered = new Promise<void>((resolve) => (answered = resolve));
+      // On after the answer (a byte every 50 ms), without closing: the connection lingers.
+      const lingering = upload(refusedPath, { chunked, pace, onAnswer: 'hold', answered }, own);
+      await lingeringAnswered;
+
+      // Served: its handler is reading the body (the 100 goes on its first read), which waits for the close.
+      const served = servedUpload(own.t, own.v, goodPath, fileForm(pdfBytes()));
+      await served.reading;
+      const closed = own.t.app.close().then(() => events.push('app closed'));
+      const refused = await lingering;
+      events.push('lingering connection closed');
+      // Sent only now, and still answered: the close waited for it.
+      events.push('served request sends its body');
+      served.send();
+      expect(await served.status).toBe(201);
+      await closed;
+
+      expect(events).toEqual(['lingering connection closed', 'served request sends its body', 'app closed']);
+      expect(refused.head.split(' ')[1]).toBe('413');
+      expect(refused.complete, refused.body).toBe(true);
+    } finally {
+      await own.t.close();
+    }
+  });
+});
+
+/** An upload that asks `Expect: 100-continue`: `reading` once the server reads its body, which `send` sends. */
+function servedUpload(app: TestApp, tenant: VisitTenant, path: string, body: Buffer) {
+  const url = new URL(path, app.baseUrl);
+  const headers = {
+    authorization: `Bearer ${tenant.token}`,
+    'content-type': MULTIPART_CONTENT_TYPE,
+    'content-length': String(body.length),
+    expect: '100-continue',
+  };
+  const request = httpRequest({
+    host: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    method: 'POST',
+    headers,
+    agent: false,
+  });
+  const reading = new Promise<void>((resolve) => request.once('continue', resolve));
+  const status = new Promise<number>((resolve, reject) => {
+    request.once('response', (response) => {
+      response.resume();
+      response.once('end', () => resolve(response.statusCode ?? 0));
+    });
+    request.once('error', reject);
+  });
+  request.flushHeaders();
+  return { reading, status, send: () => request.end(body) };
+}

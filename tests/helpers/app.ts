@@ -48,6 +48,8 @@ export interface TestAppOptions {
   configure?: (app: Api) => void | Promise<void>;
   /** DNS of the webhook destination policy. */
   resolver?: Resolver;
+  /** How long a refused upload's connection lingers after its answer (lingering-close.ts's LINGER_MS). */
+  lingerMs?: number;
   /** A logger of the test's own (to inspect what is logged). */
   logger?: Logger;
 }
@@ -168,6 +170,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     metrics,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.resolver ? { resolver: options.resolver } : {}),
+    ...(options.lingerMs ? { lingerMs: options.lingerMs } : {}),
   });
   await options.configure?.(app as unknown as Api);
   await app.listen({ port: 0, host: '127.0.0.1' });

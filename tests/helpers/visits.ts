@@ -3,7 +3,7 @@
  * assets (provisioned through the client and operator APIs), and a valid visit body for it.
  */
 import { randomInt, randomUUID } from 'node:crypto';
-import { startTestApp, type TestApp } from './app.js';
+import { startTestApp, type TestApp, type TestAppOptions } from './app.js';
 import { admin, createTenant, type Operator, siteBody, tokenFor, type TestTenant } from './tenants.js';
 
 export interface VisitTenant extends TestTenant {
@@ -104,8 +104,8 @@ export function visitBody(
 }
 
 /** A test file's app and a visit tenant of it, for its beforeAll (the file closes the app in its afterAll). */
-export async function startVisitApp(): Promise<{ t: TestApp; v: VisitTenant }> {
-  const t = await startTestApp();
+export async function startVisitApp(options: TestAppOptions = {}): Promise<{ t: TestApp; v: VisitTenant }> {
+  const t = await startTestApp(options);
   return { t, v: await visitTenant(t) };
 }
 

@@ -42,13 +42,15 @@ export class UploadBodyLength {
 }
 
 /**
- * 413 for a body longer than any acceptable upload. One whose Content-Length says so is not parsed: its
- * connection is closed after the answer, once what the client sent meanwhile is dropped (lingering-close.ts).
+ * 413 for a body longer than any acceptable upload. One whose Content-Length says so is not parsed. Either
+ * way the connection is closed after the answer, once what the client sent meanwhile is dropped
+ * (lingering-close.ts): a chunked body past the bound kept its connection alive while the rest was dropped,
+ * up to the bound again or the request's time, and the app's close waited for it (a slow client held a
+ * SIGTERM past the shutdown limit).
  */
 export function uploadBodyTooLong(declared?: number): Problem {
   const detail = (body: string) =>
     `The request body is ${body}, more than a ${MAX_UPLOAD_BYTES}-byte file can make it.`;
-  if (declared === undefined)
-    return new Problem('payload-too-large', detail(`longer than ${MAX_UPLOAD_REQUEST_BYTES} bytes`));
-  return new Problem('payload-too-large', detail(`${declared} bytes long`), { headers: { connection: 'close' } });
+  const text = declared === undefined ? `longer than ${MAX_UPLOAD_REQUEST_BYTES} bytes` : `${declared} bytes long`;
+  return new Problem('payload-too-large', detail(text), { headers: { connection: 'close' } });
 }

@@ -118,11 +118,11 @@ export async function receiveFile(
       // Past the bound, whatever failed meanwhile, 413 at once: the body may never end. What still comes is
       // read and dropped while the answer goes out, and after it when the connection closes (closing on
       // unread bytes would reset the connection, and with it the answer on its way), up to the bound once more.
-      void discardRestOfBody(request.raw, MAX_UPLOAD_REQUEST_BYTES);
+      void discardRestOfBody(request, MAX_UPLOAD_REQUEST_BYTES);
       throw uploadBodyTooLong();
     }
     // The rest of the body is discarded unread.
-    await discardRestOfBody(request.raw, MAX_UPLOAD_REQUEST_BYTES);
+    await discardRestOfBody(request, MAX_UPLOAD_REQUEST_BYTES);
     throw error;
   } finally {
     form.headers.stop();

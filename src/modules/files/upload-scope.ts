@@ -34,7 +34,7 @@ export async function registerUploadScope(app: Api, register: (scope: Api) => vo
         // The body is not parsed, and the answer closes the connection. What the client sends until it reads
         // the answer is dropped, the connection closed only then (at most the bound, LINGER_MS): closing on
         // unread bytes reset the connection, and a client still writing lost the 413 with it.
-        void discardRestOfBody(request.raw, MAX_UPLOAD_REQUEST_BYTES);
+        void discardRestOfBody(request, MAX_UPLOAD_REQUEST_BYTES);
         throw uploadBodyTooLong(declared);
       }
       return payload;
