@@ -12,7 +12,8 @@
  *   and closes every listener past its grace (any process does this, so a crashed holder's listeners
  *   close too);
  * - a dropped stream starts the grace; a stream that reconnects takes the listener over, and the
- *   deliveries that waited only for a stream are due at once (on attaching and at every tick);
+ *   deliveries that waited only for a stream are due at once (on attaching and at every tick); a notice
+ *   naming a stream gone from this process is answered "not connected" at once (gone-streams.ts);
  * - every tick it also checks the standing of the client whose token opened each stream (as every request
  *   is checked, at most seconds old) and ends the streams of revoked credentials or of a tenant that no
  *   longer grants webhooks:write.
@@ -29,6 +30,7 @@ import type { AppDatabase } from '../../db/database.js';
 import { listenForNotifications, type NotificationListener } from '../../db/notifications.js';
 import type { ClientStandingLookup } from '../../http/auth.js';
 import type { Clock } from '../../lib/clock.js';
+import { GoneStreams } from './gone-streams.js';
 import * as listeners from './repository.js';
 import {
   type AttemptReport,
@@ -48,6 +50,7 @@ import {
   hold,
   openStream,
   pingOrCut,
+  revokedStreams,
   type Stream,
   sendAttempt,
   signedAttempt,
@@ -63,12 +66,11 @@ export interface ListenerHubDeps {
   credentialStatus: ClientStandingLookup;
 }
 
-/** The scope a stream needs (its route's), checked again while it is open. */
-const STREAM_SCOPE = 'webhooks:write';
 const REVOKED = 'the credentials of this stream were revoked or lost webhooks:write';
 
 export class ListenerHub {
   private readonly streams = new Map<string, Stream>();
+  private readonly gone = new GoneStreams();
   private notices: Promise<NotificationListener> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
@@ -164,7 +166,7 @@ export class ListenerHub {
 
   private async detach(stream: Stream): Promise<void> {
     if (this.streams.get(stream.id) !== stream) return;
-    this.streams.delete(stream.id);
+    this.forget(stream);
     // Before the reports: told, a worker claims its next delivery, which must not find this stream named.
     await listeners.detachStream(this.db, stream.listenerId, stream.id, this.aliveUntil());
     // The worker waiting for these would otherwise wait for its timeout.
@@ -179,7 +181,9 @@ export class ListenerHub {
       return;
     }
     const stream = this.streams.get(notice.streamId);
-    if (!stream) return;
+    // Gone from this process since the worker read its id: told at once, as if it had found no stream.
+    const gone = stream ? undefined : this.gone.reportFor(notice);
+    if (!stream) return gone && this.report(gone);
     const attempt = { deliveryId: notice.deliveryId, attempt: notice.attempt, at: this.deps.clock.now().getTime() };
     // Behind those held back, in their order.
     if (stream.held.length > 0) return hold(stream, attempt, this.deps.logger);
@@ -229,6 +233,12 @@ export class ListenerHub {
     await sql`select pg_notify(${REPORT_CHANNEL}, ${JSON.stringify(report)})`.execute(this.db);
   }
 
+  /** No longer this process's stream to send on. */
+  private forget(stream: Stream): void {
+    this.streams.delete(stream.id);
+    this.gone.add(stream.id, this.deps.clock.now().getTime());
+  }
+
   private end(stream: Stream, code: number, reason: string): void {
     stream.socket.close(code, reason);
   }
@@ -255,27 +265,20 @@ export class ListenerHub {
     );
     const holding = streams.filter((stream) => held.has(stream.id)).map((stream) => stream.listenerId);
     await transaction(this.db, undefined, (tx) => listeners.resumeDeliveries(tx, holding, now));
-    const revoked = await this.revokedStreams(streams.filter((stream) => held.has(stream.id)));
+    const revoked = await revokedStreams(
+      streams.filter((stream) => held.has(stream.id)),
+      this.deps.credentialStatus,
+    );
     for (const stream of streams) forgetUnreported(stream, now.getTime(), this.timeoutMs);
+    this.gone.forgetOlderThan(now.getTime(), this.timeoutMs);
     for (const stream of streams) {
       if (revoked.has(stream)) {
         this.end(stream, CLOSE_CODES.unauthorized, REVOKED);
       } else if (!held.has(stream.id)) {
-        this.streams.delete(stream.id);
+        this.forget(stream);
         this.end(stream, CLOSE_CODES.replaced, 'another stream holds this listener now');
       }
     }
-  }
-
-  /** The streams whose client no longer stands: revoked, moved to another tenant, or without the scope. */
-  private async revokedStreams(streams: Stream[]): Promise<Set<Stream>> {
-    const revoked = new Set<Stream>();
-    for (const stream of streams) {
-      const standing = await this.deps.credentialStatus.lookup(stream.clientId);
-      if (!standing.active || standing.tenantId !== stream.tenantId || !standing.tenantScopes.has(STREAM_SCOPE))
-        revoked.add(stream);
-    }
-    return revoked;
   }
 
   /** Ends this process's streams (their listeners' grace starts) and stops listening. */

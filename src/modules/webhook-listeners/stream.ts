@@ -8,6 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { WebSocket } from 'ws';
 import type { WebhookConfig } from '../../config.js';
+import type { ClientStandingLookup } from '../../http/auth.js';
 import type { Clock } from '../../lib/clock.js';
 import { scheduledRetryMs } from '../outbox/retry-schedule.js';
 import { toEnvelope } from '../outbox/service.js';
@@ -232,4 +233,18 @@ export function pingOrCut(stream: Stream): void {
   stream.ping = randomBytes(8);
   stream.frames.owe();
   stream.socket.ping(stream.ping);
+}
+
+/** The scope a stream needs (its route's), checked again while it is open. */
+const STREAM_SCOPE = 'webhooks:write';
+
+/** The streams whose client no longer stands: revoked, moved to another tenant, or without the scope. */
+export async function revokedStreams(streams: readonly Stream[], lookup: ClientStandingLookup): Promise<Set<Stream>> {
+  const revoked = new Set<Stream>();
+  for (const stream of streams) {
+    const standing = await lookup.lookup(stream.clientId);
+    if (!standing.active || standing.tenantId !== stream.tenantId || !standing.tenantScopes.has(STREAM_SCOPE))
+      revoked.add(stream);
+  }
+  return revoked;
 }
