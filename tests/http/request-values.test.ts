@@ -80,7 +80,12 @@ describe('text: lone surrogates and bytes that are not UTF-8', () => {
     expect(name.name).toEqual([ILL_FORMED_MESSAGE]);
     expectInvalid(await postVisit(t, v, { description: 'x\udfff' }), ['description']);
     expectInvalid(await t.http.patch(`/api/v1/sites/${v.siteId}`, { token, json: { city: '\udbff' } }), ['city']);
-    expectInvalid(await t.http.post('/api/v1/sites', { token, json: { ...siteBody(), '\udc00': 'x' } }), ['\udc00']);
+    // A member named by a lone surrogate is not repeated (request-names.ts): it is filed under the body.
+    const member = expectInvalid(
+      await t.http.post('/api/v1/sites', { token, json: { ...siteBody(), '\udc00': 'x' } }),
+      ['body'],
+    );
+    expect(member.body!.join(' ')).toMatch(/U\+DC00 at character 1/);
     const subscription = {
       targetUrl: 'https://hooks.example.com/x',
       eventTypes: ['ticket.created'],
