@@ -24,18 +24,24 @@ export async function latestMessages(tenantId, show) {
 
 const filterKey = (tenantId, show) => `${tenantId ?? ''} ${show}`;
 
-/** Marks the messages handled (or not again) for the whole operator, then counts again. */
-async function markHandled(messageIds, handled) {
-  await api('POST', '/messages/handled', { messageIds, handled });
+/**
+ * Marks the messages handled (or not again) for the whole operator, each at the version this page showed, then
+ * counts again. Answers the ids of those a client changed since they were read: left as they are (the change made
+ * them not handled), to be read again rather than marked unseen.
+ */
+async function markHandled(messages, handled) {
+  const seen = messages.map(({ messageId, version }) => ({ messageId, version }));
+  const { stale } = await api('POST', '/messages/handled', { messages: seen, handled });
   recount();
+  return new Set(stale.map((message) => message.messageId));
 }
 
-function InboxRow({ message, arrived, busy, run }) {
+function InboxRow({ message, arrived, changed, busy, mark }) {
   const visitLink = `#/visits/${encodeURIComponent(message.siteVisitId)}`;
   const preview = message.previewTruncated ? `${message.preview}…` : message.preview;
   const handled = message.handledAt !== null;
-  return html`<tr data-inbox-message=${message.messageId} data-arrived=${arrived ? 'true' : undefined} data-handled=${handled ? 'true' : undefined} class=${arrived ? 'arrived' : undefined}>
-    <td class="sent">${when(message.createdAt)}${arrived && html` <span class="badge badge-arrived" title="Arrived since you opened this page">new</span>`}</td>
+  return html`<tr data-inbox-message=${message.messageId} data-arrived=${arrived ? 'true' : undefined} data-handled=${handled ? 'true' : undefined} data-changed=${changed ? 'true' : undefined} class=${arrived ? 'arrived' : undefined}>
+    <td class="sent">${when(message.createdAt)}${arrived && html` <span class="badge badge-arrived" title="Arrived since you opened this page">new</span>`}${changed && html` <span class="badge badge-changed" title="The client changed it after this page showed it: not marked">changed</span>`}</td>
     <td><a href=${`#/tenants/${encodeURIComponent(message.tenantId)}`}><${Chosen} text=${message.tenantName} /></a>
       <div class="muted"><${Chosen} text=${message.sender} /></div></td>
     <td><a href=${visitLink} data-action="visit-messages"><code><${Chosen} text=${message.clientTicketNumber} empty=${message.siteVisitId} /></code></a></td>
@@ -45,8 +51,8 @@ function InboxRow({ message, arrived, busy, run }) {
     <td class="handled">${
       handled
         ? html`<span class="muted">handled ${when(message.handledAt)}</span>
-          <button type="button" class="link" disabled=${busy} onClick=${() => run(() => markHandled([message.messageId], false))}>Not handled</button>`
-        : html`<button type="button" disabled=${busy} onClick=${() => run(() => markHandled([message.messageId], true))}>Mark handled</button>`
+          <button type="button" class="link" disabled=${busy} onClick=${() => mark([message], false)}>Not handled</button>`
+        : html`<button type="button" disabled=${busy} onClick=${() => mark([message], true)}>Mark handled</button>`
     }</td>
   </tr>`;
 }
@@ -84,6 +90,10 @@ export function InboxPage({ tenantId, show: asked }) {
   const [watching, setWatching] = useState(true);
   const [latest, error, load] = useWatchedList(() => latestMessages(tenantId, show), key, watching, WATCH_MS);
   const { error: failed, busy, run } = useAction(load);
+  // What the last mark left because a client changed it after it was shown (this filter's; the page re-reads).
+  const [changedState, setChangedState] = useState({ key, ids: new Set() });
+  const changed = changedState.key === key ? changedState.ids : new Set();
+  const mark = (list, handled) => run(async () => setChangedState({ key, ids: await markHandled(list, handled) }));
   const [arrivalState, setArrivalState] = useState();
   useEffect(() => {
     if (latest)
@@ -98,7 +108,7 @@ export function InboxPage({ tenantId, show: asked }) {
   // A listing of the filter chosen before is not shown under another.
   const messages = latest && latest.key === key ? latest.messages : undefined;
   const arrived = arrivalState?.key === key ? arrivalState.arrived : new Set();
-  const open = (messages ?? []).filter((message) => message.handledAt === null).map((message) => message.messageId);
+  const open = (messages ?? []).filter((message) => message.handledAt === null);
   const none = show === 'handled' ? 'No handled messages' : show === 'unhandled' ? 'Nothing to handle' : 'No messages';
 
   return html`<section>
@@ -106,10 +116,11 @@ export function InboxPage({ tenantId, show: asked }) {
     <div class="card bulk" aria-label="Inbox">
       <${TenantFilter} tenantId=${tenantId} show=${show === 'unhandled' ? undefined : show} />
       <${ShowFilter} tenantId=${tenantId} show=${show} />
-      <button type="button" disabled=${busy || open.length === 0} onClick=${() => run(() => markHandled(open, true))}>Mark all listed handled${open.length > 0 ? ` (${open.length})` : ''}</button>
+      <button type="button" disabled=${busy || open.length === 0} onClick=${() => mark(open, true)}>Mark all listed handled${open.length > 0 ? ` (${open.length})` : ''}</button>
       <label class="watch"><input type="checkbox" checked=${watching} onChange=${(event) => setWatching(event.target.checked)} /> Watch (every 5 s)</label>
     </div>
     <${ErrorBanner} error=${failed ?? error} />
+    ${changed.size > 0 && html`<div class="banner notice" role="status" data-changed-notice>${changed.size === 1 ? 'One message was' : `${changed.size} messages were`} changed by the client after this page showed ${changed.size === 1 ? 'it' : 'them'}, so ${changed.size === 1 ? 'it was' : 'they were'} left as ${changed.size === 1 ? 'it is' : 'they are'}: read ${changed.size === 1 ? 'it' : 'them'} again below ("changed").</div>`}
     ${!messages && !error && html`<p class="muted">Loading messages…</p>`}
     ${messages && messages.length === 0 && html`<p class="muted">${none}${tenantId ? ' from this tenant' : ''}: clients send messages about their visits (POST /api/v1/messages).</p>`}
     ${
@@ -118,7 +129,7 @@ export function InboxPage({ tenantId, show: asked }) {
       html`<p class="muted">The latest ${LATEST}${show === 'all' ? '' : ` ${SHOWN[show].toLowerCase()}`} messages, ${tenantId ? "this tenant's" : 'all tenants together'}, newest first; "Mark handled" is seen by the whole operator team; "new": arrived while this page was open.</p>
     <table class="inbox">
       <thead><tr><th>Received</th><th>Tenant</th><th>Visit</th><th>Type</th><th>Message</th><th>Attachment</th><th>Handled</th></tr></thead>
-      <tbody>${messages.map((message) => html`<${InboxRow} key=${message.messageId} message=${message} arrived=${arrived.has(message.messageId)} busy=${busy} run=${run} />`)}</tbody>
+      <tbody>${messages.map((message) => html`<${InboxRow} key=${message.messageId} message=${message} arrived=${arrived.has(message.messageId)} changed=${changed.has(message.messageId)} busy=${busy} mark=${mark} />`)}</tbody>
     </table>`
     }
   </section>`;

@@ -2,11 +2,12 @@
  * The console's inbox (Chromium via playwright-core): the clients' latest messages of every tenant, newest first,
  * those not handled yet unless "Show" says otherwise, with their tenant and visit, their text as text (never
  * markup); read again while "Watch" is on; "Mark handled" shared by the whole operator (a second browser sees it
- * and its count follows); "new" for what arrived while the page was open, nothing kept in the browser; the
+ * and its count follows), at the version shown (a message the client changed after it was shown is left, said so,
+ * and shown again); "new" for what arrived while the page was open, nothing kept in the browser; the
  * navigation's count of unhandled messages, shown stale while its read fails; and a visit's link opens its
  * messages. Each step waits for what the page is to show. Skipped when /usr/bin/chromium is missing outside CI.
  */
-import type { Page } from 'playwright-core';
+import type { Page, Route } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
 import { browserRunnable, consoleWithApp, signInToConsole, WAIT } from '../helpers/console-browser.js';
@@ -178,6 +179,69 @@ describe.skipIf(!browserRunnable)("the console's inbox", () => {
     await page.evaluate(`location.hash = ${JSON.stringify(`#/tenants/${quiet.tenantId}`)}`);
     await page.getByRole('link', { name: "This tenant's messages" }).click();
     await page.getByText('Nothing to handle from this tenant').waitFor(WAIT);
+    await page.close();
+  });
+
+  it('leaves a message the client changed after it was shown, says so, and shows its newer text not handled', {
+    timeout: 180_000,
+  }, async () => {
+    const { t, browser } = made;
+    const c = await messageTenant(t);
+    const kept = await createMessage(t, c, { messageThread: 'Read as it is.' });
+    const changing = await createMessage(t, c, { messageThread: 'Read before the change.' });
+    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    await signInToConsole(page, t);
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/messages?tenantId=${c.tenantId}`)}`);
+    const row = (id: string) => page.locator(`tr[data-inbox-message="${id}"]`);
+    await row(changing.id).waitFor(WAIT);
+    await row(kept.id).waitFor(WAIT);
+
+    // The page's reads are held from here: it shows what it read while the client changes one message.
+    const held: Route[] = [];
+    let holding = true;
+    const inboxRead = (url: URL) => url.pathname === '/admin/v1/messages';
+    await page.route(inboxRead, (route) => (holding ? held.push(route) : route.continue()));
+    const newer = 'The gate code is now 9876.';
+    const patched = await t.http.patch(`/api/v1/messages/${changing.id}`, {
+      token: c.token,
+      json: { messageThread: newer },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    const [marked] = await Promise.all([
+      page.waitForResponse((each) => new URL(each.url()).pathname === '/admin/v1/messages/handled', WAIT),
+      page.getByRole('button', { name: 'Mark all listed handled (2)' }).click(),
+    ]);
+    // It sent the versions it showed; the changed one was left.
+    expect(JSON.parse(marked.request().postData()!)).toEqual({
+      messages: [
+        { messageId: changing.id, version: 1 },
+        { messageId: kept.id, version: 1 },
+      ],
+      handled: true,
+    });
+    expect((await marked.json()).data).toEqual({
+      handled: true,
+      changed: 1,
+      stale: [{ messageId: changing.id, version: 2 }],
+    });
+    holding = false;
+    for (const route of held) await route.continue();
+    await page.unroute(inboxRead);
+
+    // Read again: the marked one is gone; the changed one stays, not handled, its newer text shown, and a notice.
+    await row(kept.id).waitFor({ ...WAIT, state: 'detached' });
+    const changedRow = page.locator(`tr[data-inbox-message="${changing.id}"][data-changed]:not([data-handled])`);
+    await changedRow.waitFor(WAIT);
+    expect(await changedRow.locator('td.message-text').textContent()).toBe(newer);
+    expect(await page.locator('[data-changed-notice]').textContent()).toContain(
+      'One message was changed by the client after this page showed it',
+    );
+    // Marked once its newer text was shown: the notice goes.
+    await changedRow.getByRole('button', { name: 'Mark handled' }).click();
+    await row(changing.id).waitFor({ ...WAIT, state: 'detached' });
+    expect(await page.locator('[data-changed-notice]').count()).toBe(0);
+    const counted = await admin(t, 'GET', `${COUNT}?tenantId=${encodeURIComponent(c.tenantId)}`);
+    expect(counted.body.data).toEqual({ unhandled: 0, more: false });
     await page.close();
   });
 });

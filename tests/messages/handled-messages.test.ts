@@ -53,12 +53,12 @@ describe('handled messages', () => {
     const before = await t.http.get(`/api/v1/messages/${ids[0]}`, { token: a.token });
     const marked = await admin(t, 'POST', HANDLED, { messageIds: [ids[0], ids[1]] });
     expect(marked.status, marked.text).toBe(200);
-    expect(marked.body).toEqual({ data: { handled: true, changed: 2 } });
+    expect(marked.body).toEqual({ data: { handled: true, changed: 2, stale: [] } });
     const at = clock.now().toISOString();
 
     clock.advance(60_000);
     const again = await admin(t, 'POST', HANDLED, { messageIds: [ids[1], ids[2]], handled: true });
-    expect(again.body).toEqual({ data: { handled: true, changed: 1 } });
+    expect(again.body).toEqual({ data: { handled: true, changed: 1, stale: [] } });
     const later = clock.now().toISOString();
 
     const all = await inbox();
@@ -81,7 +81,7 @@ describe('handled messages', () => {
 
   it('marks a message not handled again (back in the count and the filter)', async () => {
     const reopened = await admin(t, 'POST', HANDLED, { messageIds: [ids[0], ids[3]], handled: false });
-    expect(reopened.body).toEqual({ data: { handled: false, changed: 1 } });
+    expect(reopened.body).toEqual({ data: { handled: false, changed: 1, stale: [] } });
     expect((await inbox({ handled: 'false' })).map((message) => message.messageId)).toEqual([ids[0], ids[3]]);
     expect(await count()).toEqual({ unhandled: 2, more: false });
   });

@@ -63,9 +63,11 @@ describe('GET /admin/v1/messages', () => {
       names.set(tenant.tenantId, (await admin(t, 'GET', `/admin/v1/tenants/${tenant.tenantId}`)).body.data.name);
     for (const [index, summary] of listed.body.data.entries()) {
       const { id, tenant, ticket } = sent[index]!;
-      const message = (await t.http.get(`/api/v1/messages/${id}`, { token: tenant.token })).body.data.attributes;
+      const read = (await t.http.get(`/api/v1/messages/${id}`, { token: tenant.token })).body.data;
+      const message = read.attributes;
       expect(summary).toEqual({
         messageId: id,
+        version: read.meta.version,
         tenantId: tenant.tenantId,
         tenantName: names.get(tenant.tenantId),
         siteVisitId: tenant.visitId,

@@ -86,7 +86,7 @@ describe('README', () => {
     expect(printed).toMatch(/"tenant":"Sandbox Demo Client","ticket":"INC-1001"/);
     // The count (the walkthrough's one message), that message marked handled for the operator, none left.
     expect(printed).toContain('{"unhandled":1,"more":false}');
-    expect(printed).toContain('{"handled":true,"changed":1}');
+    expect(printed).toContain('{"handled":true,"changed":1,"stale":[]}');
     expect(printed).toMatch(/^\[\]$/m);
     expect(printed).toMatch(/\{"eventType":"ticket\.created","status":"/);
     // The tenants block: the first pair shown, revoked (204), the flag changed.

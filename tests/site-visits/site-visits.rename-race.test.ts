@@ -8,6 +8,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseUrlOf, startTestApp, type TestApp } from '../helpers/app.js';
+import { waitingForLocks } from '../helpers/lock-waits.js';
 import { expectProblem } from '../helpers/problems.js';
 import { createVisit, postVisit, visitTenant, type VisitTenant, withNewSite } from '../helpers/visits.js';
 
@@ -21,19 +22,6 @@ describe.skipIf(!url)('a visit create racing a change of its site code', () => {
     v = await visitTenant(t);
   });
   afterAll(async () => t?.close());
-
-  /** Waits until `count` connections of the database wait for a lock. */
-  async function waitingForLocks(client: pg.Client, count: number): Promise<void> {
-    for (;;) {
-      // The activity view is a snapshot held for the transaction unless cleared.
-      await client.query('select pg_stat_clear_snapshot()');
-      const waiting = await client.query(
-        "select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
-      );
-      if ((waiting.rowCount ?? 0) >= count) return;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
 
   /**
    * Starts a PATCH of the site's code and holds it inside its transaction (another connection holds a visit

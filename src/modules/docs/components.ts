@@ -142,9 +142,20 @@ const NAMED: [name: string, definition: NamedSchema][] = [
   ['InboxMessage', { schema: InboxMessage, example: operator.inboxMessageExample, in: 'operator' }],
   [
     'InboxMessagesHandled',
-    { schema: HandledBody, example: { messageIds: [operator.inboxMessageExample.messageId] }, in: 'operator' },
+    {
+      schema: HandledBody,
+      example: {
+        messages: [
+          { messageId: operator.inboxMessageExample.messageId, version: operator.inboxMessageExample.version },
+        ],
+      },
+      in: 'operator',
+    },
   ],
-  ['InboxMessagesHandledResult', { schema: HandledResult, example: { handled: true, changed: 1 }, in: 'operator' }],
+  [
+    'InboxMessagesHandledResult',
+    { schema: HandledResult, example: { handled: true, changed: 1, stale: [] }, in: 'operator' },
+  ],
   ['UnhandledInboxMessages', { schema: UnhandledCount, example: { unhandled: 3, more: false }, in: 'operator' }],
   ['WebhookSubscription', { schema: Subscription, example: examples.subscriptionExample }],
   [

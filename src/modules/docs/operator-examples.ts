@@ -92,6 +92,7 @@ export const operatorMessageExample = {
 /** The same message in the operator's inbox: who wrote about which visit, and how the text begins. */
 export const inboxMessageExample = {
   messageId: messageExample.id,
+  version: messageExample.meta.version,
   tenantId: CLIENT_ID,
   tenantName: tenantExample.name,
   siteVisitId: messageExample.attributes.siteVisitId,

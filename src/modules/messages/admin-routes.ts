@@ -48,7 +48,7 @@ export function registerMessageAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'listInboxMessages',
         summary: "List clients' messages across tenants (the inbox)",
-        description: `The clients' messages of every tenant in the order they arrived, each a summary: tenant, visit and its ticket number, sender, time, the text's first ${PREVIEW_LENGTH} characters and whether it has an attachment; the visit's messages (GET /admin/v1/site-visits/{visitId}/messages) hold the whole message. At most \`limit\` (default 50, at most 100), oldest first unless \`order=desc\`; \`tenantId\` keeps one tenant's. \`handled=false\` keeps those the operator has not marked handled (\`handled=true\` those it has); a client's change to a handled message (PATCH /api/v1/messages/{id} that changes a field, a new version of its attachment) makes it not handled again. The next page: the same query with \`after\` set to the last \`messageId\` of this one; a page shorter than \`limit\` is the last. New messages: poll the latest page (\`order=desc\`) and keep the ids not seen before. A message's place is given at its insert and it is listed once its transaction commits, so one committed just after a later one was read sorts before that one: paging \`after\` the newest id seen would skip it.`,
+        description: `The clients' messages of every tenant in the order they arrived, each a summary: its version, tenant, visit and its ticket number, sender, time, the text's first ${PREVIEW_LENGTH} characters and whether it has an attachment; the visit's messages (GET /admin/v1/site-visits/{visitId}/messages) hold the whole message. At most \`limit\` (default 50, at most 100), oldest first unless \`order=desc\`; \`tenantId\` keeps one tenant's. \`handled=false\` keeps those the operator has not marked handled (\`handled=true\` those it has); a client's change to a handled message (PATCH /api/v1/messages/{id} that changes a field, a new version of its attachment) makes it not handled again. The next page: the same query with \`after\` set to the last \`messageId\` of this one; a page shorter than \`limit\` is the last. New messages: poll the latest page (\`order=desc\`) and keep the ids not seen before. A message's place is given at its insert and it is listed once its transaction commits, so one committed just after a later one was read sorts before that one: paging \`after\` the newest id seen would skip it.`,
         tags,
         querystring: InboxQuery,
         response: {
@@ -86,14 +86,14 @@ export function registerMessageAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'markInboxMessagesHandled',
         summary: 'Mark messages handled (or not handled again)',
-        description: `Marks 1 to ${HANDLED_BATCH} messages, of any tenants, handled now (\`handled\`, the default true) or not handled (false), all or none: an id that names no message is 422 and nothing is marked. A message already handled keeps its handledAt, so a repeated request is harmless; \`changed\` says how many changed. The operator's state only: the client API and the tenant's webhooks show nothing of it, and the message's version and updatedAt stay. A client's later change to a handled message (a PATCH that changes a field, a new attachment version: any change that adds 1 to its version) makes it not handled again; a PATCH that changes nothing leaves it handled.`,
+        description: `Marks 1 to ${HANDLED_BATCH} messages, of any tenants, handled now (\`handled\`, the default true) or not handled (false). \`messages\` names each with the version the operator read (the inbox summary's \`version\`): one a client has changed since (a PATCH that changes a field, a new attachment version: its version is later, and the change made it not handled) is not marked and is answered in \`stale\` with its version now, so that a mark never covers a change no one saw; the others are marked. \`messageIds\` marks by id alone, whatever the version. An id that names no message, or a version later than the message's, is 422 and nothing is marked. A message already handled keeps its handledAt, so a repeated request is harmless; \`changed\` says how many changed. The operator's state only: the client API and the tenant's webhooks show nothing of it, and the message's version and updatedAt stay. A client's later change to a handled message makes it not handled again; a PATCH that changes nothing leaves it handled.`,
         tags,
         querystring: NoQuery,
         body: HandledBody,
         response: {
           200: data(HandledResult),
           ...problemResponses([401, 422], {
-            422: 'The body is not 1 to 100 distinct ids with an optional handled, or an id names no message.',
+            422: "The body is not `messages` or `messageIds` (1 to 100 distinct ids) with an optional handled, or an id names no message, or a version is later than its message's.",
           }),
         },
       },

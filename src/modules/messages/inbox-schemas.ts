@@ -13,6 +13,11 @@ export const PREVIEW_LENGTH = 200;
 export const InboxMessage = Type.Object(
   {
     messageId: Type.String({ description: "The message's id (msg_ prefix)." }),
+    version: Type.Integer({
+      minimum: 1,
+      description:
+        "The message's version (the client API's), 1 more at each change of the client's: mark handled what was read by sending it (POST /admin/v1/messages/handled, `messages`).",
+    }),
     tenantId: Type.String(),
     tenantName: Type.String({ description: "The tenant's name as it is now." }),
     siteVisitId: Type.String({ description: 'The visit the message is about (visit_ prefix).' }),
@@ -77,14 +82,35 @@ export type InboxQueryValue = Static<typeof InboxQuery>;
 /** The most messages one request marks; the console sends a page of the inbox (50) at most. */
 export const HANDLED_BATCH = 100;
 
+/** A message's id (an inbox messageId) as the operator's requests name it. */
+const MessageId = Type.String({ maxLength: 100 });
+
+/** A message as the operator read it: its id and the version that was shown. */
+export const SeenMessage = Type.Object(
+  {
+    messageId: MessageId,
+    version: Type.Integer({ minimum: 1, description: "The version the operator read (the inbox summary's)." }),
+  },
+  { additionalProperties: false },
+);
+
 export const HandledBody = Type.Object(
   {
-    messageIds: Type.Array(Type.String({ maxLength: 100 }), {
-      minItems: 1,
-      maxItems: HANDLED_BATCH,
-      uniqueItems: true,
-      description: `The messages to mark (inbox messageIds, of any tenants), 1 to ${HANDLED_BATCH}. 422 when one names no message: then none is marked.`,
-    }),
+    messages: Type.Optional(
+      Type.Array(SeenMessage, {
+        minItems: 1,
+        maxItems: HANDLED_BATCH,
+        description: `The messages to mark, each at the version the operator read (inbox messageId and version), 1 to ${HANDLED_BATCH} distinct ids: one whose version has moved on (a client's change) is not marked and is listed in \`stale\`, the others are. 422 when one names no message or a version it never had: then none is marked. Send this or \`messageIds\`.`,
+      }),
+    ),
+    messageIds: Type.Optional(
+      Type.Array(MessageId, {
+        minItems: 1,
+        maxItems: HANDLED_BATCH,
+        uniqueItems: true,
+        description: `The messages to mark whatever their version (inbox messageIds, of any tenants), 1 to ${HANDLED_BATCH}. 422 when one names no message: then none is marked. Send this or \`messages\`; \`messages\` marks only what was read.`,
+      }),
+    ),
     handled: Type.Optional(
       Type.Boolean({
         default: true,
@@ -101,6 +127,19 @@ export const HandledResult = Type.Object(
   {
     handled: Type.Boolean({ description: 'The state the messages are now in.' }),
     changed: Type.Integer({ minimum: 0, description: 'How many of them were in the other state before.' }),
+    stale: Type.Array(
+      Type.Object(
+        {
+          messageId: Type.String(),
+          version: Type.Integer({ minimum: 1, description: "The message's version now." }),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        description:
+          'The messages of `messages` not marked because their version is not the one sent: a client changed them since (and the change made them not handled); read them again. Empty with `messageIds`.',
+      },
+    ),
   },
   { additionalProperties: false },
 );

@@ -5,8 +5,10 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { transaction } from '../../db/transaction.js';
 import { isoTime, type ResourceObject } from '../../http/envelope.js';
-import { notFound, validationProblem } from '../../http/problem.js';
+import { type FieldErrors, notFound, validationProblem } from '../../http/problem.js';
+import { nameOrWhy } from '../../http/request-names.js';
 import { toFileObject } from '../files/schemas.js';
 import {
   type HandledBodyValue,
@@ -78,6 +80,7 @@ export async function listInbox(db: Kysely<Database>, query: InboxQueryValue): P
 function toInboxMessage(row: repository.InboxRow): InboxMessageValue {
   return {
     messageId: row.id,
+    version: row.version,
     tenantId: row.tenant_id,
     tenantName: row.tenant_name,
     siteVisitId: row.site_visit_id,
@@ -103,17 +106,59 @@ export async function countUnhandled(
 }
 
 /**
- * Marks the messages handled at `now` (or not handled), all or none: 422 naming the ids that name no message.
- * Messages are never deleted, so an id found here is there for the update.
+ * Marks the messages handled at `now` (or not handled). All or none for what names nothing: 422 for an id that
+ * names no message, or (`messages`) a version the message never had. Per message for what moved on: one of
+ * `messages` whose version is no longer the one read is left as it is and answered in `stale`, the others are
+ * marked. Their versions are read locked, so that no client's change commits between the check and the mark.
  */
 export async function markHandled(
   db: Kysely<Database>,
   body: HandledBodyValue,
   now: Date,
 ): Promise<HandledResultValue> {
-  const { messageIds, handled = true } = body;
-  const found = new Set(await repository.existingMessageIds(db, messageIds));
-  const unknown = messageIds.filter((id) => !found.has(id));
-  if (unknown.length > 0) throw validationProblem({ messageIds: unknown.map((id) => `names no message: ${id}`) });
-  return { handled, changed: await repository.setHandled(db, messageIds, handled ? now : null) };
+  const { handled = true } = body;
+  const seen = seenVersions(body);
+  return transaction(db, undefined, async (tx) => {
+    const current = new Map((await repository.lockMessageVersions(tx, [...seen.keys()])).map((r) => [r.id, r.version]));
+    const errors = namesNothing(body, current);
+    if (Object.keys(errors).length > 0) throw validationProblem(errors);
+    const stale = [...seen]
+      .filter(([id, version]) => version !== undefined && version !== current.get(id))
+      .map(([messageId]) => ({ messageId, version: current.get(messageId)! }));
+    const moved = new Set(stale.map((message) => message.messageId));
+    const marked = [...seen.keys()].filter((id) => !moved.has(id));
+    const changed = marked.length === 0 ? 0 : await repository.setHandled(tx, marked, handled ? now : null);
+    return { handled, changed, stale };
+  });
+}
+
+/** Each message to mark and the version read (undefined: any); 422 unless exactly one list, of distinct ids. */
+function seenVersions(body: HandledBodyValue): Map<string, number | undefined> {
+  const { messages, messageIds } = body;
+  if (messages === undefined && messageIds === undefined)
+    throw validationProblem({ messages: ['is required, or messageIds: the messages to mark'] });
+  if (messages !== undefined && messageIds !== undefined)
+    throw validationProblem({ messageIds: ['cannot be sent with messages: send one of them'] });
+  if (messageIds !== undefined) return new Map(messageIds.map((id) => [id, undefined]));
+  const seen = new Map<string, number | undefined>();
+  const errors: FieldErrors = {};
+  for (const [index, { messageId, version }] of (messages ?? []).entries()) {
+    if (seen.has(messageId)) errors[`messages[${index}].messageId`] = ['repeats an id listed before it'];
+    seen.set(messageId, version);
+  }
+  if (Object.keys(errors).length > 0) throw validationProblem(errors);
+  return seen;
+}
+
+/** The request's ids that name no message, and versions later than the message's, as 422 errors. */
+function namesNothing(body: HandledBodyValue, current: ReadonlyMap<string, number>): FieldErrors {
+  const errors: FieldErrors = {};
+  const unknown = (body.messageIds ?? []).filter((id) => !current.has(id));
+  if (unknown.length > 0) errors.messageIds = unknown.map((id) => `names no message: ${nameOrWhy(id, 'an id')}`);
+  for (const [index, { messageId, version }] of (body.messages ?? []).entries()) {
+    const now = current.get(messageId);
+    if (now === undefined) errors[`messages[${index}].messageId`] = ['names no message'];
+    else if (version > now) errors[`messages[${index}].version`] = [`is later than the message's version (${now})`];
+  }
+  return errors;
 }

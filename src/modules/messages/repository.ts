@@ -201,6 +201,7 @@ export function inboxStatement(db: Executor, filter: InboxFilter, page: InboxPag
     .innerJoin('site_visits as v', 'v.id', 'm.site_visit_id')
     .select((eb) => [
       'm.id',
+      'm.version',
       'm.tenant_id',
       't.name as tenant_name',
       'm.site_visit_id',
@@ -271,10 +272,16 @@ export async function countUnhandled(
   return Number((await countUnhandledStatement(db, filter, limit).executeTakeFirstOrThrow()).count);
 }
 
-/** Which of these message ids name a message, whichever tenant's. */
-export async function existingMessageIds(db: Executor, ids: readonly string[]): Promise<string[]> {
-  const rows = await db.selectFrom('messages').select('id').where('id', 'in', ids).execute();
-  return rows.map((row) => row.id);
+/**
+ * The messages with these ids, whichever tenant's, and their versions, locked until the transaction ends, so that
+ * a client's change to one waits for the operator's mark (and then reopens it), and one under way is read once it
+ * has committed. Locked in id order: two marks of overlapping messages never each hold what the other waits for.
+ */
+export async function lockMessageVersions(
+  tx: Transaction<Database>,
+  ids: readonly string[],
+): Promise<{ id: string; version: number }[]> {
+  return tx.selectFrom('messages').select(['id', 'version']).where('id', 'in', ids).orderBy('id').forUpdate().execute();
 }
 
 /**

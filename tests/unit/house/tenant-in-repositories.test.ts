@@ -37,7 +37,7 @@ const NOT_A_TENANTS: Record<string, Record<string, string>> = {
     countUnhandledStatement:
       "the operator's count of unhandled messages, over every tenant unless its filter names one",
     countUnhandled: "the operator's count of unhandled messages, over every tenant unless its filter names one",
-    existingMessageIds: "the operator's marking of messages handled, by message id across tenants",
+    lockMessageVersions: "the operator's marking of messages handled, by message id across tenants",
     setHandled: "the operator's marking of messages handled, by message id across tenants",
   },
   'site-visits/repository.ts': {
