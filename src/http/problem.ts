@@ -19,8 +19,9 @@ export interface ProblemOptions {
 }
 
 /**
- * The longest value of a request a problem's text repeats (a scope, a host), cut there. A name of the request
- * (a member's, a parameter's, a part's, a path) follows request-names.ts instead: repeated whole or described.
+ * The longest text a problem repeats that the request did not choose (a resolver's reason), cut there. What the
+ * request chose, a name (a member's, a parameter's, a part's, a path) or a value (a code, a host, an id), follows
+ * request-names.ts instead: repeated whole or described.
  */
 export const MAX_ECHO = 100;
 

@@ -5,7 +5,8 @@
  * does not show (or shows as something it is not) as `U+202E at character 2`, else its length. So a problem
  * carries none of the request's control, bidi or invisible characters, escaped or not (an operator's log
  * viewer or an integrator's terminal would act on them, or show `invoice\u202Efdp.exe` as `invoiceexe.pdf`), and
- * its size does not grow with the names sent. docs/decisions.md has the why.
+ * its size does not grow with the names sent. A value the request chose (a host, a code) that a problem repeats
+ * follows it too (`valueOrWhy`). docs/decisions.md has the why.
  */
 
 /** The longest name repeated, in characters (code points). */
@@ -68,4 +69,15 @@ export function nameOrWhy(name: string, noun: string, quoted = false): string {
   const why = whyNotShown(name);
   if (why !== undefined) return `${noun} ${why}`;
   return quoted ? JSON.stringify(name) : name;
+}
+
+/**
+ * A value of the request (a host, a scheme, a code a duplicate or a 404 repeats) as the subject of a problem's
+ * sentence, by the same rule: itself (JSON-quoted when `quoted`), or `noun (why)`, as in `the URL's host (of 253
+ * characters, more than the 100 repeated)`. Never cut, never escaped.
+ */
+export function valueOrWhy(value: string, noun: string, quoted = false): string {
+  const why = whyNotShown(value);
+  if (why !== undefined) return `${noun} (${why})`;
+  return quoted ? JSON.stringify(value) : value;
 }

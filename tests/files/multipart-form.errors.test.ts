@@ -171,7 +171,7 @@ describe('the body as a whole', () => {
 });
 
 describe('bounded answers', () => {
-  it('a huge part name is described by its length, a huge Content-Disposition type cut', async () => {
+  it('a huge part name is described by its length, and so is a huge Content-Disposition type', async () => {
     const name = 'n'.repeat(60_000);
     const stray = await upload(multipartBody([{ name, data: 'x' }]));
     expect(stray.status).toBe(422);
@@ -184,8 +184,16 @@ describe('bounded answers', () => {
 
     const type = await upload(form(rawPart([`Content-Disposition: ${'t'.repeat(60_000)}; name="file"`], PDF)));
     expect(type.status).toBe(422);
+    expect(type.body.errors.file).toEqual([
+      'could not be read: part 1 of the form has a Content-Disposition type of 60000 characters, more than the 100 repeated, not form-data',
+    ]);
     expect(type.body.detail.length).toBeLessThanOrEqual(MAX_DETAIL + 1);
     expect(type.text.length).toBeLessThan(2_000);
+    // One of 100 characters is repeated whole.
+    const hundred = await upload(form(rawPart([`Content-Disposition: ${'t'.repeat(100)}; name="file"`], PDF)));
+    expect(hundred.body.errors.file).toEqual([
+      `could not be read: part 1 of the form has Content-Disposition "${'t'.repeat(100)}", not form-data`,
+    ]);
   });
 });
 
@@ -212,12 +220,18 @@ describe('names with control or invisible characters', () => {
     }
   });
 
-  it('a Content-Disposition type with U+0000 is named by that character, not repeated', async () => {
+  it('a Content-Disposition type with U+0000 or U+202E is named by that character, not repeated', async () => {
     const response = await expectFileError(
       form(rawPart(['Content-Disposition: form\u0000data; name="file"; filename="a.pdf"'], PDF)),
-      /^could not be read: part 1 of the form has a Content-Disposition type with a control or invisible character \(U\+0000 at character 5\), not form-data$/,
+      /^could not be read: part 1 of the form has a Content-Disposition type holding a control or invisible character \(U\+0000 at character 5\), not form-data$/,
     );
     expect(response.text).not.toMatch(/\\u0000|\u0000/);
+    // U+202E in UTF-8, read as the header's bytes are (one character each): its second byte is the C1 control U+0080.
+    const override = await expectFileError(
+      form(rawPart(['Content-Disposition: form\u202Edata; name="file"; filename="a.pdf"'], PDF)),
+      /^could not be read: part 1 of the form has a Content-Disposition type holding a control or invisible character \(U\+0080 at character 6\), not form-data$/,
+    );
+    expect(override.text).not.toMatch(/\\u0080|\u0080|\u202e/i);
   });
 });
 

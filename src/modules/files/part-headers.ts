@@ -9,9 +9,7 @@
 import type { IncomingMessage } from 'node:http';
 import { MIMEType } from 'node:util';
 import { Dicer } from '@fastify/busboy';
-import { echo } from '../../http/problem.js';
-import { characterNamed } from '../../http/request-names.js';
-import { UNSAFE_CHARACTERS } from './file-names.js';
+import { whyNotShown } from '../../http/request-names.js';
 import { MULTIPART_LIMITS } from './limits.js';
 
 /** A part's header fields as the splitter parsed them: lower-cased name → values. */
@@ -46,10 +44,10 @@ function unreadableHeader(header: PartHeader): string | undefined {
   // busboy's parameter parser: quotes and white space dropped.
   const type = disposition.split(';', 1)[0]!.replace(/["\s]/g, '');
   if (type.toLowerCase() === 'form-data') return undefined;
-  const unsafe = characterNamed(type, UNSAFE_CHARACTERS);
-  if (unsafe !== undefined)
-    return `has a Content-Disposition type with a control or invisible character (${unsafe}), not form-data`;
-  return `has Content-Disposition ${JSON.stringify(echo(type))}, not form-data`;
+  // The request's value, by the names' rule: repeated when printable and short, else described.
+  const why = whyNotShown(type);
+  if (why !== undefined) return `has a Content-Disposition type ${why}, not form-data`;
+  return `has Content-Disposition ${JSON.stringify(type)}, not form-data`;
 }
 
 /**

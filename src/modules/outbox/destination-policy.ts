@@ -10,11 +10,12 @@
  * become dotted quads; IPv6 is compressed), so every notation of one address gets the same verdict.
  * Hosts listed in WEBHOOK_TEST_ALLOWED_DESTINATIONS (tests only) skip the port and address rules, and are
  * resolved by the system (hosts file included); a tenant's names are asked of DNS (resolvers.ts).
- * Messages repeat parts of the URL cut to a bounded length (echo): no answer grows with the input.
+ * Messages repeat parts of the URL (scheme, host, address) by the request's rule (request-names.ts: printable and
+ * at most 100 characters, else described), and a resolver's reason cut (echo): no answer grows with the input.
  */
 import ipaddr from 'ipaddr.js';
 import { echo } from '../../http/problem.js';
-import { characterNamed } from '../../http/request-names.js';
+import { characterNamed, valueOrWhy, whyNotShown } from '../../http/request-names.js';
 import { canonicalAddress, classifyAddress } from './address-classification.js';
 import { DnsFailure, networkResolver, type Resolver, systemResolver } from './resolvers.js';
 
@@ -95,7 +96,7 @@ export class DestinationPolicy {
       return violation('url', 'must be an absolute https URL');
     }
     if (url.protocol !== 'https:')
-      return violation('https', `must use https, not ${echo(url.protocol.replace(/:$/, ''))}`);
+      return violation('https', `must use https, not ${valueOrWhy(url.protocol.replace(/:$/, ''), 'a scheme')}`);
     if (url.username !== '' || url.password !== '')
       return violation('userinfo', 'must not contain user credentials (user:password@)');
     // URL.hash is empty for a bare "#" too; the raw text tells.
@@ -106,6 +107,8 @@ export class DestinationPolicy {
     if (port !== 443 && !allowedForTests) return violation('port', `must use port 443; port ${port} is not allowed`);
 
     const host = url.hostname;
+    // The URL parser's ASCII form: printable, but up to 253 characters of a DNS name (more when not one).
+    const shownHost = valueOrWhy(host, "the URL's host");
     const literal = host.startsWith('[') ? host.slice(1, -1) : DOTTED_QUAD.test(host) ? host : undefined;
     const hostname = literal ?? host;
     let addresses: string[];
@@ -114,22 +117,27 @@ export class DestinationPolicy {
     } else {
       // A name that can never resolve is the 'dns' rule's "does not resolve", known without asking.
       const malformed = notADnsName(host);
-      if (malformed !== undefined) return violation('dns', `${echo(host)} is not a DNS name: ${malformed}`);
+      // Not repeated, the host is only named: the reason says what is wrong with it (its length, a label's).
+      if (malformed !== undefined)
+        return violation(
+          'dns',
+          `${whyNotShown(host) === undefined ? host : "the URL's host"} is not a DNS name: ${malformed}`,
+        );
       // RFC 6761: localhost and its subdomains are loopback by definition, whatever a resolver says.
       if (!allowedForTests && /(^|\.)localhost\.?$/.test(host))
-        return violation('address', `${echo(host)} is a loopback name`);
+        return violation('address', `${shownHost} is a loopback name`);
       try {
         const resolve = allowedForTests ? this.testResolver : this.resolver;
         addresses = (await resolve(host)).map(canonicalAddress);
       } catch (error) {
-        if (error instanceof DnsFailure && error.permanent) return violation('dns', `${echo(host)} does not resolve`);
+        if (error instanceof DnsFailure && error.permanent) return violation('dns', `${shownHost} does not resolve`);
         const reason = echo(error instanceof Error ? error.message : String(error));
         return {
           kind: 'unavailable',
-          message: `DNS lookup of ${echo(host)} failed temporarily (${reason}); retry later`,
+          message: `DNS lookup of ${shownHost} failed temporarily (${reason}); retry later`,
         };
       }
-      if (addresses.length === 0) return violation('dns', `${echo(host)} does not resolve`);
+      if (addresses.length === 0) return violation('dns', `${shownHost} does not resolve`);
     }
 
     if (!allowedForTests) {
@@ -138,8 +146,8 @@ export class DestinationPolicy {
         if (reason === undefined) continue;
         const message =
           literal !== undefined
-            ? `${echo(address)} is ${reason}`
-            : `${echo(host)} resolves to ${echo(address)}, ${reason}`;
+            ? `${valueOrWhy(address, 'the address')} is ${reason}`
+            : `${shownHost} resolves to ${address}, ${reason}`;
         return violation('address', message);
       }
     }

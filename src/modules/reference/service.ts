@@ -5,6 +5,7 @@ import { suppliedColumns } from '../../db/column-changes.js';
 import { refusingDuplicate } from '../../db/errors.js';
 import { DuplicateResource } from '../../http/duplicate-resource.js';
 import { notFound, Problem } from '../../http/problem.js';
+import { valueOrWhy } from '../../http/request-names.js';
 import * as repository from './repository.js';
 import type { ItemCreate, ItemValue, ProjectCreate, ProjectPatch, ProjectValue } from './schemas.js';
 
@@ -57,7 +58,7 @@ export async function createProject(
       }),
     // The tenant's one unique value of a project is its id: the project that has it is the one named.
     () =>
-      new DuplicateResource(`Project ${input.projectId} already exists for this tenant.`, {
+      new DuplicateResource(`Project ${shownReferenceId(input.projectId)} already exists for this tenant.`, {
         type: PROJECT_TYPE,
         id: referenceIdText(input.projectId),
       }),
@@ -98,7 +99,7 @@ export async function createItem(
       }),
     () =>
       new DuplicateResource(
-        `An item with itemId ${input.itemId} or itemName ${JSON.stringify(input.itemName)} already exists for this tenant.`,
+        `An item with itemId ${shownReferenceId(input.itemId)} or itemName ${valueOrWhy(input.itemName, 'as sent', true)} already exists for this tenant.`,
         async (db) => {
           const item =
             (await repository.findItem(db, tenantId, referenceIdText(input.itemId))) ??
@@ -108,6 +109,11 @@ export async function createItem(
       ),
   );
   return toItem(row);
+}
+
+/** A reference id of the request as a problem repeats it: a number as it is, a string by the names' rule. */
+function shownReferenceId(id: string | number): string {
+  return typeof id === 'number' ? String(id) : valueOrWhy(id, 'as sent', true);
 }
 
 /** The tenant's Active project a site visit names (409 invalid-project when unknown, foreign or not Active). */
@@ -125,8 +131,8 @@ export function activeProject<P extends { status: string }>(projectId: string | 
     throw new Problem(
       'invalid-project',
       project
-        ? `Project ${JSON.stringify(projectId)} is not Active. GET /api/v1/projects lists the projects you can use.`
-        : `Project ${JSON.stringify(projectId)} is not one of your projects. GET /api/v1/projects lists the projects you can use.`,
+        ? `Project ${shownReferenceId(projectId)} is not Active. GET /api/v1/projects lists the projects you can use.`
+        : `Project ${shownReferenceId(projectId)} is not one of your projects. GET /api/v1/projects lists the projects you can use.`,
       { errors: { projectId: [project ? 'is not an Active project' : 'is not one of your projects'] } },
     );
   }
@@ -140,6 +146,6 @@ export async function resolveItem(tx: Transaction<Database>, tenantId: string, i
 
 /** `item`, the tenant's item named `itemName` if any; 404 when there is none. */
 export function namedItem<I>(itemName: string, item: I | undefined): I {
-  if (!item) throw notFound(`Item ${JSON.stringify(itemName)}`);
+  if (!item) throw notFound(`Item ${valueOrWhy(itemName, 'named as sent', true)}`);
   return item;
 }

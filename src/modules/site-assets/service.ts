@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, SiteAssetRow, SiteRow } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { Problem } from '../../http/problem.js';
+import { valueOrWhy } from '../../http/request-names.js';
 import { newIntegerId } from '../../lib/ids.js';
 import { getSiteByCode } from '../sites/service.js';
 import * as repository from './repository.js';
@@ -72,7 +73,7 @@ const NAMED_INVALID_SITE_ASSETS = 10;
 function invalidSiteAssets(invalid: readonly number[], siteCode: string): Problem {
   const named = invalid.slice(0, NAMED_INVALID_SITE_ASSETS);
   const others = invalid.length - named.length;
-  const site = `site ${JSON.stringify(siteCode)}`;
+  const site = `site ${valueOrWhy(siteCode, 'named by clientSiteId', true)}`;
   const ids = others > 0 ? `${named.join(', ')} and ${others} more` : named.join(', ');
   return new Problem(
     'invalid-site-asset',

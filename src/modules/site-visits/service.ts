@@ -10,6 +10,7 @@ import { refusingDuplicate } from '../../db/errors.js';
 import { assertIfMatch } from '../../http/concurrency.js';
 import { type CursorCodec, type ReadPage, readPage } from '../../http/pagination.js';
 import { notFound, notFoundById, Problem } from '../../http/problem.js';
+import { valueOrWhy } from '../../http/request-names.js';
 import { resolveItem, resolveProject } from '../reference/service.js';
 import { resolveSiteAssets } from '../site-assets/service.js';
 import { getSite, getSiteByCode } from '../sites/service.js';
@@ -59,7 +60,7 @@ async function assignmentChange(
     if (newSite === undefined || current.length === 0) return undefined;
     throw new Problem(
       'site-asset-conflict',
-      `The visit still has site assets of its current site assigned (${current.join(', ')}). Send siteAssetIds of site ${JSON.stringify(newSite.site_code)} (or []) in the same request to move it.`,
+      `The visit still has site assets of its current site assigned (${current.join(', ')}). Send siteAssetIds of site ${valueOrWhy(newSite.site_code, 'named by clientSiteId', true)} (or []) in the same request to move it.`,
       { errors: { siteAssetIds: ['must be replaced when clientSiteId moves the visit to another site'] } },
     );
   }

@@ -7,6 +7,7 @@ import type { ColumnsOf } from '../../db/column-changes.js';
 import { DuplicateResource } from '../../http/duplicate-resource.js';
 import { validationProblem } from '../../http/problem.js';
 import type { ProblemSlug } from '../../http/problem-types.js';
+import { valueOrWhy } from '../../http/request-names.js';
 import { SITE_VISIT_TYPE } from './representation.js';
 import { findVisitIdByTicket } from './repository.js';
 import type { SiteVisitCreate, SiteVisitPatch } from './schemas.js';
@@ -33,7 +34,7 @@ export const VISIT_REFERENCE_CONFLICTS: readonly ProblemSlug[] = [
 /** The 409 of a ticket number the tenant has used already: it names that visit, `existingId` or found by the number. */
 export function duplicateTicket(tenantId: string, clientTicketNumber: string, existingId?: string): DuplicateResource {
   return new DuplicateResource(
-    `A site visit with clientTicketNumber ${JSON.stringify(clientTicketNumber)} already exists for your client.`,
+    `A site visit with clientTicketNumber ${valueOrWhy(clientTicketNumber, 'as sent', true)} already exists for your client.`,
     existingId !== undefined
       ? { type: SITE_VISIT_TYPE, id: existingId }
       : async (db) => {

@@ -10,6 +10,7 @@ import type { SingleRowCreate } from '../../http/idempotency.js';
 import { type CursorCodec, filteredListName, type ListingPage, readListingPage } from '../../http/pagination.js';
 import { DuplicateResource } from '../../http/duplicate-resource.js';
 import { notFound, notFoundById, validationProblem } from '../../http/problem.js';
+import { valueOrWhy } from '../../http/request-names.js';
 import { newId } from '../../lib/ids.js';
 import * as repository from './repository.js';
 import type { SiteAttributesValue, SiteCreate, SiteListQueryValue, SitePatch } from './schemas.js';
@@ -63,7 +64,7 @@ export function toSiteResource(row: Omit<SiteRow, 'seq'>): ResourceObject<SiteAt
 /** The 409 of a siteCode the tenant has already: it names that site, found by `existing` or by its code. */
 function duplicateSiteCode(tenantId: string, siteCode: string, existing?: SiteRow): DuplicateResource {
   return new DuplicateResource(
-    `A site with siteCode ${JSON.stringify(siteCode)} already exists for your client.`,
+    `A site with siteCode ${valueOrWhy(siteCode, 'as sent', true)} already exists for your client.`,
     existing
       ? { type: SITE_TYPE, id: existing.id }
       : async (db) => {
@@ -151,7 +152,7 @@ export async function getSiteByCode(
 
 /** `site`, the tenant's site with this siteCode if any; 404 when there is none. */
 export function siteWithCode<S>(siteCode: string, site: S | undefined): S {
-  if (!site) throw notFound(`Site with siteCode ${JSON.stringify(siteCode)}`);
+  if (!site) throw notFound(`Site with siteCode ${valueOrWhy(siteCode, 'as sent', true)}`);
   return site;
 }
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_FIELD_ERRORS, validationProblem } from '../../../src/http/problem.js';
-import { MAX_NAME, nameOrWhy, whyNotShown } from '../../../src/http/request-names.js';
+import { MAX_NAME, nameOrWhy, valueOrWhy, whyNotShown } from '../../../src/http/request-names.js';
 import { escapePointer, pointerNames } from '../../../src/http/request-values.js';
 import { validationProblemFromAjv } from '../../../src/http/validation-errors.js';
 import { compileBodyValidator } from '../../../src/http/validation.js';
@@ -48,6 +48,18 @@ describe('whyNotShown', () => {
     expect(nameOrWhy('/api/v1/x', 'a path')).toBe('/api/v1/x');
     expect(nameOrWhy('S\u202e1', 'with an id', true)).toBe(
       'with an id holding a control or invisible character (U+202E at character 2)',
+    );
+  });
+
+  it('valueOrWhy repeats a value or names it with why in parentheses, never cut', () => {
+    expect(valueOrWhy('S-1', 'as sent', true)).toBe('"S-1"');
+    expect(valueOrWhy('hooks.example.com', "the URL's host")).toBe('hooks.example.com');
+    expect(valueOrWhy('x'.repeat(MAX_NAME), 'a scheme')).toBe('x'.repeat(MAX_NAME));
+    expect(valueOrWhy('x'.repeat(MAX_NAME + 1), 'a scheme')).toBe(
+      `a scheme (of ${MAX_NAME + 1} characters, more than the ${MAX_NAME} repeated)`,
+    );
+    expect(valueOrWhy('S\u202e1', 'as sent', true)).toBe(
+      'as sent (holding a control or invisible character (U+202E at character 2))',
     );
   });
 });

@@ -179,15 +179,42 @@ describe('host names that cannot be DNS names (RFC 1035): refused before any loo
     expect(await answering.check(`https://${host}/x`)).toMatchObject({ kind: 'allowed', hostname: host });
   });
 
-  it('bounds every part of the URL a message repeats (no answer grows with the input)', async () => {
+  it("repeats the URL's parts by the request's rule: at most 100 characters, else described (no answer grows with the input)", async () => {
     const long = `${'a.'.repeat(130)}com`;
     const refused = await answering.check(`https://${long}/`);
     expect(refused).toMatchObject({
-      message: `${long.slice(0, 100)}… is not a DNS name: ${long.length} characters, more than the 253 a DNS name may have`,
+      message: `the URL's host is not a DNS name: ${long.length} characters, more than the 253 a DNS name may have`,
     });
 
     const scheme = await answering.check(`${'x'.repeat(1000)}://hooks.example.com/`);
-    expect(scheme).toMatchObject({ rule: 'https', message: `must use https, not ${'x'.repeat(100)}…` });
+    expect(scheme).toMatchObject({
+      rule: 'https',
+      message: 'must use https, not a scheme (of 1000 characters, more than the 100 repeated)',
+    });
+    expect(await answering.check(`${'x'.repeat(100)}://hooks.example.com/`)).toMatchObject({
+      message: `must use https, not ${'x'.repeat(100)}`,
+    });
+
+    // A DNS name of 253 characters is a name, and too long to repeat; one of 100 is repeated whole.
+    const loopback = new DestinationPolicy({ resolver: async () => ['127.0.0.1'] });
+    expect(await loopback.check(`https://${longest}/`)).toMatchObject({
+      rule: 'address',
+      message:
+        "the URL's host (of 253 characters, more than the 100 repeated) resolves to 127.0.0.1, a loopback address",
+    });
+    const hundred = `${label(63)}.${label(36)}`;
+    expect(await loopback.check(`https://${hundred}/`)).toMatchObject({
+      message: `${hundred} resolves to 127.0.0.1, a loopback address`,
+    });
+    const nowhere = new DestinationPolicy({
+      resolver: async () => {
+        throw new DnsFailure(true, 'ENOTFOUND');
+      },
+    });
+    expect(await nowhere.check(`https://${longest}/`)).toMatchObject({
+      rule: 'dns',
+      message: "the URL's host (of 253 characters, more than the 100 repeated) does not resolve",
+    });
 
     const failing = new DestinationPolicy({
       resolver: async () => {
