@@ -6,7 +6,7 @@
  * to the 1 MiB body limit, the problem stays under 64 KiB. (How fast: tests/reliability/validation-flood.rel.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from '../../src/http/json-body.js';
+import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS, MAX_JSON_VALUES } from '../../src/http/json-body.js';
 import type { TestApp } from '../helpers/app.js';
 import type { TestResponse } from '../helpers/http.js';
 import { expectInvalid } from '../helpers/problems.js';
@@ -207,6 +207,22 @@ describe('every list and map of every request body has a documented bound', () =
     expect(bodies).toBeGreaterThanOrEqual(15);
     expect(found).toEqual([]);
   });
+
+  it("every JSON body's limit comes from its schema, none is the service's 1 MiB", async () => {
+    // The simulator's and the operator's workflow actions took 1 MiB: etaTime had a pattern and no maxLength.
+    const client = (await t.http.get('/api/v1/openapi.json')).body;
+    const operator = (await t.http.get('/admin/v1/openapi.json', { token: t.adminToken })).body;
+    const limits: Record<string, number> = {};
+    for (const document of [client, operator])
+      for (const [path, item] of Object.entries(document.paths as Record<string, any>))
+        for (const [method, op] of Object.entries(item as Record<string, any>)) {
+          if (!op.requestBody?.content?.['application/json'] || op.operationId === 'createToken') continue;
+          const limit = /at most (\d+) bytes/.exec(op.responses['413']?.description ?? '')?.[1];
+          limits[`${method} ${path}`] = Number(limit);
+        }
+    expect(limits['post /api/v1/sandbox/site-visits/{id}/simulate']).toBeGreaterThan(0);
+    expect(Object.entries(limits).filter(([, limit]) => !(limit < BODY_LIMIT))).toEqual([]);
+  });
 });
 
 describe('a body is read only as far as its route can use it', () => {
@@ -250,5 +266,21 @@ describe('a body is read only as far as its route can use it', () => {
     // Brackets and commas inside strings are text, not structure.
     const inText = visitBody(v, { description: `${'[{'.repeat(50)}\\"${','.repeat(1_200)}` });
     expect((await send('POST', '/api/v1/site-visits', JSON.stringify(inText))).status).toBe(201);
+  });
+
+  it(`more than ${MAX_JSON_VALUES} values, within the route's limit: refused unparsed`, async () => {
+    // The probe's body: 160,000 empty objects in 480 KB, within the message create's limit, took 8 ms to parse
+    // and 8 MB of objects each; sixteen at once held another client's /health for half a second.
+    const document = (await t.http.get('/api/v1/openapi.json')).body;
+    const tooLarge = document.paths['/api/v1/messages'].post.responses['413'].description as string;
+    const limit = Number(/at most (\d+) bytes/.exec(tooLarge)?.[1]);
+    const empties = Math.floor((limit - 100) / 3);
+    expect(empties).toBeGreaterThan(100_000);
+    const flood = `{"siteVisitId":"visit_x","messageThread":"a","x":[${Array(empties).fill('{}').join(',')}]}`;
+    const response = await send('POST', '/api/v1/messages', flood);
+    expect(expectBoundedProblem(response, ['body']).body).toEqual([`has more than ${MAX_JSON_VALUES} values`]);
+    // The largest valid list is far within it: 200 siteAssetIds are checked one by one as before.
+    const assets = await send('POST', '/api/v1/site-visits', withItems(visitBody(v), 'siteAssetIds', '"x"', 200));
+    expect(Object.keys(expectBoundedProblem(assets))).toContain('siteAssetIds[0]');
   });
 });

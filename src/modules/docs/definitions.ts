@@ -105,7 +105,8 @@ without a value is \`null\`. Timestamps are ISO 8601 date-times in UTC with mill
   naming the header, and the connection is closed: the request could be read two ways.
 - A JSON body is read only as far as its operation can use it: each operation's 413 names its limit, which is
   twice the longest body its schema admits (every character escaped), at least 16 KiB. An object of more than
-  1,000 members or nesting deeper than 64 levels is 422 on \`body\` without being parsed.
+  1,000 members, nesting deeper than 64 levels or more than 20,000 values in all is 422 on \`body\` without being
+  parsed.
 - A request sent with \`Expect: 100-continue\` (curl's, for every upload over 1 MiB) is checked before its body is
   asked for: rate limit, headers, token and scope, and a Content-Length over the operation's limit. A refusal
   (401, 403, 413, 429...) is the final answer without \`100 Continue\`, and the connection is closed: do not send

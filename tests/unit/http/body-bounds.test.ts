@@ -1,7 +1,13 @@
 /** What a route's body limit is derived from (body-limit.ts) and the structural check before parsing (json-body.ts). */
 import { describe, expect, it } from 'vitest';
 import { jsonBodyLimit, longestBody } from '../../../src/http/body-limit.js';
-import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS, stringEnd, structureRefusal } from '../../../src/http/json-body.js';
+import {
+  MAX_JSON_DEPTH,
+  MAX_JSON_MEMBERS,
+  MAX_JSON_VALUES,
+  stringEnd,
+  structureRefusal,
+} from '../../../src/http/json-body.js';
 import { seededRandom } from '../../helpers/seeded-random.js';
 
 const closed = (properties: Record<string, unknown>) => ({ type: 'object', properties, additionalProperties: false });
@@ -43,8 +49,19 @@ describe('structureRefusal', () => {
   it(`an object of up to ${MAX_JSON_MEMBERS} members passes; one more is refused`, () => {
     expect(structureRefusal(members(MAX_JSON_MEMBERS))).toBeUndefined();
     expect(structureRefusal(members(MAX_JSON_MEMBERS + 1))).toMatch(/more than 1000 members/);
-    // A list's items are bounded by the schema's maxItems check after parsing, which is cheap for lists.
+    // A list's items are bounded by the schema's maxItems check after parsing, within the values' bound.
     expect(structureRefusal(`[${Array(5_000).fill(0).join(',')}]`)).toBeUndefined();
+  });
+
+  it(`up to ${MAX_JSON_VALUES} values pass, in lists of any depth; more are refused`, () => {
+    const list = (count: number, item: string) => `[${Array(count).fill(item).join(',')}]`;
+    expect(structureRefusal(list(MAX_JSON_VALUES, '0'))).toBeUndefined();
+    expect(structureRefusal(list(MAX_JSON_VALUES + 1, '0'))).toBe(`has more than ${MAX_JSON_VALUES} values`);
+    // Empty objects and lists, each under its member and depth bounds: 160 lists of 1,000 `{}`.
+    expect(structureRefusal(list(160, list(999, '{}')))).toBe(`has more than ${MAX_JSON_VALUES} values`);
+    expect(structureRefusal(`{"a":${list(MAX_JSON_VALUES / 2 - 1, '[]')}}`)).toBeUndefined();
+    // Commas in strings are text.
+    expect(structureRefusal(JSON.stringify([`${','.repeat(MAX_JSON_VALUES * 2)}`]))).toBeUndefined();
   });
 
   it(`nesting up to ${MAX_JSON_DEPTH} passes; deeper is refused`, () => {

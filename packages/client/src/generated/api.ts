@@ -4461,7 +4461,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request body is larger than this endpoint accepts (at most 1048576 bytes). Problem types: payload-too-large. */
+            /** @description The request body is larger than this endpoint accepts (at most 240412 bytes). Problem types: payload-too-large. */
             413: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
