@@ -8,52 +8,65 @@
  * array, a name without `=` has the empty value, a `%` not followed by two hex digits is kept as it is.
  */
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+const utf8 = new TextDecoder('utf-8');
 
-/** The longest UTF-8 sequence a lead byte announces (1 for ASCII), 0 for a byte that cannot lead one. */
-function sequenceLength(lead: number): number {
+/**
+ * The length of the valid UTF-8 sequence at `index`, or 0 where none starts (RFC 3629's table: no overlong
+ * form, no encoded surrogate, nothing past U+10FFFF). Checked here rather than by a fatal decoder's exception
+ * per byte: a query of 2,600 `%C3%28` threw 2,600 times, 12 ms of the event loop for one request.
+ */
+function validSequence(bytes: Uint8Array, index: number): number {
+  const lead = bytes[index]!;
   if (lead < 0x80) return 1;
-  if (lead >= 0xc2 && lead <= 0xdf) return 2;
-  if (lead >= 0xe0 && lead <= 0xef) return 3;
-  if (lead >= 0xf0 && lead <= 0xf4) return 4;
-  return 0;
+  const length =
+    lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+  if (length === 0 || index + length > bytes.length) return 0;
+  const second = bytes[index + 1]!;
+  const low = lead === 0xe0 ? 0xa0 : lead === 0xf0 ? 0x90 : 0x80;
+  const high = lead === 0xed ? 0x9f : lead === 0xf4 ? 0x8f : 0xbf;
+  if (second < low || second > high) return 0;
+  for (let next = index + 2; next < index + length; next++) if ((bytes[next]! & 0xc0) !== 0x80) return 0;
+  return length;
 }
 
 /** UTF-8 bytes to text, each byte outside a valid sequence as U+DC00 + byte. */
 function decodeEscapingInvalid(bytes: Uint8Array): string {
   let text = '';
+  let start = 0;
   let index = 0;
   while (index < bytes.length) {
-    const length = sequenceLength(bytes[index]!);
-    if (length > 0 && index + length <= bytes.length) {
-      try {
-        // The strict decoder refuses overlong forms, encoded surrogates and code points beyond U+10FFFF.
-        text += strictUtf8.decode(bytes.subarray(index, index + length));
-        index += length;
-        continue;
-      } catch {
-        // Not a valid sequence: this lead byte alone is escaped, and decoding resumes after it.
-      }
+    const length = validSequence(bytes, index);
+    if (length > 0) {
+      index += length;
+      continue;
     }
+    // The valid run before this byte in one decode, then the byte escaped; decoding resumes after it.
+    if (index > start) text += utf8.decode(bytes.subarray(start, index));
     text += String.fromCharCode(0xdc00 + bytes[index]!);
     index += 1;
+    start = index;
   }
-  return text;
+  return index > start ? text + utf8.decode(bytes.subarray(start, index)) : text;
 }
 
 const PERCENT_RUNS = /(?:%[0-9a-f]{2})+/gi;
 
+/** The bytes of a run of escapes, `%C3%A9` → [0xc3, 0xa9]. */
+function escapedBytes(run: string): Uint8Array {
+  const bytes = new Uint8Array(run.length / 3);
+  for (let index = 0; index < bytes.length; index++)
+    bytes[index] = Number.parseInt(run.slice(3 * index + 1, 3 * index + 3), 16);
+  return bytes;
+}
+
+/**
+ * Each run of escapes decoded as UTF-8, stray `%` kept. The same text as decodeURIComponent where that
+ * succeeds, without its exception where it does not (a query of 2,600 `a=%FF` threw 2,600 times, 7 ms).
+ */
 function decodeComponent(component: string): string {
   const spaced = component.includes('+') ? component.replace(/\+/g, ' ') : component;
   if (!spaced.includes('%')) return spaced;
-  try {
-    return decodeURIComponent(spaced);
-  } catch {
-    // Malformed: decode each run of escapes on its own, keeping stray `%` and marking bytes that are not UTF-8.
-    return spaced.replace(PERCENT_RUNS, (run) =>
-      decodeEscapingInvalid(Uint8Array.from(run.slice(1).split('%'), (hex) => Number.parseInt(hex, 16))),
-    );
-  }
+  return spaced.replace(PERCENT_RUNS, (run) => decodeEscapingInvalid(escapedBytes(run)));
 }
 
 /** Parses `a=1&b=x+y&a=2` into `{a: ['1', '2'], b: 'x y'}` (an object without a prototype). */

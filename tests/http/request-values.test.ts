@@ -131,6 +131,10 @@ describe('text: lone surrogates and bytes that are not UTF-8', () => {
       const response = await t.http.get(`/api/v1/sites?siteCode=${bytes}`, { token });
       expect(expectInvalid(response, ['siteCode']).siteCode).toEqual([ILL_FORMED_MESSAGE]);
     }
+    // As long as a request line may be: 2,400 ill-formed sequences in one value, 1,100 values of one byte.
+    expectInvalid(await t.http.get(`/api/v1/sites?siteCode=${'%C3%28'.repeat(2_400)}`, { token }), ['siteCode']);
+    const repeated = await t.http.get(`/api/v1/sites?${'siteCode=%FF&'.repeat(1_100)}`, { token });
+    expect(Object.keys(expectProblem(repeated, 422, 'validation-error'))).toContain('siteCode');
     expectInvalid(await t.http.get('/api/v1/site-visits?page[after]=%ED%A0%80', { token }), ['page[after]']);
     expectProblem(await t.http.get('/api/v1/sites?%FF=1', { token }), 422, 'validation-error');
     for (const text of ['%F0%9F%98%80', '100%25', '%zz']) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseQueryString } from '../../../src/http/query-string.js';
+import { seededRandom } from '../../helpers/seeded-random.js';
 import {
   boundedDateTimeFormat,
   integerParameters,
@@ -103,6 +104,42 @@ describe('the query string parser', () => {
       e: '\udcf4\udc90\udc80\udc80',
     });
     expect({ ...parseQueryString('%FF=1&ok=%C3%A9%FF%zz') }).toEqual({ '\udcff': '1', ok: 'é\udcff%zz' });
+  });
+
+  it('decodes any bytes as a fatal UTF-8 decoder does, sequence by sequence (5,000 generated values)', () => {
+    // The reference: a strict decoder tried on each sequence its lead byte announces, a byte it refuses escaped.
+    const strict = new TextDecoder('utf-8', { fatal: true });
+    const announced = (lead: number) =>
+      lead < 0x80 ? 1 : lead < 0xc2 ? 0 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : lead < 0xf5 ? 4 : 0;
+    const reference = (bytes: number[]) => {
+      let text = '';
+      for (let index = 0; index < bytes.length; ) {
+        const length = announced(bytes[index]!);
+        try {
+          if (length === 0 || index + length > bytes.length) throw new Error('no sequence');
+          text += strict.decode(Uint8Array.from(bytes.slice(index, index + length)));
+          index += length;
+        } catch {
+          text += String.fromCharCode(0xdc00 + bytes[index]!);
+          index += 1;
+        }
+      }
+      return text;
+    };
+    const random = seededRandom(19);
+    // Bytes around the edges of RFC 3629's table: leads, continuation bytes, ASCII.
+    const pool = [
+      0x00, 0x28, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5,
+      0xff,
+    ];
+    for (let round = 0; round < 5_000; round++) {
+      const bytes = Array.from(
+        { length: 1 + Math.floor(random() * 8) },
+        () => pool[Math.floor(random() * pool.length)]!,
+      );
+      const query = `a=${bytes.map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('')}`;
+      expect(parseQueryString(query).a, query).toBe(reference(bytes));
+    }
   });
 
   it('every value it returns that is not UTF-8 is refused as text', () => {
