@@ -4,7 +4,8 @@
  * of every JSON body (each oneOf branch too) and in a member name; query bytes that are not UTF-8 in every
  * string query parameter; date-times outside 1900-01-01T00:00:00Z..9999-12-31T23:59:59Z (in UTC) in every
  * date-time of a body or query; integer parameters not in plain digits (`0x10`, `1e1`, `+5`, ...). Each is
- * a 422 naming the field (paths that are not UTF-8: a 400 problem before routing; the token endpoint: 400
+ * a 422 naming the field (a member name: the body, with the character described, not repeated; paths that are
+ * not UTF-8: a 400 problem before routing; the token endpoint: 400
  * invalid_request), never a 5xx, and changes nothing; date-times at the edges are stored and answered exactly.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -131,8 +132,14 @@ async function hostileBodies(api: Api, operation: ClientOperation): Promise<void
         }
       }
     }
+    // A member name is not repeated when it holds a lone surrogate (src/http/request-names.ts): the body is named,
+    // with the character's code point and place.
     const response = await send(api, operation, pathFor(operation), { ...base, 'name\ud800': 'x' });
-    record('body', `${operation.method} ${operation.path} member name`, response, namesField(response, 'name\ud800'));
+    const described =
+      namesField(response, 'body') &&
+      (response.body.errors.body as string[]).some((error) => error.includes('U+D800 at character 5')) &&
+      !response.text.includes('\\ud800');
+    record('body', `${operation.method} ${operation.path} member name`, response, described);
   }
 }
 
