@@ -15,6 +15,7 @@ import { eventWebhooks, WEBHOOK_TAG } from '../outbox/webhooks-openapi.js';
 import { SANDBOX_TAG } from '../site-visits/sandbox-routes.js';
 import { CLIENT_COMPONENTS, OPERATOR_COMPONENTS, SANDBOX_COMPONENTS } from './components.js';
 import { problemExample, validationProblemExample } from './examples.js';
+import { verificationSnippetBlocks } from './verification-snippets.js';
 
 export const API_VERSION = '1.0.0';
 
@@ -200,8 +201,25 @@ before repeating other writes. 503 responses carry \`Retry-After\` when the wait
 Subscriptions (\`/api/v1/webhook-subscriptions\`) receive signed POSTs for the site-visit events listed under
 webhooks (${EVENT_TYPES.join(', ')}). Delivery is at least once and unordered: deduplicate on the body \`id\` in durable
 storage and answer 2xx only once the event is stored. Verify the v1 signature before parsing the body (see
-the delivery headers of each event).
+the delivery headers of each event), and answer 401 to a delivery that fails.
 
+A delivery is verified when \`x-svc-signature-version\` is \`v1\`, \`x-svc-signature-alg\` is \`hmac-sha256\`,
+\`x-svc-timestamp\` (decimal Unix seconds) is within 300 seconds of your clock either way, and \`x-svc-signature\`
+(64 lower-case hex digits) equals, compared in constant time, the HMAC-SHA256 keyed with your secret's UTF-8 bytes
+(as given: no trimming or decoding) of the timestamp, a period and the raw body bytes (never a re-serialised
+object). A header sent twice is refused. A legacy subscription's deliveries carry no version or timestamp and are
+signed with a key you do not have: refuse them too (never fall back), and move the subscription to v1.
+
+Each delivery carries one signature, made with the subscription's secret at the time of the attempt: from the
+PATCH that changes the secret, every attempt, retries of earlier events included, is signed with the new one. To
+rotate without refusing deliveries, give your receiver the new secret beside the old (the Python and Java
+functions below take a list and accept a delivery signed with any of them), PATCH the subscription, then drop the
+old secret a minute later (an attempt signed just before the PATCH may still be arriving).
+
+The functions below do exactly that and are tested against this service's deliveries; in Node.js, the client
+package's \`verifyWebhook\` does the same.
+
+${verificationSnippetBlocks()}
 ## Versioning
 
 The API version is v1 (the path prefix); this document is version ${API_VERSION}. Webhook bodies carry
