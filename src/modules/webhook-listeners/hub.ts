@@ -11,9 +11,10 @@
  *   cut), renews their lives (alive_until = now + grace), closes the streams another process took over,
  *   and closes every listener past its grace (any process does this, so a crashed holder's listeners
  *   close too);
- * - a dropped stream starts the grace; a stream that reconnects takes the listener over, and the
- *   deliveries that waited only for a stream are due at once (on attaching and at every tick); a notice
- *   naming a stream gone from this process is answered "not connected" at once (gone-streams.ts);
+ * - a dropped stream starts the grace; a stream that reconnects takes the listener over (the old one ends,
+ *   its unreported attempts closed as a drop's), and the deliveries that waited only for a stream are due at
+ *   once (on attaching and at every tick); a notice naming a stream gone from this process is answered "not
+ *   connected" at once (gone-streams.ts);
  * - every tick it also checks the standing of the client whose token opened each stream (as every request
  *   is checked, at most seconds old) and ends the streams of revoked credentials or of a tenant that no
  *   longer grants webhooks:write.
@@ -30,6 +31,7 @@ import type { AppDatabase } from '../../db/database.js';
 import { listenForNotifications, type NotificationListener } from '../../db/notifications.js';
 import type { ClientStandingLookup } from '../../http/auth.js';
 import type { Clock } from '../../lib/clock.js';
+import { attemptTimeoutMs } from '../outbox/attempt.js';
 import { GoneStreams } from './gone-streams.js';
 import * as listeners from './repository.js';
 import {
@@ -44,7 +46,6 @@ import {
 import {
   backedUp,
   closedReport,
-  closedReports,
   forgetUnreported,
   type HeldAttempt,
   hold,
@@ -54,6 +55,7 @@ import {
   type Stream,
   sendAttempt,
   signedAttempt,
+  takeClosedReports,
   takeReport,
 } from './stream.js';
 
@@ -89,8 +91,7 @@ export class ListenerHub {
 
   /** How long a worker waits for a result: the attempt timeout as the worker computes it. */
   private get timeoutMs(): number {
-    const { timeoutMs, leaseMs } = this.deps.config;
-    return Math.max(1, Math.min(timeoutMs, Math.floor(leaseMs * 0.8)));
+    return attemptTimeoutMs(this.deps.config);
   }
 
   private aliveUntil(): Date {
@@ -137,12 +138,15 @@ export class ListenerHub {
     });
     await this.activate();
     const now = this.deps.clock.now();
+    // Attached before this one's write began, so taken over by it (one attaching alongside is left to the tick).
+    const older = [...this.streams.values()].filter((held) => held.listenerId === listenerId);
     if (!(await listeners.attachStream(this.db, auth.tenantId, listenerId, stream.id, this.aliveUntil(), now))) {
       socket.close(CLOSE_CODES.closed, 'listener closed');
       return;
     }
     attached = true;
     this.streams.set(stream.id, stream);
+    for (const replaced of older) this.track(this.replace(replaced, stream.id));
     if (dropped) return void this.track(this.detach(stream));
     const ready: ReadyMessage = { type: 'ready', listenerId, timeoutMs: this.timeoutMs, graceMs: this.graceMs };
     socket.send(JSON.stringify(ready));
@@ -164,20 +168,31 @@ export class ListenerHub {
     this.writes.add(tracked);
   }
 
-  private async detach(stream: Stream): Promise<void> {
+  /** The stream dropped or was taken over (`replace`): its workers are told at once (the next stream resumes them). */
+  private async detach(stream: Stream, takenOver?: { by: string | undefined }): Promise<void> {
     if (this.streams.get(stream.id) !== stream) return;
     this.forget(stream);
     // Before the reports: told, a worker claims its next delivery, which must not find this stream named.
     await listeners.detachStream(this.db, stream.listenerId, stream.id, this.aliveUntil());
-    // The worker waiting for these would otherwise wait for its timeout.
-    for (const report of closedReports(stream)) await this.report(report);
-    this.deps.logger.info({ listenerId: stream.listenerId, streamId: stream.id }, 'webhook listener stream dropped');
+    // The worker waiting for these would otherwise wait for its timeout (taken over too: svc listen's reconnect).
+    for (const report of takeClosedReports(stream)) await this.report(report);
+    const [listenerId, streamId, takenOverBy] = [stream.listenerId, stream.id, takenOver?.by];
+    this.deps.logger.info(
+      { listenerId, streamId, takenOverBy },
+      `webhook listener stream ${takenOver ? 'taken over' : 'dropped'}`,
+    );
+  }
+
+  /** Another stream (`by`, when this process's) holds the listener now: ended, its attempts closed as a drop's are. */
+  private async replace(stream: Stream, by?: string): Promise<void> {
+    stream.socket.close(CLOSE_CODES.replaced, 'another stream holds this listener now');
+    await this.detach(stream, { by });
   }
 
   private async onNotice(notice: StreamNotice): Promise<void> {
     if (notice.kind === 'closed') {
       for (const stream of this.streams.values())
-        if (notice.listenerIds.includes(stream.listenerId)) this.end(stream, CLOSE_CODES.closed, 'listener closed');
+        if (notice.listenerIds.includes(stream.listenerId)) stream.socket.close(CLOSE_CODES.closed, 'listener closed');
       return;
     }
     const stream = this.streams.get(notice.streamId);
@@ -239,10 +254,6 @@ export class ListenerHub {
     this.gone.add(stream.id, this.deps.clock.now().getTime());
   }
 
-  private end(stream: Stream, code: number, reason: string): void {
-    stream.socket.close(code, reason);
-  }
-
   /** Pings, renews, ends taken-over streams, and closes listeners past their grace. Public for tests. */
   async tick(): Promise<void> {
     const now = this.deps.clock.now();
@@ -256,28 +267,17 @@ export class ListenerHub {
       await this.announceClosed(expired);
     }
     const streams = [...this.streams.values()];
-    const held = new Set(
-      await listeners.renewStreams(
-        this.db,
-        streams.map((stream) => stream.id),
-        this.aliveUntil(),
-      ),
-    );
-    const holding = streams.filter((stream) => held.has(stream.id)).map((stream) => stream.listenerId);
+    const ids = streams.map((stream) => stream.id);
+    const held = new Set(await listeners.renewStreams(this.db, ids, this.aliveUntil()));
+    const holders = streams.filter((stream) => held.has(stream.id));
+    const holding = holders.map((stream) => stream.listenerId);
     await transaction(this.db, undefined, (tx) => listeners.resumeDeliveries(tx, holding, now));
-    const revoked = await revokedStreams(
-      streams.filter((stream) => held.has(stream.id)),
-      this.deps.credentialStatus,
-    );
+    const revoked = await revokedStreams(holders, this.deps.credentialStatus);
     for (const stream of streams) forgetUnreported(stream, now.getTime(), this.timeoutMs);
     this.gone.forgetOlderThan(now.getTime(), this.timeoutMs);
     for (const stream of streams) {
-      if (revoked.has(stream)) {
-        this.end(stream, CLOSE_CODES.unauthorized, REVOKED);
-      } else if (!held.has(stream.id)) {
-        this.forget(stream);
-        this.end(stream, CLOSE_CODES.replaced, 'another stream holds this listener now');
-      }
+      if (revoked.has(stream)) stream.socket.close(CLOSE_CODES.unauthorized, REVOKED);
+      else if (!held.has(stream.id)) await this.replace(stream);
     }
   }
 
@@ -288,7 +288,7 @@ export class ListenerHub {
     this.timer = undefined;
     await this.ticking;
     for (const stream of [...this.streams.values()]) {
-      this.end(stream, CLOSE_CODES.goingAway, 'the server is shutting down; reconnect');
+      stream.socket.close(CLOSE_CODES.goingAway, 'the server is shutting down; reconnect');
       await this.detach(stream).catch(() => undefined);
     }
     while (this.writes.size > 0) await Promise.all([...this.writes]);

@@ -169,7 +169,7 @@ export function backedUp(stream: Stream): boolean {
 
 /**
  * Holds an attempt back until the client has read (the hub sends it then); the first held is logged. If the stream
- * drops first, its worker is told with those sent (closedReports), and the next stream gets it at once.
+ * drops first, its worker is told with those sent (takeClosedReports), and the next stream gets it at once.
  */
 export function hold(stream: Stream, attempt: HeldAttempt, logger: Logger): void {
   if (stream.held.length === 0)
@@ -208,13 +208,19 @@ export function closedReport(attempt: { deliveryId: string; attempt: number }): 
   };
 }
 
-/** What the workers waiting for this stream's unreported attempts, sent or held back, are told when it drops. */
-export function closedReports(stream: Stream): AttemptReport[] {
+/**
+ * What the workers waiting for this stream's unreported attempts, sent or held back, are told when it drops or is
+ * taken over; forgotten, so that a result its client sends after is not taken as a second report.
+ */
+export function takeClosedReports(stream: Stream): AttemptReport[] {
   const sent = [...stream.sent.keys()].map((sent) => {
     const [deliveryId, attempt] = sent.split('#');
     return closedReport({ deliveryId: deliveryId!, attempt: Number(attempt) });
   });
-  return [...sent, ...stream.held.map(closedReport)];
+  const reports = [...sent, ...stream.held.map(closedReport)];
+  stream.sent.clear();
+  stream.held = [];
+  return reports;
 }
 
 /** Forgets the attempts whose worker has stopped waiting for a result: a report of one now would go nowhere. */
