@@ -11,6 +11,7 @@
  * body has been read to its end or the client has closed, bounded in bytes and in time so that a client
  * that never stops sending gets no more than that.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { withdrawContinue } from './expect-continue.js';
@@ -36,15 +37,51 @@ const lingeringOf = new WeakMap<object, Lingering>();
  * idle, and to Node one whose request body is still arriving is not (its LINGER_MS held a SIGTERM up to 5 s).
  * On close each one is closed once its answer is written, as Node closes a connection without lingering;
  * connections whose requests are still being served drain as before. `lingerMs` is for tests.
+ *
+ * So is a kept-alive connection answered before its body arrived (a 401 or 429 from an onRequest hook): Node
+ * reads and drops the rest of the body on it (IncomingMessage's _dump), and once the close starts it no longer
+ * applies the request timeout, so a client that kept sending held the close for as long as it sent
+ * (tests/http/early-answer-close.test.ts).
  */
 export function registerLingeringClose(app: FastifyInstance, lingerMs = LINGER_MS): void {
   const lingering: Lingering = { lingerMs, closing: false, ends: new Set() };
   lingeringOf.set(app.server, lingering);
+  // Callback style, like the other hooks every request passes: no promise per request.
+  app.addHook('onResponse', (request, _reply, done) => {
+    if (!request.raw.complete) endOnClose(request.raw, lingering);
+    done();
+  });
   // preClose: before Fastify closes the idle connections and waits for the others.
   app.addHook('preClose', async () => {
     lingering.closing = true;
     for (const end of lingering.ends) end();
   });
+}
+
+/**
+ * The connection of a request answered while its body is still arriving ends when the app closes (at once if it
+ * is closing), once the answer is written; unless the body has arrived (the connection is idle again, and Node's
+ * close ends it) or the connection closed first. A lingering one (discardRestOfBody) closes the same way.
+ */
+function endOnClose(raw: IncomingMessage, lingering: Lingering): void {
+  const socket = raw.socket;
+  if (socket === null || socket.destroyed) return;
+  const end = () => {
+    forget();
+    // Node's own end of a connection after its last answer (socket.destroySoon): ours shut, destroyed once written.
+    if (socket.writable) socket.end();
+    if (socket.writableFinished) socket.destroy();
+    else socket.once('finish', () => socket.destroy());
+  };
+  const forget = () => {
+    lingering.ends.delete(end);
+    raw.off('end', forget);
+    socket.off('close', forget);
+  };
+  if (lingering.closing) return void end();
+  lingering.ends.add(end);
+  raw.once('end', forget);
+  socket.once('close', forget);
 }
 
 /**
