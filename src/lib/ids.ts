@@ -27,9 +27,20 @@ export function newId(prefix: IdPrefix): string {
   return `${prefix}_${base32(pooledRandomBytes(16))}`;
 }
 
+const SECRET_BYTES = 32;
+/** 256 bits in 5-bit characters. */
+const SECRET_CHARACTERS = Math.ceil((SECRET_BYTES * 8) / 5);
+const BASE32_CHARACTER = new RegExp(`^[${ALPHABET}]*$`);
+
 /** A random secret of 256 bits, base32-encoded, with a readable prefix. */
 export function newSecret(prefix: string): string {
-  return `${prefix}_${base32(randomBytes(32))}`;
+  return `${prefix}_${base32(randomBytes(SECRET_BYTES))}`;
+}
+
+/** Whether a value has the shape newSecret(prefix) gives (the prefix, then 52 characters of its alphabet). */
+export function hasSecretShape(prefix: string, value: string): boolean {
+  const body = value.slice(prefix.length + 1);
+  return value.startsWith(`${prefix}_`) && body.length === SECRET_CHARACTERS && BASE32_CHARACTER.test(body);
 }
 
 /**

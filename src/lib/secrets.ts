@@ -1,4 +1,4 @@
-/** Small, audited wrappers around node:crypto: secret hashing, constant-time comparison, sealing. */
+/** Small, audited wrappers around node:crypto: client-secret hashing, constant-time comparison, sealing. */
 import {
   createCipheriv,
   createDecipheriv,
@@ -11,30 +11,55 @@ import {
 } from 'node:crypto';
 import { pooledRandomBytes } from './random-pool.js';
 
-const SCRYPT = { N: 16_384, r: 8, p: 1, keyLength: 32 } as const;
+/**
+ * Client secrets are stored as `sha256$<base64url SHA-256 of the secret>`. They are 256 random bits the service
+ * generated (newSecret), not chosen by people: no guess at one is feasible whatever the hash, so a slow KDF would
+ * only spend a thread of libuv's pool (shared with file I/O and getaddrinfo) on every token request, answered or
+ * not. No pepper: it would tie every stored secret to APP_SECRET, whose rotation must stay cheap (docs/decisions.md).
+ */
+const SHA256 = 'sha256';
 
-function scryptAsync(secret: string, salt: Buffer): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(secret, salt, SCRYPT.keyLength, { N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p }, (error, key) =>
-      error ? reject(error) : resolve(key),
-    );
-  });
+/** Rows written before that hold `scrypt$N$r$p$salt$hash`: verified as they were, then rewritten (verifySecret). */
+const LEGACY_SCRYPT = 'scrypt';
+
+function digest(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
 }
 
-/** Hashes a client secret for storage: `scrypt$N$r$p$salt$hash`, all base64url. */
-export async function hashSecret(secret: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await scryptAsync(secret, salt);
-  return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+/** Hashes a client secret for storage: `sha256$hash`, base64url. */
+export function hashSecret(secret: string): string {
+  return `${SHA256}$${digest(secret).toString('base64url')}`;
 }
 
-/** A hash that never matches, verified against when the client id is unknown so timing reveals nothing. */
-const DECOY_HASH = `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${randomBytes(16).toString('base64url')}$${randomBytes(32).toString('base64url')}`;
+/** A hash no secret matches, verified against when the client id is unknown, so an unknown id costs what a wrong secret does. */
+const DECOY_DIGEST = randomBytes(32);
 
-export async function verifySecret(secret: string, stored: string | undefined): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = (stored ?? DECOY_HASH).split('$');
-  if (scheme !== 'scrypt' || !salt || !hash) return false;
+export interface SecretCheck {
+  valid: boolean;
+  /** Set when the secret matched a legacy scrypt hash: the hash to store in its place. */
+  upgradedHash?: string;
+}
+
+/**
+ * Checks a secret against its stored hash (undefined: the client id is unknown), comparing in constant time.
+ * A legacy scrypt hash costs its scrypt once more, on the thread pool; a match answers the new hash to store.
+ */
+export async function verifySecret(secret: string, stored: string | undefined): Promise<SecretCheck> {
+  const [scheme, ...parts] = stored?.split('$') ?? [];
+  if (scheme === LEGACY_SCRYPT && parts.length === 5) {
+    const valid = await verifyScrypt(secret, parts as [string, string, string, string, string]);
+    return valid ? { valid, upgradedHash: hashSecret(secret) } : { valid };
+  }
+  const expected = scheme === SHA256 && parts.length === 1 ? Buffer.from(parts[0]!, 'base64url') : undefined;
+  const known = expected?.length === 32;
+  // An unknown id, or a row in no scheme we know, is compared with the decoy: the same work, never a match.
+  const equal = timingSafeEqual(digest(secret), known ? expected : DECOY_DIGEST);
+  return { valid: equal && known };
+}
+
+async function verifyScrypt(secret: string, [n, r, p, salt, hash]: [string, string, string, string, string]) {
   const expected = Buffer.from(hash, 'base64url');
+  if (expected.length === 0) return false;
   const actual = await new Promise<Buffer>((resolve, reject) => {
     scrypt(
       secret,
@@ -44,7 +69,7 @@ export async function verifySecret(secret: string, stored: string | undefined): 
       (error, key) => (error ? reject(error) : resolve(key)),
     );
   });
-  return timingSafeEqual(actual, expected) && stored !== undefined;
+  return timingSafeEqual(actual, expected);
 }
 
 /** Compares two strings in time independent of where they differ (and of their lengths). */

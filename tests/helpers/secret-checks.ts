@@ -1,5 +1,5 @@
 /**
- * Counts client-secret verifications (the scrypt of the token endpoint) through the real function, to prove
+ * Counts client-secret verifications (the token endpoint's hash) through the real function, to prove
  * that a refused request never reached it. In a test file:
  *
  *   vi.mock('../../src/lib/secrets.js', async (importOriginal) =>

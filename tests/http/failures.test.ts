@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { KyselyPlugin } from 'kysely';
 import { type AppDatabase, openPostgres } from '../../src/db/database.js';
+import { newSecret } from '../../src/lib/ids.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import type { TestResponse } from '../helpers/http.js';
 import { expectOAuthError, expectProblem } from '../helpers/problems.js';
@@ -75,9 +76,10 @@ describe('a database that is gone', () => {
     expectProblem(tenant, 503, 'service-unavailable');
     expect(tenant.headers.get('retry-after')).toBe('5');
     expectNoInternals(tenant);
+    // A secret of the generated shape, so that the client is looked up (another is refused before the lookup).
     const token = await t.http.post(
       '/api/v1/oauth/token',
-      tokenRequest({ clientId: 'cli_x', clientSecret: 'secret_x' }),
+      tokenRequest({ clientId: 'cli_x', clientSecret: newSecret('secret') }),
     );
     expectOAuthError(token, 503, 'temporarily_unavailable');
     expectNoInternals(token);

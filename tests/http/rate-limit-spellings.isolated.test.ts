@@ -15,7 +15,7 @@ import { pathSpellings, rawRequest, type Spelling } from '../helpers/raw-http.js
 import { secretChecks } from '../helpers/secret-checks.js';
 import { createTenant, tokenFor, type TestTenant } from '../helpers/tenants.js';
 
-// Client secrets verified by the token endpoint (scrypt), counted through the real function.
+// Client secrets verified by the token endpoint, counted through the real function.
 vi.mock('../../src/lib/secrets.js', async (importOriginal) =>
   (await import('../helpers/secret-checks.js')).countingSecrets(importOriginal),
 );

@@ -3,12 +3,12 @@
  * requests, then floods the service from 12 connections with every spelling of the table shared with
  * tests/http/rate-limit-spellings.isolated.test.ts (percent-encoding, the absolute form, doubled slashes, dot
  * segments, case, malformed paths, the token endpoint with guessed secrets). Every request of the flood is
- * answered 429 with the rate-limit headers, no client secret is checked (scrypt, counted through the real
- * function), the refusal metric counts each one, and an honest client at another address keeps getting
- * tokens at its usual speed. The addresses come from X-Forwarded-For (TRUST_PROXY on).
+ * answered 429 with the rate-limit headers, no client secret is checked (counted through the real function),
+ * the refusal metric counts each one, and an honest client at another address keeps getting tokens at its
+ * usual speed. The addresses come from X-Forwarded-For (TRUST_PROXY on).
  */
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { newSecret } from '../../src/lib/ids.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import type { TestResponse } from '../helpers/http.js';
 import { pathSpellings, rawRequest, type Spelling } from '../helpers/raw-http.js';
@@ -16,7 +16,7 @@ import { secretChecks } from '../helpers/secret-checks.js';
 import { createTenant, type TestTenant } from '../helpers/tenants.js';
 import { reportFigure, scaled } from './lib/figures.js';
 
-// Client secrets verified by the token endpoint (scrypt), counted through the real function.
+// Client secrets verified by the token endpoint, counted through the real function.
 vi.mock('../../src/lib/secrets.js', async (importOriginal) =>
   (await import('../helpers/secret-checks.js')).countingSecrets(importOriginal),
 );
@@ -45,11 +45,9 @@ const percentile = (values: number[], p: number) =>
 it('a flood of spelled paths after the budget is spent: all refused, no secret checked, honest clients unharmed', async () => {
   const from = (address: string, spelling: Spelling) =>
     rawRequest(t.baseUrl, { ...spelling, headers: { ...spelling.headers, 'x-forwarded-for': address } });
-  // Guesses: the tenant's client id with secrets that are not its secret.
-  const spellings = pathSpellings({
-    clientId: tenant.clientId,
-    clientSecret: `guess-${randomBytes(8).toString('hex')}`,
-  });
+  // Guesses: the tenant's client id with secrets of the generated shape that are not its secret (another
+  // shape is refused before any check, so would prove nothing of the limit).
+  const spellings = pathSpellings({ clientId: tenant.clientId, clientSecret: newSecret('secret') });
   const plain = spellings[0]!;
   const valid = pathSpellings(tenant).find((spelling) => spelling.name === 'token endpoint')!;
   for (let index = 0; index < LIMIT; index++) expect((await from(ATTACKER, plain)).status).toBe(401);

@@ -34,6 +34,21 @@ export async function findActiveCredential(db: Executor, clientId: string): Prom
   );
 }
 
+/** Replaces a pair's secret hash if it is still the one read (a compare-and-set: concurrent upgrades write once). */
+export async function replaceSecretHash(
+  db: Executor,
+  read: Pick<CredentialRecord, 'tenantId' | 'clientId' | 'secretHash'>,
+  secretHash: string,
+): Promise<void> {
+  await db
+    .updateTable('client_credentials')
+    .set({ secret_hash: secretHash })
+    .where('tenant_id', '=', read.tenantId)
+    .where('client_id', '=', read.clientId)
+    .where('secret_hash', '=', read.secretHash)
+    .execute();
+}
+
 export async function listCredentials(db: Executor, tenantId: string) {
   return db
     .selectFrom('client_credentials')

@@ -2,7 +2,8 @@
 import type { Kysely } from 'kysely';
 import type { Executor } from '../../db/executor.js';
 import type { Database } from '../../db/schema.js';
-import { verifySecret } from '../../lib/secrets.js';
+import { hasSecretShape, newId, newSecret } from '../../lib/ids.js';
+import { hashSecret, verifySecret } from '../../lib/secrets.js';
 import { boundedDetail, Problem } from '../../http/problem.js';
 import { nameOrWhy } from '../../http/request-names.js';
 import type { ProblemSlug } from '../../http/problem-types.js';
@@ -44,6 +45,19 @@ export function oauthProblem(
   });
 }
 
+/** Client secrets are `secret_` and 256 random bits (newSecret); nothing else is one. */
+const CLIENT_SECRET_PREFIX = 'secret';
+
+function invalidClient(request: TokenRequest): Problem {
+  return oauthProblem(
+    'unauthorized',
+    'invalid_client',
+    'Client authentication failed: unknown client_id or wrong client_secret.',
+    // RFC 6749 §5.2: a client that tried the Authorization header is told the scheme it used (RFC 7617).
+    request.viaBasic ? { 'www-authenticate': 'Basic realm="site-services", charset="UTF-8"' } : undefined,
+  );
+}
+
 export async function grantClientCredentials(
   db: Kysely<Database>,
   tokens: TokenService,
@@ -70,17 +84,17 @@ export async function grantClientCredentials(
     throw oauthProblem('malformed-request', 'invalid_scope', `Unknown scope: ${shown.join(', ')}${more}.`);
   }
 
+  // A secret the service could not have generated is refused before any lookup: the answer is the same
+  // whatever the client id, and it costs no hash.
+  if (!hasSecretShape(CLIENT_SECRET_PREFIX, request.clientSecret)) throw invalidClient(request);
   const credential = await repository.findActiveCredential(db, request.clientId);
-  // verifySecret spends the same time on an unknown client as on a wrong secret.
-  const valid = await verifySecret(request.clientSecret, credential?.secretHash);
-  if (!credential || !valid) {
-    throw oauthProblem(
-      'unauthorized',
-      'invalid_client',
-      'Client authentication failed: unknown client_id or wrong client_secret.',
-      // RFC 6749 §5.2: a client that tried the Authorization header is told the scheme it used (RFC 7617).
-      request.viaBasic ? { 'www-authenticate': 'Basic realm="site-services", charset="UTF-8"' } : undefined,
-    );
+  // verifySecret spends the same time on an unknown client as on a wrong secret (a decoy hash).
+  const check = await verifySecret(request.clientSecret, credential?.secretHash);
+  if (!credential || !check.valid) throw invalidClient(request);
+  if (check.upgradedHash !== undefined) {
+    // A legacy scrypt hash is replaced once its secret matched, if it is still the one read: requests verifying
+    // it at once all compute the same hash, and the first write wins.
+    await repository.replaceSecretHash(db, credential, check.upgradedHash);
   }
 
   const allowed = credential.tenantScopes;
@@ -106,9 +120,19 @@ export async function grantClientCredentials(
 
 // A tenant's credential pairs, as the operator manages them through the tenants module.
 
+export interface CredentialPair {
+  client_id: string;
+  client_secret: string;
+}
+
+/** A new pair; its secret has the shape the grant accepts. */
+export function newCredentialPair(): CredentialPair {
+  return { client_id: newId('cli'), client_secret: newSecret(CLIENT_SECRET_PREFIX) };
+}
+
 /** Stores a new pair (its secret as the hash the grant verifies). */
-export function insertCredential(tx: Executor, tenantId: string, clientId: string, secretHash: string, now: Date) {
-  return repository.insertCredential(tx, tenantId, clientId, secretHash, now);
+export function insertCredential(tx: Executor, tenantId: string, pair: CredentialPair, now: Date) {
+  return repository.insertCredential(tx, tenantId, pair.client_id, hashSecret(pair.client_secret), now);
 }
 
 /** The tenant's pairs, oldest first, revoked ones included. */

@@ -4,9 +4,8 @@
  * A tenant's names are asked of DNS directly (c-ares, `dns.Resolver`): queries are datagrams on the event
  * loop, so a name under a tenant's own slow or silent name server costs a pending query until its timeout,
  * and nothing any other lookup or request needs. getaddrinfo (`dns.lookup`) would hold a thread of libuv's
- * pool (4 by default, shared with scrypt for every client secret the token endpoint checks, and file I/O)
- * until the system resolver gave up, whatever our timeout: a few such names stalled every tenant's
- * deliveries and token requests.
+ * pool (4 by default, shared with file I/O, and then with the scrypt of every token request) until the system
+ * resolver gave up, whatever our timeout: a few such names stalled every tenant's deliveries and token requests.
  *
  * getaddrinfo (hosts file, then DNS) stays for the operator's own WEBHOOK_TEST_ALLOWED_DESTINATIONS, where
  * `localhost` and names from the hosts file are the point, and no tenant chooses the name.

@@ -5,8 +5,7 @@ import type { Executor } from '../../db/executor.js';
 import type { Database } from '../../db/schema.js';
 import { isoTime } from '../../http/envelope.js';
 import { notFound, validationProblem } from '../../http/problem.js';
-import { newId, newSecret } from '../../lib/ids.js';
-import { hashSecret } from '../../lib/secrets.js';
+import { newId } from '../../lib/ids.js';
 import { isBlank } from '../../lib/visible-text.js';
 import * as credentials from '../auth/service.js';
 import { ALL_SCOPES } from '../auth/scopes.js';
@@ -20,10 +19,7 @@ import {
   type TenantValue,
 } from './schemas.js';
 
-export interface CredentialPairValue {
-  client_id: string;
-  client_secret: string;
-}
+export type CredentialPairValue = credentials.CredentialPair;
 
 /** API field → column, for the writable fields stored as given (scopes are stored in canonical order). */
 const TENANT_COLUMNS = {
@@ -71,8 +67,8 @@ export async function issueCredentialPair(
   tenantId: string,
   now: Date,
 ): Promise<CredentialPairValue> {
-  const pair = { client_id: newId('cli'), client_secret: newSecret('secret') };
-  await credentials.insertCredential(tx, tenantId, pair.client_id, await hashSecret(pair.client_secret), now);
+  const pair = credentials.newCredentialPair();
+  await credentials.insertCredential(tx, tenantId, pair, now);
   return pair;
 }
 
@@ -82,9 +78,7 @@ export async function createTenant(
   now: Date,
 ): Promise<TenantValue & { credentials: CredentialPairValue }> {
   assertNamed(input.name);
-  // Hash before the transaction: scrypt is slow and PGlite serialises transactions.
-  const pair = { client_id: newId('cli'), client_secret: newSecret('secret') };
-  const secretHash = await hashSecret(pair.client_secret);
+  const pair = credentials.newCredentialPair();
   const row = await db.transaction().execute(async (tx) => {
     const tenant = await repository.insertTenant(tx, {
       id: newId('tnt'),
@@ -96,7 +90,7 @@ export async function createTenant(
       storageLimitMiB: input.storageLimitMiB ?? DEFAULT_STORAGE_LIMIT_MIB,
       now,
     });
-    await credentials.insertCredential(tx, tenant.id, pair.client_id, secretHash, now);
+    await credentials.insertCredential(tx, tenant.id, pair, now);
     return tenant;
   });
   return { ...toTenant(row), credentials: pair };

@@ -1,7 +1,7 @@
 /**
  * A tenant's webhook host names are asked of DNS (c-ares) rather than of getaddrinfo, which holds a thread
  * of libuv's pool until the system resolver gives up: names under a tenant's own silent name server then
- * stalled every tenant's lookups, and the token endpoint's scrypt, which shares the pool. Here against a name
+ * stalled every tenant's lookups, and the other work of the pool (file I/O; scrypt stands for it here). Here against a name
  * server of the test's own on the loopback, which answers some names, refuses others and holds the `silent.`
  * ones until the test lets them go.
  */
