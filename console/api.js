@@ -23,6 +23,12 @@ export function whenUnauthorized(listener) {
 
 /** Calls the operator API; answers the `data` member, throws the problem (or a plain error). */
 export async function api(method, path, body) {
+  const document = await apiDocument(method, path, body);
+  return document === null ? null : document.data;
+}
+
+/** Calls the operator API; answers the whole document (`data` and `meta`), null for 204; throws the problem. */
+export async function apiDocument(method, path, body) {
   const headers = { authorization: `Bearer ${token}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(`/admin/v1${path}`, {
@@ -36,7 +42,7 @@ export async function api(method, path, body) {
     .json()
     .catch(() => ({ title: `HTTP ${response.status}`, detail: 'The answer was not JSON.' }));
   if (!response.ok) refused(response, payload);
-  return payload.data;
+  return payload;
 }
 
 /** Throws the problem of a refused call (signing out on 401). */

@@ -1,6 +1,6 @@
 // Site visits (a tenant's latest, or one) and the operator's workflow actions on each, with the client's messages.
 import { useState } from './vendor/hooks.mjs';
-import { api, download } from './api.js';
+import { api, apiDocument, download } from './api.js';
 import { useAction, useLoaded, useOpenRows } from './loading.js';
 import { VisitMessages } from './messages.js';
 import { Badge, Chosen, ErrorBanner, html, when } from './ui.js';
@@ -105,12 +105,16 @@ function VisitsTable({ visits, refresh, initiallyOpen }) {
 
 export function Visits({ tenantId }) {
   const path = `/tenants/${encodeURIComponent(tenantId)}/site-visits`;
-  const [visits, error, refresh] = useLoaded(() => api('GET', path), [path]);
+  const [latest, error, refresh] = useLoaded(() => apiDocument('GET', path), [path]);
+  const visits = latest?.data;
+  // The answer stops at 1 MiB: the visits it left out are older than those shown.
+  const omitted = latest?.meta?.omitted;
   return html`<section class="card" aria-label="Site visits">
     <h2>Site visits <button type="button" class="link" onClick=${refresh}>Refresh</button></h2>
     <${ErrorBanner} error=${error} />
     ${visits && visits.length === 0 && html`<p class="muted">No visits yet: the client creates them (POST /api/v1/site-visits).</p>`}
     ${visits && visits.length > 0 && html`<${VisitsTable} visits=${visits} refresh=${refresh} />`}
+    ${omitted > 0 && html`<p class="muted" data-field="visits-omitted">${omitted} older ${omitted === 1 ? 'visit is' : 'visits are'} not shown: the list stops at 1 MiB of visits.</p>`}
   </section>`;
 }
 

@@ -5,8 +5,8 @@
  * A resource's representation is a function of its version: every change of the resource, a new version of
  * one of its files included, raises `meta.version` by one (SPEC). So the JSON of a tenant's (type, id,
  * version), once rendered, is that version's JSON for good, and a page needs from the database only the
- * rows' ids and versions; the rows missing here are read in full (one read) and rendered by the route's
- * compiled serialiser. A list of 100 rows then costs PostgreSQL and the driver three columns per row
+ * rows' ids and versions; the rows missing here are read in full (a read per chunk of the page, up to where
+ * it stops at `PAGE_BYTES`: page-body.ts) and rendered by the route's compiled serialiser. A list of 100 rows then costs PostgreSQL and the driver three columns per row
  * instead of every column, and the service neither serialises nor encodes again the rows it has seen: they
  * are kept as UTF-8 and the page is one copy of them.
  *
@@ -26,8 +26,9 @@
 import type { FastifyReply } from 'fastify';
 import type { ListedVersion } from '../db/listing.js';
 import { TwoGenerationCache } from '../lib/two-generation-cache.js';
-import { etagOf, type ListMetaValue, type ResourceObject } from './envelope.js';
-import { type ListingPage, listMeta, PAGE_BYTES } from './pagination.js';
+import { etagOf, type ResourceObject } from './envelope.js';
+import { chunkedPageBody, type PageEnd, type RenderedRow } from './page-body.js';
+import { type ListingPage, listMeta } from './pagination.js';
 
 /** What a page's entry costs beside its JSON and its key: the map's entry, the objects, the Buffer's own (about 250 measured). */
 const PAGE_ENTRY_BYTES = 300;
@@ -49,15 +50,9 @@ interface RenderedPage {
   body: Buffer;
 }
 
-/** A row's JSON and its place in the list (`seq`, a cursor's position). */
-interface RenderedRow {
-  json: Buffer;
-  seq: number;
-}
-
-/** The rows of a page, in order, and whether they are exactly the rows listed at the versions listed. */
+/** The rows of a page at their places (undefined: gone), and whether they are exactly the rows listed at the versions listed. */
 interface PageRows {
-  rows: RenderedRow[];
+  rows: (RenderedRow | undefined)[];
   asListed: boolean;
 }
 
@@ -98,10 +93,19 @@ export class RenderedResources {
     const known = this.pages.get(page.key);
     if (known?.listing === page.listing) return known.body;
     const { items, nextCursor } = page.read();
-    const rows = await this.rowsOf(kind, tenantId, items, load, serialize);
-    const body = pageBody(rows.rows, (row) => row, { ...page, nextCursor });
-    // A row changed or gone between the listing and its load makes a page that is not the listing's.
-    if (rows.asListed) this.pages.set(page.key, { listing: page.listing, body });
+    // A row changed or gone between the listing and its load makes a page that is not the listing's. The rows
+    // past the cut, never loaded, make no difference to the answer: the same listing makes the same one.
+    let asListed = true;
+    const body = await chunkedPageBody(
+      items,
+      async (chunk) => {
+        const rows = await this.rowsOf(kind, tenantId, chunk, load, serialize);
+        asListed &&= rows.asListed;
+        return rows.rows;
+      },
+      listPageEnd({ ...page, nextCursor }),
+    );
+    if (asListed) this.pages.set(page.key, { listing: page.listing, body });
     return body;
   }
 
@@ -151,7 +155,7 @@ export class RenderedResources {
     return rendered;
   }
 
-  /** The JSON of each listed row, in the page's order (a row gone since it was listed is left out). */
+  /** The JSON of each listed row at its place, undefined for a row gone since it was listed. */
   private async rowsOf<A>(
     kind: string,
     tenantId: string,
@@ -171,13 +175,12 @@ export class RenderedResources {
     for (const resource of await load(missing.map((row) => row.id))) {
       loaded.set(resource.id, this.keep(kind, tenantId, resource, serialize));
     }
-    const rows: RenderedRow[] = [];
     let asListed = true;
-    listed.forEach((row, at) => {
+    const rows = listed.map((row, at) => {
       const fresh = loaded.get(row.id);
       if (held[at] === undefined && fresh?.version !== row.version) asListed = false;
       const rendered = held[at] ?? fresh?.json;
-      if (rendered !== undefined) rows.push({ json: rendered, seq: row.seq });
+      return rendered === undefined ? undefined : { json: rendered, seq: row.seq };
     });
     return { rows, asListed };
   }
@@ -186,8 +189,6 @@ export class RenderedResources {
 /** The single envelope around a resource's JSON (`SingleSchema`); ASCII, so its length in bytes too. */
 const DOCUMENT_START = '{"data":';
 const DOCUMENT_END = '}';
-const DATA_START = Buffer.from('{"data":[');
-const COMMA = Buffer.from(',');
 
 /** What a page's answer says beside its rows: the size asked, the next cursor, and how to make one. */
 interface PageOf {
@@ -197,35 +198,14 @@ interface PageOf {
 }
 
 /**
- * A page's answer from its rows, rendered one by one by `render` (its JSON and `seq`), in the list's
- * envelope: the rows while their JSON fits `PAGE_BYTES` (the first whatever its size), and when that leaves
- * rows out, the cursor after the last row sent in place of the page's own. The rows left out are not rendered.
+ * How a client list's page ends (`chunkedPageBody`): its size and next cursor, or when its rows stopped at
+ * `PAGE_BYTES`, the cursor after the last row sent in place of the page's own.
  */
-export function pageBody<T>(rows: readonly T[], render: (row: T) => RenderedRow, page: PageOf): Buffer {
-  const json: Buffer[] = [];
-  let bytes = 0;
-  let lastSeq = 0;
-  for (const row of rows) {
-    const rendered = render(row);
-    if (json.length > 0 && bytes + rendered.json.length > PAGE_BYTES) {
-      return listBody(json, listMeta(page.pageSize, page.cursorAfter(lastSeq)));
-    }
-    json.push(rendered.json);
-    bytes += rendered.json.length + 1;
-    lastSeq = rendered.seq;
-  }
-  return listBody(json, listMeta(page.pageSize, page.nextCursor));
-}
-
-/** A page in the list's envelope (`ListSchema`) from its rows' JSON: one copy of the rows. */
-function listBody(rows: readonly Buffer[], meta: ListMetaValue): Buffer {
-  const parts: Buffer[] = [DATA_START];
-  rows.forEach((row, at) => {
-    if (at > 0) parts.push(COMMA);
-    parts.push(row);
-  });
-  parts.push(Buffer.from(`],"meta":${JSON.stringify(meta)}}`));
-  return Buffer.concat(parts);
+export function listPageEnd(page: PageOf): PageEnd {
+  return {
+    whole: () => listMeta(page.pageSize, page.nextCursor),
+    cut: (lastSeq) => listMeta(page.pageSize, page.cursorAfter(lastSeq)),
+  };
 }
 
 /** Sends a page of a list (`RenderedResources.list`): it goes out as it is, without encoding. */

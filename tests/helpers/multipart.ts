@@ -2,6 +2,7 @@
  * Hand-built multipart/form-data bodies, so that tests control every byte (wrong field names, extra
  * parts, truncated bodies), and file contents of known types and sizes.
  */
+import { sql } from 'kysely';
 import { request as httpRequest } from 'node:http';
 import type { TestApp } from './app.js';
 import { createVisit, type VisitTenant } from './visits.js';
@@ -70,6 +71,20 @@ export async function storedBlobCount(t: TestApp, tenantId: string): Promise<num
     .where('tenant_id', '=', tenantId)
     .executeTakeFirstOrThrow();
   return Number(row.count);
+}
+
+/**
+ * Versions 2 to `upTo` of each of the tenant's files (of `ownerType` only, when given), copies of version 1 (its
+ * blob, name and size): what so many uploads would leave, made in one statement.
+ */
+export async function repeatFileVersions(t: TestApp, tenantId: string, upTo: number, ownerType?: string) {
+  await sql`insert into file_versions (tenant_id, owner_type, owner_id, version, blob_id, file_name, content_type,
+      size_bytes, uploaded_at)
+    select f.tenant_id, f.owner_type, f.owner_id, n, f.blob_id, f.file_name, f.content_type, f.size_bytes, f.uploaded_at
+    from file_versions f, generate_series(2, ${upTo}::int) n
+    where f.tenant_id = ${tenantId} and f.version = 1 and (${ownerType ?? null}::text is null or f.owner_type = ${ownerType ?? null})`.execute(
+    t.database.db,
+  );
 }
 
 /** A form with one file part in the field `file`. */

@@ -7,7 +7,9 @@ import { transaction } from '../../db/transaction.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { AppContext } from '../../app-context.js';
 import type { Database } from '../../db/schema.js';
-import { sendResource } from '../../http/envelope.js';
+import { sendResource, serializeResource } from '../../http/envelope.js';
+import { chunkedPageBody } from '../../http/page-body.js';
+import { sendRenderedList } from '../../http/rendered-resources.js';
 import { etagHeaders } from '../../http/headers.js';
 import { BinaryResponse } from '../../http/media.js';
 import { NoQuery, problemResponses } from '../../http/schemas.js';
@@ -39,6 +41,25 @@ const LatestQuery = Type.Object(
   {
     limit: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'At most this many visits.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const LatestVisits = Type.Object(
+  {
+    data: Type.Array(OperatorSiteVisitResource),
+    meta: Type.Optional(
+      Type.Object(
+        {
+          omitted: Type.Integer({
+            minimum: 1,
+            description:
+              'How many of the `limit` newest visits are not in `data` because the answer stops at 1 MiB: the oldest of them.',
+          }),
+        },
+        { additionalProperties: false, description: 'Only when visits were left out at 1 MiB.' },
+      ),
     ),
   },
   { additionalProperties: false },
@@ -94,22 +115,31 @@ export function registerSiteVisitAdminRoutes(app: Api, ctx: AppContext): void {
       schema: {
         operationId: 'listTenantSiteVisits',
         summary: "List a tenant's latest site visits with their workflow state",
-        description: 'Newest first, at most `limit` (default 50, at most 200).',
+        description:
+          'Newest first, at most `limit` (default 50, at most 200), and at most 1 MiB of visits (the first visit whatever its size), as a page of the client API stops. When that leaves visits out, `meta.omitted` says how many of the `limit` newest were left out (the oldest of them); without `meta` none was.',
         tags,
         params: TenantParams,
         querystring: LatestQuery,
-        response: {
-          200: Type.Object({ data: Type.Array(OperatorSiteVisitResource) }, { additionalProperties: false }),
-          ...problemResponses([401, 404, 422]),
-        },
+        response: { 200: LatestVisits, ...problemResponses([401, 404, 422]) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { tenantId } = request.params;
       await getTenant(db, tenantId);
       const records = await listLatestVisits(db, tenantId, request.query.limit ?? 50);
-      const views = await loadVisitViews(db, tenantId, records, true);
-      return { data: views.map((view) => toOperatorVisitResource(view, baseUrl)) };
+      // A chunk at a time, so that the visits left out at 1 MiB cost no read of their assets and labels.
+      const body = await chunkedPageBody(
+        records,
+        async (chunk) =>
+          (await loadVisitViews(db, tenantId, chunk, true)).map((view, at) => ({
+            json: Buffer.from(
+              serializeResource(reply, OperatorSiteVisitResource, toOperatorVisitResource(view, baseUrl)),
+            ),
+            seq: chunk[at]!.seq,
+          })),
+        { whole: () => undefined, cut: (_lastSeq, omitted) => ({ omitted }) },
+      );
+      return sendRenderedList(reply, body);
     },
   );
 

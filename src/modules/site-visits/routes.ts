@@ -13,7 +13,8 @@ import {
   KEYED_CREATE_CONFLICTS,
   sendCreateOutcome,
 } from '../../http/idempotency.js';
-import { pageBody, sendRenderedList } from '../../http/rendered-resources.js';
+import { chunkedPageBody } from '../../http/page-body.js';
+import { listPageEnd, sendRenderedList } from '../../http/rendered-resources.js';
 import { IdParams, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
 import type { AuthContext } from '../../http/auth.js';
@@ -54,7 +55,7 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
   const render = async (
     executor: Kysely<Database> | Transaction<Database>,
     auth: AuthContext,
-    records: VisitRecord[],
+    records: readonly VisitRecord[],
   ) =>
     (await loadVisitViews(executor, auth.tenantId, records, mayReadAssets(auth))).map((view) =>
       toVisitResource(view, baseUrl),
@@ -76,12 +77,15 @@ export function registerSiteVisitRoutes(app: Api, ctx: AppContext): void {
     },
     async (request, reply) => {
       const page = await visits.listVisits(db, cursors, request.auth.tenantId, request.query);
-      const resources = await render(db, request.auth, page.items);
-      // Serialised one by one, so that a page cut at PAGE_BYTES renders no row it leaves out.
-      const body = pageBody(
-        page.items.map((record, at) => ({ seq: record.seq, resource: resources[at]! })),
-        ({ seq, resource }) => ({ json: Buffer.from(serializeResource(reply, SiteVisitResource, resource)), seq }),
-        page,
+      // Rendered a chunk at a time, so that a page cut at PAGE_BYTES reads no assets or label of a row it leaves out.
+      const body = await chunkedPageBody(
+        page.items,
+        async (chunk) =>
+          (await render(db, request.auth, chunk)).map((resource, at) => ({
+            json: Buffer.from(serializeResource(reply, SiteVisitResource, resource)),
+            seq: chunk[at]!.seq,
+          })),
+        listPageEnd(page),
       );
       return sendRenderedList(reply, body);
     },

@@ -140,6 +140,19 @@ describe('RenderedResources', () => {
     ]);
   });
 
+  it('loads the rows of a page cut at PAGE_BYTES a chunk at a time, none past the chunk of the cut', async () => {
+    const rendered = new RenderedResources(4 << 20);
+    const rows = Array.from({ length: 100 }, (_, at) => [`n${at}`, 1] as [string, number]);
+    const db = store(Object.fromEntries(rows.map(([id]) => [id, { version: 1, text: 'x'.repeat(90_000) }])));
+    const page = await rendered.list('notes', 'ten_1', listed('big', rows), db.load, serialize);
+    // Eleven rows of 90 KB fit 1 MiB; the first chunk (the default page's 25 rows) holds the cut.
+    expect(bodyOf(page).data).toHaveLength(11);
+    expect(bodyOf(page).meta).toEqual({ pageSize: 100, nextCursor: 'after-10' });
+    expect(db.loads).toEqual([rows.slice(0, 25).map(([id]) => id)]);
+    // The same listing is the same answer, kept whole: the rows never loaded do not matter to it.
+    expect(await rendered.list('notes', 'ten_1', listed('big', rows), db.load, serialize)).toBe(page);
+  });
+
   it('with a capacity of 0 keeps nothing: every page loads every row', async () => {
     const rendered = new RenderedResources(0);
     const db = store({ a: { version: 1, text: 'A' } });
