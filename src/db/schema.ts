@@ -335,6 +335,14 @@ export type SiteVisitRow = Selectable<SiteVisitsTable>;
 export type NewSiteVisit = Insertable<SiteVisitsTable>;
 export type SiteVisitUpdate = Updateable<SiteVisitsTable>;
 export type FileVersionRow = Selectable<FileVersionsTable>;
+/**
+ * A file version as its owner's representation lists it (`returnLabel`, `fileAttachment`), with its owner: the
+ * columns a list reads of each of up to 100 versions a row, not the blob's id or the tenant's.
+ */
+export type ListedFileVersion = Pick<
+  FileVersionRow,
+  'owner_id' | 'version' | 'file_name' | 'content_type' | 'size_bytes' | 'uploaded_at'
+>;
 export type MessageRow = Selectable<MessagesTable>;
 export type NewMessage = Insertable<MessagesTable>;
 export type MessageUpdate = Updateable<MessagesTable>;

@@ -1,6 +1,6 @@
 /** File versions: which blob holds each version of an owner's file. Every function takes the tenant. */
 import type { Transaction } from 'kysely';
-import type { Database, FileVersionRow } from '../../db/schema.js';
+import type { Database, FileVersionRow, ListedFileVersion } from '../../db/schema.js';
 import type { Executor } from '../../db/executor.js';
 
 /** How many versions the owner's file has: its latest version number (versions are numbered 1, 2, 3, … and kept). */
@@ -42,11 +42,11 @@ export async function listVersions(
   tenantId: string,
   ownerType: string,
   ownerIds: readonly string[],
-): Promise<FileVersionRow[]> {
+): Promise<ListedFileVersion[]> {
   if (ownerIds.length === 0) return [];
   return db
     .selectFrom('file_versions')
-    .selectAll()
+    .select(['owner_id', 'version', 'file_name', 'content_type', 'size_bytes', 'uploaded_at'])
     .where('tenant_id', '=', tenantId)
     .where('owner_type', '=', ownerType)
     .where('owner_id', 'in', ownerIds)

@@ -4,7 +4,7 @@
  */
 import type { TSchema } from 'typebox';
 import type { AppContext } from '../../app-context.js';
-import type { FileVersionRow } from '../../db/schema.js';
+import type { ListedFileVersion } from '../../db/schema.js';
 import { BinaryFile, BinaryResponse, MultipartBody } from '../../http/media.js';
 import { IdParams, NoQuery, problemResponses } from '../../http/schemas.js';
 import type { Api } from '../../http/types.js';
@@ -44,7 +44,7 @@ export interface FileRoutes {
     unsupported: string;
     response: TSchema;
     /** The 201 body, from the owner's id and every version after the upload. */
-    body: (ownerId: string, versions: FileVersionRow[]) => unknown;
+    body: (ownerId: string, versions: ListedFileVersion[]) => unknown;
   };
 }
 

@@ -1,6 +1,6 @@
 /** The file object of SPEC's Return label (also a message's fileAttachment): a download URL and the versions. */
 import { type Static, Type } from 'typebox';
-import type { FileVersionRow } from '../../db/schema.js';
+import type { ListedFileVersion } from '../../db/schema.js';
 import { isoTime } from '../../http/envelope.js';
 import { DateTime, UnprocessableForm } from '../../http/schemas.js';
 import { MAX_FILE_VERSIONS } from './limits.js';
@@ -46,7 +46,7 @@ export const DownloadHeaders = Type.Object({
 });
 
 /** The file object of an owner, or null when nothing was uploaded yet. */
-export function toFileObject(url: string, versions: readonly FileVersionRow[]): FileObjectValue | null {
+export function toFileObject(url: string, versions: readonly ListedFileVersion[]): FileObjectValue | null {
   if (versions.length === 0) return null;
   return {
     url,

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { transaction } from '../../db/transaction.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, FileVersionRow } from '../../db/schema.js';
+import type { Database, ListedFileVersion } from '../../db/schema.js';
 import { notFound, Problem } from '../../http/problem.js';
 import type { Clock } from '../../lib/clock.js';
 import { BYTES_PER_MIB } from '../tenants/schemas.js';
@@ -48,8 +48,8 @@ export async function fileVersionsByOwner(
   tenantId: string,
   ownerType: string,
   ownerIds: readonly string[],
-): Promise<Map<string, FileVersionRow[]>> {
-  const byOwner = new Map<string, FileVersionRow[]>();
+): Promise<Map<string, ListedFileVersion[]>> {
+  const byOwner = new Map<string, ListedFileVersion[]>();
   for (const row of await repository.listVersions(db, tenantId, ownerType, ownerIds)) {
     const versions = byOwner.get(row.owner_id);
     if (versions) versions.push(row);
@@ -101,7 +101,7 @@ export async function acceptUpload(
   request: FastifyRequest,
   owner: FileOwner,
   ownerId: string,
-): Promise<FileVersionRow[]> {
+): Promise<ListedFileVersion[]> {
   const { tenantId } = request.auth;
   if (!(await owner.exists(deps.db, tenantId, ownerId))) throw notFound(owner.ownerName);
   assertRoomForVersion(owner, await repository.countVersions(deps.db, tenantId, owner.ownerType, ownerId));

@@ -5,7 +5,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { notBefore } from '../../lib/clock.js';
 import { changedColumns, type ColumnsOf, suppliedColumns } from '../../db/column-changes.js';
-import type { Database, FileVersionRow, MessageRow, MessageUpdate } from '../../db/schema.js';
+import type { Database, ListedFileVersion, MessageRow, MessageUpdate } from '../../db/schema.js';
 import { assertIfMatch } from '../../http/concurrency.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
 import { type CursorCodec, filteredListName, type ListingPage, readListingPage } from '../../http/pagination.js';
@@ -35,7 +35,7 @@ export const MESSAGE_METHOD = 'Email';
 /** A message with the versions of its attachment (oldest first; none before the first upload). */
 export interface MessageView {
   row: MessageRow;
-  attachment: readonly FileVersionRow[];
+  attachment: readonly ListedFileVersion[];
 }
 
 export function fileAttachmentUrl(baseUrl: string, messageId: string): string {

@@ -3,7 +3,7 @@
  * return-label versions, loaded in bulk for a whole page.
  */
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, FileVersionRow } from '../../db/schema.js';
+import type { Database, ListedFileVersion } from '../../db/schema.js';
 import { isoTime, resourceObject, type ResourceObject } from '../../http/envelope.js';
 import { toFileObject } from '../files/schemas.js';
 import { fileVersionsByOwner } from '../files/service.js';
@@ -18,7 +18,7 @@ export interface VisitView {
   record: NewVisitRecord;
   /** Undefined when the caller may not read assets (no site-visits:read). */
   assets: AssignedAssetRow[] | undefined;
-  returnLabel: FileVersionRow[];
+  returnLabel: ListedFileVersion[];
 }
 
 function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
